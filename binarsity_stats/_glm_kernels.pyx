@@ -1,0 +1,123 @@
+# cython: language_level=3
+"""Row-wise loss, gradient and Hessian of the canonical-link GLM families.
+
+For a family with cumulant function ``b`` the per-row loss is
+``s_i [b(η_i) − y_i η_i]``, its derivative ``s_i (b'(η_i) − y_i)`` and its second
+derivative ``s_i b''(η_i)`` (design.md §1). Kernels are named
+``{family}_{link}_{quantity}``; output buffers end in ``_out``; every loss kernel
+returns the unnormalised sum Σ_i s_i [b(η_i) − y_i η_i] (the caller divides by W).
+The Python drivers in ``_families.py`` validate shapes before calling.
+"""
+
+cimport cython
+from libc.math cimport exp, log1p, fabs
+
+cdef double _POISSON_ETA_MAX = 700.0   # exp(700) ~ 1e304: keep b'' finite
+
+
+cdef inline double _log1pexp(double x) noexcept nogil:
+    # log(1 + e^x) without overflow
+    if x > 0:
+        return x + log1p(exp(-x))
+    return log1p(exp(x))
+
+
+cdef inline double _sigmoid(double x) noexcept nogil:
+    cdef double e
+    if x >= 0:
+        return 1.0 / (1.0 + exp(-x))
+    e = exp(x)
+    return e / (1.0 + e)
+
+
+def gaussian_identity_loss(const double[::1] eta, const double[::1] y,
+                           const double[::1] sw):
+    """Σ s_i (η_i²/2 − y_i η_i).  NumPy: ``np.sum(sw * (eta**2 / 2 - y * eta))``."""
+    cdef Py_ssize_t i, n = eta.shape[0]
+    cdef double acc = 0.0
+    with nogil:
+        for i in range(n):
+            acc += sw[i] * (0.5 * eta[i] * eta[i] - y[i] * eta[i])
+    return acc
+
+
+def binomial_logit_loss(const double[::1] eta, const double[::1] y,
+                        const double[::1] sw):
+    """Σ s_i (log(1 + e^{η_i}) − y_i η_i).  NumPy: ``np.sum(sw * (np.logaddexp(0, eta) - y * eta))``."""
+    cdef Py_ssize_t i, n = eta.shape[0]
+    cdef double acc = 0.0
+    with nogil:
+        for i in range(n):
+            acc += sw[i] * (_log1pexp(eta[i]) - y[i] * eta[i])
+    return acc
+
+
+def poisson_log_loss(const double[::1] eta, const double[::1] y,
+                     const double[::1] sw):
+    """Σ s_i (e^{η_i} − y_i η_i).  NumPy: ``np.sum(sw * (np.exp(eta) - y * eta))``."""
+    cdef Py_ssize_t i, n = eta.shape[0]
+    cdef double acc = 0.0
+    with nogil:
+        for i in range(n):
+            acc += sw[i] * (exp(eta[i]) - y[i] * eta[i])
+    return acc
+
+
+def gaussian_identity_grad_hess(const double[::1] eta, const double[::1] y,
+                                const double[::1] sw, double scale,
+                                double[::1] grad_out, double[::1] hess_out):
+    """``grad_out = scale·s(η − y)``, ``hess_out = scale·s``; returns the loss sum.
+
+    NumPy: ``grad_out[:] = scale * sw * (eta - y); hess_out[:] = scale * sw``.
+    """
+    cdef Py_ssize_t i, n = eta.shape[0]
+    cdef double acc = 0.0, e
+    with nogil:
+        for i in range(n):
+            e = eta[i]
+            acc += sw[i] * (0.5 * e * e - y[i] * e)
+            grad_out[i] = scale * sw[i] * (e - y[i])
+            hess_out[i] = scale * sw[i]
+    return acc
+
+
+def binomial_logit_grad_hess(const double[::1] eta, const double[::1] y,
+                             const double[::1] sw, double scale,
+                             double[::1] grad_out, double[::1] hess_out):
+    """``grad_out = scale·s(μ − y)``, ``hess_out = scale·s μ(1 − μ)``, μ = sigmoid(η).
+
+    NumPy: ``mu = expit(eta); grad_out[:] = scale*sw*(mu - y);
+    hess_out[:] = scale*sw*mu*(1 - mu)``. Returns the loss sum.
+    """
+    cdef Py_ssize_t i, n = eta.shape[0]
+    cdef double acc = 0.0, e, mu
+    with nogil:
+        for i in range(n):
+            e = eta[i]
+            mu = _sigmoid(e)
+            acc += sw[i] * (_log1pexp(e) - y[i] * e)
+            grad_out[i] = scale * sw[i] * (mu - y[i])
+            hess_out[i] = scale * sw[i] * mu * (1.0 - mu)
+    return acc
+
+
+def poisson_log_grad_hess(const double[::1] eta, const double[::1] y,
+                          const double[::1] sw, double scale,
+                          double[::1] grad_out, double[::1] hess_out):
+    """``grad_out = scale·s(e^η − y)``, ``hess_out = scale·s e^η`` (η capped at 700).
+
+    NumPy: ``mu = np.exp(np.minimum(eta, 700)); grad_out[:] = scale*sw*(mu - y);
+    hess_out[:] = scale*sw*mu``. Returns the loss sum (uncapped).
+    """
+    cdef Py_ssize_t i, n = eta.shape[0]
+    cdef double acc = 0.0, e, mu
+    with nogil:
+        for i in range(n):
+            e = eta[i]
+            acc += sw[i] * (exp(e) - y[i] * e)
+            if e > _POISSON_ETA_MAX:
+                e = _POISSON_ETA_MAX
+            mu = exp(e)
+            grad_out[i] = scale * sw[i] * (mu - y[i])
+            hess_out[i] = scale * sw[i] * mu
+    return acc

@@ -1,0 +1,98 @@
+# cython: language_level=3
+"""Per-bin histograms and gathers over the compact bin-code layout (design.md §3).
+
+The one-hot matrix X^B of a block is never built: with ``codes`` the column of bin
+codes of one feature,
+
+* ``X^B θ`` is a gather:     ``eta[i] += theta[codes[i]]``
+* ``(X^B)ᵀ r`` is a histogram: ``out[codes[i]] += r[i]``
+
+These kernels are deliberately free of global state and of any knowledge of the
+solver, so that a distributed backend can run them per data partition and add up the
+partial histograms. Callers (the Python drivers in ``_design.py`` and the solvers)
+validate that every code is below the length of the table or output buffer.
+"""
+
+cimport cython
+from libc.stdint cimport uint8_t, uint16_t
+
+ctypedef fused code_t:
+    uint8_t
+    uint16_t
+
+
+def bin_sums(const code_t[::1] codes, const double[::1] values, double[::1] out):
+    """Accumulate ``out[codes[i]] += values[i]`` (a weighted histogram).
+
+    NumPy equivalent: ``out += np.bincount(codes, weights=values, minlength=len(out))``.
+    ``out`` is not zeroed: partial histograms of data partitions add up.
+    """
+    cdef Py_ssize_t i, n = codes.shape[0]
+    with nogil:
+        for i in range(n):
+            out[codes[i]] += values[i]
+
+
+def bin_sums2(const code_t[::1] codes, const double[::1] values_a,
+              const double[::1] values_b, double[::1] out_a, double[::1] out_b):
+    """Two histograms in one pass: ``out_a[c] += values_a``, ``out_b[c] += values_b``.
+
+    NumPy equivalent: two ``np.bincount(codes, weights=...)`` calls.
+    """
+    cdef Py_ssize_t i, n = codes.shape[0]
+    cdef code_t c
+    with nogil:
+        for i in range(n):
+            c = codes[i]
+            out_a[c] += values_a[i]
+            out_b[c] += values_b[i]
+
+
+def bin_counts(const code_t[::1] codes, double[::1] out):
+    """Count rows per bin: ``out[codes[i]] += 1``.
+
+    NumPy equivalent: ``out += np.bincount(codes, minlength=len(out))``.
+    """
+    cdef Py_ssize_t i, n = codes.shape[0]
+    with nogil:
+        for i in range(n):
+            out[codes[i]] += 1.0
+
+
+def gather_add(const code_t[::1] codes, const double[::1] table, double[::1] out):
+    """Gather a block's levels into a row vector: ``out[i] += table[codes[i]]``.
+
+    NumPy equivalent: ``out += table[codes]``.
+    """
+    cdef Py_ssize_t i, n = codes.shape[0]
+    with nogil:
+        for i in range(n):
+            out[i] += table[codes[i]]
+
+
+def gather_add_all(const code_t[:, ::1] codes, const Py_ssize_t[::1] block_ptr,
+                   const double[::1] theta, double[::1] out):
+    """``out[i] += Σ_j theta[block_ptr[j] + codes[j, i]]``: the full ``X^B θ``.
+
+    NumPy equivalent: ``out += sum(theta[block_ptr[j] + codes[j]] for j)``.
+    """
+    cdef Py_ssize_t i, j, start, n = codes.shape[1], p = codes.shape[0]
+    with nogil:
+        for j in range(p):
+            start = block_ptr[j]
+            for i in range(n):
+                out[i] += theta[start + codes[j, i]]
+
+
+def bin_sums_all(const code_t[:, ::1] codes, const Py_ssize_t[::1] block_ptr,
+                 const double[::1] values, double[::1] out):
+    """All blocks' histograms: ``out[block_ptr[j] + codes[j, i]] += values[i]``.
+
+    NumPy equivalent: ``(X^B)ᵀ values`` block by block with ``np.bincount``.
+    """
+    cdef Py_ssize_t i, j, start, n = codes.shape[1], p = codes.shape[0]
+    with nogil:
+        for j in range(p):
+            start = block_ptr[j]
+            for i in range(n):
+                out[start + codes[j, i]] += values[i]

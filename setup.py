@@ -1,0 +1,38 @@
+"""Build the Cython kernels of binarsity_stats.
+
+Every ``binarsity_stats/*.pyx`` file becomes an extension module. Set the
+environment variable ``BINARSITY_BOUNDSCHECK=1`` to build the kernels with
+bounds and initialisation checks on (the hardening CI job does this).
+"""
+
+import os
+from pathlib import Path
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+HERE = Path(__file__).parent
+CHECKED = os.environ.get("BINARSITY_BOUNDSCHECK", "0") == "1"
+
+directives = {
+    "language_level": 3,
+    "boundscheck": CHECKED,
+    "wraparound": False,
+    "initializedcheck": CHECKED,
+    "cdivision": True,
+    "embedsignature": True,
+}
+
+extensions = [
+    Extension(
+        f"binarsity_stats.{pyx.stem}",
+        [str(pyx.relative_to(HERE))],
+        include_dirs=[np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        extra_compile_args=["-O3"],
+    )
+    for pyx in sorted((HERE / "binarsity_stats").glob("*.pyx"))
+]
+
+setup(ext_modules=cythonize(extensions, compiler_directives=directives))
