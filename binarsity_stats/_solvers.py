@@ -1,0 +1,643 @@
+"""Solvers for the binarsity-penalised GLM (design.md §4).
+
+Both solvers minimise, over the intercept β0, the binned levels θ and the coefficients
+β of unpenalised dense columns Z,
+
+    F = (1/W) Σ_i s_i [b(η_i) − y_i η_i] + λ Σ_j Σ_{k≥1} ω_jk |θ_jk − θ_j,k−1|,
+    η_i = offset_i + β0 + Σ_j θ_j[c_ij] + Z_i β,   subject to n_jᵀθ_j = 0 ∀ j,
+
+and stop when the largest violation of the KKT conditions of design.md §2 is ≤ ``tol``
+(the conditions are on the normalised gradient, so ``tol`` is in units of the average
+per-row loss gradient).
+
+* ``"cd"``: proximal Newton (IRLS) outer loop; inner Gauss–Seidel sweeps over the
+  blocks with exact block steps (weighted fused-lasso DP), screening of flat blocks by
+  their KKT condition, a backtracking line search on F for binomial and poisson.
+* ``"fista"``: accelerated proximal gradient with backtracking and function-value
+  restart, using the exact binarsity prox (``_prox.prox_binarsity``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _cd_fast, _histogram
+from ._families import Family, get_family
+from ._fused_lasso import fused_lasso_work_size_py
+from ._penalty import BinarsityPenalty
+
+__all__ = ["Solution", "solve", "lambda_max", "ConvergenceWarning", "SOLVERS"]
+
+SOLVERS = ("cd", "fista")
+
+
+class ConvergenceWarning(UserWarning):
+    """The solver stopped at ``max_iter`` before the KKT violation fell below ``tol``."""
+
+
+@dataclass
+class Solution:
+    """What a solver returns.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (d,)
+        Binned and categorical levels θ (re-centred: n_jᵀθ_j = 0).
+    dense_coef : ndarray of shape (q,)
+        Coefficients of the unpenalised dense columns.
+    intercept : float
+        β0 (0 without an intercept).
+    lam : float
+        λ.
+    objective : float
+        F at the solution.
+    kkt_violation : float
+        Largest violation of the optimality conditions.
+    converged : bool
+        Whether ``kkt_violation <= tol``.
+    n_iter : int
+        Outer iterations (cd: Newton steps; fista: proximal gradient steps).
+    n_sweeps : int
+        Passes over the active blocks (cd) or gradient evaluations (fista).
+    eta : ndarray of shape (n,)
+        Linear predictor at the solution, offset included.
+    bin_counts : ndarray of shape (d,)
+        Weighted bin counts n_jk.
+    """
+
+    coef: np.ndarray
+    dense_coef: np.ndarray
+    intercept: float
+    lam: float
+    objective: float
+    kkt_violation: float
+    converged: bool
+    n_iter: int
+    n_sweeps: int
+    eta: np.ndarray = field(repr=False)
+    bin_counts: np.ndarray = field(repr=False)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+class _Problem:
+    """Validated, solver-ready data of one fit (internal)."""
+
+    def __init__(
+        self,
+        codes,
+        block_ptr,
+        y,
+        family,
+        penalty_weights,
+        dense,
+        sample_weight,
+        offset,
+        fit_intercept,
+    ):
+        self.family: Family = get_family(family)
+        codes = np.asarray(codes)
+        if codes.ndim != 2:
+            raise ValueError(f"codes must be 2-D (n_blocks, n_samples); got shape {codes.shape}.")
+        if codes.dtype not in (np.uint8, np.uint16):
+            if codes.size and (codes.min() < 0 or codes.max() > np.iinfo(np.uint16).max):
+                raise ValueError("codes must be integers in [0, 65535].")
+            codes = codes.astype(np.uint16 if codes.size and codes.max() > 255 else np.uint8)
+        self.codes = np.ascontiguousarray(codes)
+        p, n = self.codes.shape
+        self.block_ptr = np.ascontiguousarray(block_ptr, dtype=np.intp)
+        if self.block_ptr.shape != (p + 1,) or self.block_ptr[0] != 0:
+            raise ValueError(
+                f"block_ptr must have length n_blocks + 1 = {p + 1} and start at 0."
+            )
+        sizes = np.diff(self.block_ptr)
+        if np.any(sizes < 1):
+            raise ValueError("block_ptr must be strictly increasing (every block has a level).")
+        if p and n:
+            top = self.codes.max(axis=1)
+            bad = np.flatnonzero(top >= sizes)
+            if bad.size:
+                j = int(bad[0])
+                raise ValueError(
+                    f"codes of block {j} reach {int(top[j])} but the block has {sizes[j]} levels."
+                )
+        self.d = int(self.block_ptr[-1])
+        self.n, self.p = n, p
+        y = np.asarray(y, dtype=np.float64).ravel()
+        if y.shape[0] != n:
+            raise ValueError(f"y has {y.shape[0]} rows but the design has {n}.")
+        if n == 0:
+            raise ValueError("no rows to fit (n_samples = 0).")
+        self.family.validate_y(y)
+        self.y = np.ascontiguousarray(y)
+        if sample_weight is None:
+            sw = np.ones(n)
+        else:
+            sw = np.asarray(sample_weight, dtype=np.float64).ravel()
+            if sw.shape[0] != n:
+                raise ValueError(f"sample_weight has {sw.shape[0]} rows but y has {n}.")
+            if not np.all(np.isfinite(sw)):
+                raise ValueError("sample_weight contains NaN or infinite values.")
+            if np.any(sw < 0):
+                raise ValueError("sample_weight must be non-negative.")
+            if not np.any(sw > 0):
+                raise ValueError("sample_weight is zero for every row.")
+        self.sw = np.ascontiguousarray(sw)
+        self.W = float(self.sw.sum())
+        if offset is None:
+            self.offset = None
+        else:
+            off = np.asarray(offset, dtype=np.float64).ravel()
+            if off.shape[0] != n:
+                raise ValueError(f"offset has {off.shape[0]} rows but y has {n}.")
+            if not np.all(np.isfinite(off)):
+                raise ValueError("offset contains NaN or infinite values.")
+            self.offset = np.ascontiguousarray(off)
+        if dense is None:
+            self.dense = np.zeros((n, 0))
+        else:
+            dense = np.asarray(dense, dtype=np.float64)
+            if dense.ndim == 1:
+                dense = dense[:, None]
+            if dense.shape[0] != n:
+                raise ValueError(f"dense has {dense.shape[0]} rows but y has {n}.")
+            if not np.all(np.isfinite(dense)):
+                raise ValueError("dense contains NaN or infinite values.")
+            self.dense = np.asfortranarray(dense)
+        self.q = self.dense.shape[1]
+        self.fit_intercept = bool(fit_intercept)
+        counts = np.zeros(self.d)
+        if p:
+            _histogram.bin_sums_all(self.codes, self.block_ptr, self.sw, counts)
+        self.counts = counts
+        w = np.asarray(penalty_weights, dtype=np.float64).ravel()
+        if w.shape != (self.d,):
+            raise ValueError(f"penalty_weights must have length {self.d}; got {w.shape}.")
+        if not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError("penalty_weights must be finite and non-negative.")
+        self.penalty = BinarsityPenalty(self.block_ptr, w, counts)
+        self.weights = self.penalty.weights
+        # Dense columns: scale of each column for the coordinate steps
+        self._r = np.empty(n)
+        self._h = np.empty(n)
+
+    # -- evaluation -----------------------------------------------------------------
+    def linear_predictor(self, theta, beta, b0):
+        eta = np.full(self.n, b0, dtype=np.float64)
+        if self.offset is not None:
+            eta += self.offset
+        if self.p:
+            _histogram.gather_add_all(self.codes, self.block_ptr, theta, eta)
+        if self.q:
+            eta += self.dense @ beta
+        return eta
+
+    def loss(self, eta) -> float:
+        return self.family.loss_sum(eta, self.y, self.sw) / self.W
+
+    def objective(self, eta, theta, lam) -> float:
+        return self.loss(eta) + lam * self.penalty.value(theta)
+
+    def grad_hess(self, eta):
+        """Fill the working gradient r and weights h (normalised by W); return loss."""
+        loss = self.family.grad_hess(eta, self.y, self.sw, 1.0 / self.W, self._r, self._h)
+        return loss / self.W
+
+    def histogram(self, values) -> np.ndarray:
+        out = np.zeros(self.d)
+        if self.p:
+            _histogram.bin_sums_all(self.codes, self.block_ptr, values, out)
+        return out
+
+    def kkt(self, r, theta, lam) -> tuple[float, np.ndarray, np.ndarray]:
+        """Overall and per-block KKT violation at the point with working gradient r."""
+        g = self.histogram(r)
+        per_block = self.penalty.kkt_violation(g, theta, lam, self.fit_intercept)
+        worst = float(per_block.max()) if per_block.size else 0.0
+        if self.fit_intercept:
+            worst = max(worst, abs(float(r.sum())))
+        if self.q:
+            worst = max(worst, float(np.max(np.abs(self.dense.T @ r))))
+        return worst, per_block, g
+
+    def recenter(self, theta) -> float:
+        """Re-centre every block (n_jᵀθ_j = 0); return the total shift (for β0)."""
+        if not self.p:
+            return 0.0
+        bp = self.block_ptr
+        num = np.add.reduceat(self.counts * theta, bp[:-1])
+        den = np.add.reduceat(self.counts, bp[:-1])
+        shift = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+        theta -= np.repeat(shift, np.diff(bp))
+        return float(shift.sum())
+
+
+def _initial_point(prob: _Problem, warm_start):
+    theta = np.zeros(prob.d)
+    beta = np.zeros(prob.q)
+    b0 = 0.0
+    if warm_start is not None:
+        if warm_start.coef.shape != (prob.d,) or warm_start.dense_coef.shape != (prob.q,):
+            raise ValueError("warm_start does not match the design (number of levels/columns).")
+        theta = warm_start.coef.astype(np.float64, copy=True)
+        beta = warm_start.dense_coef.astype(np.float64, copy=True)
+        b0 = float(warm_start.intercept) if prob.fit_intercept else 0.0
+    elif prob.fit_intercept:
+        # the intercept-only fit without offset, a good start for every family
+        mu0 = prob.family.null_mean(prob.y, prob.sw)
+        fam = prob.family.name
+        if fam == "binomial":
+            mu0 = min(max(mu0, 1e-10), 1 - 1e-10)
+        elif fam == "poisson":
+            mu0 = max(mu0, 1e-10)
+        b0 = float(prob.family.link_function(np.array([mu0]))[0])
+        if prob.offset is not None and fam != "gaussian":
+            b0 -= float(np.average(prob.offset, weights=prob.sw))
+        elif prob.offset is not None:
+            b0 = float(np.average(prob.y - prob.offset, weights=prob.sw))
+    return theta, beta, b0
+
+
+# --------------------------------------------------------------------------- CD
+
+
+def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> Solution:
+    theta, beta, b0 = _initial_point(prob, warm_start)
+    b0 += prob.recenter(theta) if prob.fit_intercept else 0.0
+    lam_w = np.ascontiguousarray(lam * prob.weights)
+    eta = prob.linear_predictor(theta, beta, b0)
+    n, fam = prob.n, prob.family
+    quadratic = fam.name == "gaussian"
+    sizes = np.diff(prob.block_ptr)
+    maxK = int(sizes.max()) if prob.p else 1
+    work = np.empty(6 * maxK + fused_lasso_work_size_py(maxK))
+    always_active = ~prob.penalty.penalized_block if prob.p else np.zeros(0, bool)
+    z = np.empty(n)
+    delta_eta = np.empty(n)
+    n_sweeps = 0
+    n_outer = 0
+    converged = False
+    kkt = np.inf
+    loss = prob.grad_hess(eta)
+    F = loss + lam * prob.penalty.value(theta)
+    dense_sq = None
+    while True:
+        r, h = prob._r, prob._h
+        kkt, per_block, _ = prob.kkt(r, theta, lam)
+        if kkt <= tol:
+            converged = True
+            break
+        if n_sweeps >= max_iter:
+            break
+        n_outer += 1
+        # working set: blocks that have a jump, violate their condition, or are free
+        if prob.p:
+            has_jump = np.logical_or.reduceat(prob.penalty.jumps(theta), prob.block_ptr[:-1])
+            active = np.flatnonzero(has_jump | (per_block > tol) | always_active).astype(np.intp)
+        else:
+            active = np.zeros(0, np.intp)
+        H = prob.histogram(h)
+        ridge = 1e-12 * max(float(h.sum()), 1e-300)
+        H += ridge
+        hsum = float(h.sum()) + ridge
+        if prob.q:
+            dense_sq = (prob.dense**2).T @ h + ridge
+        z[:] = r
+        delta_eta[:] = 0.0
+        theta_old, beta_old, b0_old = theta.copy(), beta.copy(), b0
+        # inner loop on the quadratic model: its own KKT decides when to stop
+        inner_tol = tol if quadratic else max(0.1 * kkt, 0.2 * tol)
+        while True:
+            viol, shift, _ = _cd_fast.cd_sweep(
+                prob.codes, prob.block_ptr, active, lam_w, H, prob.counts,
+                theta, z, delta_eta, h, prob.fit_intercept, 1e-12, work,
+            )  # fmt: skip
+            n_sweeps += 1
+            b0 += shift
+            for col in range(prob.q):
+                x = prob.dense[:, col]
+                gcol = float(x @ z)
+                viol = max(viol, abs(gcol))
+                step = -gcol / dense_sq[col]
+                beta[col] += step
+                z += step * h * x
+                delta_eta += step * x
+            if prob.fit_intercept:
+                gsum = float(z.sum())
+                viol = max(viol, abs(gsum))
+                step = -gsum / hsum
+                b0 += step
+                z += step * h
+                delta_eta += step
+            if viol <= inner_tol or n_sweeps >= max_iter:
+                break
+        if quadratic:
+            eta = eta + delta_eta
+            loss = prob.grad_hess(eta)
+            F = loss + lam * prob.penalty.value(theta)
+            continue
+        # backtracking line search on F along the Newton direction
+        pen_old = prob.penalty.value(theta_old)
+        pen_new = prob.penalty.value(theta)
+        decrease = float(r @ delta_eta) + lam * (pen_new - pen_old)
+        dtheta, dbeta, db0 = theta - theta_old, beta - beta_old, b0 - b0_old
+        alpha = 1.0
+        accepted = False
+        for _ in range(50):
+            eta_try = eta + alpha * delta_eta
+            th_try = theta_old + alpha * dtheta
+            F_try = prob.loss(eta_try) + lam * prob.penalty.value(th_try)
+            if np.isfinite(F_try) and F_try <= F + 1e-4 * alpha * min(decrease, 0.0):
+                accepted = True
+                break
+            alpha *= 0.5
+        if not accepted or (alpha < 1.0 and F_try >= F):
+            theta, beta, b0 = theta_old, beta_old, b0_old
+            if decrease > -1e-15 * max(abs(F), 1.0) or not accepted:
+                loss = prob.grad_hess(eta)
+                kkt, _, _ = prob.kkt(prob._r, theta, lam)
+                converged = kkt <= tol
+                break
+        else:
+            theta = th_try
+            beta = beta_old + alpha * dbeta
+            b0 = b0_old + alpha * db0
+            eta = eta_try
+        loss = prob.grad_hess(eta)
+        F = loss + lam * prob.penalty.value(theta)
+    if prob.fit_intercept:
+        b0 += prob.recenter(theta)
+    return _finish(prob, theta, beta, b0, lam, eta, kkt, converged, n_outer, n_sweeps, tol)
+
+
+def _finish(prob, theta, beta, b0, lam, eta, kkt, converged, n_iter, n_sweeps, tol):
+    eta = prob.linear_predictor(theta, beta, b0)
+    loss = prob.loss(eta)
+    if not converged:
+        warnings.warn(
+            f"The solver stopped after {n_iter} iterations ({n_sweeps} passes) with a KKT "
+            f"violation of {kkt:.3g} > tol={tol:.3g}; increase max_iter or tol.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    return Solution(
+        coef=theta,
+        dense_coef=beta,
+        intercept=float(b0),
+        lam=float(lam),
+        objective=float(loss + lam * prob.penalty.value(theta)),
+        kkt_violation=float(kkt),
+        converged=bool(converged),
+        n_iter=int(n_iter),
+        n_sweeps=int(n_sweeps),
+        eta=eta,
+        bin_counts=prob.counts.copy(),
+    )
+
+
+# --------------------------------------------------------------------------- FISTA
+
+
+def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> Solution:
+    theta, beta, b0 = _initial_point(prob, warm_start)
+    if prob.fit_intercept:
+        b0 += prob.recenter(theta)
+    else:
+        theta = prob.penalty.prox(theta, 0.0)
+    fit_b0 = prob.fit_intercept
+    eta = prob.linear_predictor(theta, beta, b0)
+    prob.grad_hess(eta)
+    # Lipschitz estimate: every row sits in one bin per block, so ‖X‖² ≤ (p + 1) · max
+    # weighted bin mass of the curvature bound, plus the dense columns' norms.
+    hmax = {"gaussian": 1.0, "binomial": 0.25}.get(prob.family.name, None)
+    if hmax is None:
+        hmax = float(np.max(prob._h * prob.W / np.maximum(prob.sw, 1e-300)))
+    L = max(hmax * (float(prob.sw.max()) / prob.W) * (prob.p + 1) * 1.0, 1e-12)
+    L *= 0.1  # optimistic start: the backtracking raises it when needed
+    x_theta, x_beta, x_b0 = theta, beta, b0
+    y_theta, y_beta, y_b0 = theta.copy(), beta.copy(), b0
+    t = 1.0
+    F_x = prob.objective(eta, theta, lam)
+    kkt = np.inf
+    converged = False
+    n_eval = 0
+    it = 0
+    for it in range(1, max_iter + 1):
+        eta_y = prob.linear_predictor(y_theta, y_beta, y_b0)
+        f_y = prob.grad_hess(eta_y)
+        r = prob._r
+        g_theta = prob.histogram(r)
+        g_beta = prob.dense.T @ r if prob.q else np.zeros(0)
+        g_b0 = float(r.sum()) if fit_b0 else 0.0
+        n_eval += 1
+        L = max(L * 0.7, 1e-12)
+        while True:
+            step = 1.0 / L
+            n_theta = prob.penalty.prox(y_theta - step * g_theta, step * lam)
+            n_beta = y_beta - step * g_beta
+            n_b0 = y_b0 - step * g_b0
+            d_theta, d_beta, d_b0 = n_theta - y_theta, n_beta - y_beta, n_b0 - y_b0
+            eta_n = prob.linear_predictor(n_theta, n_beta, n_b0)
+            f_n = prob.loss(eta_n)
+            n_eval += 1
+            lin = float(g_theta @ d_theta + g_beta @ d_beta + g_b0 * d_b0)
+            sq = float(d_theta @ d_theta + d_beta @ d_beta + d_b0 * d_b0)
+            if np.isfinite(f_n) and f_n <= f_y + lin + 0.5 * L * sq + 1e-15 * abs(f_y):
+                break
+            L *= 2.0
+            if L > 1e300:
+                break
+        F_n = f_n + lam * prob.penalty.value(n_theta)
+        if F_n > F_x:
+            # function-value restart: drop the momentum and step from x instead
+            t = 1.0
+            y_theta, y_beta, y_b0 = x_theta.copy(), x_beta.copy(), x_b0
+            if sq == 0.0:
+                break
+            continue
+        t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
+        mom = (t - 1.0) / t_next
+        y_theta = n_theta + mom * (n_theta - x_theta)
+        y_beta = n_beta + mom * (n_beta - x_beta)
+        y_b0 = n_b0 + mom * (n_b0 - x_b0)
+        x_theta, x_beta, x_b0, F_x, t = n_theta, n_beta, n_b0, F_n, t_next
+        eta = eta_n
+        if it % 5 == 0 or sq < 1e-30:
+            prob.grad_hess(eta)
+            kkt, _, _ = prob.kkt(prob._r, x_theta, lam)
+            if kkt <= tol:
+                converged = True
+                break
+    else:
+        prob.grad_hess(prob.linear_predictor(x_theta, x_beta, x_b0))
+        kkt, _, _ = prob.kkt(prob._r, x_theta, lam)
+        converged = kkt <= tol
+    theta = x_theta.copy()
+    b0 = x_b0
+    if prob.fit_intercept:
+        b0 += prob.recenter(theta)
+    return _finish(prob, theta, x_beta, b0, lam, eta, kkt, converged, it, n_eval, tol)
+
+
+# --------------------------------------------------------------------------- API
+
+
+def _check_lam(lam) -> float:
+    try:
+        lam = float(lam)
+    except (TypeError, ValueError):
+        raise TypeError(f"lam must be a non-negative number; got {lam!r}.") from None
+    if not np.isfinite(lam) or lam < 0:
+        raise ValueError(f"lam must be a finite non-negative number; got {lam!r}.")
+    return lam
+
+
+def solve(
+    codes,
+    block_ptr,
+    y,
+    *,
+    family: str | Family = "gaussian",
+    lam: float,
+    penalty_weights,
+    dense=None,
+    sample_weight=None,
+    offset=None,
+    fit_intercept: bool = True,
+    solver: str = "cd",
+    tol: float = 1e-7,
+    max_iter: int = 1000,
+    warm_start: Solution | None = None,
+) -> Solution:
+    """Fit the binarsity-penalised GLM on a compact binned design.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (p, n), uint8 or uint16
+        Level codes, one row per block (binned features and categorical terms).
+    block_ptr : ndarray of shape (p + 1,)
+        Offsets of the blocks in θ.
+    y : ndarray of shape (n,)
+        Response.
+    family : {"gaussian", "binomial", "poisson"} or Family
+        Distribution (canonical link).
+    lam : float
+        λ ≥ 0.
+    penalty_weights : ndarray of shape (d,)
+        ω_jk (block starts ignored); a block whose weights are all 0 is unpenalised.
+    dense : ndarray of shape (n, q), optional
+        Unpenalised numeric columns.
+    sample_weight, offset : ndarray of shape (n,), optional
+        Row weights s_i ≥ 0 and offsets of the linear predictor.
+    fit_intercept : bool
+        Whether to fit β0.
+    solver : {"cd", "fista"}
+        Block coordinate descent (default) or accelerated proximal gradient.
+    tol : float
+        Stop when the KKT violation is at most ``tol``.
+    max_iter : int
+        Cap on passes over the data (cd) or iterations (fista).
+    warm_start : Solution, optional
+        Starting point (e.g. the solution at a nearby λ).
+
+    Returns
+    -------
+    Solution
+    """
+    lam = _check_lam(lam)
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
+    if not (isinstance(tol, (int, float)) and np.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be a positive number; got {tol!r}.")
+    if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
+        raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}.")
+    prob = _Problem(
+        codes, block_ptr, y, family, penalty_weights, dense, sample_weight, offset, fit_intercept
+    )
+    with np.errstate(over="ignore"):
+        if solver == "cd":
+            return _cd(prob, lam, tol, int(max_iter), warm_start)
+        return _fista(prob, lam, tol, int(max_iter), warm_start)
+
+
+def lambda_max(
+    codes,
+    block_ptr,
+    y,
+    *,
+    family: str | Family = "gaussian",
+    penalty_weights,
+    dense=None,
+    sample_weight=None,
+    offset=None,
+    fit_intercept: bool = True,
+    tol: float = 1e-10,
+) -> float:
+    """The smallest λ at which every penalised chain is flat (design.md §2).
+
+    The null model (intercept, offset, unpenalised columns and levels, every penalised
+    chain fused) is fitted exactly, then λ_max = max_{j, l≥1, ω_jl>0} |S_jl| / ω_jl.
+
+    Parameters
+    ----------
+    codes, block_ptr, y, family, penalty_weights, dense, sample_weight, offset, fit_intercept
+        As in :func:`solve`.
+    tol : float
+        KKT tolerance of the null fit.
+
+    Returns
+    -------
+    float
+    """
+    prob = _Problem(
+        codes, block_ptr, y, family, penalty_weights, dense, sample_weight, offset, fit_intercept
+    )
+    null = _null_fit(prob, tol)
+    r = np.empty(prob.n)
+    h = np.empty(prob.n)
+    prob.family.grad_hess(null.eta, prob.y, prob.sw, 1.0 / prob.W, r, h)
+    return prob.penalty.lambda_max(prob.histogram(r))
+
+
+def _null_fit(prob: _Problem, tol: float) -> Solution:
+    """Fit the model with every penalised edge fused (λ = ∞), exactly.
+
+    Levels joined by positive-weight edges form one segment; the null model is the
+    unpenalised GLM on the segments of blocks that have more than one, which we solve by
+    the same CD on a reduced design whose codes are the segment indices.
+    """
+    bp, w = prob.block_ptr, prob.weights
+    seg_codes, seg_sizes, maps = [], [], []
+    for j in range(prob.p):
+        s, e = bp[j], bp[j + 1]
+        new_seg = np.ones(e - s, dtype=bool)
+        new_seg[1:] = w[s + 1 : e] == 0
+        seg = np.cumsum(new_seg) - 1
+        maps.append((j, seg))
+        if seg[-1] > 0:
+            seg_codes.append(seg[prob.codes[j]].astype(prob.codes.dtype))
+            seg_sizes.append(int(seg[-1]) + 1)
+    if seg_codes:
+        codes = np.ascontiguousarray(np.vstack(seg_codes))
+        sbp = np.concatenate([[0], np.cumsum(seg_sizes)]).astype(np.intp)
+    else:
+        codes = np.zeros((0, prob.n), dtype=np.uint8)
+        sbp = np.zeros(1, dtype=np.intp)
+    sub = _Problem(
+        codes, sbp, prob.y, prob.family, np.zeros(int(sbp[-1])),
+        prob.dense if prob.q else None, prob.sw, prob.offset, prob.fit_intercept,
+    )  # fmt: skip
+    sol = _cd(sub, 0.0, tol, 10_000, None)
+    theta = np.zeros(prob.d)
+    k = 0
+    for j, seg in maps:
+        if seg[-1] > 0:
+            theta[bp[j] : bp[j + 1]] = sol.coef[sbp[k] + seg]
+            k += 1
+    sol.coef = theta
+    sol.bin_counts = prob.counts.copy()
+    return sol
