@@ -1,0 +1,786 @@
+"""Cut continuous features into ordered bins and code every row (design.md §6).
+
+``Binarizer`` learns, per feature j, strictly increasing interior cut points
+``edges_[j]`` (d_j − 1 of them) and replays them on new data. Bins are right-closed:
+bin k is ``(edges[k-1], edges[k]]`` and
+
+    code(x) = np.searchsorted(edges, x, side="left"),
+
+so values outside the training range fall in the end bins. The codes are stored in the
+solver layout of design.md §3: a C-contiguous (n_features, n_samples) array of uint8
+(every d_j ≤ 256) or uint16.
+
+Quantile cut points (the default) are order statistics of the training column. Their
+position convention, the tie-aware split used when ties collapse quantiles and the
+treatment of sample weights are stated in the ``Binarizer`` docstring; the functions
+below implement them and the tests hold them to it.
+
+Layout of this module: the estimator; input validation and column access (never a
+full float copy of X); the cut-point rules (pure functions of sorted values); the NumPy
+reference twins of the Cython kernels of ``_binning.pyx``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._binning import assign_codes, compact_column
+
+__all__ = ["Binarizer"]
+
+#: Largest number of levels (chain bins + missing level) that uint16 codes can hold.
+MAX_LEVELS = 65536
+
+_METHODS = ("quantile", "uniform")
+_MISSING = ("error", "separate")
+
+
+# =====================================================================================
+# The estimator
+# =====================================================================================
+
+
+class Binarizer:
+    """Cut each continuous feature into ordered bins and return integer bin codes.
+
+    Parameters
+    ----------
+    n_bins : int or sequence of int, default=50
+        Largest number of bins d_j per feature (one value for all features, or one per
+        feature), each at least 2. A feature gets fewer bins only when it has fewer
+        distinct training values (quantile) or when equal-width bins are empty
+        (uniform). With ``missing="separate"`` a feature with missing values gets one
+        more level on top. At most 65536 levels fit the uint16 codes, so ``n_bins``
+        is at most 65536 (65535 with ``missing="separate"``).
+    method : {"quantile", "uniform"}, default="quantile"
+        ``"quantile"``: cut points are quantiles of the training values (see Notes).
+        ``"uniform"``: d equal-width bins over the training range [min, max], then
+        every empty bin merged into the next one so that every bin is non-empty.
+    missing : {"error", "separate"}, default="error"
+        ``"error"``: a NaN (or ``pd.NA``) raises a ValueError that names the column.
+        ``"separate"``: a feature that had missing values in training gets one extra
+        level, code d_j (the last code), outside the total-variation chain; a missing
+        value at transform time in a feature that had none in training still raises.
+
+    Attributes
+    ----------
+    edges_ : list of ndarray of float64
+        Per feature, the strictly increasing interior cut points, length
+        (number of chain bins − 1). Empty for a constant feature.
+    n_bins_ : ndarray of int64, shape (n_features_in_,)
+        Number of levels per feature, the missing level included when there is one.
+    has_missing_level_ : ndarray of bool, shape (n_features_in_,)
+        Whether the feature has a missing level (it had NaN in training and
+        ``missing="separate"``). Its code is ``n_bins_[j] - 1``.
+    bin_counts_ : list of ndarray
+        Per feature, the training count of every level (int64), or the sum of the
+        sample weights of its rows (float64) when weights were given.
+    feature_names_in_ : ndarray of object or None
+        Column names when fitted on a DataFrame, else None.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+
+    Notes
+    -----
+    **Quantile position convention.** Let x_(1) ≤ … ≤ x_(n) be the n non-missing
+    training values of a feature and d = n_bins. The candidate cut points are the
+    type-1 (inverted-CDF) sample quantiles
+
+        q_k = x_(⌈k n / d⌉),   k = 1, …, d − 1,
+
+    the smallest data value whose empirical CDF reaches k/d (what
+    ``np.quantile(x, k / d, method="inverted_cdf")`` returns, computed here in exact
+    integer arithmetic). When they are strictly increasing and q_{d−1} < max x they are
+    the cut points, and bin k holds the rows of ranks ⌈k n/d⌉ + 1 … ⌈(k+1) n/d⌉: d bins
+    whose sizes differ by at most one.
+
+    **Ties.** Otherwise ties have collapsed candidates (a value of count > n/d spans
+    several quantile positions) and the freed bins are spent again, as LightGBM's
+    ``GreedyFindBin`` and EBM do. On the distinct values v_1 < … < v_m with counts
+    c_i (m > d; with m ≤ d every distinct value gets its own bin):
+
+    1. *Big values*: a value whose count is at least the mean bin size gets its own
+       bin. The mean is that of the remaining mass over the remaining bins and is
+       iterated to a fixed point (it only decreases as big values are set aside).
+    2. The other values form runs between the big values. The remaining R bins are
+       shared among the runs in proportion to their mass by the Sainte-Laguë
+       (Webster) highest-averages rule, at most one bin per distinct value; a run that
+       gets no bin (mass below about half a mean bin) joins the bin of the big value
+       after it (the one before it, for a run at the top).
+    3. Each run is cut into its share of bins by the same rule, recursively: its own
+       type-1 quantiles when they are distinct, else steps 1–3 on the run.
+
+    The result has exactly min(d, m) bins, all non-empty, and the cut points are data
+    values. It is a function of the multiset of values only (hence independent of row
+    order) and depends on them through their ranks and ties only, so codes are
+    invariant under strictly increasing transforms of a feature. A spike with a
+    continuous tail (90% zeros) keeps d − 1 near-equal bins for the tail.
+
+    **Sample weights.** Counts become sums of weights and q_k the smallest value whose
+    weighted CDF reaches k/d (to a relative tolerance of 2 m ε for the rounding of the
+    cumulative sums). Rows of zero weight are ignored when placing cut points, so they
+    never create a bin; they are still coded. Equal positive weights give exactly the
+    unweighted cut points, integer weights those of the rows repeated.
+
+    **Input.** X is a DataFrame or a 2-D array-like of numbers (bool and the pandas
+    nullable integer, float and boolean dtypes included, ``pd.NA`` meaning missing).
+    Values are compared in float64 (integers beyond 2**53 lose precision). ±inf is
+    always an error. Columns are read one at a time and never copied as a whole.
+    """
+
+    def __init__(
+        self,
+        n_bins: int | Sequence[int] = 50,
+        method: str = "quantile",
+        missing: str = "error",
+    ) -> None:
+        self.n_bins = n_bins
+        self.method = method
+        self.missing = missing
+
+    # -- public API -------------------------------------------------------------------
+    def fit(self, X: Any, sample_weight: Any = None) -> Binarizer:
+        """Learn the cut points of every feature.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Numeric training features.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative row weights s_i; quantiles are those of the weighted
+            distribution and ``bin_counts_`` are weighted.
+
+        Returns
+        -------
+        Binarizer
+            The fitted binarizer.
+        """
+        self._fit(X, sample_weight, keep_codes=False)
+        return self
+
+    def fit_transform(self, X: Any, sample_weight: Any = None) -> np.ndarray:
+        """Fit on X and return its codes (one pass over every column for the codes).
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Numeric training features.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative row weights.
+
+        Returns
+        -------
+        ndarray of uint8 or uint16, shape (n_samples, n_features)
+            The codes (a transposed view of the solver layout, see ``transform``).
+        """
+        codes = self._fit(X, sample_weight, keep_codes=True)
+        if codes is None:  # the code dtype was not known before fitting
+            return self.transform(X)
+        return codes.T
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Bin codes of X in the sample-major shape.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Numeric features; a DataFrame is matched by column name when the
+            binarizer was fitted on one (extra columns are ignored).
+
+        Returns
+        -------
+        ndarray of uint8 or uint16, shape (n_samples, n_features)
+            ``codes[i, j]`` is the level of row i in feature j. It is the transposed
+            view of ``transform_codes(X)`` (Fortran-ordered; no copy).
+        """
+        return self.transform_codes(X).T
+
+    def transform_codes(self, X: Any) -> np.ndarray:
+        """Bin codes of X in the solver layout of design.md §3.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Numeric features; a DataFrame is matched by column name when the
+            binarizer was fitted on one (extra columns are ignored).
+
+        Returns
+        -------
+        ndarray of uint8 or uint16, shape (n_features, n_samples), C-contiguous
+            Row j holds the codes of feature j. Built column by column: the extra
+            memory is at most one float64 column on top of the codes.
+        """
+        self._check_fitted()
+        cols = self._columns_for_transform(X)
+        out = np.empty((cols.n_features, cols.n_samples), dtype=self._codes_dtype())
+        for j in range(cols.n_features):
+            self._code_column(cols.get(j), j, out[j], cols.label(j))
+        return out
+
+    # -- fitting ----------------------------------------------------------------------
+    def _fit(self, X: Any, sample_weight: Any, keep_codes: bool) -> np.ndarray | None:
+        method, missing = (
+            _check_choice(self.method, "method", _METHODS),
+            _check_choice(self.missing, "missing", _MISSING),
+        )
+        cols = _as_columns(X)
+        n, p = cols.n_samples, cols.n_features
+        if n == 0:
+            raise ValueError("X has no rows: at least one sample is needed to fit.")
+        n_bins = _check_n_bins(self.n_bins, p, missing)
+        weights = _check_sample_weight(sample_weight, n)
+
+        # The code dtype is known before fitting when every level count is bounded by
+        # 256; then the codes of fit_transform are written straight into the output.
+        bound = int(n_bins.max()) + (missing == "separate")
+        codes = np.empty((p, n), dtype=np.uint8) if keep_codes and bound <= 256 else None
+
+        work = np.empty(n, dtype=np.float64)  # one column, reused for every feature
+        edges, counts, has_nan = [], [], np.zeros(p, dtype=bool)
+        for j in range(p):
+            e, c, nan_count, any_nan = _fit_column(
+                cols.get(j), weights, int(n_bins[j]), method, missing, work, cols.label(j)
+            )
+            has_nan[j] = any_nan
+            edges.append(e)
+            counts.append(np.append(c, nan_count) if any_nan else c)
+        del work
+
+        self.edges_ = edges
+        self.has_missing_level_ = has_nan
+        self.n_bins_ = np.array(
+            [len(e) + 1 + m for e, m in zip(edges, has_nan, strict=True)], np.int64
+        )
+        self.bin_counts_ = counts
+        self.n_features_in_ = p
+        self.feature_names_in_ = cols.names
+        if codes is None:
+            return None
+        for j in range(p):
+            self._code_column(cols.get(j), j, codes[j], cols.label(j))
+        return codes
+
+    # -- coding -----------------------------------------------------------------------
+    def _codes_dtype(self) -> type[np.unsignedinteger]:
+        return np.uint8 if int(self.n_bins_.max()) <= 256 else np.uint16
+
+    def _code_column(self, x: np.ndarray, j: int, out: np.ndarray, label: str) -> None:
+        edges = self.edges_[j]
+        missing_code = len(edges) + 1 if self.has_missing_level_[j] else -1
+        bad = assign_codes(x, edges, out, missing_code)
+        if bad >= 0:
+            _raise_bad_value(x[bad], label, bad, fitted=True)
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "edges_"):
+            try:
+                from sklearn.exceptions import NotFittedError
+            except ImportError:  # pragma: no cover
+                NotFittedError = AttributeError  # noqa: N806
+            raise NotFittedError("This Binarizer instance is not fitted yet; call 'fit' first.")
+
+    def _columns_for_transform(self, X: Any) -> _Columns:
+        names = self.feature_names_in_
+        if isinstance(X, pd.DataFrame) and names is not None:
+            cols = _as_columns(X, select=names)
+        else:
+            cols = _as_columns(X)
+        if cols.n_features != self.n_features_in_:
+            raise ValueError(
+                f"X has {cols.n_features} features, but the Binarizer was fitted with "
+                f"{self.n_features_in_} features."
+            )
+        return cols
+
+
+# =====================================================================================
+# Validation and column access
+# =====================================================================================
+
+
+def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}.")
+    return value
+
+
+def _check_n_bins(n_bins: Any, n_features: int, missing: str) -> np.ndarray:
+    """Validate ``n_bins`` and return it as one int64 per feature."""
+    largest = MAX_LEVELS - (missing == "separate")
+
+    def one(v: Any, where: str) -> int:
+        if isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Integral):
+            raise TypeError(f"n_bins{where} must be an int, got {v!r}.")
+        v = int(v)
+        if v < 2:
+            raise ValueError(f"n_bins{where} must be at least 2, got {v}.")
+        if v > largest:
+            raise ValueError(
+                f"n_bins{where}={v} is too large: the codes are uint16, so at most "
+                f"{MAX_LEVELS} levels per feature (n_bins <= {largest} with "
+                f"missing={missing!r})."
+            )
+        return v
+
+    if isinstance(n_bins, str | bytes) or not np.iterable(n_bins):
+        return np.full(n_features, one(n_bins, ""), dtype=np.int64)
+    values = list(n_bins)
+    if len(values) != n_features:
+        raise ValueError(f"n_bins has {len(values)} entries but X has {n_features} features.")
+    return np.array([one(v, f"[{j}]") for j, v in enumerate(values)], dtype=np.int64)
+
+
+def _check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight)
+    if w.dtype.kind not in "biuf":
+        raise TypeError(f"sample_weight must be numeric, got dtype {w.dtype}.")
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight must have shape ({n},), got {w.shape}.")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("sample_weight must be finite and non-negative.")
+    if not np.any(w > 0):
+        raise ValueError("sample_weight has no positive entry.")
+    return w
+
+
+class _Columns:
+    """Column-by-column access to a validated 2-D input, without copying X.
+
+    ``get(j)`` returns a 1-D float32/float64 array (a view when possible, possibly
+    strided) or, for other dtypes, a float64 copy of that one column.
+    """
+
+    def __init__(self, n_samples: int, n_features: int, names: np.ndarray | None,
+                 getter: Any, labeller: Any) -> None:  # fmt: skip
+        self.n_samples = n_samples
+        self.n_features = n_features
+        self.names = names
+        self._get = getter
+        self._label = labeller
+
+    def get(self, j: int) -> np.ndarray:
+        return self._get(j)
+
+    def label(self, j: int) -> str:
+        return self._label(j)
+
+
+def _as_columns(X: Any, select: np.ndarray | None = None) -> _Columns:
+    """Validate X (types, shape) and wrap it for column access.
+
+    ``select``: for a DataFrame, the column names to take, in this order (the names
+    seen in fit); missing names raise, other columns are ignored.
+    """
+    if isinstance(X, pd.DataFrame):
+        return _frame_columns(X, select)
+    if isinstance(X, pd.Series) or getattr(X, "ndim", 2) == 1:
+        raise ValueError(
+            "X must be 2-D (n_samples, n_features), got a 1-D input; use "
+            "X.reshape(-1, 1) (or a one-column DataFrame) for a single feature."
+        )
+    arr = X if isinstance(X, np.ndarray) else np.asarray(X)
+    if arr.dtype.kind in "US" and not isinstance(X, np.ndarray):
+        arr = np.asarray(X, dtype=object)  # locate the offending column of a list
+    if arr.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features), got {arr.ndim}-D.")
+    n, p = arr.shape
+    if p == 0:
+        raise ValueError("X has no features (0 columns).")
+    kind = arr.dtype.kind
+
+    def label(j: int) -> str:
+        return f"column {j}"
+
+    if kind in "mM":
+        raise TypeError(
+            f"{label(0)} has dtype {arr.dtype}: datetimes/timedeltas are not numbers; "
+            "convert them first (e.g. to days since a reference date)."
+        )
+    if kind == "c" or kind in "USV":
+        raise TypeError(
+            f"{label(0)} has non-numeric dtype {arr.dtype}; the binarizer takes real numbers."
+        )
+    if kind == "O":
+        for j in range(p):
+            _check_object_column(arr[:, j], label(j))
+
+        def get(j: int) -> np.ndarray:
+            col = arr[:, j]
+            return np.array([np.nan if v is None else v for v in col], dtype=np.float64)
+
+    elif kind == "f" and arr.dtype.itemsize in (4, 8) and arr.dtype.isnative:
+
+        def get(j: int) -> np.ndarray:
+            return arr[:, j]
+
+    else:  # bool, integers, float16, non-native byte order
+
+        def get(j: int) -> np.ndarray:
+            return arr[:, j].astype(np.float64)
+
+    return _Columns(n, p, None, get, label)
+
+
+def _check_object_column(col: np.ndarray, label: str) -> None:
+    for v in col:
+        if v is not None and (isinstance(v, str | bytes) or not isinstance(v, numbers.Real)):
+            raise TypeError(
+                f"{label} holds a non-numeric value {v!r}; the binarizer takes real "
+                "numbers (convert with pd.to_numeric or encode categories first)."
+            )
+
+
+def _frame_columns(X: pd.DataFrame, select: np.ndarray | None) -> _Columns:
+    columns = X.columns
+    if select is None:
+        if not columns.is_unique:
+            dup = columns[columns.duplicated()].unique().tolist()
+            raise ValueError(f"X has duplicated column names {dup}; names must be unique.")
+        positions = np.arange(len(columns))
+        names = np.asarray(columns, dtype=object)
+    else:
+        missing = [name for name in select if name not in columns]
+        if missing:
+            raise ValueError(
+                f"X lacks column(s) {missing} seen in fit (columns are matched by name)."
+            )
+        positions = []
+        for name in select:
+            loc = columns.get_loc(name)
+            if not isinstance(loc, numbers.Integral):
+                raise ValueError(f"column {name!r} appears more than once in X.")
+            positions.append(int(loc))
+        positions = np.asarray(positions, dtype=np.intp)
+        names = np.asarray(select, dtype=object)
+    if len(positions) == 0:
+        raise ValueError("X has no features (0 columns).")
+
+    def label(j: int) -> str:
+        return f"column {names[j]!r}"
+
+    readers = [_series_reader(X.dtypes.iloc[pos], label(j)) for j, pos in enumerate(positions)]
+
+    def get(j: int) -> np.ndarray:
+        return readers[j](X.iloc[:, positions[j]])
+
+    return _Columns(len(X), len(positions), names, get, label)
+
+
+def _series_reader(dtype: Any, label: str) -> Any:
+    """Check a DataFrame column's dtype; return the function that reads it as floats."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        raise TypeError(
+            f"{label} is categorical: bins are for continuous features. Encode it as a "
+            "factor (one level per category) instead, or pass numeric codes explicitly "
+            "(e.g. X[col].cat.codes) if the categories are ordered."
+        )
+    if getattr(dtype, "kind", "O") in "mM" or isinstance(dtype, pd.PeriodDtype):
+        raise TypeError(
+            f"{label} has datetime-like dtype {dtype}; convert it to a number first, "
+            "e.g. (X[col] - reference).dt.days or X[col].dt.year."
+        )
+    kind = getattr(dtype, "kind", "O")
+    numeric = pd.api.types.is_bool_dtype(dtype) or (
+        pd.api.types.is_numeric_dtype(dtype) and kind != "c"
+    )
+    if not numeric:
+        raise TypeError(
+            f"{label} has non-numeric dtype {dtype}; the binarizer takes real numbers "
+            "(convert with pd.to_numeric, or encode categories as factors)."
+        )
+    if isinstance(dtype, np.dtype) and kind == "f" and dtype.itemsize in (4, 8):
+        return lambda s: s.to_numpy()
+    return lambda s: s.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _raise_bad_value(value: float, label: str, row: int, fitted: bool = False) -> None:
+    if np.isnan(value):
+        if fitted:
+            raise ValueError(
+                f"{label} has a missing value (NaN) at row {row}, but it had none in "
+                "training, so it has no missing level. Impute it, or refit with "
+                'missing="separate" on data that contains missing values.'
+            )
+        raise ValueError(
+            f"{label} has a missing value (NaN) at row {row}. Impute it, or use "
+            'missing="separate" to give missing values a level of their own.'
+        )
+    raise ValueError(f"{label} has an infinite value ({value}) at row {row}.")
+
+
+# =====================================================================================
+# Cut points of one column
+# =====================================================================================
+
+
+def _fit_column(
+    x: np.ndarray,
+    weights: np.ndarray | None,
+    n_bins: int,
+    method: str,
+    missing: str,
+    work: np.ndarray,
+    label: str,
+) -> tuple[np.ndarray, np.ndarray, float, bool]:
+    """Cut points and chain-bin counts of one column, plus its missing-value summary.
+
+    Returns ``(edges, counts, nan_count, any_nan)`` with ``counts`` the (weighted)
+    count of every chain bin and ``nan_count`` that of the missing rows.
+    """
+    n_valid, first_inf = compact_column(x, work)
+    if first_inf >= 0:
+        _raise_bad_value(x[first_inf], label, first_inf)
+    any_nan = n_valid < x.shape[0]
+    if any_nan and missing == "error":
+        _raise_bad_value(np.nan, label, int(np.flatnonzero(np.isnan(x))[0]))
+    valid = work[:n_valid]
+
+    if weights is not None:
+        keep = ~np.isnan(x) & (weights > 0)
+        w = weights[keep]
+        if w.size == 0:
+            raise ValueError(f"{label} has no non-missing value with a positive weight.")
+        xw = np.asarray(x[keep], dtype=np.float64) + 0.0
+        nan_weight = float(weights[np.isnan(x)].sum())
+        if w.min() == w.max():  # equal weights: exactly the unweighted rule, scaled
+            edges, counts = _fit_sorted(np.sort(xw), n_bins, method)
+            return edges, counts * w[0], nan_weight, any_nan
+        values, wsum = _weighted_unique(xw, w)
+        edges = _edges_from_counts(values, wsum, n_bins, method)
+        return edges, _bin_sums(values, wsum, edges), nan_weight, any_nan
+
+    if n_valid == 0:
+        raise ValueError(f"{label} has no non-missing value: no cut point can be placed.")
+    valid.sort()
+    edges, counts = _fit_sorted(valid, n_bins, method)
+    return edges, counts, x.shape[0] - n_valid, any_nan
+
+
+def _fit_sorted(s: np.ndarray, n_bins: int, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """Cut points and bin counts from the sorted non-missing values ``s``."""
+    if method == "quantile":
+        edges = _quantile_edges_sorted(s, n_bins)
+    else:
+        edges = _uniform_edges(s, n_bins)
+    below = np.searchsorted(s, edges, side="right")
+    return edges, np.diff(below, prepend=0, append=s.shape[0]).astype(np.int64)
+
+
+def _edges_from_counts(
+    values: np.ndarray, counts: np.ndarray, n_bins: int, method: str
+) -> np.ndarray:
+    if method == "quantile":
+        return values[_tie_aware_cuts(counts, n_bins)]
+    return _uniform_edges(values, n_bins)
+
+
+def _bin_sums(values: np.ndarray, counts: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Total count of every bin, from distinct values and their counts."""
+    cum = np.concatenate([[0], np.cumsum(counts)])
+    below = np.searchsorted(values, edges, side="right")
+    return np.diff(cum[np.concatenate([[0], below, [values.shape[0]]])])
+
+
+def _quantile_positions(n: int, n_bins: int) -> np.ndarray:
+    """0-based ranks ⌈k n / d⌉ − 1, k = 1..d−1, of the candidate quantile cut points.
+
+    Parameters
+    ----------
+    n : int
+        Number of non-missing values.
+    n_bins : int
+        Number of bins d.
+
+    Returns
+    -------
+    ndarray of int64, shape (d − 1,)
+    """
+    k = np.arange(1, n_bins, dtype=np.int64)
+    return (k * n + n_bins - 1) // n_bins - 1
+
+
+def _quantile_edges_sorted(s: np.ndarray, n_bins: int) -> np.ndarray:
+    """Quantile cut points of the sorted values ``s`` (fast path, then tie-aware).
+
+    The fast path reads the d − 1 candidates at their ranks and accepts them when they
+    are distinct and below the maximum; it skips the pass that finds distinct values.
+    It is the same function as ``_tie_aware_cuts`` on the distinct values (tested).
+    """
+    n = s.shape[0]
+    if n >= n_bins:  # with fewer rows than bins the ranks collide
+        candidates = s[_quantile_positions(n, n_bins)]
+        if np.all(candidates[1:] > candidates[:-1]) and candidates[-1] < s[-1]:
+            return candidates
+    values, counts = _unique_counts(s)
+    return values[_tie_aware_cuts(counts, n_bins)]
+
+
+def _unique_counts(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct values of the sorted ``s`` and their counts (no re-sort, unlike np.unique)."""
+    first = np.empty(s.shape[0], dtype=bool)
+    first[0] = True
+    np.not_equal(s[1:], s[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    return s[starts], np.diff(starts, append=s.shape[0]).astype(np.int64)
+
+
+def _weighted_unique(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct values of ``x`` and the sum of the weights of each.
+
+    Rows are sorted by (value, weight), so each sum adds the same numbers in the same
+    order whatever the row order: the result is bit-for-bit order independent.
+    """
+    order = np.lexsort((w, x))
+    xs, ws = x[order], w[order]
+    values, counts = _unique_counts(xs)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    return values, np.add.reduceat(ws, starts)
+
+
+def _quantile_indices(cum: np.ndarray, n_bins: int) -> np.ndarray:
+    """Index of the first distinct value whose cumulative count reaches k/d of the total.
+
+    Integer counts: exact (cum ≥ ⌈k n / d⌉). Float weights: cum ≥ k W / d up to a
+    relative tolerance of 2 m ε for the rounding of the m-term cumulative sum.
+    """
+    k = np.arange(1, n_bins, dtype=np.int64)
+    total = cum[-1]
+    if cum.dtype.kind in "iu":
+        targets = (k * int(total) + n_bins - 1) // n_bins
+    else:
+        targets = (k * total) / n_bins - 2.0 * cum.shape[0] * np.finfo(float).eps * total
+    return np.searchsorted(cum, targets, side="left")
+
+
+def _tie_aware_cuts(counts: np.ndarray, n_bins: int) -> np.ndarray:
+    """Cut indices into the distinct values: bin boundaries after values ``cuts``.
+
+    ``counts`` are the counts (or weights) of the sorted distinct values v_0 < … <
+    v_{m−1}; the cut points are ``v[cuts]``. Implements the rule of the ``Binarizer``
+    Notes: type-1 quantiles when ties leave them distinct, else big values in bins of
+    their own, the other runs sharing the remaining bins (recursively). Returns
+    min(d, m) − 1 strictly increasing indices, all < m − 1.
+    """
+    m = counts.shape[0]
+    if m <= n_bins:
+        return np.arange(m - 1)
+    if n_bins == 1:
+        return np.arange(0)
+    cum = np.cumsum(counts)
+    idx = _quantile_indices(cum, n_bins)
+    if np.all(idx[1:] > idx[:-1]) and idx[-1] < m - 1:
+        return idx
+
+    big = _big_values(counts, n_bins)
+    rest_bins = n_bins - int(big.sum())
+    # Runs of non-big values: [starts[r], stops[r]).
+    steps = np.diff(np.concatenate([[0], (~big).astype(np.int8), [0]]))
+    starts, stops = np.flatnonzero(steps == 1), np.flatnonzero(steps == -1)
+    mass = np.array([counts[a:b].sum() for a, b in zip(starts, stops, strict=True)])
+    share = _apportion(mass, stops - starts, rest_bins)
+
+    items = sorted([(int(a), r) for r, a in enumerate(starts)] +
+                   [(int(i), -1) for i in np.flatnonzero(big)])  # fmt: skip
+    ends: list[int] = []
+    for pos, r in items:
+        if r < 0:  # a big value: a bin of its own (plus an empty-handed run before it)
+            ends.append(pos)
+        elif share[r] > 0:
+            a, b = pos, int(stops[r])
+            ends.extend((a + _tie_aware_cuts(counts[a:b], int(share[r]))).tolist())
+            ends.append(b - 1)
+    if ends[-1] != m - 1:  # a top run without a bin joins the last bin
+        ends[-1] = m - 1
+    return np.asarray(ends[:-1], dtype=np.intp)
+
+
+def _big_values(counts: np.ndarray, n_bins: int) -> np.ndarray:
+    """Values whose count reaches the mean bin size of what is left (fixed point)."""
+    big = np.zeros(counts.shape[0], dtype=bool)
+    rest_bins, rest_mass = n_bins, counts.sum()
+    while True:
+        new = ~big & (counts >= rest_mass / rest_bins)
+        k = int(new.sum())
+        # With more distinct values than bins k < rest_bins always holds; the guard
+        # protects against rounding of float weights.
+        if k == 0 or k >= rest_bins:
+            return big
+        big |= new
+        rest_bins -= k
+        rest_mass = rest_mass - counts[new].sum()
+
+
+def _apportion(mass: np.ndarray, capacity: np.ndarray, n_bins: int) -> np.ndarray:
+    """Share ``n_bins`` among runs by mass: Sainte-Laguë, at most ``capacity`` each.
+
+    Each bin goes to the run with the largest mass / (bins so far + 1/2); ties go to
+    the leftmost run, so the result is deterministic.
+    """
+    share = np.zeros(mass.shape[0], dtype=np.int64)
+    heap = [(-2.0 * float(mass[r]), r) for r in range(mass.shape[0]) if capacity[r] > 0]
+    heapq.heapify(heap)
+    for _ in range(n_bins):
+        if not heap:
+            break
+        _, r = heapq.heappop(heap)
+        share[r] += 1
+        if share[r] < capacity[r]:
+            heapq.heappush(heap, (-float(mass[r]) / (share[r] + 0.5), r))
+    return share
+
+
+def _uniform_edges(s: np.ndarray, n_bins: int) -> np.ndarray:
+    """Equal-width cut points over [min, max] of the sorted ``s``, empty bins merged.
+
+    An empty bin k = (e_{k−1}, e_k] loses its upper cut point and so joins the next
+    bin; the last bin always holds the maximum, so every merged bin is non-empty.
+    """
+    lo, hi = float(s[0]), float(s[-1])
+    if lo == hi:
+        return np.empty(0)
+    t = np.arange(1, n_bins) / n_bins
+    width = hi - lo
+    e = lo + width * t if np.isfinite(width) else lo * (1.0 - t) + hi * t
+    e = np.unique(e[(e >= lo) & (e < hi)])  # rounding can repeat or reach hi
+    below = np.searchsorted(s, e, side="right")
+    nonempty = np.diff(below, prepend=0) > 0
+    return e[nonempty]
+
+
+# =====================================================================================
+# NumPy reference twins of the kernels in _binning.pyx
+# =====================================================================================
+
+
+def _assign_codes_reference(
+    x: np.ndarray, edges: np.ndarray, out: np.ndarray, missing_code: int
+) -> int:
+    """NumPy twin of ``_binning.assign_codes`` (same arguments, same return value)."""
+    x = np.asarray(x, dtype=np.float64)
+    bad = np.isinf(x) | (np.isnan(x) & (missing_code < 0))
+    first = int(np.argmax(bad)) if bad.any() else -1
+    stop = x.shape[0] if first < 0 else first
+    codes = np.searchsorted(edges, x[:stop], side="left")
+    codes[np.isnan(x[:stop])] = missing_code
+    out[:stop] = codes
+    return first
+
+
+def _compact_column_reference(x: np.ndarray, out: np.ndarray) -> tuple[int, int]:
+    """NumPy twin of ``_binning.compact_column`` (same arguments, same return value)."""
+    x = np.asarray(x, dtype=np.float64)
+    inf = np.flatnonzero(np.isinf(x))
+    first_inf = int(inf[0]) if inf.size else -1
+    head = x if first_inf < 0 else x[:first_inf]
+    kept = head[~np.isnan(head)] + 0.0
+    out[: kept.shape[0]] = kept
+    return kept.shape[0], first_inf
