@@ -1,0 +1,715 @@
+# cython: language_level=3
+"""Exact O(K) solvers of the weighted 1-D fused-lasso signal approximator.
+
+The kernel solves, exactly and without inner iterations,
+
+    min_theta  sum_k (w_k / 2) (theta_k - y_k)^2 + sum_{k>=1} lam_k |theta_k - theta_{k-1}|
+
+by Johnson's (2013) dynamic programme on the *derivative* of the partial value
+function. With F_k(t) = min over theta_0..theta_{k-1} of the partial objective
+with theta_k = t, its derivative D_k = F_k' is continuous, non-decreasing and
+piecewise linear, and
+
+    D_0(t)     = a_0 t + b_0
+    D_{k+1}(t) = clip(D_k(t), -lam_{k+1}, +lam_{k+1}) + a_{k+1} t + b_{k+1}
+
+with a_k = w_k and b_k = -w_k y_k (+ mu n_k for the Lagrangian of the constrained
+problem; writing the node term as a slope and an intercept lets w_k = 0 carry a
+linear term without dividing by it). With t-_k = sup{D_k < -lam_{k+1}} and
+t+_k = inf{D_k > +lam_{k+1}}, the solution is theta_{K-1} in {D_{K-1} = 0} and
+theta_k = clip(theta_{k+1}, t-_k, t+_k) backwards.
+
+D_k is stored as a deque of knots (position, change of slope, change of
+intercept when crossing it rightwards) plus its leftmost and rightmost pieces.
+Adding a t + b only touches the two end pieces; finding t-_k pops knots from the
+left, t+_k from the right, and each step pushes at most one knot per side, so
+the total work is O(K).
+
+Only ``_prox.py`` calls the ``def`` wrappers at the bottom, after validation.
+"""
+
+from libc.math cimport fabs, INFINITY
+
+import numpy as np
+
+cdef extern from "float.h":
+    double DBL_EPSILON
+    double DBL_MAX
+
+# Normalised observation weights w_k / max(w) below this are treated as zero:
+# their clip points would lie beyond the floating-point range.
+cdef double _A_FLOOR = 1e-200
+# A computed piece slope at or below this is flat (rounding of a zero slope).
+cdef double _S_FLOOR = 1e-250
+# An unbounded tail whose violation is within this relative margin is rounding
+# at the boundary of the dual domain (constrained problem), not a violation.
+cdef double _EDGE_RTOL = 1e-12
+cdef int _MAXIT = 200
+
+
+cdef struct DPEvent:
+    # Unbounded tail met by the DP (only possible when a node with a_k = 0 has
+    # b_k != 0, i.e. in the Lagrangian of the constrained problem).
+    # side = +1: a flat left tail above +lam (theta -> -inf on run A lowers the
+    # Lagrangian), side = -1: a flat right tail below -lam; 0: none.
+    int side
+    Py_ssize_t first
+    Py_ssize_t last
+    # mu * ratio is the value of mu at which run A stops being a descent ray.
+    double ratio
+
+
+cdef inline double _node_a(const double* w, Py_ssize_t k, double wsc) noexcept nogil:
+    cdef double a
+    if w == NULL:
+        return 1.0 / wsc
+    a = w[k] / wsc
+    if a < _A_FLOOR:
+        return 0.0
+    return a
+
+
+cdef inline void _record(DPEvent* ev, int side, Py_ssize_t first, Py_ssize_t last,
+                         double ratio) noexcept nogil:
+    # Keep the tightest event, but freeze after the first genuine violation: the
+    # clamp that follows it shifts D, so later ratios are no longer exact.
+    if ev.side == 0 or (ev.ratio >= 1.0 - _EDGE_RTOL and ratio < ev.ratio):
+        ev.side = side
+        ev.first = first
+        ev.last = last
+        ev.ratio = ratio
+
+
+cdef void _dp(
+    Py_ssize_t K,
+    const double* y,
+    const double* w,
+    const double* lam,
+    const double* n,
+    double ysc,
+    double wsc,
+    double nmu,
+    double* out,
+    double* work,
+    DPEvent* ev,
+) noexcept nogil:
+    """Normalised DP: node terms a_k = w_k/wsc, b_k = -a_k y_k/ysc + nmu n_k,
+    edge weights lam_k/ysc/wsc. Writes the normalised solution to out. K >= 2."""
+    cdef Py_ssize_t cap2 = 2 * K + 2
+    cdef double* X = work
+    cdef double* DS = work + cap2
+    cdef double* DC = work + 2 * cap2
+    # TM/TP first hold a_k/b_k, then t-_k/t+_k (slot k is rewritten after use).
+    cdef double* TM = work + 3 * cap2
+    cdef double* TP = TM + K
+    cdef Py_ssize_t k, lo, hi, mL, mR
+    cdef double a, b, sa, sb, R, bzero, amin, cap, lam_e, lamL, lamR
+    cdef double sL, cL, sR, cR, s, c, x, xprev, tm, tp, delta, r1, r2, th
+    cdef bint capped
+
+    # ---- pre-pass: node terms and a cap on lam that cannot change the answer.
+    # The solution lies in [-R, R] with R = max |b_k / a_k| when every node with
+    # a_k = 0 has b_k = 0 (range property of the FLSA). There |D_k| <= sum_j
+    # (a_j R + |b_j|), so clipping at a larger lam is the identity where it
+    # matters; capping avoids the cancellation of -lam + (c + lam) for huge lam.
+    sa = 0.0
+    sb = 0.0
+    R = 0.0
+    bzero = 0.0
+    amin = INFINITY
+    for k in range(K):
+        a = _node_a(w, k, wsc)
+        if a > 0.0:
+            b = -a * (y[k] / ysc)
+            if fabs(b) / a > R:
+                R = fabs(b) / a
+            if a < amin:
+                amin = a
+        else:
+            b = 0.0
+        if n != NULL:
+            b += nmu * n[k]
+        if a == 0.0:
+            bzero += fabs(b)
+        sa += a
+        sb += fabs(b)
+        TM[k] = a
+        TP[k] = b
+    capped = bzero == 0.0
+    cap = 2.0 * (R * sa + sb) + 1.0
+
+    ev.side = 0
+    ev.first = 0
+    ev.last = 0
+    ev.ratio = 1.0
+
+    lo = K
+    hi = K - 1
+    sL = TM[0]
+    cL = TP[0]
+    sR = sL
+    cR = cL
+    mL = 0
+    mR = 0
+    lamL = 0.0
+    lamR = 0.0
+    for k in range(K - 1):
+        lam_e = (lam[k + 1] / ysc) / wsc
+        if capped and lam_e > cap:
+            lam_e = cap
+        # ---- a flat tail beyond +-lam_e: the Lagrangian is unbounded below
+        # along run [m, k]. Record it and clamp the tail (a constant shift of
+        # D), which is exact at the boundary of the dual domain.
+        if sL <= _S_FLOOR and cL > lam_e:
+            _record(ev, 1, mL, k, (lamL + lam_e) / (cL + lamL))
+            delta = lam_e - cL
+            cL += delta
+            cR += delta
+        elif sR <= _S_FLOOR and cR < -lam_e:
+            _record(ev, -1, mR, k, (lamR + lam_e) / (lamR - cR))
+            delta = -lam_e - cR
+            cL += delta
+            cR += delta
+
+        # ---- t- = sup{D < -lam_e}, popping knots from the left
+        tm = -INFINITY
+        if not (sL <= _S_FLOOR and cL >= -lam_e):
+            s = sL
+            c = cL
+            xprev = -INFINITY
+            while lo <= hi:
+                x = X[lo]
+                if s * x + c >= -lam_e:
+                    break
+                s += DS[lo]
+                c += DC[lo]
+                xprev = x
+                lo += 1
+            if s > _S_FLOOR:
+                tm = (-lam_e - c) / s
+                if tm < xprev:
+                    tm = xprev
+                if lo <= hi and tm > X[lo]:
+                    tm = X[lo]
+            else:
+                # flat piece reached only through rounding: cross at the knot
+                tm = xprev
+            if -DBL_MAX <= tm <= DBL_MAX:
+                lo -= 1
+                X[lo] = tm
+                DS[lo] = s
+                DC[lo] = c + lam_e
+                sL = 0.0
+                cL = -lam_e
+                lamL = lam_e
+                mL = k + 1
+            else:
+                tm = -INFINITY
+
+        # ---- t+ = inf{D > +lam_e}, popping knots from the right
+        tp = INFINITY
+        if not (sR <= _S_FLOOR and cR <= lam_e):
+            s = sR
+            c = cR
+            xprev = INFINITY
+            while lo <= hi:
+                x = X[hi]
+                if s * x + c <= lam_e:
+                    break
+                s -= DS[hi]
+                c -= DC[hi]
+                xprev = x
+                hi -= 1
+            if s > _S_FLOOR:
+                tp = (lam_e - c) / s
+                if tp > xprev:
+                    tp = xprev
+                if lo <= hi and tp < X[hi]:
+                    tp = X[hi]
+            else:
+                tp = xprev
+            if -DBL_MAX <= tp <= DBL_MAX:
+                hi += 1
+                X[hi] = tp
+                DS[hi] = -s
+                DC[hi] = lam_e - c
+                sR = 0.0
+                cR = lam_e
+                lamR = lam_e
+                mR = k + 1
+            else:
+                tp = INFINITY
+
+        # ---- add node k + 1 (only the end pieces change)
+        a = TM[k + 1]
+        b = TP[k + 1]
+        TM[k] = tm
+        TP[k] = tp
+        sL += a
+        cL += b
+        sR += a
+        cR += b
+
+    # ---- theta_{K-1}: the point of {D_{K-1} = 0} nearest to 0
+    k = K - 1
+    if sL <= _S_FLOOR and cL > 0.0:
+        _record(ev, 1, mL, k, lamL / (cL + lamL))
+        delta = -cL
+        cL += delta
+        cR += delta
+    elif sR <= _S_FLOOR and cR < 0.0:
+        _record(ev, -1, mR, k, lamR / (lamR - cR))
+        delta = -cR
+        cL += delta
+        cR += delta
+    r1 = -INFINITY
+    if not (sL <= _S_FLOOR and cL >= 0.0):
+        s = sL
+        c = cL
+        xprev = -INFINITY
+        while lo <= hi:
+            x = X[lo]
+            if s * x + c >= 0.0:
+                break
+            s += DS[lo]
+            c += DC[lo]
+            xprev = x
+            lo += 1
+        if s > _S_FLOOR:
+            r1 = -c / s
+            if r1 < xprev:
+                r1 = xprev
+            if lo <= hi and r1 > X[lo]:
+                r1 = X[lo]
+        else:
+            r1 = xprev
+        if not (-DBL_MAX <= r1 <= DBL_MAX):
+            r1 = -INFINITY
+    r2 = INFINITY
+    if not (sR <= _S_FLOOR and cR <= 0.0):
+        s = sR
+        c = cR
+        xprev = INFINITY
+        while lo <= hi:
+            x = X[hi]
+            if s * x + c <= 0.0:
+                break
+            s -= DS[hi]
+            c -= DC[hi]
+            xprev = x
+            hi -= 1
+        if s > _S_FLOOR:
+            r2 = -c / s
+            if r2 > xprev:
+                r2 = xprev
+            if lo <= hi and r2 < X[hi]:
+                r2 = X[hi]
+        else:
+            r2 = xprev
+        if not (-DBL_MAX <= r2 <= DBL_MAX):
+            r2 = INFINITY
+    th = 0.0
+    if th < r1:
+        th = r1
+    if th > r2:
+        th = r2
+
+    # ---- backtrack: theta_k = clip(theta_{k+1}, t-_k, t+_k)
+    out[K - 1] = th
+    for k in range(K - 2, -1, -1):
+        if th < TM[k]:
+            th = TM[k]
+        if th > TP[k]:
+            th = TP[k]
+        out[k] = th
+
+
+cdef inline bint _scales(Py_ssize_t K, const double* y, const double* w,
+                         double* ysc, double* wsc, double* ymin,
+                         double* ymax) noexcept nogil:
+    """max(w) and max |y| over the nodes whose weight survives the floor; the
+    range [ymin, ymax] of those y. False when the answer is theta = 0."""
+    cdef Py_ssize_t k
+    cdef double wmax = 0.0, s = 0.0, lo = INFINITY, hi = -INFINITY
+    if w == NULL:
+        wmax = 1.0
+    else:
+        for k in range(K):
+            if w[k] > wmax:
+                wmax = w[k]
+    if not wmax > 0.0:
+        return False
+    for k in range(K):
+        if w == NULL or w[k] / wmax >= _A_FLOOR:
+            if fabs(y[k]) > s:
+                s = fabs(y[k])
+            if y[k] < lo:
+                lo = y[k]
+            if y[k] > hi:
+                hi = y[k]
+    if not s > 0.0:
+        return False
+    ysc[0] = s
+    wsc[0] = wmax
+    ymin[0] = lo
+    ymax[0] = hi
+    return True
+
+
+cdef void weighted_fused_lasso(
+    Py_ssize_t K,
+    const double* y,
+    const double* w,
+    const double* lam,
+    double* out,
+    double* work,
+) noexcept nogil:
+    """Exact weighted FLSA (see module docstring); `w` NULL means unit weights.
+
+    Conventions: all w_k = 0 (or y_k = 0 wherever w_k > 0) gives theta = 0. A
+    level not determined by the problem (a run of zero-weight nodes cut off from
+    every positive weight by zero-penalty edges) copies its right neighbour, or,
+    at the end of the chain, is the point of [min y, max y] nearest to 0.
+    Weights below 1e-200 max(w) count as zero. The output always lies in
+    [min y, max y] over the positive-weight nodes, hence is finite.
+    """
+    cdef Py_ssize_t k
+    cdef double ysc, wsc, ymin, ymax, t
+    cdef DPEvent ev
+    if K <= 0:
+        return
+    if not _scales(K, y, w, &ysc, &wsc, &ymin, &ymax):
+        for k in range(K):
+            out[k] = 0.0
+        return
+    if K == 1:
+        out[0] = y[0]
+        return
+    _dp(K, y, w, lam, NULL, ysc, wsc, 0.0, out, work, &ev)
+    # Rescale and clip to the data range: the exact solution lies in it, so the
+    # clip only removes rounding and fixes the free levels' convention.
+    for k in range(K):
+        t = out[k] * ysc
+        if t < ymin:
+            t = ymin
+        if t > ymax:
+            t = ymax
+        out[k] = t
+
+
+cdef inline double _evaluate(
+    Py_ssize_t K, const double* y, const double* w, const double* lam,
+    const double* n, double ysc, double wsc, double nsc, double mu,
+    double* out, double* work, DPEvent* ev, double* absg, double* slope,
+) noexcept nogil:
+    """theta(mu) (normalised) into out; returns g = sum n'_k theta_k with
+    n' = n / nsc, sets absg = sum n'|theta| and slope = -sum_S n'_S^2 / a_S
+    over the fused segments S (the exact dg/dmu on a fixed segment structure;
+    -inf when a zero-weight segment carries counts)."""
+    cdef Py_ssize_t k
+    cdef double g = 0.0, ag = 0.0, sl = 0.0, segn = 0.0, sega = 0.0, nk
+    _dp(K, y, w, lam, n, ysc, wsc, mu / nsc, out, work, ev)
+    for k in range(K):
+        nk = n[k] / nsc
+        g += nk * out[k]
+        ag += nk * fabs(out[k])
+        if k > 0 and out[k] != out[k - 1]:
+            if segn > 0.0:
+                if sega > 0.0:
+                    sl -= segn * segn / sega
+                else:
+                    sl = -INFINITY
+            segn = 0.0
+            sega = 0.0
+        segn += nk
+        sega += _node_a(w, k, wsc)
+    if segn > 0.0:
+        if sega > 0.0:
+            sl -= segn * segn / sega
+        else:
+            sl = -INFINITY
+    absg[0] = ag
+    slope[0] = sl
+    return g
+
+
+cdef inline void _finish(Py_ssize_t K, double* out, double ysc) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(K):
+        out[k] *= ysc
+
+
+cdef int constrained_fused_lasso(
+    Py_ssize_t K,
+    const double* y,
+    const double* w,
+    const double* lam,
+    const double* n,
+    double* out,
+    double* work,
+    double tol,
+) noexcept nogil:
+    """Exact weighted FLSA subject to sum_k n_k theta_k = 0 (design.md section 5).
+
+    theta(mu) = argmin sum (w_k/2)(theta_k - y_k)^2 + mu sum n_k theta_k + TV is
+    the DP with node intercepts b_k = -w_k y_k + mu n_k, and g(mu) = n' theta(mu)
+    is non-increasing and piecewise linear. Its root is found by safeguarded
+    Newton steps (exact once the fused-segment structure is right), secant and
+    bisection on a bracket, stopping when |g| <= tol (sum n|theta| + sum n max|y|).
+
+    Degenerate cases (only possible when some w_k = 0 with n_k > 0):
+    * mu beyond the domain of the dual function (the Lagrangian is unbounded
+      below along a zero-weight run A): the DP reports A and the exact mu at which
+      A stops being a descent ray; the search never steps past it.
+    * the root sits on that boundary: theta(mu_b) is completed by shifting run A
+      (a recession direction of the Lagrangian's minimisers there) until the
+      constraint holds - still an exact minimiser.
+    * g jumps at the root (a zero-weight segment with counts is free there): the
+      bracket collapses and the two one-sided solutions are mixed to meet the
+      constraint exactly.
+
+    Returns the number of DP evaluations, 0 for the trivial cases (n all zero:
+    the unconstrained solution; w all zero or y = 0 where w > 0: theta = 0;
+    K = 1: theta = 0), or -1 if the iteration limit was hit (out then holds the
+    best feasible-by-mixing estimate; always finite).
+    """
+    cdef Py_ssize_t K2 = 2 * K + 2
+    cdef double* th_lo = work + 3 * K2 + 2 * K
+    cdef double* th_hi = th_lo + K
+    cdef Py_ssize_t k, it, a_first = 0, a_last = 0, b_first = 0, b_last = 0
+    cdef double nsc = 0.0, ysc, wsc, ymin, ymax, mu, g, absg, slope, nA, cand
+    cdef double lo = -INFINITY, hi = INFINITY, glo = 0.0, ghi = 0.0
+    cdef double bnd_hi = INFINITY, bnd_lo = -INFINITY, thr, alpha, scale
+    cdef double width_old = INFINITY, upper, lower
+    cdef bint have_lo = False, have_hi = False, bisect = False, newton
+    cdef int stalls = 0
+    cdef DPEvent ev
+
+    if K <= 0:
+        return 0
+    for k in range(K):
+        if n[k] > nsc:
+            nsc = n[k]
+    if not nsc > 0.0:
+        weighted_fused_lasso(K, y, w, lam, out, work)
+        return 0
+    if K == 1 or not _scales(K, y, w, &ysc, &wsc, &ymin, &ymax):
+        # K = 1: n_0 > 0 forces theta_0 = 0. Otherwise theta = 0 is feasible
+        # and has objective 0 (or every objective term is TV).
+        for k in range(K):
+            out[k] = 0.0
+        return 0
+    scale = 0.0
+    for k in range(K):
+        scale += n[k] / nsc
+
+    mu = 0.0
+    for it in range(1, _MAXIT + 1):
+        g = _evaluate(K, y, w, lam, n, ysc, wsc, nsc, mu, out, work, &ev,
+                      &absg, &slope)
+        if ev.side != 0 and ev.ratio < 1.0 - _EDGE_RTOL:
+            # beyond the dual domain: mu * ratio bounds it (never crossed again)
+            thr = mu * ev.ratio
+            if ev.side > 0:
+                if thr < bnd_hi:
+                    bnd_hi = thr
+                    a_first = ev.first
+                    a_last = ev.last
+                if have_lo and bnd_hi <= lo:
+                    # the boundary is the last bounded point: finish there
+                    for k in range(K):
+                        out[k] = th_lo[k]
+                    g = glo
+                    mu = lo
+                    break
+                mu = bnd_hi
+            else:
+                if thr > bnd_lo:
+                    bnd_lo = thr
+                    b_first = ev.first
+                    b_last = ev.last
+                if have_hi and bnd_lo >= hi:
+                    for k in range(K):
+                        out[k] = th_hi[k]
+                    g = ghi
+                    mu = hi
+                    break
+                mu = bnd_lo
+            continue
+        if fabs(g) <= tol * (absg + scale):
+            _finish(K, out, ysc)
+            return it
+        if g > 0.0:
+            if mu >= bnd_hi:
+                break
+            lo = mu
+            glo = g
+            have_lo = True
+            for k in range(K):
+                th_lo[k] = out[k]
+        else:
+            if mu <= bnd_lo:
+                break
+            hi = mu
+            ghi = g
+            have_hi = True
+            for k in range(K):
+                th_hi[k] = out[k]
+        if have_lo and have_hi:
+            if hi - lo <= 4.0 * DBL_EPSILON * (fabs(lo) + fabs(hi)) + 1e-300:
+                break
+            # bisect whenever two steps failed to halve the bracket
+            if hi - lo > 0.5 * width_old:
+                stalls += 1
+            else:
+                stalls = 0
+                width_old = hi - lo
+            bisect = stalls >= 2
+            if bisect:
+                stalls = 0
+                width_old = hi - lo
+        # ---- next trial point: Newton if it stays inside the bracket
+        newton = slope < 0.0 and slope > -INFINITY
+        cand = mu - g / slope if newton else mu
+        upper = bnd_hi if hi > bnd_hi else hi
+        lower = bnd_lo if lo < bnd_lo else lo
+        if not (newton and not bisect and cand > lower and cand < upper
+                and cand != mu):
+            if have_lo and have_hi:
+                if bisect:
+                    cand = 0.5 * (lo + hi)
+                else:
+                    # secant on the bracket
+                    cand = lo + glo * (hi - lo) / (glo - ghi)
+                    if not (cand > lo and cand < hi):
+                        cand = 0.5 * (lo + hi)
+            elif g > 0.0:
+                # no point with g < 0 yet: go up, at most to the domain boundary
+                if not (newton and cand > mu):
+                    cand = mu + (2.0 * fabs(mu) if fabs(mu) > 1.0 else 1.0)
+                if cand >= bnd_hi:
+                    cand = bnd_hi
+            else:
+                if not (newton and cand < mu):
+                    cand = mu - (2.0 * fabs(mu) if fabs(mu) > 1.0 else 1.0)
+                if cand <= bnd_lo:
+                    cand = bnd_lo
+        mu = cand
+    else:
+        # iteration limit: best estimate, then report failure
+        if have_lo and have_hi:
+            alpha = -ghi / (glo - ghi)
+            for k in range(K):
+                out[k] = alpha * th_lo[k] + (1.0 - alpha) * th_hi[k]
+        elif have_lo:
+            for k in range(K):
+                out[k] = th_lo[k]
+        elif have_hi:
+            for k in range(K):
+                out[k] = th_hi[k]
+        _finish(K, out, ysc)
+        return -1
+
+    # ---- exits by `break`
+    if g > 0.0 and mu >= bnd_hi:
+        # root on the upper boundary: lower run A until n' theta = 0
+        nA = 0.0
+        for k in range(a_first, a_last + 1):
+            nA += n[k] / nsc
+        for k in range(a_first, a_last + 1):
+            out[k] -= g / nA
+    elif g < 0.0 and mu <= bnd_lo:
+        nA = 0.0
+        for k in range(b_first, b_last + 1):
+            nA += n[k] / nsc
+        for k in range(b_first, b_last + 1):
+            out[k] -= g / nA
+    else:
+        # collapsed bracket: g jumps at the root; mix the one-sided solutions
+        alpha = -ghi / (glo - ghi)
+        for k in range(K):
+            out[k] = alpha * th_lo[k] + (1.0 - alpha) * th_hi[k]
+    _finish(K, out, ysc)
+    return it
+
+
+# ---------------------------------------------------------------------------
+# Python wrappers: called only by binarsity_stats._prox after validation.
+# ---------------------------------------------------------------------------
+
+def work_size(Py_ssize_t K):
+    """Number of doubles of work space the kernels need for a chain of K."""
+    return fused_lasso_work_size(K)
+
+
+def weighted_fused_lasso_py(const double[::1] y, const double[::1] w,
+                            const double[::1] lam, double[::1] out):
+    """Exact weighted FLSA of one chain into `out` (validated inputs)."""
+    cdef Py_ssize_t K = y.shape[0]
+    cdef double[::1] work = np.empty(fused_lasso_work_size(K))
+    if K == 0:
+        return
+    with nogil:
+        weighted_fused_lasso(K, &y[0], &w[0], &lam[0], &out[0], &work[0])
+
+
+def constrained_fused_lasso_py(const double[::1] y, const double[::1] w,
+                               const double[::1] lam, const double[::1] n,
+                               double[::1] out, double tol):
+    """Exact weighted FLSA with n' theta = 0 into `out`; returns the number of
+    evaluations or -1 (validated inputs)."""
+    cdef Py_ssize_t K = y.shape[0]
+    cdef double[::1] work = np.empty(fused_lasso_work_size(K))
+    cdef int it
+    if K == 0:
+        return 0
+    with nogil:
+        it = constrained_fused_lasso(K, &y[0], &w[0], &lam[0], &n[0], &out[0],
+                                     &work[0], tol)
+    return it
+
+
+def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
+                   const double[::1] lam, const double[::1] counts,
+                   double[::1] out, int mode, double tol):
+    """Block-wise prox with unit observation weights (validated inputs).
+
+    mode 0: TV prox of every block; mode 1: TV prox then subtract the block mean
+    (paper's Algorithm 1 for equal counts); mode 2: exact prox with the
+    constraint counts' theta_j = 0 (counts must be given). Returns the largest
+    number of evaluations used by a block, or -1 if any block failed.
+    """
+    cdef Py_ssize_t p = block_ptr.shape[0] - 1
+    cdef Py_ssize_t j, k, start, K, kmax = 1
+    cdef const double* cptr = NULL
+    cdef double mean
+    cdef int it, worst = 0
+    for j in range(p):
+        if block_ptr[j + 1] - block_ptr[j] > kmax:
+            kmax = block_ptr[j + 1] - block_ptr[j]
+    cdef double[::1] work = np.empty(fused_lasso_work_size(kmax))
+    if counts is not None and counts.shape[0] > 0:
+        cptr = &counts[0]
+    with nogil:
+        for j in range(p):
+            start = block_ptr[j]
+            K = block_ptr[j + 1] - start
+            if mode == 2:
+                it = constrained_fused_lasso(K, &v[start], NULL, &lam[start],
+                                             cptr + start, &out[start],
+                                             &work[0], tol)
+                if it < 0 or worst < 0:
+                    worst = -1
+                elif it > worst:
+                    worst = it
+            else:
+                weighted_fused_lasso(K, &v[start], NULL, &lam[start],
+                                     &out[start], &work[0])
+                if mode == 1:
+                    mean = 0.0
+                    for k in range(start, start + K):
+                        mean += out[k]
+                    mean /= K
+                    for k in range(start, start + K):
+                        out[k] -= mean
+    return worst
