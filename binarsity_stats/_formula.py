@@ -1,0 +1,896 @@
+"""The formula layer: ``bin()``, ``C()`` and ``offset()`` terms and the design they build.
+
+A formula such as ``"y ~ bin(age, 50) + C(sex) + income + offset(log(exposure))"`` is
+materialised with formulaic, always with this package's own transform context (``bin``
+shadows the Python builtin, and our ``C`` replaces formulaic's):
+
+* ``bin(x, n_bins)`` is a formulaic *stateful transform*. On the training data it learns
+  the quantile cut points of ``x`` (the engine's :class:`Binarizer`, design.md §6) and
+  stores them in the ``ModelSpec``'s transform state; on new data it replays them. It
+  emits **one column of integer bin codes**, which :func:`build_design` picks out by term
+  and hands to the solver as a row of the (p, n) code array — the one-hot matrix is never
+  built (design.md §3).
+* ``C(x)`` emits one column of category codes (levels learned once and replayed; an unseen
+  level raises). It becomes an *unpenalised* code block: one coefficient per level, made
+  identifiable by the binarsity constraint Σ_k n_k θ_k = 0 (a weighted sum-to-zero
+  coding). A bare non-numeric column (``y ~ sex``) is read as ``C(sex)``.
+* ``offset(expr)`` adds ``expr`` to the linear predictor with coefficient one.
+* Every other term (numbers, ``log(x)``, interactions of numeric columns) is a dense,
+  unpenalised column.
+
+formulaic pickles a ``ModelSpec``'s state but not the transform functions; the functions
+are re-created by :func:`transform_context` whenever a design is replayed, so a pickled
+model predicts exactly like the original.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from formulaic import Formula, model_matrix
+from formulaic.errors import FormulaicError
+from formulaic.transforms import TRANSFORMS
+from formulaic.utils.code import format_expr, sanitize_variable_names
+from formulaic.utils.stateful_transforms import stateful_transform
+
+__all__ = [
+    "Block",
+    "Design",
+    "DesignSpec",
+    "Response",
+    "build_design",
+    "transform_context",
+    "format_cut",
+]
+
+#: Marker written into the transform state of our stateful transforms.
+_MARK = "__binarsity__"
+#: The transform names this package owns inside formulas.
+_OWN = ("bin", "C", "offset")
+_MISSING_POLICIES = ("error", "separate")
+
+
+# ---------------------------------------------------------------------------------------
+# Helpers shared by the transforms
+# ---------------------------------------------------------------------------------------
+
+
+def _column_name(data: Any) -> str:
+    """Best-effort name of the data handed to a transform (for error messages)."""
+    name = getattr(data, "name", None)
+    return str(name) if name is not None else "<expression>"
+
+
+def _as_float(data: Any, name: str, what: str) -> np.ndarray:
+    """Return ``data`` as float64, refusing non-numeric columns with a clear message."""
+    if isinstance(data, pd.Series):
+        dtype = data.dtype
+        if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+            return data.to_numpy(dtype=np.float64, na_value=np.nan)
+        raise TypeError(
+            f"{what} needs a numeric column; column '{name}' has dtype {dtype}. "
+            f"Use C({name}) for a categorical variable."
+        )
+    arr = np.asarray(data)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{what} needs a numeric column; column '{name}' has dtype {arr.dtype}. "
+            f"Use C({name}) for a categorical variable."
+        )
+    return arr.astype(np.float64, copy=False).ravel()
+
+
+def code_dtype(n_levels: int) -> type:
+    """The narrowest unsigned integer type holding ``n_levels`` codes (design.md §3)."""
+    if n_levels <= 256:
+        return np.uint8
+    if n_levels <= 65536:
+        return np.uint16
+    raise ValueError(f"a term has {n_levels} levels; at most 65536 are supported.")
+
+
+def format_cut(value: float) -> str:
+    """Short, readable form of a cut point: ``38.0``, ``0.125``, ``1.5e-07``, ``-inf``."""
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return np.format_float_positional(float(value), precision=6, unique=True, trim="0")
+
+
+def _level_label(level: Any) -> str:
+    if isinstance(level, float) and level.is_integer():
+        return format_cut(level)
+    return str(level)
+
+
+# ---------------------------------------------------------------------------------------
+# The transforms
+# ---------------------------------------------------------------------------------------
+
+
+def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarray | None):
+    """Create the ``bin`` stateful transform for one materialisation.
+
+    The defaults only matter when the state is learned; a replay reads everything it
+    needs from ``_state``.
+    """
+
+    @stateful_transform
+    def bin(data, n_bins=None, missing=None, _state=None):  # noqa: A001 - formula name
+        """Bin codes of a numeric variable under learned quantile cut points."""
+        name = _column_name(data)
+        x = _as_float(data, name, "bin()")
+        if _state is None:  # pragma: no cover - formulaic always passes a dict
+            _state = {}
+        if "edges" not in _state:
+            n_bins = default_n_bins if n_bins is None else n_bins
+            missing = default_missing if missing is None else missing
+            _validate_n_bins(n_bins, f"bin({name})")
+            if missing not in _MISSING_POLICIES:
+                raise ValueError(
+                    f"missing must be one of {_MISSING_POLICIES}; got {missing!r} in bin({name})."
+                )
+            _check_values(x, name, missing)
+            edges, has_missing = _learn_edges(x, n_bins, missing, sample_weight, name)
+            _state.update(
+                {
+                    _MARK: "bin",
+                    "edges": edges,
+                    "n_bins": int(n_bins),
+                    "missing": missing,
+                    "has_missing_level": bool(has_missing),
+                    "column": name,
+                    "data_min": float(np.nanmin(x)),
+                    "data_max": float(np.nanmax(x)),
+                }
+            )
+        return _replay_bin(x, _state, name)
+
+    return bin
+
+
+def _validate_n_bins(n_bins: Any, where: str) -> None:
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)):
+        raise TypeError(f"n_bins must be an integer >= 2; got {n_bins!r} in {where}.")
+    if n_bins < 2:
+        raise ValueError(f"n_bins must be >= 2; got {n_bins} in {where}.")
+    if n_bins > 65535:
+        raise ValueError(f"n_bins must be <= 65535 (uint16 codes); got {n_bins} in {where}.")
+
+
+def _check_values(x: np.ndarray, name: str, missing: str) -> None:
+    if np.any(np.isinf(x)):
+        raise ValueError(f"column '{name}' contains infinite values.")
+    if missing == "error" and np.any(np.isnan(x)):
+        raise ValueError(
+            f"column '{name}' contains missing values (NaN); pass missing='separate' to "
+            "give them their own level, or drop those rows."
+        )
+
+
+def _learn_edges(
+    x: np.ndarray, n_bins: int, missing: str, sample_weight: np.ndarray | None, name: str
+) -> tuple[np.ndarray, bool]:
+    """Learn one feature's interior cut points with the engine's Binarizer."""
+    from ._binarizer import Binarizer
+
+    if x.size == 0:
+        raise ValueError(f"column '{name}' has no rows.")
+    if np.all(np.isnan(x)):
+        raise ValueError(f"column '{name}' has only missing values.")
+    binarizer = Binarizer(n_bins=int(n_bins), method="quantile", missing=missing)
+    binarizer.fit(pd.DataFrame({name: x}), sample_weight=sample_weight)
+    edges = np.asarray(binarizer.edges_[0], dtype=np.float64)
+    has_missing = bool(binarizer.has_missing_level_[0])
+    return edges, has_missing
+
+
+def _replay_bin(x: np.ndarray, state: Mapping[str, Any], name: str) -> np.ndarray:
+    """Apply learned cut points: ``code = searchsorted(edges, x, side="left")``."""
+    edges = np.asarray(state["edges"], dtype=np.float64)
+    n_levels = len(edges) + 1 + int(state["has_missing_level"])
+    codes = np.searchsorted(edges, x, side="left")
+    nan = np.isnan(x)
+    if nan.any():
+        if not state["has_missing_level"]:
+            raise ValueError(
+                f"column '{name}' contains missing values (NaN) but the model has no "
+                "missing level for it (fit with missing='separate' on data with NaN)."
+            )
+        codes[nan] = len(edges) + 1
+    if np.any(np.isinf(x)):
+        raise ValueError(f"column '{name}' contains infinite values.")
+    return codes.astype(code_dtype(n_levels))
+
+
+def _make_categorical(default_missing: str):
+    """Create the ``C`` stateful transform (category codes, levels learned once)."""
+
+    @stateful_transform
+    def C(data, contr=None, levels=None, _state=None):  # noqa: N802 - formula name
+        """Category codes of a variable; an unpenalised block of the binarsity design."""
+        name = _column_name(data)
+        if contr is not None:
+            raise ValueError(
+                f"C({name}, ...): contrasts are not supported; a C() term is an "
+                "unpenalised block identified by a weighted sum-to-zero constraint."
+            )
+        values = pd.Series(
+            np.asarray(data, dtype=object) if not isinstance(data, pd.Series) else data
+        )
+        isna = values.isna().to_numpy()
+        if _state is None:  # pragma: no cover - formulaic always passes a dict
+            _state = {}
+        if "levels" not in _state:
+            if levels is not None:
+                learned = list(levels)
+            elif isinstance(values.dtype, pd.CategoricalDtype):
+                learned = list(values.cat.categories)
+            else:
+                learned = sorted(pd.unique(values[~isna]).tolist(), key=_sort_key)
+            if not learned:
+                raise ValueError(f"column '{name}' has no non-missing values.")
+            if isna.any() and default_missing == "error":
+                raise ValueError(
+                    f"column '{name}' contains missing values; pass missing='separate' "
+                    "to give them their own level, or drop those rows."
+                )
+            _state.update(
+                {
+                    _MARK: "C",
+                    "levels": learned,
+                    "has_missing_level": bool(isna.any()),
+                    "column": name,
+                }
+            )
+        return _replay_categorical(values, isna, _state, name)
+
+    return C
+
+
+def _sort_key(v: Any) -> tuple:
+    # numbers before strings, each in natural order (mixed types cannot be compared)
+    return (0, v, "") if isinstance(v, (int, float, np.number)) else (1, 0, str(v))
+
+
+def _replay_categorical(
+    values: pd.Series, isna: np.ndarray, state: Mapping[str, Any], name: str
+) -> np.ndarray:
+    levels = state["levels"]
+    lookup = {lvl: k for k, lvl in enumerate(levels)}
+    n_levels = len(levels) + int(state["has_missing_level"])
+    codes = np.empty(len(values), dtype=code_dtype(n_levels))
+    unseen = []
+    for i, (v, na) in enumerate(zip(values.tolist(), isna, strict=True)):
+        if na:
+            if not state["has_missing_level"]:
+                raise ValueError(
+                    f"column '{name}' contains missing values but the model has no "
+                    "missing level for it."
+                )
+            codes[i] = len(levels)
+            continue
+        k = lookup.get(v)
+        if k is None:
+            unseen.append(v)
+            continue
+        codes[i] = k
+    if unseen:
+        shown = sorted({str(u) for u in unseen})[:5]
+        raise ValueError(
+            f"column '{name}' has level(s) not seen when the model was fitted: {shown}; "
+            f"known levels are {[str(lv) for lv in levels][:20]}."
+        )
+    return codes
+
+
+@stateful_transform
+def offset(data, _state=None):
+    """An offset term: ``expr`` enters the linear predictor with coefficient one."""
+    name = _column_name(data)
+    x = _as_float(data, name, "offset()")
+    if _state is not None:
+        _state[_MARK] = "offset"
+    return x
+
+
+def transform_context(
+    n_bins: int = 50, missing: str = "error", sample_weight: np.ndarray | None = None
+) -> dict[str, Any]:
+    """The transform names this package passes to formulaic.
+
+    Parameters
+    ----------
+    n_bins : int, default=50
+        Bins of a ``bin(x)`` term that does not give its own.
+    missing : {"error", "separate"}, default="error"
+        Missing-value policy of ``bin()`` and ``C()`` terms.
+    sample_weight : ndarray of shape (n,), optional
+        Row weights for the weighted quantiles of ``bin()`` (used only when learning).
+
+    Returns
+    -------
+    dict
+        ``{"bin": ..., "C": ..., "offset": ...}``; pass it as formulaic's ``context``.
+        It always wins over the Python builtin ``bin`` and formulaic's ``C``.
+    """
+    return {
+        "bin": _make_bin(n_bins, missing, sample_weight),
+        "C": _make_categorical(missing),
+        "offset": offset,
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# Design objects
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Block:
+    """One code block of the design: a ``bin()`` or a ``C()`` term.
+
+    Attributes
+    ----------
+    term : str
+        The formula term, e.g. ``"bin(age, 50)"``.
+    kind : {"bin", "categorical"}
+        A binned (TV-penalised) feature or an unpenalised categorical.
+    column : str
+        The data column (or expression) the term reads.
+    n_levels : int
+        Number of codes (including a missing level).
+    edges : ndarray or None
+        Interior cut points of a ``bin()`` term (levels are ``(edges[k-1], edges[k]]``).
+    levels : tuple or None
+        Category labels of a ``C()`` term.
+    has_missing_level : bool
+        Whether the last code is a "missing" level outside the TV chain.
+    data_min, data_max : float or None
+        Training range of a ``bin()`` term (for plots).
+    """
+
+    term: str
+    kind: str
+    column: str
+    n_levels: int
+    edges: np.ndarray | None = None
+    levels: tuple | None = None
+    has_missing_level: bool = False
+    data_min: float | None = None
+    data_max: float | None = None
+
+    @property
+    def chain_length(self) -> int:
+        """Number of levels in the ordered (TV) chain: all but a missing level."""
+        return self.n_levels - int(self.has_missing_level)
+
+    @property
+    def penalized(self) -> bool:
+        """Whether the block carries the TV penalty (``bin()`` terms)."""
+        return self.kind == "bin"
+
+    def intervals(self) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper bounds of the chain's levels (right-closed intervals)."""
+        if self.edges is None:
+            raise ValueError(f"{self.term} is not a binned term.")
+        lo = np.concatenate([[-np.inf], self.edges])
+        hi = np.concatenate([self.edges, [np.inf]])
+        return lo, hi
+
+    def level_labels(self) -> list[str]:
+        """Readable labels of every level, e.g. ``[38.0, 41.0]`` or ``male``."""
+        if self.kind == "bin":
+            lo, hi = self.intervals()
+            labels = [f"[{format_cut(a)}, {format_cut(b)}]" for a, b in zip(lo, hi, strict=True)]
+        else:
+            labels = [_level_label(v) for v in self.levels]
+        if self.has_missing_level:
+            labels.append("missing")
+        return labels
+
+    def param_names(self) -> list[str]:
+        """Coefficient names, e.g. ``bin(age, 50)[38.0, 41.0]``, ``C(sex)[male]``."""
+        return [
+            f"{self.term}{lab}" if lab.startswith("[") else f"{self.term}[{lab}]"
+            for lab in self.level_labels()
+        ]
+
+
+@dataclass
+class Design:
+    """The numerical design of one data set, in the layout the solver takes.
+
+    Attributes
+    ----------
+    codes : ndarray of shape (p, n), uint8 or uint16
+        Level codes, one C-contiguous row per block.
+    block_ptr : ndarray of shape (p + 1,)
+        Offsets of the blocks in the concatenated coefficient vector θ.
+    dense : ndarray of shape (n, q) or None
+        Unpenalised numeric columns.
+    offset : ndarray of shape (n,) or None
+        Sum of the formula's ``offset()`` terms.
+    """
+
+    codes: np.ndarray
+    block_ptr: np.ndarray
+    dense: np.ndarray | None
+    offset: np.ndarray | None
+
+    @property
+    def n_obs(self) -> int:
+        """Number of rows."""
+        return self.codes.shape[1]
+
+
+@dataclass(frozen=True)
+class Response:
+    """What the left-hand side of the formula is.
+
+    Attributes
+    ----------
+    name : str
+        The left-hand side, e.g. ``"y"`` or ``"I(affairs > 0)"``.
+    kind : {"numeric", "boolean", "factor"}
+        How ``y`` was read.
+    event : str or None
+        For a two-level factor (binomial): the level counted as 1 (the second level,
+        as in R); for a boolean: ``"True"``.
+    levels : tuple or None
+        Both levels of a factor response.
+    """
+
+    name: str
+    kind: str
+    event: str | None = None
+    levels: tuple | None = None
+
+    def describe(self) -> str:
+        """One line for the summary, e.g. ``sex (event: sex == 'm')``."""
+        if self.kind == "factor":
+            return f"{self.name} == {self.event!r}"
+        return self.name
+
+
+@dataclass
+class DesignSpec:
+    """The replayable recipe of a design: formulaic's ``ModelSpec`` plus our blocks.
+
+    Attributes
+    ----------
+    formula : str
+        The formula as written by the user.
+    rhs_formula : str
+        The right-hand side actually materialised (bare categoricals read as ``C()``).
+    model_spec : formulaic.ModelSpec
+        formulaic's spec with the learned state of every ``bin()`` and ``C()`` term.
+    blocks : list of Block
+        Code blocks in the order of θ.
+    block_columns : list of str
+        formulaic column of each block.
+    dense_columns : list of str
+        formulaic columns of the dense unpenalised terms.
+    offset_columns : list of str
+        formulaic columns of the ``offset()`` terms.
+    fit_intercept : bool
+        Whether the formula has an intercept.
+    n_bins, missing : int, str
+        Defaults the transforms were created with.
+    required : list of str
+        Data columns the right-hand side reads (checked before every replay).
+    """
+
+    formula: str
+    rhs_formula: str
+    model_spec: Any
+    blocks: list[Block]
+    block_columns: list[str]
+    dense_columns: list[str]
+    offset_columns: list[str]
+    fit_intercept: bool
+    n_bins: int
+    missing: str
+    required: list[str] = field(default_factory=list)
+
+    @property
+    def block_ptr(self) -> np.ndarray:
+        """Offsets of the blocks in θ (length p + 1)."""
+        sizes = [b.n_levels for b in self.blocks]
+        return np.concatenate([[0], np.cumsum(sizes, dtype=np.intp)]).astype(np.intp)
+
+    @property
+    def chain_length(self) -> np.ndarray:
+        """Levels of each block in its TV chain (a missing level is outside)."""
+        return np.array([b.chain_length for b in self.blocks], dtype=np.intp)
+
+    def param_names(self) -> list[str]:
+        """Names of θ, block after block."""
+        return [name for b in self.blocks for name in b.param_names()]
+
+    def transform(self, data: Any) -> Design:
+        """Replay the learned design on new data.
+
+        Parameters
+        ----------
+        data : DataFrame or mapping of columns
+            New rows; must hold every column the right-hand side reads.
+
+        Returns
+        -------
+        Design
+            Codes under the *training* cut points and levels, dense columns and offset.
+
+        Raises
+        ------
+        ValueError
+            A missing column, an unseen categorical level, or a NaN where the model has
+            no missing level (each message names the column).
+        """
+        data = _as_frame(data)
+        missing_cols = [c for c in self.required if c not in data.columns]
+        if missing_cols:
+            raise ValueError(
+                f"column(s) {missing_cols} required by the formula are missing from the data."
+            )
+        _check_formulaic_levels(self.model_spec, data)
+        ctx = transform_context(self.n_bins, self.missing)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", _data_mismatch_warning())
+            try:
+                mm = self.model_spec.get_model_matrix(data, context=ctx)
+            except FormulaicError as exc:
+                raise _unwrap(exc) from exc
+            except Warning as exc:  # pragma: no cover - levels are checked above
+                raise ValueError(str(exc)) from exc
+        return _assemble(
+            mm, self.blocks, self.block_columns, self.dense_columns, self.offset_columns
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# Building a design from a formula
+# ---------------------------------------------------------------------------------------
+
+
+def _as_frame(data: Any) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        return data
+    if isinstance(data, Mapping):
+        return pd.DataFrame(dict(data))
+    raise TypeError(
+        f"data must be a pandas DataFrame or a mapping of columns; got {type(data).__name__}."
+    )
+
+
+def _data_mismatch_warning() -> type[Warning]:
+    from formulaic.errors import DataMismatchWarning
+
+    return DataMismatchWarning
+
+
+def _unwrap(exc: BaseException) -> Exception:
+    """Turn formulaic's wrapper into the ValueError/TypeError our transforms raised."""
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and isinstance(cause, FormulaicError):
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(cause, TypeError):
+        return TypeError(str(cause))
+    if isinstance(cause, (ValueError, NameError, KeyError)):
+        return ValueError(str(cause))
+    return ValueError(str(exc))
+
+
+def _check_formulaic_levels(model_spec: Any, data: pd.DataFrame) -> None:
+    """Unseen levels of categoricals that formulaic encodes itself (in interactions)."""
+    for expr, (kind, state) in (model_spec.encoder_state or {}).items():
+        if getattr(kind, "value", kind) != "categorical" or expr not in data.columns:
+            continue
+        known = set(state.get("categories", []))
+        col = data[expr]
+        new = set(pd.unique(col[col.notna()])) - known
+        if new:
+            raise ValueError(
+                f"column '{expr}' has level(s) not seen when the model was fitted: "
+                f"{sorted(map(str, new))[:5]}."
+            )
+
+
+def _top_call(expr: str) -> str | None:
+    """Name of the outermost call of a factor expression (``bin``, ``C``, ...)."""
+    try:
+        node = ast.parse(sanitize_variable_names(expr, {}, {}), mode="eval").body
+    except SyntaxError:
+        return None
+    inner = [
+        n.func.id
+        for n in ast.walk(node)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Name)
+        and n.func.id in _OWN
+        and n is not node
+    ]
+    if inner:
+        raise ValueError(
+            f"{inner[0]}() must be the outermost call of a term; found it inside '{expr}'."
+        )
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id
+    return None
+
+
+def _state_key(expr: str) -> str:
+    """formulaic's key of the transform state of a factor that is one call."""
+    node = ast.parse(sanitize_variable_names(expr, {}, {}), mode="eval").body
+    return format_expr(node)
+
+
+def _is_numeric_series(col: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype)
+
+
+def _quote(name: str) -> str:
+    return name if name.isidentifier() else f"`{name}`"
+
+
+def _rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
+    """The right-hand side with bare non-numeric columns read as ``C(col)``."""
+    terms = []
+    intercept = False
+    for term in formula.rhs:
+        factors = list(term.factors)
+        if len(factors) == 1 and factors[0].expr == "1":
+            intercept = True
+            continue
+        own = [k for k in (_top_call(f.expr) for f in factors) if k in _OWN]
+        if own and len(factors) > 1:
+            raise ValueError(f"{own[0]}() terms cannot be interacted with other terms: '{term}'.")
+        if (
+            len(factors) == 1
+            and factors[0].eval_method.value == "lookup"
+            and factors[0].expr in data.columns
+            and not _is_numeric_series(data[factors[0].expr])
+        ):
+            terms.append(f"C({_quote(factors[0].expr)})")
+        else:
+            terms.append(str(term))
+    if not terms:
+        return "1" if intercept else "0"
+    return ("1 + " if intercept else "0 + ") + " + ".join(terms)
+
+
+def _required_columns(formula: Any, data: pd.DataFrame, side: str) -> list[str]:
+    names = []
+    context = set(TRANSFORMS) | set(_OWN)
+    part = getattr(formula, side)
+    for var in part.required_variables:
+        roles = {getattr(r, "value", r) for r in var.roles}
+        if "value" in roles and str(var) not in context:
+            names.append(str(var))
+    return sorted(set(names))
+
+
+def build_design(
+    formula: str,
+    data: Any,
+    *,
+    n_bins: int = 50,
+    missing: str = "error",
+    sample_weight: np.ndarray | None = None,
+    family: str = "gaussian",
+) -> tuple[DesignSpec, Design, np.ndarray, Response]:
+    """Materialise a formula on training data.
+
+    Parameters
+    ----------
+    formula : str
+        ``"y ~ terms"``; see the module docstring for the terms.
+    data : DataFrame or mapping of columns
+        Training data.
+    n_bins : int, default=50
+        Bins of a ``bin(x)`` term that does not give its own.
+    missing : {"error", "separate"}, default="error"
+        Missing values in ``bin()``/``C()`` columns: an error naming the column, or a
+        level of their own outside the TV chain.
+    sample_weight : ndarray of shape (n,), optional
+        Row weights (used for the weighted quantiles of ``bin()``).
+    family : str, default="gaussian"
+        Used to read the response (a two-level factor is allowed for binomial).
+
+    Returns
+    -------
+    spec : DesignSpec
+        The replayable recipe.
+    design : Design
+        The training design.
+    y : ndarray of shape (n,)
+        The response as float64.
+    response : Response
+        How the response was read.
+    """
+    if not isinstance(formula, str):
+        raise TypeError(f"formula must be a string; got {type(formula).__name__}.")
+    _validate_n_bins(n_bins, "glm()")
+    if missing not in _MISSING_POLICIES:
+        raise ValueError(f"missing must be one of {_MISSING_POLICIES}; got {missing!r}.")
+    data = _as_frame(data)
+    if len(data) == 0:
+        raise ValueError("data has no rows.")
+    try:
+        parsed = Formula(formula)
+    except FormulaicError as exc:
+        raise ValueError(f"cannot parse formula {formula!r}: {exc}") from exc
+    if not hasattr(parsed, "lhs") or len(parsed.lhs) == 0:
+        raise ValueError(f"formula {formula!r} has no response; write 'y ~ terms'.")
+    lhs_cols = _required_columns(parsed, data, "lhs")
+    rhs_cols = _required_columns(parsed, data, "rhs")
+    absent = [c for c in lhs_cols + rhs_cols if c not in data.columns]
+    if absent:
+        raise ValueError(f"formula {formula!r} names column(s) {absent} that are not in the data.")
+    rhs = _rewrite_rhs(parsed, data)
+    lhs = " + ".join(str(t) for t in parsed.lhs)
+    ctx = transform_context(n_bins, missing, sample_weight)
+    try:
+        mms = model_matrix(f"{lhs} ~ {rhs}", data, context=ctx, na_action="ignore")
+    except FormulaicError as exc:
+        raise _unwrap(exc) from exc
+    y, response = _read_response(mms.lhs, lhs, family, data)
+    mm = mms.rhs
+    spec_rhs = mm.model_spec
+    blocks, block_cols, dense_cols, offset_cols, intercept = _classify(spec_rhs, mm)
+    spec = DesignSpec(
+        formula=formula,
+        rhs_formula=rhs,
+        model_spec=spec_rhs,
+        blocks=blocks,
+        block_columns=block_cols,
+        dense_columns=dense_cols,
+        offset_columns=offset_cols,
+        fit_intercept=intercept,
+        n_bins=n_bins,
+        missing=missing,
+        required=rhs_cols,
+    )
+    design = _assemble(mm, blocks, block_cols, dense_cols, offset_cols)
+    return spec, design, y, response
+
+
+def _classify(model_spec: Any, mm: pd.DataFrame):
+    """Sort formulaic's terms into code blocks, dense columns, offsets, intercept."""
+    blocks: list[Block] = []
+    block_cols: list[str] = []
+    dense_cols: list[str] = []
+    offset_cols: list[str] = []
+    intercept = False
+    state = model_spec.transform_state
+    for st in model_spec.structure:
+        factors = list(st.term.factors)
+        if len(factors) == 1 and factors[0].expr == "1":
+            intercept = True
+            continue
+        kinds = [_top_call(f.expr) for f in factors]
+        own = [k for k in kinds if k in _OWN]
+        if own and len(factors) > 1:
+            raise ValueError(
+                f"{own[0]}() terms cannot be interacted with other terms: '{st.term}'."
+            )
+        kind = own[0] if own else None
+        if kind == "offset":
+            offset_cols.extend(st.columns)
+            continue
+        if kind in ("bin", "C"):
+            (col,) = st.columns
+            s = state[_state_key(factors[0].expr)]
+            if kind == "bin":
+                edges = np.asarray(s["edges"], dtype=np.float64)
+                block = Block(
+                    term=str(st.term),
+                    kind="bin",
+                    column=s["column"],
+                    n_levels=len(edges) + 1 + int(s["has_missing_level"]),
+                    edges=edges,
+                    has_missing_level=bool(s["has_missing_level"]),
+                    data_min=s.get("data_min"),
+                    data_max=s.get("data_max"),
+                )
+            else:
+                block = Block(
+                    term=str(st.term),
+                    kind="categorical",
+                    column=s["column"],
+                    n_levels=len(s["levels"]) + int(s["has_missing_level"]),
+                    levels=tuple(s["levels"]),
+                    has_missing_level=bool(s["has_missing_level"]),
+                )
+            blocks.append(block)
+            block_cols.append(col)
+            continue
+        dense_cols.extend(st.columns)
+    return blocks, block_cols, dense_cols, offset_cols, intercept
+
+
+def _assemble(
+    mm: pd.DataFrame,
+    blocks: list[Block],
+    block_cols: list[str],
+    dense_cols: list[str],
+    offset_cols: list[str],
+) -> Design:
+    n = len(mm)
+    dtype = code_dtype(max((b.n_levels for b in blocks), default=1))
+    codes = np.empty((len(blocks), n), dtype=dtype)
+    for j, col in enumerate(block_cols):
+        codes[j] = mm[col].to_numpy()
+    sizes = [b.n_levels for b in blocks]
+    block_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+    dense = None
+    if dense_cols:
+        dense = np.ascontiguousarray(mm[dense_cols].to_numpy(dtype=np.float64))
+        bad = ~np.isfinite(dense)
+        if bad.any():
+            col = dense_cols[int(np.nonzero(bad.any(axis=0))[0][0])]
+            raise ValueError(
+                f"term '{col}' has missing or infinite values; only bin() and C() terms "
+                "can give missing values a level of their own (missing='separate')."
+            )
+    off = None
+    if offset_cols:
+        off = mm[offset_cols].to_numpy(dtype=np.float64).sum(axis=1)
+        if not np.all(np.isfinite(off)):
+            raise ValueError(f"offset term {offset_cols} has missing or infinite values.")
+    return Design(codes=codes, block_ptr=block_ptr, dense=dense, offset=off)
+
+
+def _is_logical(expr: str) -> bool:
+    """Whether a response expression is a comparison (``I(affairs > 0)``)."""
+    try:
+        node = ast.parse(sanitize_variable_names(expr, {}, {}), mode="eval")
+    except SyntaxError:
+        return False
+    return any(isinstance(n, (ast.Compare, ast.BoolOp)) for n in ast.walk(node))
+
+
+def _read_response(
+    lhs: pd.DataFrame, name: str, family: str, data: pd.DataFrame
+) -> tuple[np.ndarray, Response]:
+    """The response as float64 and how it was read (numeric, boolean, 2-level factor)."""
+    fam = getattr(family, "name", family)
+    cols = list(lhs.columns)
+    spec = lhs.model_spec
+    enc = spec.encoder_state or {}
+    categorical = any(getattr(k, "value", k) == "categorical" for k, _ in enc.values())
+    if categorical:
+        (kind, state), *_ = enc.values()
+        levels = list(state.get("categories", [c.split("[", 1)[-1][:-1] for c in cols]))
+        if len(levels) != 2 or fam != "binomial":
+            what = (
+                "binomial needs exactly two levels"
+                if fam == "binomial"
+                else (f"family={fam!r} needs a numeric response")
+            )
+            raise ValueError(
+                f"response '{name}' is categorical with {len(levels)} level(s) "
+                f"{[str(v) for v in levels][:10]}; {what}."
+            )
+        values = lhs.to_numpy(dtype=np.float64)
+        if not np.all(values.sum(axis=1) == 1):
+            raise ValueError(f"response '{name}' contains missing values.")
+        y = values[:, -1].copy()
+        resp = Response(name=name, kind="factor", event=str(levels[1]), levels=tuple(levels))
+        return y, resp
+    if len(cols) != 1:
+        raise ValueError(f"the response must be one column; '{name}' gives {len(cols)}.")
+    col = lhs[cols[0]]
+    raw_bool = name in data.columns and pd.api.types.is_bool_dtype(data[name].dtype)
+    kind = "boolean" if raw_bool or _is_logical(name) else "numeric"
+    y = col.to_numpy(dtype=np.float64, na_value=np.nan)
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"response '{name}' (y) contains missing or infinite values.")
+    event = "True" if kind == "boolean" else None
+    return y, Response(name=name, kind=kind, event=event)

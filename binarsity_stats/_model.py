@@ -1,0 +1,796 @@
+"""``glm()``: a binarsity GLM from a formula, fitted at one λ, along a path, or by CV.
+
+The model object owns the training design (bin codes, dense columns, offset, response)
+and the penalty weights; every fit goes through the engine's ``solve`` on those codes.
+
+Choices documented here (the docs repeat them):
+
+* **λ = "theory".** The paper's Theorem 1 weights are
+  ω_jk = sqrt(2 U_n φ (A + log d) / n · π̂_jk); ``penalty_weights="theory"`` uses
+  sqrt(π̂_jk), so the remaining scalar is λ_theory = sqrt(2 U_n φ (A + log d) / n) with
+  d the number of binary features of the binned terms, n the (Kish effective) number of
+  rows, A = log 40 (the bound then holds with probability ≥ 1 − 2e^{−A} = 0.95),
+  U_n the bound on b'' (gaussian 1, binomial 1/4, poisson the largest fitted mean of
+  the null model) and φ the dispersion (1 for binomial and poisson; for gaussian σ² is
+  estimated scaled-lasso style: a first fit with φ = var(y), then φ̂ = RSS / (n − df)
+  and one refit).
+* **Cross-validation uses the same bins in every fold.** The cut points are learned once
+  on all training rows (as the paper does). Binning reads only x, never y, so no label
+  information leaks into the held-out folds; and with one set of bins the folds, the λ
+  grid and the final refit share one coordinate system, so the CV curve scores exactly
+  the design that ``best_`` is fitted on. The penalty weights ω and the λ grid are also
+  those of the full data.
+* **Folds** are stratified on y for binomial (each class spread round-robin over the
+  folds after a seeded shuffle) and plain shuffled otherwise; ``n_jobs`` runs folds in
+  threads (the kernels release the GIL), and since each fold is computed independently
+  the result does not depend on ``n_jobs``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from . import _histogram
+from ._families import Family, get_family
+from ._formula import Design, DesignSpec, Response, _as_frame, build_design
+
+__all__ = ["glm", "BinarsityModel", "SCORINGS"]
+
+SCORINGS = ("deviance", "mse", "auc")
+#: A of Theorem 1: the oracle bound holds with probability 1 − 2e^{−A} = 0.95.
+THEORY_A = math.log(40.0)
+#: Relative size below which two neighbouring levels count as equal (no jump).
+JUMP_TOL = 1e-10
+
+
+def glm(
+    formula: str,
+    data: Any,
+    family: str | Family = "gaussian",
+    sample_weight: Any = None,
+    offset: Any = None,
+    n_bins: int = 50,
+    penalty_weights: str | np.ndarray = "theory",
+    missing: str = "error",
+) -> BinarsityModel:
+    """Specify a binarsity-penalised GLM with an R-style formula.
+
+    Parameters
+    ----------
+    formula : str
+        ``"y ~ terms"``. ``bin(x, n_bins)``: a binned, TV-penalised feature whose cut
+        points are learned here and replayed on new data; ``C(x)`` (or a bare
+        non-numeric column): an unpenalised categorical; other numeric terms
+        (``x``, ``log(x)``, ``x:z``): unpenalised linear; ``offset(expr)``: an offset,
+        e.g. ``offset(log(exposure))``. ``- 1`` removes the intercept. The response may
+        be numeric, boolean (``I(affairs > 0)``) or, for binomial, a two-level factor
+        whose second level is the event.
+    data : DataFrame or mapping of columns
+        Training data.
+    family : {"gaussian", "binomial", "poisson"} or Family, default="gaussian"
+        Distribution with its canonical link.
+    sample_weight : array-like of shape (n,) or str, optional
+        Non-negative row weights s_i, or the name of a column of ``data``.
+    offset : array-like of shape (n,) or str, optional
+        Offset added to the linear predictor (on top of ``offset()`` terms), or the name
+        of a column of ``data`` (then replayed from new data at predict time).
+    n_bins : int, default=50
+        Bins of ``bin(x)`` terms that do not give their own.
+    penalty_weights : {"theory", "uniform"} or ndarray of shape (d,), default="theory"
+        ω_jk of design.md §1; ``C()`` terms get weight 0 (unpenalised) unless an array
+        says otherwise.
+    missing : {"error", "separate"}, default="error"
+        NaN in ``bin()``/``C()`` columns: an error naming the column, or a level of its
+        own outside the TV chain.
+
+    Returns
+    -------
+    BinarsityModel
+        Call ``fit``, ``fit_path`` or ``fit_cv`` on it.
+
+    Examples
+    --------
+    >>> import statsmodels.api as sm
+    >>> from binarsity_stats import glm
+    >>> df = sm.datasets.fair.load_pandas().data
+    >>> model = glm("I(affairs > 0) ~ bin(age) + bin(yrs_married) + C(religious)",
+    ...             df, family="binomial")
+    >>> res = model.fit(lam=1e-3)
+    >>> res.cut_points()  # doctest: +SKIP
+    """
+    return BinarsityModel(
+        formula,
+        data,
+        family=family,
+        sample_weight=sample_weight,
+        offset=offset,
+        n_bins=n_bins,
+        penalty_weights=penalty_weights,
+        missing=missing,
+    )
+
+
+def _column_or_array(value: Any, data, name: str, n: int) -> tuple[np.ndarray | None, str | None]:
+    """An (n,) float array from an array-like or a column name of ``data``."""
+    if value is None:
+        return None, None
+    column = None
+    if isinstance(value, str):
+        if value not in data.columns:
+            raise ValueError(f"{name}={value!r} is not a column of the data.")
+        column = value
+        value = data[value].to_numpy(dtype=np.float64, na_value=np.nan)
+    try:
+        arr = np.asarray(value, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be numeric.") from None
+    if arr.shape[0] != n:
+        raise ValueError(f"{name} has {arr.shape[0]} rows but the data has {n}.")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite values.")
+    return arr, column
+
+
+class BinarsityModel:
+    """A binarsity GLM specified by a formula, ready to fit (see :func:`glm`).
+
+    Parameters
+    ----------
+    formula, data, family, sample_weight, offset, n_bins, penalty_weights, missing
+        As in :func:`glm`.
+
+    Attributes
+    ----------
+    spec : DesignSpec
+        The replayable design recipe (formulaic ``ModelSpec`` with the learned cut
+        points and levels).
+    design : Design
+        The training design: codes (p, n), block offsets, dense columns, offset.
+    y : ndarray of shape (n,)
+        Response as float.
+    response : Response
+        How the response was read (event level of a binomial factor).
+    family : Family
+        The distribution.
+    sample_weight : ndarray of shape (n,)
+        Row weights (ones when none were given).
+    offset : ndarray of shape (n,) or None
+        Total offset of the training rows (formula terms plus the argument).
+    bin_counts : ndarray of shape (d,)
+        Weighted level counts n_jk.
+    penalty_weights : ndarray of shape (d,)
+        ω used in every fit.
+    """
+
+    def __init__(
+        self,
+        formula: str,
+        data: Any,
+        *,
+        family: str | Family = "gaussian",
+        sample_weight: Any = None,
+        offset: Any = None,
+        n_bins: int = 50,
+        penalty_weights: str | np.ndarray = "theory",
+        missing: str = "error",
+    ) -> None:
+        self.family = get_family(family)
+        frame = _as_frame(data)
+        n = len(frame)
+        sw, self.weight_column = _column_or_array(sample_weight, frame, "sample_weight", n)
+        if sw is not None:
+            if np.any(sw < 0):
+                raise ValueError("sample_weight must be non-negative.")
+            if not np.any(sw > 0):
+                raise ValueError("sample_weight is zero for every row.")
+        off_arg, self.offset_column = _column_or_array(offset, frame, "offset", n)
+        spec, design, y, response = build_design(
+            formula, frame, n_bins=n_bins, missing=missing, sample_weight=sw,
+            family=self.family.name,
+        )  # fmt: skip
+        self.family.validate_y(y)
+        self.formula = formula
+        self.spec: DesignSpec = spec
+        self.design: Design = design
+        self.y = y
+        self.response: Response = response
+        self.weighted = sw is not None
+        self.sample_weight = np.ones(n) if sw is None else sw
+        self.offset_arg = off_arg
+        total = design.offset
+        if off_arg is not None:
+            total = off_arg if total is None else total + off_arg
+        self.offset = total
+        self.n_bins = n_bins
+        self.missing = missing
+        self.penalty_kind = penalty_weights if isinstance(penalty_weights, str) else "array"
+        self.bin_counts = self._bin_counts(self.design, self.sample_weight)
+        self.penalty_weights = self._penalty_weights(penalty_weights)
+
+    # -- design helpers ------------------------------------------------------------------
+    @property
+    def nobs(self) -> int:
+        """Number of training rows."""
+        return int(self.y.shape[0])
+
+    @property
+    def block_ptr(self) -> np.ndarray:
+        """Offsets of the blocks in θ."""
+        return self.design.block_ptr
+
+    @property
+    def fit_intercept(self) -> bool:
+        """Whether the formula has an intercept."""
+        return self.spec.fit_intercept
+
+    @staticmethod
+    def _bin_counts(design: Design, sw: np.ndarray) -> np.ndarray:
+        counts = np.zeros(int(design.block_ptr[-1]))
+        if design.codes.shape[0]:
+            _histogram.bin_sums_all(design.codes, design.block_ptr, sw, counts)
+        return counts
+
+    def _penalty_weights(self, kind: str | np.ndarray) -> np.ndarray:
+        from ._penalty import penalty_weights as engine_weights
+
+        blocks = self.spec.blocks
+        w = engine_weights(kind, self.bin_counts, self.block_ptr, self.spec.chain_length)
+        if isinstance(kind, str):
+            for j, block in enumerate(blocks):
+                if not block.penalized:
+                    w[self.block_ptr[j] : self.block_ptr[j + 1]] = 0.0
+        return w
+
+    def linear_predictor(
+        self, coef: np.ndarray, dense_coef: np.ndarray, intercept: float,
+        design: Design | None = None, offset: np.ndarray | None = None,
+    ) -> np.ndarray:  # fmt: skip
+        """η = offset + β0 + Σ_j θ_j[c_ij] + Z β on a design (the training one by default).
+
+        Parameters
+        ----------
+        coef : ndarray of shape (d,)
+            θ.
+        dense_coef : ndarray of shape (q,)
+            Coefficients of the dense columns.
+        intercept : float
+            β0.
+        design : Design, optional
+            A replayed design; the training design when omitted.
+        offset : ndarray of shape (n,), optional
+            Total offset; the training offset when ``design`` is omitted.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
+        if design is None:
+            design, offset = self.design, self.offset
+        eta = np.full(design.n_obs, float(intercept), dtype=np.float64)
+        if offset is not None:
+            eta += offset
+        if design.codes.shape[0]:
+            _histogram.gather_add_all(
+                design.codes, design.block_ptr, np.ascontiguousarray(coef, dtype=np.float64),
+                eta,
+            )  # fmt: skip
+        if design.dense is not None and len(dense_coef):
+            eta += design.dense @ dense_coef
+        return eta
+
+    def _solve_kwargs(self, rows: np.ndarray | None = None) -> dict[str, Any]:
+        d = self.design
+        if rows is None:
+            codes, dense, y, sw, off = d.codes, d.dense, self.y, self.sample_weight, self.offset
+        else:
+            codes = np.ascontiguousarray(d.codes[:, rows])
+            dense = None if d.dense is None else np.ascontiguousarray(d.dense[rows])
+            y, sw = self.y[rows], self.sample_weight[rows]
+            off = None if self.offset is None else self.offset[rows]
+        return {
+            "codes": codes,
+            "block_ptr": d.block_ptr,
+            "y": y,
+            "family": self.family,
+            "penalty_weights": self.penalty_weights,
+            "dense": dense,
+            "sample_weight": sw if self.weighted else None,
+            "offset": off,
+            "fit_intercept": self.fit_intercept,
+        }
+
+    @staticmethod
+    def _call_solve(kwargs: dict[str, Any], **extra: Any):
+        from ._solvers import solve
+
+        args = dict(kwargs)
+        codes, block_ptr, y = args.pop("codes"), args.pop("block_ptr"), args.pop("y")
+        return solve(codes, block_ptr, y, **args, **extra)
+
+    # -- λ ---------------------------------------------------------------------------
+    def lambda_max(self) -> float:
+        """λ_max of design.md §2: the smallest λ at which every binned term is flat.
+
+        Returns
+        -------
+        float
+        """
+        from ._solvers import lambda_max
+
+        kw = self._solve_kwargs()
+        codes, block_ptr, y = kw.pop("codes"), kw.pop("block_ptr"), kw.pop("y")
+        return float(lambda_max(codes, block_ptr, y, **kw))
+
+    def lambda_grid(self, n_lambdas: int = 50, lam_min_ratio: float = 1e-3) -> np.ndarray:
+        """Log-spaced λ grid from λ_max down to ``lam_min_ratio`` · λ_max.
+
+        Parameters
+        ----------
+        n_lambdas : int, default=50
+            Number of values.
+        lam_min_ratio : float, default=1e-3
+            Smallest λ as a fraction of λ_max (in (0, 1)).
+
+        Returns
+        -------
+        ndarray of shape (n_lambdas,)
+            Decreasing.
+        """
+        if isinstance(n_lambdas, bool) or not isinstance(n_lambdas, (int, np.integer)):
+            raise TypeError(f"n_lambdas must be a positive integer; got {n_lambdas!r}.")
+        if n_lambdas < 1:
+            raise ValueError(f"n_lambdas must be >= 1; got {n_lambdas}.")
+        if not (0 < float(lam_min_ratio) < 1):
+            raise ValueError(f"lam_min_ratio must be in (0, 1); got {lam_min_ratio!r}.")
+        lmax = self.lambda_max()
+        if not lmax > 0:
+            # nothing to penalise (no binned term, or every binned term constant)
+            return np.zeros(1)
+        if n_lambdas == 1:
+            return np.array([lmax])
+        return lmax * np.logspace(0.0, math.log10(lam_min_ratio), int(n_lambdas))
+
+    def lambda_theory(self, phi: float | None = None, A: float = THEORY_A) -> float:
+        """The scalar of the paper's Theorem 1 weights: sqrt(2 U_n φ (A + log d) / n).
+
+        Parameters
+        ----------
+        phi : float, optional
+            Dispersion φ. Default: 1 for binomial and poisson, the weighted variance of
+            y (an upper bound on σ²) for gaussian.
+        A : float, default=log(40)
+            Confidence parameter: the bound holds with probability ≥ 1 − 2e^{−A}.
+
+        Returns
+        -------
+        float
+        """
+        sw = self.sample_weight
+        n_eff = float(sw.sum() ** 2 / np.sum(sw**2))
+        d = sum(b.n_levels for b in self.spec.blocks if b.penalized)
+        d = max(d, 2)
+        fam = self.family.name
+        if fam == "gaussian":
+            U = 1.0
+            if phi is None:
+                r = self.y if self.offset is None else self.y - self.offset
+                phi = float(np.average((r - np.average(r, weights=sw)) ** 2, weights=sw))
+        elif fam == "binomial":
+            U, phi = 0.25, 1.0 if phi is None else phi
+        else:
+            U = float(np.max(self.family.mean(self._null_eta())))
+            phi = 1.0 if phi is None else phi
+        return math.sqrt(2.0 * U * phi * (A + math.log(d)) / n_eff)
+
+    def _null_eta(self) -> np.ndarray:
+        """Linear predictor of the intercept(+offset)-only fit."""
+        b0 = null_intercept(
+            self.family, self.y, self.sample_weight, self.offset, self.fit_intercept
+        )
+        eta = np.full(self.nobs, b0)
+        return eta if self.offset is None else eta + self.offset
+
+    # -- fitting -------------------------------------------------------------------------
+    def fit(
+        self,
+        lam: float | str = "theory",
+        *,
+        solver: str = "cd",
+        tol: float = 1e-7,
+        max_iter: int = 1000,
+        warm_start: Any = None,
+    ):
+        """Fit at one λ.
+
+        Parameters
+        ----------
+        lam : float or "theory", default="theory"
+            λ ≥ 0 of design.md §1, or ``"theory"`` for the data-driven scale of the
+            paper's Theorem 1 (see :meth:`lambda_theory`; for gaussian σ² is estimated
+            from a first fit and the model refitted once).
+        solver : {"cd", "fista"}, default="cd"
+            Engine solver.
+        tol : float, default=1e-7
+            KKT tolerance.
+        max_iter : int, default=1000
+            Cap on solver passes.
+        warm_start : Solution, optional
+            Starting point.
+
+        Returns
+        -------
+        BinarsityResults
+        """
+        from ._results import BinarsityResults
+
+        opts = {"solver": solver, "tol": tol, "max_iter": max_iter}
+        kw = self._solve_kwargs()
+        if isinstance(lam, str):
+            if lam != "theory":
+                raise ValueError(f"lam must be a non-negative number or 'theory'; got {lam!r}.")
+            value = self.lambda_theory()
+            sol = self._call_solve(kw, lam=value, warm_start=warm_start, **opts)
+            how = "theory"
+            if self.family.name == "gaussian":
+                first = BinarsityResults(self, sol, "theory (first pass)")
+                dof = first.df
+                n_eff = float(self.sample_weight.sum() ** 2 / np.sum(self.sample_weight**2))
+                rss = float(np.sum(self.sample_weight * (self.y - sol.eta) ** 2))
+                phi = rss / float(self.sample_weight.sum()) * n_eff / max(n_eff - dof, 1.0)
+                value = self.lambda_theory(phi=phi)
+                sol = self._call_solve(kw, lam=value, warm_start=sol, **opts)
+                how = f"theory (sigma^2 estimated: {phi:.4g})"
+            return BinarsityResults(self, sol, how)
+        sol = self._call_solve(kw, lam=lam, warm_start=warm_start, **opts)
+        return BinarsityResults(self, sol, "user")
+
+    def _path(
+        self,
+        lams: np.ndarray,
+        rows: np.ndarray | None,
+        opts: dict[str, Any],
+        tick=None,
+    ) -> list:
+        """Solve along ``lams`` with warm starts; returns Solutions (eta kept)."""
+        kw = self._solve_kwargs(rows)
+        sols = []
+        prev = None
+        for lam in lams:
+            sol = self._call_solve(kw, lam=float(lam), warm_start=prev, **opts)
+            sols.append(sol)
+            prev = sol
+            if tick is not None:
+                tick()
+        return sols
+
+    def fit_path(
+        self,
+        n_lambdas: int = 50,
+        lam_min_ratio: float = 1e-3,
+        *,
+        lams: Any = None,
+        solver: str = "cd",
+        tol: float = 1e-7,
+        max_iter: int = 1000,
+        verbose: bool = False,
+    ):
+        """Fit along a decreasing λ grid with warm starts.
+
+        Parameters
+        ----------
+        n_lambdas : int, default=50
+            Grid size (ignored when ``lams`` is given).
+        lam_min_ratio : float, default=1e-3
+            Smallest λ as a fraction of λ_max.
+        lams : array-like, optional
+            Explicit λ values (sorted decreasing before use).
+        solver, tol, max_iter
+            As in :meth:`fit`.
+        verbose : bool, default=False
+            Show a tqdm progress bar.
+
+        Returns
+        -------
+        PathResults
+            Index it (``path[i]``) for the results at the i-th λ.
+        """
+        from ._results import PathResults
+
+        grid = self._grid(lams, n_lambdas, lam_min_ratio)
+        opts = {"solver": solver, "tol": tol, "max_iter": max_iter}
+        with _progress(len(grid), verbose, "path") as tick:
+            sols = self._path(grid, None, opts, tick)
+        return PathResults(self, grid, sols)
+
+    def _grid(self, lams: Any, n_lambdas: int, lam_min_ratio: float) -> np.ndarray:
+        if lams is None:
+            return self.lambda_grid(n_lambdas, lam_min_ratio)
+        grid = np.sort(np.asarray(lams, dtype=np.float64).ravel())[::-1]
+        if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid < 0):
+            raise ValueError("lams must be a non-empty array of finite values >= 0.")
+        return grid
+
+    def fit_cv(
+        self,
+        folds: int = 10,
+        scoring: str = "deviance",
+        random_state: Any = None,
+        n_jobs: int = 1,
+        verbose: bool = False,
+        *,
+        n_lambdas: int = 50,
+        lam_min_ratio: float = 1e-3,
+        lams: Any = None,
+        solver: str = "cd",
+        tol: float = 1e-7,
+        max_iter: int = 1000,
+    ):
+        """K-fold cross-validation over a λ path; refits the chosen λ on all rows.
+
+        Parameters
+        ----------
+        folds : int, default=10
+            Number of folds K (2 ≤ K ≤ n). Stratified on y for binomial.
+        scoring : {"deviance", "mse", "auc"}, default="deviance"
+            Held-out criterion: mean weighted deviance, weighted mean squared error of the
+            mean response, or (binomial) weighted ROC AUC.
+        random_state : int, numpy Generator or None
+            Seed of the fold assignment.
+        n_jobs : int, default=1
+            Folds solved in parallel threads (-1: one per CPU). Results do not depend
+            on it.
+        verbose : bool, default=False
+            Show a tqdm progress bar.
+        n_lambdas, lam_min_ratio, lams
+            λ grid, as in :meth:`fit_path` (computed once on all rows).
+        solver, tol, max_iter
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        CVResults
+            ``lam_min``, ``lam_1se``, ``best_`` (refit at ``lam_min`` on all rows),
+            per-λ ``mean`` and ``se``.
+
+        Notes
+        -----
+        The bins are learned once on all training rows and shared by every fold (see the
+        module notes): binning never sees y, and one set of bins makes the CV curve score
+        exactly the design ``best_`` uses.
+        """
+        from ._results import CVResults
+
+        if scoring not in SCORINGS:
+            raise ValueError(f"scoring must be one of {SCORINGS}; got {scoring!r}.")
+        if scoring == "auc" and self.family.name != "binomial":
+            raise ValueError("scoring='auc' needs family='binomial'.")
+        if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)):
+            raise TypeError(f"folds must be an integer >= 2; got {folds!r}.")
+        if not 2 <= folds <= self.nobs:
+            raise ValueError(f"folds must be between 2 and n = {self.nobs}; got {folds}.")
+        if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+            raise ValueError(f"n_jobs must be a non-zero integer; got {n_jobs!r}.")
+        workers = (os.cpu_count() or 1) if n_jobs < 0 else int(n_jobs)
+        grid = self._grid(lams, n_lambdas, lam_min_ratio)
+        fold_id = fold_ids(
+            self.y, int(folds), stratify=self.family.name == "binomial",
+            random_state=random_state,
+        )  # fmt: skip
+        opts = {"solver": solver, "tol": tol, "max_iter": max_iter}
+        total = (int(folds) + 1) * len(grid)
+        with _progress(total, verbose, "cv") as tick:
+
+            def run_fold(k: int) -> np.ndarray:
+                train = np.flatnonzero(fold_id != k)
+                test = np.flatnonzero(fold_id == k)
+                sols = self._path(grid, train, opts, tick)
+                return self._score_fold(sols, test, scoring)
+
+            if workers > 1:
+                with ThreadPoolExecutor(max_workers=min(workers, int(folds))) as pool:
+                    scores = list(pool.map(run_fold, range(int(folds))))
+            else:
+                scores = [run_fold(k) for k in range(int(folds))]
+            full = self._path(grid, None, opts, tick)
+        return CVResults(self, grid, np.vstack(scores), scoring, fold_id, full)
+
+    def _score_fold(self, sols: list, test: np.ndarray, scoring: str) -> np.ndarray:
+        d = self.design
+        sub = Design(
+            codes=np.ascontiguousarray(d.codes[:, test]),
+            block_ptr=d.block_ptr,
+            dense=None if d.dense is None else d.dense[test],
+            offset=None,
+        )
+        off = None if self.offset is None else self.offset[test]
+        y, sw = self.y[test], self.sample_weight[test]
+        out = np.empty(len(sols))
+        for i, sol in enumerate(sols):
+            eta = self.linear_predictor(sol.coef, sol.dense_coef, sol.intercept, sub, off)
+            out[i] = score(self.family, scoring, y, eta, sw)
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"BinarsityModel({self.formula!r}, family={self.family.name!r}, "
+            f"n={self.nobs}, blocks={len(self.spec.blocks)})"
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# Shared statistics
+# ---------------------------------------------------------------------------------------
+
+
+def null_intercept(
+    family: Family,
+    y: np.ndarray,
+    sw: np.ndarray,
+    offset: np.ndarray | None,
+    fit_intercept: bool = True,
+) -> float:
+    """β0 of the intercept-only GLM with offset (the null model of the deviance).
+
+    Parameters
+    ----------
+    family : Family
+        Distribution.
+    y, sw : ndarray of shape (n,)
+        Response and weights.
+    offset : ndarray of shape (n,) or None
+        Offset.
+    fit_intercept : bool, default=True
+        Without an intercept the null model is the offset alone (β0 = 0).
+
+    Returns
+    -------
+    float
+    """
+    if not fit_intercept:
+        return 0.0
+    off = np.zeros_like(y) if offset is None else offset
+    W = float(sw.sum())
+    if family.name == "gaussian":
+        return float(np.sum(sw * (y - off)) / W)
+    if family.name == "poisson":
+        return float(math.log(max(np.sum(sw * y), 1e-300) / np.sum(sw * np.exp(off))))
+    ybar = min(max(float(np.sum(sw * y) / W), 1e-10), 1 - 1e-10)
+    b0 = math.log(ybar / (1 - ybar)) - float(np.sum(sw * off) / W)
+    for _ in range(100):
+        mu = family.mean(b0 + off)
+        g = float(np.sum(sw * (mu - y)))
+        h = float(np.sum(sw * mu * (1 - mu)))
+        if h <= 0:
+            break
+        step = g / h
+        b0 -= step
+        if abs(step) < 1e-13 * max(1.0, abs(b0)):
+            break
+    return float(b0)
+
+
+def fold_ids(
+    y: np.ndarray, folds: int, *, stratify: bool = False, random_state: Any = None
+) -> np.ndarray:
+    """Assign rows to K folds after a seeded shuffle (stratified on y if asked).
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+        Response (its distinct values are the strata).
+    folds : int
+        K.
+    stratify : bool, default=False
+        Spread every class round-robin over the folds so each fold keeps the class
+        proportions.
+    random_state : int, numpy Generator or None
+        Seed.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        Fold index in 0..K−1 of every row.
+    """
+    rng = np.random.default_rng(random_state)
+    n = y.shape[0]
+    out = np.empty(n, dtype=np.intp)
+    if not stratify:
+        out[rng.permutation(n)] = np.arange(n) % folds
+        return out
+    start = 0
+    for cls in np.unique(y):
+        idx = np.flatnonzero(y == cls)
+        idx = idx[rng.permutation(idx.size)]
+        out[idx] = (start + np.arange(idx.size)) % folds
+        start += idx.size
+    return out
+
+
+def weighted_auc(y: np.ndarray, score_: np.ndarray, sw: np.ndarray) -> float:
+    """Weighted ROC AUC (ties count one half); NaN when a class is absent.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+        0/1 labels.
+    score_ : ndarray of shape (n,)
+        Scores (higher means more likely 1).
+    sw : ndarray of shape (n,)
+        Weights.
+
+    Returns
+    -------
+    float
+    """
+    pos = y > 0.5
+    wp, wn = float(np.sum(sw[pos])), float(np.sum(sw[~pos]))
+    if wp <= 0 or wn <= 0:
+        return float("nan")
+    uniq, inv = np.unique(score_, return_inverse=True)
+    neg_w = np.bincount(inv, weights=np.where(pos, 0.0, sw), minlength=uniq.size)
+    pos_w = np.bincount(inv, weights=np.where(pos, sw, 0.0), minlength=uniq.size)
+    below = np.concatenate([[0.0], np.cumsum(neg_w)[:-1]])
+    return float(np.sum(pos_w * (below + 0.5 * neg_w)) / (wp * wn))
+
+
+def score(family: Family, scoring: str, y: np.ndarray, eta: np.ndarray, sw: np.ndarray) -> float:
+    """Held-out score of a fit: mean deviance, MSE of the mean, or AUC.
+
+    Parameters
+    ----------
+    family : Family
+        Distribution.
+    scoring : {"deviance", "mse", "auc"}
+        Criterion.
+    y, eta, sw : ndarray of shape (n,)
+        Response, linear predictor (offset included) and weights.
+
+    Returns
+    -------
+    float
+    """
+    if scoring == "auc":
+        return weighted_auc(y, eta, sw)
+    mu = family.mean(eta)
+    W = float(sw.sum())
+    if scoring == "mse":
+        return float(np.sum(sw * (y - mu) ** 2) / W)
+    return family.deviance(y, mu, sw) / W
+
+
+class _progress:
+    """A thread-safe tqdm bar (or a no-op) as a context manager yielding ``tick()``."""
+
+    def __init__(self, total: int, verbose: bool, desc: str):
+        self.total, self.verbose, self.desc = total, verbose, desc
+        self.bar = None
+        self.lock = threading.Lock()
+
+    def __enter__(self):
+        if not self.verbose:
+            return None
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=self.total, desc=self.desc, unit="fit")
+
+        def tick() -> None:
+            with self.lock:
+                self.bar.update(1)
+
+        return tick
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def strip_eta(solution: Any) -> Any:
+    """A copy of a Solution without its (n,) linear predictor (for compact paths)."""
+    return replace(solution, eta=None)

@@ -1,0 +1,229 @@
+"""Plots of fits, paths and cross-validation (matplotlib, imported lazily, only here).
+
+Every function returns the matplotlib ``Figure`` it drew on and accepts ``ax``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["plot_shapes", "plot_path", "plot_cv", "save_figure"]
+
+
+def _pyplot():
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _axes_list(ax: Any, n: int, ncols: int = 3):
+    """``n`` Axes: the ones given, or a new grid of subplots."""
+    plt = _pyplot()
+    if ax is None:
+        ncols = max(1, min(ncols, n))
+        nrows = max(1, -(-n // ncols))
+        fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.2 * nrows), squeeze=False)
+        axes = list(axes.ravel())
+        for extra in axes[n:]:
+            extra.set_visible(False)
+        return fig, axes[:n]
+    axes = list(np.atleast_1d(np.asarray(ax, dtype=object)).ravel())
+    if len(axes) < n:
+        raise ValueError(f"need {n} Axes for {n} terms; got {len(axes)}.")
+    return axes[0].figure, axes[:n]
+
+
+def plot_shapes(res: Any, terms: Any = None, ax: Any = None, density: bool = True):
+    """Step functions of the binned terms (bars for categoricals), with data density.
+
+    Parameters
+    ----------
+    res : BinarsityResults
+        A fit.
+    terms : list of str, optional
+        Terms to draw; default every ``bin()`` and ``C()`` term.
+    ax : Axes or array of Axes, optional
+        One Axes per term.
+    density : bool, default=True
+        Shade the weighted share of training rows per bin (right axis).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    m = res.model
+    blocks = list(enumerate(m.spec.blocks))
+    if terms is not None:
+        wanted = [terms] if isinstance(terms, str) else list(terms)
+        known = {b.term for _, b in blocks}
+        unknown = [t for t in wanted if t not in known]
+        if unknown:
+            raise ValueError(f"unknown term(s) {unknown}; terms are {sorted(known)}.")
+        blocks = [(j, b) for j, b in blocks if b.term in wanted]
+    if not blocks:
+        raise ValueError("the model has no bin() or C() term to plot.")
+    fig, axes = _axes_list(ax, len(blocks))
+    W = float(m.sample_weight.sum())
+    for a, (j, block) in zip(axes, blocks, strict=True):
+        s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+        theta = res.coef[s:e]
+        counts = m.bin_counts[s:e] / W
+        if block.penalized:
+            chain = block.chain_length
+            x = _finite_edges(block, m, j)
+            a.stairs(theta[:chain], x, baseline=None, color="C0", linewidth=2)
+            a.axhline(0.0, color="0.6", linewidth=0.8, zorder=0)
+            for k in np.flatnonzero(res.jumps[s : s + chain]):
+                a.axvline(x[k], color="C3", linewidth=0.8, linestyle=":")
+            if density:
+                twin = a.twinx()
+                widths = np.diff(x)
+                dens = np.divide(counts[:chain], widths, out=np.zeros(chain), where=widths > 0)
+                twin.stairs(dens, x, fill=True, alpha=0.15, color="0.3")
+                twin.set_yticks([])
+                twin.set_ylim(0, dens.max() * 4 if dens.max() > 0 else 1)
+            if block.has_missing_level:
+                a.annotate(
+                    f"missing: {theta[chain]:+.3g}", xy=(0.98, 0.04),
+                    xycoords="axes fraction", ha="right", fontsize=8,
+                )  # fmt: skip
+            a.set_xlabel(block.column)
+        else:
+            labels = block.level_labels()
+            pos = np.arange(len(labels))
+            a.bar(pos, theta, color="C0", alpha=0.8)
+            a.axhline(0.0, color="0.6", linewidth=0.8)
+            a.set_xticks(pos, labels, rotation=45 if len(labels) > 4 else 0, fontsize=8)
+            if density:
+                for p_, c in zip(pos, counts, strict=True):
+                    a.annotate(
+                        f"{c:.0%}", (p_, 0), ha="center", va="bottom", fontsize=7, color="0.3"
+                    )
+            a.set_xlabel(block.column)
+        a.set_title(block.term, fontsize=10)
+        a.set_ylabel("effect (link scale)")
+    fig.tight_layout()
+    return fig
+
+
+def _finite_edges(block: Any, model: Any, j: int) -> np.ndarray:
+    """Cut points closed by the training range of the feature (for drawing)."""
+    edges = np.asarray(block.edges, dtype=np.float64)
+    lo, hi = _data_range(block, model, j)
+    if edges.size:
+        span = edges[-1] - edges[0] if edges.size > 1 else max(abs(edges[0]), 1.0)
+        lo = min(lo, edges[0] - 0.05 * span) if np.isfinite(lo) else edges[0] - 0.05 * span
+        hi = max(hi, edges[-1] + 0.05 * span) if np.isfinite(hi) else edges[-1] + 0.05 * span
+        if lo >= edges[0]:
+            lo = edges[0] - 0.05 * max(span, 1e-12)
+        if hi <= edges[-1]:
+            hi = edges[-1] + 0.05 * max(span, 1e-12)
+    else:
+        if not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
+            lo, hi = (lo - 0.5, lo + 0.5) if np.isfinite(lo) else (0.0, 1.0)
+    return np.concatenate([[lo], edges, [hi]])
+
+
+def _data_range(block: Any, model: Any, j: int) -> tuple[float, float]:
+    if block.data_min is not None and block.data_max is not None:
+        return float(block.data_min), float(block.data_max)
+    return -np.inf, np.inf
+
+
+def plot_path(path: Any, kind: str = "coef", ax: Any = None):
+    """Regularisation path against log λ.
+
+    Parameters
+    ----------
+    path : PathResults
+        A path.
+    kind : {"coef", "df", "deviance"}, default="coef"
+        Coefficients of the binned levels, degrees of freedom, or training deviance.
+    ax : Axes, optional
+        Where to draw.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if kind not in ("coef", "df", "deviance"):
+        raise ValueError(f"kind must be 'coef', 'df' or 'deviance'; got {kind!r}.")
+    plt = _pyplot()
+    fig, a = plt.subplots(figsize=(6.4, 4.2)) if ax is None else (ax.figure, ax)
+    lams = np.where(path.lams > 0, path.lams, np.nan)
+    if kind == "coef":
+        coefs = np.array([s.coef for s in path._solutions])
+        if coefs.size:
+            a.plot(lams, coefs, linewidth=0.8)
+        a.set_ylabel("level θ (link scale)")
+    elif kind == "df":
+        a.step(lams, path.df, where="mid")
+        a.set_ylabel("df (jumps + intercept + unpenalized)")
+    else:
+        a.plot(lams, path.deviance, marker=".")
+        a.set_ylabel("training deviance")
+    a.set_xscale("log")
+    a.set_xlabel("λ")
+    a.set_title(f"Binarsity path ({kind})", fontsize=10)
+    if ax is None:
+        fig.tight_layout()
+    return fig
+
+
+def plot_cv(cv: Any, ax: Any = None):
+    """Cross-validation curve with ±1 standard error, ``lam_min`` and ``lam_1se``.
+
+    Parameters
+    ----------
+    cv : CVResults
+        Cross-validation results.
+    ax : Axes, optional
+        Where to draw.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    plt = _pyplot()
+    fig, a = plt.subplots(figsize=(6.4, 4.2)) if ax is None else (ax.figure, ax)
+    lams = np.where(cv.lams > 0, cv.lams, np.nan)
+    a.errorbar(
+        lams, cv.mean, yerr=cv.se, fmt="o", color="C3", ecolor="0.6", markersize=3, capsize=2
+    )
+    a.axvline(cv.lam_min, color="C0", linestyle="--", linewidth=1, label="lam_min")
+    a.axvline(cv.lam_1se, color="C2", linestyle=":", linewidth=1, label="lam_1se")
+    a.set_xscale("log")
+    a.set_xlabel("λ")
+    a.set_ylabel(f"CV {cv.scoring} ({cv.folds} folds)")
+    top = a.secondary_xaxis("top")
+    top.set_xticks(
+        lams[:: max(1, len(lams) // 8)], [str(d) for d in cv.path.df[:: max(1, len(lams) // 8)]]
+    )
+    top.set_xlabel("df", fontsize=8)
+    a.legend(fontsize=8)
+    if ax is None:
+        fig.tight_layout()
+    return fig
+
+
+def save_figure(fig: Any, path: Any) -> Any:
+    """Save a figure as PNG and close it.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    path : str or Path
+        Destination.
+
+    Returns
+    -------
+    path
+        The destination, as given.
+    """
+    plt = _pyplot()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

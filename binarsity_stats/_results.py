@@ -1,0 +1,762 @@
+"""Results of binarsity fits: one λ, a λ path, and cross-validation.
+
+Statistics are computed once on first use and cached (as statsmodels does). The fitted
+model (design recipe, training codes) travels with the results, so a pickled results
+object predicts, summarises and refits exactly like the original.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._formula import Block, format_cut
+from ._model import JUMP_TOL, BinarsityModel, null_intercept, strip_eta
+
+__all__ = ["BinarsityResults", "PathResults", "CVResults", "RefitResults"]
+
+
+def _jump_mask(theta: np.ndarray, blocks: list[Block], block_ptr: np.ndarray) -> np.ndarray:
+    """True at level k of a binned term's chain when θ_k ≠ θ_{k−1} (beyond rounding)."""
+    jump = np.zeros(theta.shape, dtype=bool)
+    for j, block in enumerate(blocks):
+        if not block.penalized:
+            continue
+        s = int(block_ptr[j])
+        chain = theta[s : s + block.chain_length]
+        if chain.size < 2:
+            continue
+        scale = max(1.0, float(np.max(np.abs(theta[s : int(block_ptr[j + 1])]))))
+        jump[s + 1 : s + block.chain_length] = np.abs(np.diff(chain)) > JUMP_TOL * scale
+    return jump
+
+
+class BinarsityResults:
+    """A binarsity GLM fitted at one λ.
+
+    Parameters
+    ----------
+    model : BinarsityModel
+        The model that was fitted.
+    solution : Solution
+        The engine's solution.
+    lam_source : str
+        How λ was chosen (shown in the summary), e.g. ``"user"``, ``"theory"``,
+        ``"10-fold CV (lam_min, deviance)"``.
+
+    Attributes
+    ----------
+    lam : float
+        λ.
+    coef : ndarray of shape (d,)
+        θ, the levels of every code block (binned and categorical terms).
+    dense_coef : ndarray of shape (q,)
+        Coefficients of the unpenalised numeric terms.
+    intercept : float
+        β0.
+    converged : bool
+        Whether the solver met its KKT tolerance.
+    n_iter : int
+        Solver iterations.
+    """
+
+    def __init__(self, model: BinarsityModel, solution: Any, lam_source: str = "user") -> None:
+        self.model = model
+        self.solution = solution
+        self.lam = float(solution.lam)
+        self.lam_source = lam_source
+        self.coef = np.asarray(solution.coef, dtype=np.float64)
+        self.dense_coef = np.asarray(solution.dense_coef, dtype=np.float64)
+        self.intercept = float(solution.intercept)
+        self.converged = bool(solution.converged)
+        self.n_iter = int(solution.n_iter)
+        self.kkt_violation = float(solution.kkt_violation)
+        self.objective = float(solution.objective)
+
+    # -- coefficients ------------------------------------------------------------------
+    @cached_property
+    def params(self) -> pd.Series:
+        """All coefficients with readable names.
+
+        ``Intercept``, then every level of every code block
+        (``bin(age, 50)[38.0, 41.0]`` is the level of ages in (38, 41];
+        ``C(sex)[male]``), then the dense terms.
+        """
+        names, values = [], []
+        if self.model.fit_intercept:
+            names.append("Intercept")
+            values.append(self.intercept)
+        names += self.model.spec.param_names()
+        values += self.coef.tolist()
+        names += self.model.spec.dense_columns
+        values += self.dense_coef.tolist()
+        return pd.Series(values, index=pd.Index(names, dtype=object), name="coef")
+
+    @cached_property
+    def jumps(self) -> np.ndarray:
+        """Boolean mask (d,) of the levels where a binned term's step function jumps."""
+        return _jump_mask(self.coef, self.model.spec.blocks, self.model.block_ptr)
+
+    @property
+    def n_jumps(self) -> int:
+        """Number of cut-points kept (jumps over all binned terms)."""
+        return int(self.jumps.sum())
+
+    @cached_property
+    def df(self) -> int:
+        """Degrees of freedom: jumps + intercept + unpenalised parameters.
+
+        The fused-lasso estimate (design.md §2): each binned term contributes its
+        constant segments minus one (the constraint), plus one for a populated missing
+        level; a ``C()`` term its populated levels minus one; each dense column one.
+        """
+        m = self.model
+        counts = m.bin_counts
+        dof = int(m.fit_intercept) + len(self.dense_coef) + self.n_jumps
+        for j, block in enumerate(m.spec.blocks):
+            s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+            if block.penalized:
+                if block.has_missing_level and counts[e - 1] > 0:
+                    dof += 1
+            else:
+                dof += max(int(np.sum(counts[s:e] > 0)) - 1, 0)
+        return dof
+
+    # -- fitted values and statistics ------------------------------------------------------
+    @cached_property
+    def linear_predictor(self) -> np.ndarray:
+        """η on the training rows (offset included)."""
+        eta = getattr(self.solution, "eta", None)
+        if eta is None:
+            eta = self.model.linear_predictor(self.coef, self.dense_coef, self.intercept)
+        return np.asarray(eta, dtype=np.float64)
+
+    @cached_property
+    def fittedvalues(self) -> np.ndarray:
+        """Mean response μ = b'(η) on the training rows."""
+        return self.model.family.mean(self.linear_predictor)
+
+    @property
+    def nobs(self) -> int:
+        """Number of training rows."""
+        return self.model.nobs
+
+    @cached_property
+    def deviance(self) -> float:
+        """Weighted deviance Σ_i s_i d(y_i, μ_i)."""
+        m = self.model
+        return float(m.family.deviance(m.y, self.fittedvalues, m.sample_weight))
+
+    @cached_property
+    def null_deviance(self) -> float:
+        """Deviance of the intercept(+offset)-only model."""
+        m = self.model
+        b0 = null_intercept(m.family, m.y, m.sample_weight, m.offset, m.fit_intercept)
+        eta = np.full(m.nobs, b0) if m.offset is None else b0 + m.offset
+        return float(m.family.deviance(m.y, m.family.mean(eta), m.sample_weight))
+
+    @cached_property
+    def llf(self) -> float:
+        """Log-likelihood (gaussian: σ² at its maximum-likelihood value RSS/n)."""
+        m = self.model
+        return float(m.family.log_likelihood(m.y, self.fittedvalues, m.sample_weight))
+
+    @property
+    def aic(self) -> float:
+        """AIC = −2 llf + 2 df."""
+        return -2.0 * self.llf + 2.0 * self.df
+
+    @property
+    def bic(self) -> float:
+        """BIC = −2 llf + log(n) df."""
+        return -2.0 * self.llf + math.log(self.nobs) * self.df
+
+    # -- prediction ------------------------------------------------------------------------
+    def predict(
+        self, newdata: Any = None, type: str = "response", offset: Any = None
+    ) -> np.ndarray:  # noqa: A002 - R's name
+        """Predict on new data with the training cut points and levels.
+
+        Parameters
+        ----------
+        newdata : DataFrame, optional
+            New rows; the training rows when omitted. Needs every column the right-hand
+            side of the formula reads (``offset()`` terms are replayed from it).
+        type : {"response", "link"}, default="response"
+            Mean response b'(η) or the linear predictor η.
+        offset : array-like of shape (n,), optional
+            Extra offset for the new rows. When the model was given ``offset=`` as a
+            column name it is read from ``newdata``; when it was given an array and
+            ``offset`` is omitted here, it is taken as 0 (statsmodels' convention).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+
+        Raises
+        ------
+        ValueError
+            A column missing from ``newdata``, an unseen categorical level, or a NaN
+            without a missing level; the message names the column.
+        """
+        if type not in ("response", "link"):
+            raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        m = self.model
+        if newdata is None:
+            if offset is not None:
+                raise ValueError("offset is only used together with newdata.")
+            eta = self.linear_predictor
+        else:
+            design = m.spec.transform(newdata)
+            off = design.offset
+            extra = None
+            if offset is not None:
+                extra = np.asarray(offset, dtype=np.float64).ravel()
+                if extra.shape[0] != design.n_obs or not np.all(np.isfinite(extra)):
+                    raise ValueError(f"offset must be {design.n_obs} finite values (one per row).")
+            elif m.offset_column is not None:
+                if m.offset_column not in newdata.columns:
+                    raise ValueError(
+                        f"column '{m.offset_column}' (the model's offset) is missing from the data."
+                    )
+                extra = newdata[m.offset_column].to_numpy(dtype=np.float64)
+            if extra is not None:
+                off = extra if off is None else off + extra
+            eta = m.linear_predictor(self.coef, self.dense_coef, self.intercept, design, off)
+        return eta if type == "link" else m.family.mean(eta)
+
+    # -- interpretation --------------------------------------------------------------------
+    def cut_points(self) -> pd.DataFrame:
+        """The cut-points kept: where a binned term's step function jumps.
+
+        Returns
+        -------
+        DataFrame
+            One row per jump: ``term``, ``column``, ``cut`` (x ≤ cut is left of the
+            jump) and ``jump`` (θ_right − θ_left, on the link scale).
+        """
+        rows = []
+        m = self.model
+        for j, block in enumerate(m.spec.blocks):
+            if not block.penalized:
+                continue
+            s = int(m.block_ptr[j])
+            for k in range(1, block.chain_length):
+                if self.jumps[s + k]:
+                    rows.append(
+                        {
+                            "term": block.term,
+                            "column": block.column,
+                            "cut": float(block.edges[k - 1]),
+                            "jump": float(self.coef[s + k] - self.coef[s + k - 1]),
+                        }
+                    )
+        return pd.DataFrame(rows, columns=["term", "column", "cut", "jump"])
+
+    def shape_functions(self, merge: bool = False) -> pd.DataFrame:
+        """The fitted step function of every code block.
+
+        Parameters
+        ----------
+        merge : bool, default=False
+            Merge neighbouring bins with equal levels into one segment.
+
+        Returns
+        -------
+        DataFrame
+            ``term``, ``label``, ``low``, ``high`` (the interval (low, high]; NaN for a
+            categorical or missing level), ``level`` (θ on the link scale) and ``count``
+            (weighted training rows).
+        """
+        m = self.model
+        rows = []
+        for j, block in enumerate(m.spec.blocks):
+            s = int(m.block_ptr[j])
+            labels = block.level_labels()
+            theta = self.coef[s : int(m.block_ptr[j + 1])]
+            counts = m.bin_counts[s : int(m.block_ptr[j + 1])]
+            if block.penalized:
+                lo, hi = block.intervals()
+                for k in range(block.chain_length):
+                    if merge and k > 0 and not self.jumps[s + k]:
+                        rows[-1]["high"] = float(hi[k])
+                        rows[-1]["count"] += float(counts[k])
+                        rows[-1]["label"] = (
+                            f"[{format_cut(rows[-1]['low'])}, {format_cut(float(hi[k]))}]"
+                        )
+                        continue
+                    rows.append(
+                        {"term": block.term, "label": labels[k], "low": float(lo[k]),
+                         "high": float(hi[k]), "level": float(theta[k]),
+                         "count": float(counts[k])}
+                    )  # fmt: skip
+                extra = range(block.chain_length, block.n_levels)
+            else:
+                extra = range(block.n_levels)
+            for k in extra:
+                rows.append(
+                    {"term": block.term, "label": labels[k], "low": np.nan, "high": np.nan,
+                     "level": float(theta[k]), "count": float(counts[k])}
+                )  # fmt: skip
+        return pd.DataFrame(rows, columns=["term", "label", "low", "high", "level", "count"])
+
+    def term_table(self) -> pd.DataFrame:
+        """One row per term: kind, levels, cut-points kept, selected, range of effect.
+
+        Returns
+        -------
+        DataFrame
+            Indexed by term: ``kind`` ("bin", "categorical", "linear"), ``levels``,
+            ``cuts_kept``, ``selected``, ``effect_min``, ``effect_max`` (θ over the
+            populated levels; for a linear term its coefficient).
+        """
+        m = self.model
+        rows = []
+        for j, block in enumerate(m.spec.blocks):
+            s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+            theta, counts = self.coef[s:e], m.bin_counts[s:e]
+            populated = theta[counts > 0] if np.any(counts > 0) else theta
+            jumps = int(self.jumps[s:e].sum())
+            selected = bool(np.any(np.abs(populated) > 0)) if not block.penalized else True
+            if block.penalized:
+                selected = jumps > 0 or bool(np.any(populated != 0))
+            rows.append(
+                {"term": block.term, "kind": block.kind, "levels": block.n_levels,
+                 "cuts_kept": jumps if block.penalized else np.nan, "selected": selected,
+                 "effect_min": float(populated.min()), "effect_max": float(populated.max())}
+            )  # fmt: skip
+        for name, value in zip(m.spec.dense_columns, self.dense_coef, strict=True):
+            rows.append(
+                {"term": name, "kind": "linear", "levels": np.nan, "cuts_kept": np.nan,
+                 "selected": bool(value != 0), "effect_min": float(value),
+                 "effect_max": float(value)}
+            )  # fmt: skip
+        cols = ["kind", "levels", "cuts_kept", "selected", "effect_min", "effect_max"]
+        if not rows:
+            return pd.DataFrame(columns=cols, index=pd.Index([], name="term", dtype=object))
+        return pd.DataFrame(rows).set_index("term")[cols]
+
+    def selected_terms(self) -> list[str]:
+        """Terms with a non-zero effect (binned terms with at least one cut-point kept)."""
+        table = self.term_table()
+        return [str(t) for t in table.index[table["selected"].astype(bool)]]
+
+    def summary(self):
+        """A statsmodels-style report of the fit.
+
+        Returns
+        -------
+        Summary
+            Printable (``print(res.summary())``); ``as_text()`` and ``_repr_html_``.
+        """
+        from ._summary import make_summary
+
+        return make_summary(self)
+
+    # -- unpenalised refit -------------------------------------------------------------------
+    def selected_design(self) -> tuple[np.ndarray, list[str]]:
+        """The dummy design the selection produced (reference coding).
+
+        Every binned term's constant segments become indicators with the first segment as
+        reference (a populated missing level gets its own indicator); a ``C()`` term
+        gets indicators of its populated levels but the first; dense columns are kept.
+
+        Returns
+        -------
+        X : ndarray of shape (n, k)
+        names : list of str
+        """
+        m = self.model
+        n = m.nobs
+        cols: list[np.ndarray] = []
+        names: list[str] = []
+        full_first = not m.fit_intercept
+        if m.fit_intercept:
+            cols.append(np.ones(n))
+            names.append("Intercept")
+        for j, block in enumerate(m.spec.blocks):
+            s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+            counts = m.bin_counts[s:e]
+            codes = m.design.codes[j]
+            if block.penalized:
+                seg = np.cumsum(self.jumps[s:e][: block.chain_length])
+                seg_of_level = np.concatenate(
+                    [seg, np.arange(block.chain_length, e - s) - block.chain_length + seg[-1] + 1]
+                )
+                lo, hi = block.intervals()
+                seg_names = []
+                for sid in range(int(seg[-1]) + 1):
+                    levels = np.flatnonzero(seg == sid)
+                    seg_names.append(
+                        f"{block.term}[{format_cut(lo[levels[0]])}, {format_cut(hi[levels[-1]])}]"
+                    )
+                if block.has_missing_level:
+                    seg_names.append(f"{block.term}[missing]")
+                n_seg = len(seg_names)
+                seg_count = np.bincount(seg_of_level, weights=counts, minlength=n_seg)
+            else:
+                seg_of_level = np.arange(e - s)
+                seg_names = block.param_names()
+                n_seg = e - s
+                seg_count = counts
+            row_seg = seg_of_level[codes]
+            keep = [sid for sid in range(n_seg) if seg_count[sid] > 0]
+            if not full_first:
+                keep = keep[1:]
+            full_first = False
+            for sid in keep:
+                cols.append((row_seg == sid).astype(np.float64))
+                names.append(seg_names[sid])
+        if m.design.dense is not None:
+            cols.extend(m.design.dense.T)
+            names.extend(m.spec.dense_columns)
+        X = np.column_stack(cols) if cols else np.zeros((n, 0))
+        return X, names
+
+    def refit(self) -> RefitResults:
+        """The unpenalised GLM (statsmodels) on the design the selection produced.
+
+        Returns
+        -------
+        RefitResults
+            Wraps the statsmodels results; standard errors, tests and intervals are
+            **conditional on the selection** (they ignore that the cut-points were
+            chosen from the same data) and labelled so.
+        """
+        import statsmodels.api as sm
+
+        m = self.model
+        X, names = self.selected_design()
+        fam = {
+            "gaussian": sm.families.Gaussian,
+            "binomial": sm.families.Binomial,
+            "poisson": sm.families.Poisson,
+        }[m.family.name]()
+        exog = pd.DataFrame(X, columns=names)
+        kwargs: dict[str, Any] = {"family": fam}
+        if m.offset is not None:
+            kwargs["offset"] = m.offset
+        if m.weighted:
+            kwargs["freq_weights"] = m.sample_weight
+        endog = pd.Series(m.y, name=m.response.name)
+        sm_res = sm.GLM(endog, exog, **kwargs).fit()
+        return RefitResults(sm_res, self)
+
+    # -- plots -------------------------------------------------------------------------------
+    def plot_shapes(self, terms: Any = None, ax: Any = None, density: bool = True):
+        """Step function of every (or the named) code block, with the data density.
+
+        Parameters
+        ----------
+        terms : list of str, optional
+            Terms to draw (default: every ``bin()`` and ``C()`` term).
+        ax : matplotlib Axes or array of Axes, optional
+            Where to draw (one Axes per term).
+        density : bool, default=True
+            Shade the weighted share of training rows per bin.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from ._plotting import plot_shapes
+
+        return plot_shapes(self, terms=terms, ax=ax, density=density)
+
+    def __repr__(self) -> str:
+        return (
+            f"<BinarsityResults {self.model.family.name} lam={self.lam:.4g} "
+            f"({self.lam_source}) df={self.df} deviance={self.deviance:.6g}>"
+        )
+
+
+class RefitResults:
+    """An unpenalised statsmodels GLM on the selected design.
+
+    Parameters
+    ----------
+    sm_results : statsmodels GLMResults
+        The fitted statsmodels model.
+    parent : BinarsityResults
+        The penalised fit whose selection was refitted.
+
+    Notes
+    -----
+    Standard errors, z-statistics, p-values and confidence intervals are conditional on
+    the selection: they treat the cut-points as fixed in advance, although the same data
+    chose them, so they are too optimistic. Any other attribute is looked up on
+    ``sm_results``.
+    """
+
+    NOTE = (
+        "Standard errors, tests and intervals are CONDITIONAL ON THE SELECTION: the "
+        "cut-points were chosen by the binarsity fit on the same data and are treated as "
+        "fixed here, so they understate the uncertainty."
+    )
+
+    def __init__(self, sm_results: Any, parent: BinarsityResults) -> None:
+        self.sm_results = sm_results
+        self.lam = parent.lam
+
+    @property
+    def params(self) -> pd.Series:
+        """Unpenalised coefficients of the selected design."""
+        return self.sm_results.params
+
+    @property
+    def bse(self) -> pd.Series:
+        """Standard errors, conditional on the selection."""
+        return self.sm_results.bse
+
+    def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
+        """Confidence intervals, conditional on the selection.
+
+        Parameters
+        ----------
+        alpha : float, default=0.05
+            1 − coverage.
+
+        Returns
+        -------
+        DataFrame
+        """
+        return self.sm_results.conf_int(alpha=alpha)
+
+    def summary(self):
+        """statsmodels' summary with the conditional-on-selection note.
+
+        Returns
+        -------
+        statsmodels.iolib.summary.Summary
+        """
+        smry = self.sm_results.summary(
+            title=f"Unpenalised refit on the binarsity selection (lam={self.lam:.4g})"
+        )
+        smry.add_extra_txt([self.NOTE])
+        return smry
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "sm_results":
+            raise AttributeError(name)
+        return getattr(self.sm_results, name)
+
+    def __repr__(self) -> str:
+        return f"<RefitResults: {len(self.params)} parameters, conditional on selection>"
+
+
+class PathResults:
+    """Fits along a decreasing λ grid (warm-started).
+
+    Parameters
+    ----------
+    model : BinarsityModel
+        The model.
+    lams : ndarray of shape (m,)
+        The grid, decreasing.
+    solutions : list of Solution
+        One per λ.
+
+    Attributes
+    ----------
+    lams : ndarray of shape (m,)
+        λ values.
+    df : ndarray of shape (m,)
+        Degrees of freedom per λ.
+    deviance : ndarray of shape (m,)
+        Training deviance per λ.
+    n_iter : ndarray of shape (m,)
+        Solver iterations per λ.
+    converged : ndarray of shape (m,)
+        Whether each fit converged.
+    """
+
+    def __init__(self, model: BinarsityModel, lams: np.ndarray, solutions: list) -> None:
+        self.model = model
+        self.lams = np.asarray(lams, dtype=np.float64)
+        df, dev = [], []
+        for sol in solutions:
+            res = BinarsityResults(model, sol)
+            df.append(res.df)
+            dev.append(res.deviance)
+        self.df = np.asarray(df, dtype=np.intp)
+        self.deviance = np.asarray(dev)
+        self.n_iter = np.asarray([s.n_iter for s in solutions], dtype=np.intp)
+        self.converged = np.asarray([s.converged for s in solutions], dtype=bool)
+        self._solutions = [strip_eta(s) for s in solutions]
+
+    def __len__(self) -> int:
+        return len(self.lams)
+
+    def __getitem__(self, i: int) -> BinarsityResults:
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"path results are indexed by λ position (an int); got {i!r}.")
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"λ position {i} out of range for a path of {n}.")
+        i = int(i) % n
+        return BinarsityResults(self.model, self._solutions[i], f"path position {i} of {n}")
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    @property
+    def coefs(self) -> pd.DataFrame:
+        """Coefficients per λ (rows: λ, columns: parameter names)."""
+        names = list(self[0].params.index) if len(self) else []
+        values = np.array([self[i].params.to_numpy() for i in range(len(self))])
+        return pd.DataFrame(values, index=pd.Index(self.lams, name="lam"), columns=names)
+
+    def to_frame(self) -> pd.DataFrame:
+        """λ, df, deviance, iterations and convergence per position.
+
+        Returns
+        -------
+        DataFrame
+        """
+        return pd.DataFrame(
+            {"lam": self.lams, "df": self.df, "deviance": self.deviance,
+             "n_iter": self.n_iter, "converged": self.converged}
+        )  # fmt: skip
+
+    def plot(self, kind: str = "coef", ax: Any = None):
+        """Regularisation path: coefficients, df or deviance against λ.
+
+        Parameters
+        ----------
+        kind : {"coef", "df", "deviance"}, default="coef"
+            What to draw.
+        ax : matplotlib Axes, optional
+            Where to draw.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from ._plotting import plot_path
+
+        return plot_path(self, kind=kind, ax=ax)
+
+    def __repr__(self) -> str:
+        return (
+            f"<PathResults {len(self)} lambdas from {self.lams[0]:.4g} to "
+            f"{self.lams[-1]:.4g}, df {self.df.min()}..{self.df.max()}>"
+        )
+
+
+class CVResults:
+    """K-fold cross-validation of a λ path.
+
+    Parameters
+    ----------
+    model : BinarsityModel
+        The model.
+    lams : ndarray of shape (m,)
+        The λ grid (from the full data), decreasing.
+    fold_scores : ndarray of shape (K, m)
+        Held-out score of every fold at every λ.
+    scoring : {"deviance", "mse", "auc"}
+        Criterion (AUC is maximised, the others minimised).
+    fold_ids : ndarray of shape (n,)
+        Fold of every training row.
+    full_path : list of Solution
+        Fits on all rows along the grid.
+
+    Attributes
+    ----------
+    mean, se : ndarray of shape (m,)
+        Mean over folds and its standard error (std / sqrt(K)).
+    lam_min : float
+        λ with the best mean score.
+    lam_1se : float
+        Largest λ whose mean is within one standard error of the best.
+    best_ : BinarsityResults
+        The fit on all rows at ``lam_min``.
+    path : PathResults
+        The fits on all rows along the grid.
+    """
+
+    def __init__(
+        self,
+        model: BinarsityModel,
+        lams: np.ndarray,
+        fold_scores: np.ndarray,
+        scoring: str,
+        fold_ids: np.ndarray,
+        full_path: list,
+    ) -> None:
+        self.model = model
+        self.lams = np.asarray(lams, dtype=np.float64)
+        self.fold_scores = np.asarray(fold_scores, dtype=np.float64)
+        self.scoring = scoring
+        self.fold_ids = fold_ids
+        self.folds = self.fold_scores.shape[0]
+        self.mean = np.nanmean(self.fold_scores, axis=0)
+        k = np.sum(np.isfinite(self.fold_scores), axis=0)
+        sd = np.nanstd(self.fold_scores, axis=0, ddof=1) if self.folds > 1 else 0 * self.mean
+        self.se = sd / np.sqrt(np.maximum(k, 1))
+        sign = -1.0 if scoring == "auc" else 1.0  # minimise sign * score
+        loss = sign * self.mean
+        self.idx_min = int(np.nanargmin(loss))
+        bound = loss[self.idx_min] + self.se[self.idx_min]
+        ok = np.flatnonzero(loss <= bound)
+        self.idx_1se = int(ok.min())  # grid is decreasing: smallest index = largest λ
+        self.lam_min = float(self.lams[self.idx_min])
+        self.lam_1se = float(self.lams[self.idx_1se])
+        self.path = PathResults(model, self.lams, full_path)
+        self.best_ = self.results("lam_min")
+
+    def results(self, which: str = "lam_min") -> BinarsityResults:
+        """The fit on all rows at ``lam_min`` or ``lam_1se``.
+
+        Parameters
+        ----------
+        which : {"lam_min", "lam_1se"}, default="lam_min"
+            Which λ.
+
+        Returns
+        -------
+        BinarsityResults
+        """
+        if which not in ("lam_min", "lam_1se"):
+            raise ValueError(f"which must be 'lam_min' or 'lam_1se'; got {which!r}.")
+        i = self.idx_min if which == "lam_min" else self.idx_1se
+        res = self.path[i]
+        res.lam_source = f"{self.folds}-fold CV ({which}, {self.scoring})"
+        return res
+
+    def to_frame(self) -> pd.DataFrame:
+        """λ, mean score, standard error and df of the full-data fit per λ.
+
+        Returns
+        -------
+        DataFrame
+        """
+        return pd.DataFrame(
+            {"lam": self.lams, "mean": self.mean, "se": self.se, "df": self.path.df}
+        )
+
+    def plot(self, ax: Any = None):
+        """CV curve: mean ± one standard error against λ, with ``lam_min`` and ``lam_1se``.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from ._plotting import plot_cv
+
+        return plot_cv(self, ax=ax)
+
+    def __repr__(self) -> str:
+        return (
+            f"<CVResults {self.folds}-fold {self.scoring}: lam_min={self.lam_min:.4g}, "
+            f"lam_1se={self.lam_1se:.4g}>"
+        )

@@ -1,0 +1,231 @@
+"""The statsmodels-style text report of a binarsity fit.
+
+Layout: a two-column header (model, family, link, n, λ and how it was chosen, df,
+deviance, null deviance, log-likelihood, AIC, BIC, convergence), one row per term
+(levels, cut-points kept, selected or dropped, range of its effect), the unpenalised
+linear terms, and notes on the constraint and on what df means.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Summary", "make_summary"]
+
+_WIDTH = 78
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if v == 0:
+            return "0"
+        if abs(v) >= 1e5 or abs(v) < 1e-3:
+            return f"{v:.4g}"
+        return f"{v:.6g}" if abs(v) >= 1 else f"{v:.4g}"
+    return str(value)
+
+
+class Summary:
+    """A printable report.
+
+    Parameters
+    ----------
+    title : str
+        First line.
+    left, right : list of (str, str)
+        The two header columns (label, value).
+    tables : list of (str, DataFrame)
+        Titled tables, printed in order.
+    notes : list of str
+        Numbered notes printed last.
+
+    Attributes
+    ----------
+    header : dict
+        Every header label → value (for programmatic access).
+    """
+
+    def __init__(
+        self,
+        title: str,
+        left: list[tuple[str, str]],
+        right: list[tuple[str, str]],
+        tables: list[tuple[str, pd.DataFrame]],
+        notes: list[str],
+    ) -> None:
+        self.title = title
+        self.left = left
+        self.right = right
+        self.tables = tables
+        self.notes = notes
+        self.header = dict(left + right)
+
+    def as_text(self) -> str:
+        """The report as plain text.
+
+        Returns
+        -------
+        str
+        """
+        wl = max((len(a) + len(b) + 3 for a, b in self.left), default=0)
+        wr = max((len(a) + len(b) + 2 for a, b in self.right), default=0)
+        width = max(_WIDTH, wl + wr)
+        wl = max(wl, width - wr)
+        lines = [self.title.center(width), "=" * width]
+        for i in range(max(len(self.left), len(self.right))):
+            row = ""
+            for side, w in ((self.left, wl), (self.right, wr)):
+                if i < len(side):
+                    label, value = side[i]
+                    pad = w - len(label) - 1 - (1 if side is self.left else 0)
+                    row += f"{label}:{value:>{pad}}" + (" " if side is self.left else "")
+                else:
+                    row += " " * w
+            lines.append(row.rstrip())
+        for title, table in self.tables:
+            lines.append("=" * width)
+            if title:
+                lines.append(title)
+                lines.append("-" * width)
+            text = (
+                table.to_string(float_format=_fmt, na_rep="", formatters=None, justify="right")
+                if len(table)
+                else "(none)"
+            )
+            lines.extend(text.splitlines())
+        lines.append("=" * width)
+        if self.notes:
+            lines.append("Notes:")
+            for k, note in enumerate(self.notes, start=1):
+                lines.extend(_wrap(f"[{k}] {note}", width))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.as_text()
+
+    def __repr__(self) -> str:
+        return self.as_text()
+
+    def _repr_html_(self) -> str:
+        return f"<pre>{html.escape(self.as_text())}</pre>"
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width=width, subsequent_indent="    ")
+
+
+def make_summary(res: Any) -> Summary:
+    """Build the :class:`Summary` of a :class:`BinarsityResults`.
+
+    Parameters
+    ----------
+    res : BinarsityResults
+        A fit.
+
+    Returns
+    -------
+    Summary
+    """
+    m = res.model
+    fam = m.family
+    resp = m.response
+    event = "-"
+    if resp.kind == "factor":
+        event = f"{resp.event!r} (vs {resp.levels[0]!r})"
+    elif resp.kind == "boolean" or fam.name == "binomial":
+        event = "y == 1" if resp.kind != "boolean" else "True"
+    left = [
+        ("Dep. Variable", resp.name),
+        ("Event level", event),
+        ("Model", "Binarsity GLM"),
+        ("Model Family", type(fam).__name__),
+        ("Link Function", fam.link),
+        ("Method", "penalized ML"),
+        ("Penalty weights", m.penalty_kind),
+        ("Lambda", _fmt(res.lam)),
+        ("Lambda chosen by", res.lam_source),
+        ("Converged", _fmt(res.converged)),
+        ("Iterations", _fmt(res.n_iter)),
+    ]
+    right = [
+        ("No. Observations", _fmt(res.nobs)),
+        ("Df (jumps+intercept+unpen.)", _fmt(res.df)),
+        ("Cut-points kept (jumps)", _fmt(res.n_jumps)),
+        ("Deviance", _fmt(res.deviance)),
+        ("Null deviance", _fmt(res.null_deviance)),
+        ("Log-Likelihood", _fmt(res.llf)),
+        ("AIC", _fmt(res.aic)),
+        ("BIC", _fmt(res.bic)),
+        ("KKT violation", _fmt(res.kkt_violation)),
+        ("Sample weights", "yes" if m.weighted else "no"),
+        ("Offset", "yes" if m.offset is not None else "no"),
+    ]
+    table = res.term_table()
+    blocks = table[table["kind"] != "linear"].copy()
+    tables: list[tuple[str, pd.DataFrame]] = []
+    if len(blocks):
+        shown = pd.DataFrame(
+            {
+                "kind": blocks["kind"],
+                "levels": blocks["levels"].astype(int),
+                "cuts kept": [
+                    "-" if k != "bin" else str(int(c))
+                    for k, c in zip(blocks["kind"], blocks["cuts_kept"], strict=True)
+                ],
+                "status": [
+                    ("selected" if s else "dropped") if k == "bin" else "unpenalized"
+                    for k, s in zip(blocks["kind"], blocks["selected"], strict=True)
+                ],
+                "effect min": blocks["effect_min"],
+                "effect max": blocks["effect_max"],
+            },
+            index=blocks.index,
+        )
+        tables.append(("Binned and categorical terms (effects on the link scale)", shown))
+    linear = pd.DataFrame(
+        {"coef": ([res.intercept] if m.fit_intercept else []) + list(res.dense_coef)},
+        index=pd.Index(
+            (["Intercept"] if m.fit_intercept else []) + m.spec.dense_columns, dtype=object
+        ),
+    )
+    if len(linear):
+        tables.append(("Intercept and unpenalized linear terms", linear))
+    notes = [
+        "Each bin() and C() term satisfies the constraint sum_k n_jk theta_jk = 0 "
+        "(n_jk: weighted training rows in level k): its levels are effects relative to "
+        "the weighted average training row, and the intercept is the linear predictor "
+        "of that average row.",
+        "df = number of jumps (cut-points kept) + intercept + unpenalized parameters "
+        "(C() levels - 1, linear terms, missing levels); the fused-lasso estimate. AIC = "
+        "-2 llf + 2 df, BIC = -2 llf + log(n) df.",
+        "No standard errors are given for a penalized fit; refit() gives the unpenalized "
+        "GLM on the selected cut-points, with standard errors conditional on the "
+        "selection.",
+    ]
+    if any(not b.penalized for b in m.spec.blocks):
+        notes.append(
+            "C() terms are unpenalized; reference coding is theta_k - theta_ref with the "
+            "first level as reference (as refit() reports it)."
+        )
+    if any(b.has_missing_level for b in m.spec.blocks):
+        notes.append(
+            "A 'missing' level has its own coefficient, outside the total-variation chain "
+            "(its edge is not penalized)."
+        )
+    if not res.converged:
+        notes.append(
+            f"The solver did not reach its tolerance (KKT violation "
+            f"{res.kkt_violation:.3g}); increase max_iter."
+        )
+    return Summary("Binarsity GLM Results", left, right, tables, notes)
