@@ -20,6 +20,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from binarsity_stats._binning import assign_codes, compact_column
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -33,7 +34,6 @@ from binarsity_stats._binarizer import (
     _tie_aware_cuts,
     _unique_counts,
 )
-from binarsity_stats._binning import assign_codes, compact_column
 
 RNG = np.random.default_rng(20190501)
 
