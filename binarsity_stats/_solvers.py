@@ -26,7 +26,7 @@ import numpy as np
 
 from . import _cd_fast, _histogram
 from ._families import Family, get_family
-from ._fused_lasso import fused_lasso_work_size_py
+from ._fused_lasso import work_size as fused_lasso_work_size_py
 from ._penalty import BinarsityPenalty
 
 __all__ = ["Solution", "solve", "lambda_max", "ConvergenceWarning", "SOLVERS"]
