@@ -96,3 +96,20 @@ def bin_sums_all(const code_t[:, ::1] codes, const Py_ssize_t[::1] block_ptr,
             start = block_ptr[j]
             for i in range(n):
                 out[start + codes[j, i]] += values[i]
+
+
+def bin_sums2_all(const code_t[:, ::1] codes, const Py_ssize_t[::1] block_ptr,
+                  const double[::1] values_a, const double[::1] values_b,
+                  double[::1] out_a, double[::1] out_b):
+    """Two full histograms in one pass over the codes (gradient and Hessian sums).
+
+    NumPy equivalent: ``bin_sums_all(codes, block_ptr, values_a, out_a)`` and the same
+    for ``values_b``/``out_b``.
+    """
+    cdef Py_ssize_t i, j, k, n = codes.shape[1], p = codes.shape[0]
+    with nogil:
+        for j in range(p):
+            for i in range(n):
+                k = block_ptr[j] + codes[j, i]
+                out_a[k] += values_a[i]
+                out_b[k] += values_b[i]

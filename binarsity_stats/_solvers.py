@@ -213,9 +213,13 @@ class _Problem:
             _histogram.bin_sums_all(self.codes, self.block_ptr, values, out)
         return out
 
-    def kkt(self, r, theta, lam) -> tuple[float, np.ndarray, np.ndarray]:
-        """Overall and per-block KKT violation at the point with working gradient r."""
-        g = self.histogram(r)
+    def kkt(self, r, theta, lam, g=None) -> tuple[float, np.ndarray, np.ndarray]:
+        """Overall and per-block KKT violation at the point with working gradient r.
+
+        ``g`` (the bin sums of r) is computed when not given.
+        """
+        if g is None:
+            g = self.histogram(r)
         per_block = self.penalty.kkt_violation(g, theta, lam, self.fit_intercept)
         worst = float(per_block.max()) if per_block.size else 0.0
         if self.fit_intercept:
@@ -287,7 +291,10 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
     dense_sq = None
     while True:
         r, h = prob._r, prob._h
-        kkt, per_block, _ = prob.kkt(r, theta, lam)
+        G, H = np.zeros(prob.d), np.zeros(prob.d)
+        if prob.p:
+            _histogram.bin_sums2_all(prob.codes, prob.block_ptr, r, h, G, H)
+        kkt, per_block, _ = prob.kkt(r, theta, lam, G)
         if kkt <= tol:
             converged = True
             break
@@ -300,7 +307,6 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
             active = np.flatnonzero(has_jump | (per_block > tol) | always_active).astype(np.intp)
         else:
             active = np.zeros(0, np.intp)
-        H = prob.histogram(h)
         ridge = 1e-12 * max(float(h.sum()), 1e-300)
         H += ridge
         hsum = float(h.sum()) + ridge
@@ -351,11 +357,14 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
             eta_try = eta + alpha * delta_eta
             th_try = theta_old + alpha * dtheta
             F_try = prob.loss(eta_try) + lam * prob.penalty.value(th_try)
-            if np.isfinite(F_try) and F_try <= F + 1e-4 * alpha * min(decrease, 0.0):
+            # Armijo, with slack for the rounding of F itself: near the optimum the
+            # predicted decrease is below the resolution of F and a full step is right
+            slack = 64 * np.finfo(float).eps * abs(F)
+            if np.isfinite(F_try) and F_try <= F + 1e-4 * alpha * min(decrease, 0.0) + slack:
                 accepted = True
                 break
             alpha *= 0.5
-        if not accepted or (alpha < 1.0 and F_try >= F):
+        if not accepted:
             theta, beta, b0 = theta_old, beta_old, b0_old
             if decrease > -1e-15 * max(abs(F), 1.0) or not accepted:
                 loss = prob.grad_hess(eta)
@@ -375,7 +384,7 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
 
 
 def _finish(prob, theta, beta, b0, lam, eta, kkt, converged, n_iter, n_sweeps, tol):
-    eta = prob.linear_predictor(theta, beta, b0)
+    # re-centring moved levels into the intercept without changing η
     loss = prob.loss(eta)
     if not converged:
         warnings.warn(
@@ -480,6 +489,7 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
     b0 = x_b0
     if prob.fit_intercept:
         b0 += prob.recenter(theta)
+    eta = prob.linear_predictor(theta, x_beta, b0)
     return _finish(prob, theta, x_beta, b0, lam, eta, kkt, converged, it, n_eval, tol)
 
 
