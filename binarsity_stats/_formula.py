@@ -650,7 +650,11 @@ def _rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
             continue
         own = [k for k in (_top_call(f.expr) for f in factors) if k in _OWN]
         if own and len(factors) > 1:
-            raise ValueError(f"{own[0]}() terms cannot be interacted with other terms: '{term}'.")
+            raise ValueError(
+                f"{own[0]}() terms cannot be interacted with other terms: '{term}' (write an "
+                "interaction with a bare categorical column, e.g. 'z:region', for a dense "
+                "unpenalised coding)."
+            )
         if (
             len(factors) == 1
             and factors[0].eval_method.value == "lookup"
