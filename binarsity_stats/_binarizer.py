@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._binning import assign_codes, compact_column
+from ._binning import assign_codes, assign_codes_2d, compact_column
 
 __all__ = ["Binarizer"]
 
@@ -161,11 +161,11 @@ class Binarizer:
         Binarizer
             The fitted binarizer.
         """
-        self._fit(X, sample_weight, keep_codes=False)
+        self._fit(X, sample_weight)
         return self
 
     def fit_transform(self, X: Any, sample_weight: Any = None) -> np.ndarray:
-        """Fit on X and return its codes (one pass over every column for the codes).
+        """Fit on X and return its codes.
 
         Parameters
         ----------
@@ -179,10 +179,8 @@ class Binarizer:
         ndarray of uint8 or uint16, shape (n_samples, n_features)
             The codes (a transposed view of the solver layout, see ``transform``).
         """
-        codes = self._fit(X, sample_weight, keep_codes=True)
-        if codes is None:  # the code dtype was not known before fitting
-            return self.transform(X)
-        return codes.T
+        cols = self._fit(X, sample_weight)
+        return self._code_all(cols).T
 
     def transform(self, X: Any) -> np.ndarray:
         """Bin codes of X in the sample-major shape.
@@ -217,29 +215,18 @@ class Binarizer:
             memory is at most one float64 column on top of the codes.
         """
         self._check_fitted()
-        cols = self._columns_for_transform(X)
-        out = np.empty((cols.n_features, cols.n_samples), dtype=self._codes_dtype())
-        for j in range(cols.n_features):
-            self._code_column(cols.get(j), j, out[j], cols.label(j))
-        return out
+        return self._code_all(self._columns_for_transform(X))
 
     # -- fitting ----------------------------------------------------------------------
-    def _fit(self, X: Any, sample_weight: Any, keep_codes: bool) -> np.ndarray | None:
-        method, missing = (
-            _check_choice(self.method, "method", _METHODS),
-            _check_choice(self.missing, "missing", _MISSING),
-        )
+    def _fit(self, X: Any, sample_weight: Any) -> _Columns:
+        method = _check_choice(self.method, "method", _METHODS)
+        missing = _check_choice(self.missing, "missing", _MISSING)
         cols = _as_columns(X)
         n, p = cols.n_samples, cols.n_features
         if n == 0:
             raise ValueError("X has no rows: at least one sample is needed to fit.")
         n_bins = _check_n_bins(self.n_bins, p, missing)
         weights = _check_sample_weight(sample_weight, n)
-
-        # The code dtype is known before fitting when every level count is bounded by
-        # 256; then the codes of fit_transform are written straight into the output.
-        bound = int(n_bins.max()) + (missing == "separate")
-        codes = np.empty((p, n), dtype=np.uint8) if keep_codes and bound <= 256 else None
 
         work = np.empty(n, dtype=np.float64)  # one column, reused for every feature
         edges, counts, has_nan = [], [], np.zeros(p, dtype=bool)
@@ -250,7 +237,6 @@ class Binarizer:
             has_nan[j] = any_nan
             edges.append(e)
             counts.append(np.append(c, nan_count) if any_nan else c)
-        del work
 
         self.edges_ = edges
         self.has_missing_level_ = has_nan
@@ -260,15 +246,33 @@ class Binarizer:
         self.bin_counts_ = counts
         self.n_features_in_ = p
         self.feature_names_in_ = cols.names
-        if codes is None:
-            return None
-        for j in range(p):
-            self._code_column(cols.get(j), j, codes[j], cols.label(j))
-        return codes
+        return cols
 
     # -- coding -----------------------------------------------------------------------
-    def _codes_dtype(self) -> type[np.unsignedinteger]:
-        return np.uint8 if int(self.n_bins_.max()) <= 256 else np.uint16
+    def _code_all(self, cols: _Columns) -> np.ndarray:
+        """Codes of every column of ``cols`` in the (n_features, n_samples) layout."""
+        n, p = cols.n_samples, cols.n_features
+        out = np.empty((p, n), dtype=np.uint8 if int(self.n_bins_.max()) <= 256 else np.uint16)
+        if cols.matrix is not None:  # one kernel call, X read once in row blocks
+            self._code_rows(cols.matrix, out, cols, 0)
+        elif cols.rows is not None:  # numbers that are not float32/64: convert by rows
+            step = max(1, 2**20 // (8 * p))
+            for i0 in range(0, n, step):
+                i1 = min(i0 + step, n)
+                self._code_rows(cols.rows(i0, i1), out[:, i0:i1], cols, i0)
+        else:
+            for j in range(p):
+                self._code_column(cols.get(j), j, out[j], cols.label(j))
+        return out
+
+    def _code_rows(self, X: np.ndarray, out: np.ndarray, cols: _Columns, row0: int) -> None:
+        sizes = [len(e) for e in self.edges_]
+        edge_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+        flat = np.concatenate(self.edges_) if edge_ptr[-1] else np.empty(0)
+        missing_code = np.where(self.has_missing_level_, np.add(sizes, 1), -1).astype(np.intp)
+        bad, j = assign_codes_2d(X, flat, edge_ptr, missing_code, out)
+        if bad >= 0:
+            _raise_bad_value(X[bad, j], cols.label(j), row0 + bad, fitted=True)
 
     def _code_column(self, x: np.ndarray, j: int, out: np.ndarray, label: str) -> None:
         edges = self.edges_[j]
@@ -355,23 +359,30 @@ def _check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
 class _Columns:
     """Column-by-column access to a validated 2-D input, without copying X.
 
-    ``get(j)`` returns a 1-D float32/float64 array (a view when possible, possibly
-    strided) or, for other dtypes, a float64 copy of that one column.
+    ``get(j)`` returns column j as a 1-D float32/float64 array: a view when possible
+    (possibly strided), else a float64 copy of that one column. ``matrix`` is X itself
+    when it is a float32/float64 ndarray (coded in one kernel call), and ``rows(i0,
+    i1)`` converts a block of rows of another numeric ndarray to float64; both are None
+    for DataFrames, whose columns are separate arrays.
     """
 
-    def __init__(self, n_samples: int, n_features: int, names: np.ndarray | None,
-                 getter: Any, labeller: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        n_samples: int,
+        n_features: int,
+        names: np.ndarray | None,
+        get: Any,
+        label: Any,
+        matrix: np.ndarray | None = None,
+        rows: Any = None,
+    ) -> None:
         self.n_samples = n_samples
         self.n_features = n_features
         self.names = names
-        self._get = getter
-        self._label = labeller
-
-    def get(self, j: int) -> np.ndarray:
-        return self._get(j)
-
-    def label(self, j: int) -> str:
-        return self._label(j)
+        self.get = get
+        self.label = label
+        self.matrix = matrix
+        self.rows = rows
 
 
 def _as_columns(X: Any, select: np.ndarray | None = None) -> _Columns:
@@ -417,17 +428,18 @@ def _as_columns(X: Any, select: np.ndarray | None = None) -> _Columns:
             col = arr[:, j]
             return np.array([np.nan if v is None else v for v in col], dtype=np.float64)
 
-    elif kind == "f" and arr.dtype.itemsize in (4, 8) and arr.dtype.isnative:
-
-        def get(j: int) -> np.ndarray:
-            return arr[:, j]
-
-    else:  # bool, integers, float16, non-native byte order
-
-        def get(j: int) -> np.ndarray:
-            return arr[:, j].astype(np.float64)
-
-    return _Columns(n, p, None, get, label)
+        return _Columns(n, p, None, get, label)
+    if kind == "f" and arr.dtype.itemsize in (4, 8) and arr.dtype.isnative:
+        return _Columns(n, p, None, lambda j: arr[:, j], label, matrix=arr)
+    # bool, integers, float16, non-native byte order
+    return _Columns(
+        n,
+        p,
+        None,
+        lambda j: arr[:, j].astype(np.float64),
+        label,
+        rows=lambda i0, i1: arr[i0:i1].astype(np.float64),
+    )
 
 
 def _check_object_column(col: np.ndarray, label: str) -> None:
@@ -773,6 +785,26 @@ def _assign_codes_reference(
     codes[np.isnan(x[:stop])] = missing_code
     out[:stop] = codes
     return first
+
+
+def _assign_codes_2d_reference(
+    X: np.ndarray,
+    edges: np.ndarray,
+    edge_ptr: np.ndarray,
+    missing_code: np.ndarray,
+    out: np.ndarray,
+) -> tuple[int, int]:
+    """NumPy twin of ``_binning.assign_codes_2d``, up to which bad value is reported.
+
+    The kernel reports the first bad value in its row-block order, this twin the first
+    in column order; both return (-1, -1) exactly when there is none.
+    """
+    for j in range(X.shape[1]):
+        e = edges[edge_ptr[j] : edge_ptr[j + 1]]
+        bad = _assign_codes_reference(X[:, j], e, out[j], int(missing_code[j]))
+        if bad >= 0:
+            return bad, j
+    return -1, -1
 
 
 def _compact_column_reference(x: np.ndarray, out: np.ndarray) -> tuple[int, int]:

@@ -20,13 +20,14 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from binarsity_stats._binning import assign_codes, compact_column
+from binarsity_stats._binning import assign_codes, assign_codes_2d, compact_column
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from binarsity_stats._binarizer import (
     Binarizer,
+    _assign_codes_2d_reference,
     _assign_codes_reference,
     _compact_column_reference,
     _quantile_edges_sorted,
@@ -101,6 +102,34 @@ def test_assign_codes_kernel_matches_numpy_twin(m, dtype):
     out = np.zeros(x.shape, code_dtype)
     assert assign_codes(x, edges, out, len(edges) + 1) == 500
     assert _assign_codes_reference(x, edges, out, len(edges) + 1) == 500
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("order", ["C", "F", "reversed"])
+def test_assign_codes_2d_kernel_matches_numpy_twin(dtype, order):
+    """The row-blocked matrix kernel codes every feature as the column-wise twin does,
+    whatever the memory order, with per-feature cut points and missing codes."""
+    n = 20000  # several row blocks
+    X = RNG.standard_normal((n, 4)).astype(dtype)
+    X[::101, 1] = np.nan
+    X = {"C": X, "F": np.asfortranarray(X), "reversed": X[::-1]}[order]
+    edges = [np.sort(RNG.standard_normal(k)) for k in (49, 10, 0, 300)]  # 0: constant
+    flat = np.concatenate(edges)
+    edge_ptr = np.concatenate([[0], np.cumsum([len(e) for e in edges])]).astype(np.intp)
+    missing = np.array([-1, 11, -1, -1], dtype=np.intp)
+    out, ref = np.zeros((4, n), np.uint16), np.zeros((4, n), np.uint16)
+    assert assign_codes_2d(X, flat, edge_ptr, missing, out) == (-1, -1)
+    assert _assign_codes_2d_reference(X, flat, edge_ptr, missing, ref) == (-1, -1)
+    np.testing.assert_array_equal(out, ref)
+    no_edges = np.zeros(5, np.intp)  # every feature constant: an empty edge array
+    assert assign_codes_2d(X, np.empty(0), no_edges, missing, out) == (-1, -1)
+    assert not out[[0, 2, 3]].any() and np.array_equal(out[1] == 11, np.isnan(X[:, 1]))
+    Xb = np.array(X)
+    Xb[12345, 2] = np.inf
+    assert assign_codes_2d(Xb, flat, edge_ptr, missing, out) == (12345, 2)
+    Xb[:, 1] = 0.0
+    Xb[7, 1] = np.nan
+    assert assign_codes_2d(Xb, flat, edge_ptr, np.full(4, -1, np.intp), out) == (7, 1)
 
 
 def test_assign_codes_kernel_reads_strided_columns():
@@ -255,7 +284,7 @@ def test_constant_column_has_one_bin():
     np.testing.assert_array_equal(b.transform([[-1e9, 0.0], [1e9, 0.0]])[:, 0], [0, 0])
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     x=hnp.arrays(
         np.float64,
@@ -356,6 +385,7 @@ def test_layout_and_dtype_of_x_do_not_change_codes():
         "strided": np.repeat(X, 2, axis=1)[:, ::2],
         "frame": pd.DataFrame(X, columns=list("abcd")),
         "list": X.tolist(),
+        "frame_float32": pd.DataFrame(X32),
     }
     for name, Xv in variants.items():
         b = Binarizer(n_bins=16).fit(Xv)
@@ -365,6 +395,12 @@ def test_layout_and_dtype_of_x_do_not_change_codes():
         np.testing.assert_array_equal(ref.transform(Xv), codes, err_msg=name)
     reversed_rows = X[::-1]
     np.testing.assert_array_equal(ref.transform(reversed_rows), codes[::-1])
+    # Integer-valued columns as int64 and bool arrays (converted by row blocks).
+    Xi = X[:, [1, 3]].astype(np.int64)
+    bi = Binarizer(n_bins=16).fit(Xi)
+    np.testing.assert_array_equal(bi.transform(Xi), codes[:, [1, 3]])
+    np.testing.assert_array_equal(bi.transform(np.asfortranarray(Xi)), codes[:, [1, 3]])
+    np.testing.assert_array_equal(bi.transform(np.repeat(Xi, 30, axis=0))[::30], bi.transform(Xi))
 
 
 # =====================================================================================
