@@ -129,11 +129,12 @@ class BinarsityResults:
     # -- fitted values and statistics ------------------------------------------------------
     @cached_property
     def linear_predictor(self) -> np.ndarray:
-        """η on the training rows (offset included)."""
-        eta = getattr(self.solution, "eta", None)
-        if eta is None:
-            eta = self.model.linear_predictor(self.coef, self.dense_coef, self.intercept)
-        return np.asarray(eta, dtype=np.float64)
+        """η on the training rows (offset included).
+
+        Recomputed from the coefficients (one gather pass) rather than taken from the
+        solver, so that ``predict(training data)`` reproduces it to the last bit.
+        """
+        return self.model.linear_predictor(self.coef, self.dense_coef, self.intercept)
 
     @cached_property
     def fittedvalues(self) -> np.ndarray:
