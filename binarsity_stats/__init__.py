@@ -7,3 +7,18 @@ features in linear supervised learning", JMLR 20(118), 2019.
 __version__ = "0.1.0"
 
 __all__: list[str] = []
+
+# Modelling layer (formulas, results, plots live behind these names)
+from ._datasets import load_fair  # noqa: E402
+from ._model import BinarsityModel, glm  # noqa: E402
+from ._results import BinarsityResults, CVResults, PathResults, RefitResults  # noqa: E402
+
+__all__ += [
+    "glm",
+    "BinarsityModel",
+    "BinarsityResults",
+    "PathResults",
+    "CVResults",
+    "RefitResults",
+    "load_fair",
+]

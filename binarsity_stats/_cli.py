@@ -147,6 +147,13 @@ def _report(model: Any, args: argparse.Namespace, out) -> Any:
             f"{cv.lam_min:.4g}, lam_1se = {cv.lam_1se:.4g}; reported: {args.select}.",
             file=out,
         )
+        other = "lam_1se" if args.select == "lam_min" else "lam_min"
+        alt = cv.results(other)
+        print(
+            f"At {other} = {alt.lam:.4g}: {alt.n_jumps} cut-points kept, df = {alt.df}, "
+            f"selected: {', '.join(alt.selected_terms()) or '(none)'}.",
+            file=out,
+        )
     cuts = res.cut_points()
     print(
         "\nCut-points kept (jump = change of the linear predictor when x passes the cut):", file=out

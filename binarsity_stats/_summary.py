@@ -34,6 +34,10 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def _fmt_table(value: float) -> str:
+    return f"{value:.4g}"
+
+
 class Summary:
     """A printable report.
 
@@ -97,7 +101,7 @@ class Summary:
                 lines.append(title)
                 lines.append("-" * width)
             text = (
-                table.to_string(float_format=_fmt, na_rep="", formatters=None, justify="right")
+                table.to_string(float_format=_fmt_table, na_rep="", justify="right")
                 if len(table)
                 else "(none)"
             )
@@ -123,6 +127,11 @@ def _wrap(text: str, width: int) -> list[str]:
     import textwrap
 
     return textwrap.wrap(text, width=width, subsequent_indent="    ")
+
+
+def _iterations(res: Any) -> str:
+    sweeps = getattr(res.solution, "n_sweeps", None)
+    return f"{res.n_iter} ({sweeps} sweeps)" if sweeps is not None else str(res.n_iter)
 
 
 def make_summary(res: Any) -> Summary:
@@ -156,7 +165,7 @@ def make_summary(res: Any) -> Summary:
         ("Lambda", _fmt(res.lam)),
         ("Lambda chosen by", res.lam_source),
         ("Converged", _fmt(res.converged)),
-        ("Iterations", _fmt(res.n_iter)),
+        ("Iterations", _iterations(res)),
     ]
     right = [
         ("No. Observations", _fmt(res.nobs)),

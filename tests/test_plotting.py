@@ -1,0 +1,84 @@
+"""Plots: every plot returns a Figure, draws on a given Axes, and matplotlib is only
+imported when a plot is asked for."""
+
+import subprocess
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from binarsity_stats._model import glm  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def model():
+    rng = np.random.default_rng(0)
+    n = 300
+    df = pd.DataFrame(
+        {"x": rng.normal(size=n), "k": rng.integers(0, 9, size=n),
+         "g": rng.choice(["a", "b"], size=n)}
+    )  # fmt: skip
+    df.loc[::17, "x"] = np.nan
+    df["y"] = (df["x"].fillna(0) > 0) + 0.3 * (df["g"] == "b") + rng.normal(size=n)
+    return glm("y ~ bin(x, 10) + bin(k) + C(g)", df, missing="separate")
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def test_plot_shapes_returns_a_figure_with_one_axes_per_term(model):
+    res = model.fit(lam=1e-3)
+    fig = res.plot_shapes()
+    assert isinstance(fig, Figure)
+    titles = [a.get_title() for a in fig.axes if a.get_title()]
+    assert titles == ["bin(x, 10)", "bin(k)", "C(g)"]
+    # the step function drawn is the fitted one: its levels are the chain's θ
+    stairs = fig.axes[0].patches[0]
+    s = model.block_ptr[0]
+    chain = model.spec.blocks[0].chain_length
+    np.testing.assert_allclose(stairs.get_data().values, res.coef[s : s + chain])
+
+
+def test_plots_draw_on_given_axes(model):
+    res = model.fit(lam=1e-3)
+    fig, axes = plt.subplots(1, 2)
+    assert res.plot_shapes(terms=["bin(k)", "C(g)"], ax=axes) is fig
+    path = model.fit_path(n_lambdas=5)
+    fig2, ax = plt.subplots()
+    for kind in ("coef", "df", "deviance"):
+        assert path.plot(kind=kind, ax=ax) is fig2
+    cv = model.fit_cv(folds=3, n_lambdas=5, random_state=0)
+    fig3, ax3 = plt.subplots()
+    assert cv.plot(ax=ax3) is fig3
+    assert isinstance(cv.plot(), Figure)
+
+
+def test_bad_plot_arguments(model):
+    res = model.fit(lam=1e-3)
+    with pytest.raises(ValueError, match="unknown term"):
+        res.plot_shapes(terms=["bin(z)"])
+    with pytest.raises(ValueError, match="kind"):
+        model.fit_path(n_lambdas=2).plot(kind="aic")
+    fig, ax = plt.subplots()
+    with pytest.raises(ValueError, match="need 3 Axes"):
+        res.plot_shapes(ax=ax)
+
+
+def test_matplotlib_is_imported_lazily():
+    code = (
+        "import sys, binarsity_stats, binarsity_stats._model, binarsity_stats._results, "
+        "binarsity_stats._cli; print('matplotlib' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    assert out.stdout.strip() == "False"
