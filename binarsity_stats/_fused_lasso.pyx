@@ -102,7 +102,7 @@ cdef void _dp(
     # TM/TP first hold a_k/b_k, then t-_k/t+_k (slot k is rewritten after use).
     cdef double* TM = work + 3 * cap2
     cdef double* TP = TM + K
-    cdef Py_ssize_t k, lo, hi, mL, mR
+    cdef Py_ssize_t k, lo, hi, lo0, mL, mR
     cdef double a, b, sa, sb, R, bzero, amin, cap, lam_e, lamL, lamR
     cdef double sL, cL, sR, cR, s, c, x, xprev, tm, tp, delta, r1, r2, th
     cdef bint capped
@@ -173,6 +173,7 @@ cdef void _dp(
 
         # ---- t- = sup{D < -lam_e}, popping knots from the left
         tm = -INFINITY
+        lo0 = lo
         if not (sL <= _S_FLOOR and cL >= -lam_e):
             s = sL
             c = cL
@@ -185,6 +186,11 @@ cdef void _dp(
                 c += DC[lo]
                 xprev = x
                 lo += 1
+            if lo > hi:
+                # past every knot: the exact right end piece, not the sum of
+                # deltas (which rounds a zero slope to +-1e-17)
+                s = sR
+                c = cR
             if s > _S_FLOOR:
                 tm = (-lam_e - c) / s
                 if tm < xprev:
@@ -204,7 +210,9 @@ cdef void _dp(
                 lamL = lam_e
                 mL = k + 1
             else:
+                # no clip after all (overflow): leave D untouched
                 tm = -INFINITY
+                lo = lo0
 
         # ---- t+ = inf{D > +lam_e}, popping knots from the right
         tp = INFINITY
@@ -220,6 +228,9 @@ cdef void _dp(
                 c -= DC[hi]
                 xprev = x
                 hi -= 1
+            if lo > hi:
+                s = sL
+                c = cL
             if s > _S_FLOOR:
                 tp = (lam_e - c) / s
                 if tp > xprev:
@@ -262,6 +273,8 @@ cdef void _dp(
         delta = -cR
         cL += delta
         cR += delta
+    # the left scan only moves `lo`; the right scan must see every knot again
+    lo0 = lo
     r1 = -INFINITY
     if not (sL <= _S_FLOOR and cL >= 0.0):
         s = sL
@@ -275,6 +288,9 @@ cdef void _dp(
             c += DC[lo]
             xprev = x
             lo += 1
+        if lo > hi:
+            s = sR
+            c = cR
         if s > _S_FLOOR:
             r1 = -c / s
             if r1 < xprev:
@@ -285,6 +301,7 @@ cdef void _dp(
             r1 = xprev
         if not (-DBL_MAX <= r1 <= DBL_MAX):
             r1 = -INFINITY
+    lo = lo0
     r2 = INFINITY
     if not (sR <= _S_FLOOR and cR <= 0.0):
         s = sR
@@ -298,6 +315,9 @@ cdef void _dp(
             c -= DC[hi]
             xprev = x
             hi -= 1
+        if lo > hi:
+            s = sL
+            c = cL
         if s > _S_FLOOR:
             r2 = -c / s
             if r2 > xprev:
