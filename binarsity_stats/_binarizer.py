@@ -123,10 +123,13 @@ class Binarizer:
     continuous tail (90% zeros) keeps d − 1 near-equal bins for the tail.
 
     **Sample weights.** Counts become sums of weights and q_k the smallest value whose
-    weighted CDF reaches k/d (to a relative tolerance of 2 m ε for the rounding of the
-    cumulative sums). Rows of zero weight are ignored when placing cut points, so they
-    never create a bin; they are still coded. Equal positive weights give exactly the
-    unweighted cut points, integer weights those of the rows repeated.
+    weighted CDF reaches k/d. Weights are summed exactly, in fixed point (integer
+    multiples of a power of two, resolution n max(w) 2**-61), so that no decision
+    depends on the order of the rows. Rows of zero weight are ignored when placing cut
+    points, so they never create a bin; they are still coded. Equal positive weights
+    give exactly the unweighted cut points, integer weights those of the rows repeated.
+    The weighted path sorts with ``argsort`` and is a few times slower than the
+    unweighted one.
 
     **Input.** X is a DataFrame or a 2-D array-like of numbers (bool and the pandas
     nullable integer, float and boolean dtypes included, ``pd.NA`` meaning missing).
@@ -340,7 +343,7 @@ def _check_n_bins(n_bins: Any, n_features: int, missing: str) -> np.ndarray:
     return np.array([one(v, f"[{j}]") for j, v in enumerate(values)], dtype=np.int64)
 
 
-def _check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
+def _check_sample_weight(sample_weight: Any, n: int) -> tuple[np.ndarray, float] | None:
     if sample_weight is None:
         return None
     w = np.asarray(sample_weight)
@@ -353,7 +356,22 @@ def _check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
         raise ValueError("sample_weight must be finite and non-negative.")
     if not np.any(w > 0):
         raise ValueError("sample_weight has no positive entry.")
-    return w
+    return _fixed_point(w)
+
+
+def _fixed_point(w: np.ndarray) -> tuple[np.ndarray, float]:
+    """Weights as int64 multiples ``q`` of ``1 / scale``, with Σ q < 2**61.
+
+    ``scale`` is a power of two fixed by max(w) and n only. Sums of ``q`` are exact,
+    so the per-value and per-bin weights, and every decision taken on them, do not
+    depend on the order of the rows (float sums would, in their last bits). The
+    resolution is n max(w) 2**-61; a weight below half of it counts as zero.
+    """
+    _, e = np.frexp(w.max())  # max(w) < 2**e, n < 2**bit_length
+    scale = np.ldexp(1.0, 61 - int(e) - int(w.shape[0]).bit_length())
+    if not np.isfinite(scale):
+        raise ValueError("sample_weight is too small to be represented; rescale it.")
+    return np.rint(w * scale).astype(np.int64), float(scale)
 
 
 class _Columns:
@@ -536,7 +554,7 @@ def _raise_bad_value(value: float, label: str, row: int, fitted: bool = False) -
 
 def _fit_column(
     x: np.ndarray,
-    weights: np.ndarray | None,
+    weights: tuple[np.ndarray, float] | None,
     n_bins: int,
     method: str,
     missing: str,
@@ -557,18 +575,20 @@ def _fit_column(
     valid = work[:n_valid]
 
     if weights is not None:
-        keep = ~np.isnan(x) & (weights > 0)
-        w = weights[keep]
-        if w.size == 0:
+        q, scale = weights
+        nan = np.isnan(x) if any_nan else np.zeros(x.shape[0], dtype=bool)
+        keep = (q > 0) & ~nan
+        qk = q[keep]
+        if qk.size == 0:
             raise ValueError(f"{label} has no non-missing value with a positive weight.")
         xw = np.asarray(x[keep], dtype=np.float64) + 0.0
-        nan_weight = float(weights[np.isnan(x)].sum())
-        if w.min() == w.max():  # equal weights: exactly the unweighted rule, scaled
+        nan_weight = q[nan].sum() / scale
+        if qk.min() == qk.max():  # equal weights: exactly the unweighted rule, scaled
             edges, counts = _fit_sorted(np.sort(xw), n_bins, method)
-            return edges, counts * w[0], nan_weight, any_nan
-        values, wsum = _weighted_unique(xw, w)
-        edges = _edges_from_counts(values, wsum, n_bins, method)
-        return edges, _bin_sums(values, wsum, edges), nan_weight, any_nan
+            return edges, (counts * qk[0]) / scale, nan_weight, any_nan
+        values, sums = _weighted_unique(xw, qk)
+        edges = _edges_from_counts(values, sums, n_bins, method)
+        return edges, _bin_sums(values, sums, edges) / scale, nan_weight, any_nan
 
     if n_valid == 0:
         raise ValueError(f"{label} has no non-missing value: no cut point can be placed.")
@@ -638,48 +658,51 @@ def _quantile_edges_sorted(s: np.ndarray, n_bins: int) -> np.ndarray:
 
 def _unique_counts(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct values of the sorted ``s`` and their counts (no re-sort, unlike np.unique)."""
-    first = np.empty(s.shape[0], dtype=bool)
-    first[0] = True
-    np.not_equal(s[1:], s[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
+    starts = _run_starts(s)
     return s[starts], np.diff(starts, append=s.shape[0]).astype(np.int64)
 
 
-def _weighted_unique(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct values of ``x`` and the sum of the weights of each.
+def _run_starts(s: np.ndarray) -> np.ndarray:
+    """Index of the first element of every run of equal values of the sorted ``s``."""
+    first = np.empty(s.shape[0], dtype=bool)
+    first[0] = True
+    np.not_equal(s[1:], s[:-1], out=first[1:])
+    return np.flatnonzero(first)
 
-    Rows are sorted by (value, weight), so each sum adds the same numbers in the same
-    order whatever the row order: the result is bit-for-bit order independent.
+
+def _weighted_unique(x: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct values of ``x`` and the sum of the fixed-point weights ``q`` of each.
+
+    The sums are of integers, hence exact whatever the order of the rows.
     """
-    order = np.lexsort((w, x))
-    xs, ws = x[order], w[order]
-    values, counts = _unique_counts(xs)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    return values, np.add.reduceat(ws, starts)
+    order = np.argsort(x)
+    xs, qs = x[order], q[order]
+    starts = _run_starts(xs)
+    if starts.shape[0] == xs.shape[0]:  # no ties
+        return xs, qs
+    return xs[starts], np.add.reduceat(qs, starts)
 
 
 def _quantile_indices(cum: np.ndarray, n_bins: int) -> np.ndarray:
     """Index of the first distinct value whose cumulative count reaches k/d of the total.
 
-    Integer counts: exact (cum ≥ ⌈k n / d⌉). Float weights: cum ≥ k W / d up to a
-    relative tolerance of 2 m ε for the rounding of the m-term cumulative sum.
+    Exact integer arithmetic: cum ≥ ⌈k T / d⌉, with ⌈k T / d⌉ = k q + ⌈k r / d⌉ for
+    T = q d + r, which cannot overflow int64 for T < 2**62.
     """
     k = np.arange(1, n_bins, dtype=np.int64)
-    total = cum[-1]
-    if cum.dtype.kind in "iu":
-        targets = (k * int(total) + n_bins - 1) // n_bins
-    else:
-        targets = (k * total) / n_bins - 2.0 * cum.shape[0] * np.finfo(float).eps * total
+    q, r = divmod(int(cum[-1]), n_bins)
+    targets = k * q + (k * r + n_bins - 1) // n_bins
     return np.searchsorted(cum, targets, side="left")
 
 
 def _tie_aware_cuts(counts: np.ndarray, n_bins: int) -> np.ndarray:
     """Cut indices into the distinct values: bin boundaries after values ``cuts``.
 
-    ``counts`` are the counts (or weights) of the sorted distinct values v_0 < … <
-    v_{m−1}; the cut points are ``v[cuts]``. Implements the rule of the ``Binarizer``
-    Notes: type-1 quantiles when ties leave them distinct, else big values in bins of
-    their own, the other runs sharing the remaining bins (recursively). Returns
+    ``counts`` (int64) are the counts, or fixed-point weights, of the sorted distinct
+    values v_0 < … < v_{m−1}; the cut points are ``v[cuts]``. Implements the rule of
+    the ``Binarizer`` Notes: type-1 quantiles when ties leave them distinct, else big
+    values in bins of their own, the other runs sharing the remaining bins
+    (recursively). Returns
     min(d, m) − 1 strictly increasing indices, all < m − 1.
     """
     m = counts.shape[0]
@@ -722,8 +745,9 @@ def _big_values(counts: np.ndarray, n_bins: int) -> np.ndarray:
     while True:
         new = ~big & (counts >= rest_mass / rest_bins)
         k = int(new.sum())
-        # With more distinct values than bins k < rest_bins always holds; the guard
-        # protects against rounding of float weights.
+        # With more distinct values than bins k < rest_bins always holds (a sum of
+        # k >= rest_bins counts each >= the mean would exceed the rest); the guard
+        # protects against the rounding of the float mean.
         if k == 0 or k >= rest_bins:
             return big
         big |= new
