@@ -29,6 +29,7 @@ class Family:
     link: ClassVar[str] = ""
     _loss_kernel = None
     _grad_hess_kernel = None
+    _grad_hess_noloss_kernel = None
 
     def validate_y(self, y: np.ndarray) -> None:
         """Raise ``ValueError`` naming ``y`` if a value is outside the family's domain."""
@@ -55,6 +56,19 @@ class Family:
         return float(
             type(self)._grad_hess_kernel(eta, y, sample_weight, scale, grad_out, hess_out)
         )
+
+    def grad_hess_only(
+        self,
+        eta: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray,
+        scale: float,
+        grad_out: np.ndarray,
+        hess_out: np.ndarray,
+    ) -> None:
+        """As :meth:`grad_hess` when the loss is already known (skips the logarithms)."""
+        kernel = type(self)._grad_hess_noloss_kernel or type(self)._grad_hess_kernel
+        kernel(eta, y, sample_weight, scale, grad_out, hess_out)
 
     def mean(self, eta: np.ndarray) -> np.ndarray:
         """Inverse link: the mean response b'(η)."""
@@ -119,6 +133,7 @@ class Binomial(Family):
     link = "logit"
     _loss_kernel = _k.binomial_logit_loss
     _grad_hess_kernel = _k.binomial_logit_grad_hess
+    _grad_hess_noloss_kernel = _k.binomial_logit_grad_hess_noloss
 
     def validate_y(self, y):
         super().validate_y(y)

@@ -90,15 +90,46 @@ def binomial_logit_grad_hess(const double[::1] eta, const double[::1] y,
     hess_out[:] = scale*sw*mu*(1 - mu)``. Returns the loss sum.
     """
     cdef Py_ssize_t i, n = eta.shape[0]
-    cdef double acc = 0.0, e, mu
+    cdef double acc = 0.0, e, t, mu, nu, inv
     with nogil:
         for i in range(n):
             e = eta[i]
-            mu = _sigmoid(e)
-            acc += sw[i] * (_log1pexp(e) - y[i] * e)
-            grad_out[i] = scale * sw[i] * (mu - y[i])
-            hess_out[i] = scale * sw[i] * mu * (1.0 - mu)
+            # one exponential per row, t = e^{-|η|}; μ and 1 − μ both without cancellation
+            t = exp(-fabs(e))
+            inv = 1.0 / (1.0 + t)
+            if e >= 0:
+                mu = inv
+                nu = t * inv
+                acc += sw[i] * (e + log1p(t) - y[i] * e)
+            else:
+                mu = t * inv
+                nu = inv
+                acc += sw[i] * (log1p(t) - y[i] * e)
+            grad_out[i] = scale * sw[i] * (mu * (1.0 - y[i]) - nu * y[i])
+            hess_out[i] = scale * sw[i] * t * inv * inv
     return acc
+
+
+def binomial_logit_grad_hess_noloss(const double[::1] eta, const double[::1] y,
+                                    const double[::1] sw, double scale,
+                                    double[::1] grad_out, double[::1] hess_out):
+    """As ``binomial_logit_grad_hess`` without the loss (returns 0.0): no logarithm."""
+    cdef Py_ssize_t i, n = eta.shape[0]
+    cdef double e, t, mu, nu, inv
+    with nogil:
+        for i in range(n):
+            e = eta[i]
+            t = exp(-fabs(e))
+            inv = 1.0 / (1.0 + t)
+            if e >= 0:
+                mu = inv
+                nu = t * inv
+            else:
+                mu = t * inv
+                nu = inv
+            grad_out[i] = scale * sw[i] * (mu * (1.0 - y[i]) - nu * y[i])
+            hess_out[i] = scale * sw[i] * t * inv * inv
+    return 0.0
 
 
 def poisson_log_grad_hess(const double[::1] eta, const double[::1] y,

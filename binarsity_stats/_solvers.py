@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
-from . import _cd_fast, _histogram
+from . import _cd_fast, _dense, _histogram
 from ._families import Family, get_family
 from ._fused_lasso import work_size as fused_lasso_work_size_py
 from ._penalty import BinarsityPenalty
@@ -176,7 +176,7 @@ class _Problem:
         # intercept is converted on the way in (warm start) and out (Solution).
         self.dense_center = np.zeros(self.q)
         if self.q and self.fit_intercept:
-            self.dense_center = (self.sw @ self.dense) / self.sw.sum()
+            self.dense_center = self.dense_dot(self.sw) / self.sw.sum()
             self.dense = np.asfortranarray(self.dense - self.dense_center)
         counts = np.zeros(self.d)
         if p:
@@ -201,8 +201,15 @@ class _Problem:
         if self.p:
             _histogram.gather_add_all(self.codes, self.block_ptr, theta, eta)
         if self.q:
-            eta += self.dense @ beta
+            _dense.add_columns(self.dense, beta, np.zeros(self.n), np.empty(self.n), eta)
         return eta
+
+    def dense_dot(self, v) -> np.ndarray:
+        """Zᵀ v for the dense columns (single-threaded, deterministic)."""
+        out = np.zeros(self.q)
+        if self.q:
+            _dense.columns_dot(self.dense, v, out)
+        return out
 
     def loss(self, eta) -> float:
         return self.family.loss_sum(eta, self.y, self.sw) / self.W
@@ -233,7 +240,7 @@ class _Problem:
         if self.fit_intercept:
             worst = max(worst, abs(float(r.sum())))
         if self.q:
-            worst = max(worst, float(np.max(np.abs(self.dense.T @ r))))
+            worst = max(worst, float(np.max(np.abs(self.dense_dot(r)))))
         return worst, per_block, g
 
     def recenter(self, theta) -> float:
@@ -323,8 +330,11 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
             U = prob.dense
             if prob.fit_intercept:
                 U = np.column_stack([np.ones(n), prob.dense]) if prob.q else np.ones((n, 1))
-            gram = U.T @ (h[:, None] * U) + ridge * np.eye(n_free)
-            gram_factor = scipy.linalg.cho_factor(gram)
+            U = np.asfortranarray(U)
+            gram = np.empty((n_free, n_free))
+            _dense.weighted_gram(U, h, gram)
+            gram_factor = scipy.linalg.cho_factor(gram + ridge * np.eye(n_free))
+            g_free = np.empty(n_free)
         z[:] = r
         delta_eta[:] = 0.0
         theta_old, beta_old, b0_old = theta.copy(), beta.copy(), b0
@@ -338,12 +348,10 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
             n_sweeps += 1
             b0 += shift
             if n_free:
-                g_free = U.T @ z
+                _dense.columns_dot(U, z, g_free)
                 viol = max(viol, float(np.max(np.abs(g_free))))
                 step = -scipy.linalg.cho_solve(gram_factor, g_free)
-                move = U @ step
-                z += h * move
-                delta_eta += move
+                _dense.add_columns(U, step, h, z, delta_eta)
                 if prob.fit_intercept:
                     b0 += step[0]
                     beta += step[1:]
@@ -359,7 +367,7 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
         # backtracking line search on F along the Newton direction
         pen_old = prob.penalty.value(theta_old)
         pen_new = prob.penalty.value(theta)
-        decrease = float(r @ delta_eta) + lam * (pen_new - pen_old)
+        decrease = _dense.dot(r, delta_eta) + lam * (pen_new - pen_old)
         dtheta, dbeta, db0 = theta - theta_old, beta - beta_old, b0 - b0_old
         alpha = 1.0
         accepted = False
@@ -386,8 +394,9 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
             beta = beta_old + alpha * dbeta
             b0 = b0_old + alpha * db0
             eta = eta_try
-        loss = prob.grad_hess(eta)
-        F = loss + lam * prob.penalty.value(theta)
+        # F_try is F at the accepted point: only the derivatives are needed
+        prob.family.grad_hess_only(eta, prob.y, prob.sw, 1.0 / prob.W, prob._r, prob._h)
+        F = F_try
     if prob.fit_intercept:
         b0 += prob.recenter(theta)
     return _finish(prob, theta, beta, b0, lam, eta, kkt, converged, n_outer, n_sweeps, tol)
@@ -450,7 +459,7 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
         f_y = prob.grad_hess(eta_y)
         r = prob._r
         g_theta = prob.histogram(r)
-        g_beta = prob.dense.T @ r if prob.q else np.zeros(0)
+        g_beta = prob.dense_dot(r)
         g_b0 = float(r.sum()) if fit_b0 else 0.0
         n_eval += 1
         L = max(L * 0.7, 1e-12)

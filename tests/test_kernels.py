@@ -55,8 +55,9 @@ def _numpy_family(name, eta, y, sw):
     if name == "gaussian":
         return sw * (eta**2 / 2 - y * eta), sw * (eta - y), sw
     if name == "binomial":
-        mu = special.expit(eta)
-        return sw * (np.logaddexp(0, eta) - y * eta), sw * (mu - y), sw * mu * (1 - mu)
+        # μ and 1 − μ each from expit, so that saturated rows keep their tiny gradient
+        mu, nu = special.expit(eta), special.expit(-eta)
+        return sw * (np.logaddexp(0, eta) - y * eta), sw * (mu * (1 - y) - nu * y), sw * mu * nu
     mu = np.exp(np.minimum(eta, 700))
     return sw * (np.exp(eta) - y * eta), sw * (mu - y), sw * mu
 
