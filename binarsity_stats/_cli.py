@@ -78,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     Returns
     -------
     argparse.ArgumentParser
+        The parser with the ``fit`` and ``demo`` subcommands.
     """
     parser = argparse.ArgumentParser(
         prog="python -m binarsity_stats",

@@ -97,7 +97,18 @@ def code_dtype(n_levels: int) -> type:
 
 
 def format_cut(value: float) -> str:
-    """Short, readable form of a cut point: ``38.0``, ``0.125``, ``1.5e-07``, ``-inf``."""
+    """Short, readable form of a cut point: ``38.0``, ``0.125``, ``-inf``.
+
+    Parameters
+    ----------
+    value : float
+        A cut point.
+
+    Returns
+    -------
+    str
+        At most six significant digits, always with a decimal point.
+    """
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     return np.format_float_positional(float(value), precision=6, unique=True, trim="0")
@@ -291,7 +302,7 @@ def _replay_categorical(
 
 
 @stateful_transform
-def offset(data, _state=None):
+def offset(data: Any, _state: dict | None = None) -> np.ndarray:
     """An offset term: ``expr`` enters the linear predictor with coefficient one."""
     name = _column_name(data)
     x = _as_float(data, name, "offset()")
@@ -336,7 +347,7 @@ def transform_context(
 class Block:
     """One code block of the design: a ``bin()`` or a ``C()`` term.
 
-    Attributes
+    Parameters
     ----------
     term : str
         The formula term, e.g. ``"bin(age, 50)"``.
@@ -377,7 +388,13 @@ class Block:
         return self.kind == "bin"
 
     def intervals(self) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper bounds of the chain's levels (right-closed intervals)."""
+        """Lower and upper bounds of the chain's levels (right-closed intervals).
+
+        Returns
+        -------
+        low, high : ndarray of shape (chain_length,)
+            Level k holds (low[k], high[k]]; the end levels reach ±inf.
+        """
         if self.edges is None:
             raise ValueError(f"{self.term} is not a binned term.")
         lo = np.concatenate([[-np.inf], self.edges])
@@ -385,7 +402,13 @@ class Block:
         return lo, hi
 
     def level_labels(self) -> list[str]:
-        """Readable labels of every level, e.g. ``[38.0, 41.0]`` or ``male``."""
+        """Readable labels of every level, e.g. ``[38.0, 41.0]`` or ``male``.
+
+        Returns
+        -------
+        list of str
+            One label per level, ``"missing"`` for a missing level.
+        """
         if self.kind == "bin":
             lo, hi = self.intervals()
             labels = [f"[{format_cut(a)}, {format_cut(b)}]" for a, b in zip(lo, hi, strict=True)]
@@ -396,7 +419,13 @@ class Block:
         return labels
 
     def param_names(self) -> list[str]:
-        """Coefficient names, e.g. ``bin(age, 50)[38.0, 41.0]``, ``C(sex)[male]``."""
+        """Coefficient names, e.g. ``bin(age, 50)[38.0, 41.0]``, ``C(sex)[male]``.
+
+        Returns
+        -------
+        list of str
+            One name per level.
+        """
         return [
             f"{self.term}{lab}" if lab.startswith("[") else f"{self.term}[{lab}]"
             for lab in self.level_labels()
@@ -407,7 +436,7 @@ class Block:
 class Design:
     """The numerical design of one data set, in the layout the solver takes.
 
-    Attributes
+    Parameters
     ----------
     codes : ndarray of shape (p, n), uint8 or uint16
         Level codes, one C-contiguous row per block.
@@ -434,7 +463,7 @@ class Design:
 class Response:
     """What the left-hand side of the formula is.
 
-    Attributes
+    Parameters
     ----------
     name : str
         The left-hand side, e.g. ``"y"`` or ``"I(affairs > 0)"``.
@@ -453,7 +482,13 @@ class Response:
     levels: tuple | None = None
 
     def describe(self) -> str:
-        """One line for the summary, e.g. ``sex (event: sex == 'm')``."""
+        """One line for the summary, e.g. ``sex == 'm'``.
+
+        Returns
+        -------
+        str
+            The response, with its event level for a factor.
+        """
         if self.kind == "factor":
             return f"{self.name} == {self.event!r}"
         return self.name
@@ -463,7 +498,7 @@ class Response:
 class DesignSpec:
     """The replayable recipe of a design: formulaic's ``ModelSpec`` plus our blocks.
 
-    Attributes
+    Parameters
     ----------
     formula : str
         The formula as written by the user.
@@ -511,7 +546,13 @@ class DesignSpec:
         return np.array([b.chain_length for b in self.blocks], dtype=np.intp)
 
     def param_names(self) -> list[str]:
-        """Names of θ, block after block."""
+        """Names of θ, block after block.
+
+        Returns
+        -------
+        list of str
+            One name per level of every block.
+        """
         return [name for b in self.blocks for name in b.param_names()]
 
     def transform(self, data: Any) -> Design:

@@ -33,7 +33,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,8 +41,12 @@ from . import _histogram
 from ._families import Family, get_family
 from ._formula import Design, DesignSpec, Response, _as_frame, build_design
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ._results import BinarsityResults, CVResults, PathResults
+
 __all__ = ["glm", "BinarsityModel", "SCORINGS"]
 
+#: Held-out criteria of ``fit_cv``.
 SCORINGS = ("deviance", "mse", "auc")
 #: A of Theorem 1: the oracle bound holds with probability 1 − 2e^{−A} = 0.95.
 THEORY_A = math.log(40.0)
@@ -270,6 +274,7 @@ class BinarsityModel:
         Returns
         -------
         ndarray of shape (n,)
+            The linear predictor of every row.
         """
         if design is None:
             design, offset = self.design, self.offset
@@ -322,6 +327,7 @@ class BinarsityModel:
         Returns
         -------
         float
+            λ_max; 0 when nothing is penalised.
         """
         from ._solvers import lambda_max
 
@@ -372,6 +378,7 @@ class BinarsityModel:
         Returns
         -------
         float
+            λ_theory.
         """
         sw = self.sample_weight
         n_eff = float(sw.sum() ** 2 / np.sum(sw**2))
@@ -407,7 +414,7 @@ class BinarsityModel:
         tol: float = 1e-7,
         max_iter: int = 1000,
         warm_start: Any = None,
-    ):
+    ) -> BinarsityResults:
         """Fit at one λ.
 
         Parameters
@@ -428,6 +435,7 @@ class BinarsityModel:
         Returns
         -------
         BinarsityResults
+            The fit at λ, with its statistics and report.
         """
         from ._results import BinarsityResults
 
@@ -481,7 +489,7 @@ class BinarsityModel:
         tol: float = 1e-7,
         max_iter: int = 1000,
         verbose: bool = False,
-    ):
+    ) -> PathResults:
         """Fit along a decreasing λ grid with warm starts.
 
         Parameters
@@ -532,7 +540,7 @@ class BinarsityModel:
         solver: str = "cd",
         tol: float = 1e-7,
         max_iter: int = 1000,
-    ):
+    ) -> CVResults:
         """K-fold cross-validation over a λ path; refits the chosen λ on all rows.
 
         Parameters
@@ -653,6 +661,7 @@ def null_intercept(
     Returns
     -------
     float
+        The intercept of the null model.
     """
     if not fit_intercept:
         return 0.0
@@ -729,6 +738,7 @@ def weighted_auc(y: np.ndarray, score_: np.ndarray, sw: np.ndarray) -> float:
     Returns
     -------
     float
+        The AUC in [0, 1].
     """
     pos = y > 0.5
     wp, wn = float(np.sum(sw[pos])), float(np.sum(sw[~pos]))
@@ -756,6 +766,7 @@ def score(family: Family, scoring: str, y: np.ndarray, eta: np.ndarray, sw: np.n
     Returns
     -------
     float
+        The score (lower is better, except for AUC).
     """
     if scoring == "auc":
         return weighted_auc(y, eta, sw)

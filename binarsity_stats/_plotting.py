@@ -5,9 +5,12 @@ Every function returns the matplotlib ``Figure`` it drew on and accepts ``ax``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
 
 __all__ = ["plot_shapes", "plot_path", "plot_cv", "save_figure"]
 
@@ -35,7 +38,7 @@ def _axes_list(ax: Any, n: int, ncols: int = 3):
     return axes[0].figure, axes[:n]
 
 
-def plot_shapes(res: Any, terms: Any = None, ax: Any = None, density: bool = True):
+def plot_shapes(res: Any, terms: Any = None, ax: Any = None, density: bool = True) -> Figure:
     """Step functions of the binned terms (bars for categoricals), with data density.
 
     Parameters
@@ -52,6 +55,7 @@ def plot_shapes(res: Any, terms: Any = None, ax: Any = None, density: bool = Tru
     Returns
     -------
     matplotlib.figure.Figure
+        The figure drawn on.
     """
     m = res.model
     blocks = list(enumerate(m.spec.blocks))
@@ -132,7 +136,7 @@ def _data_range(block: Any, model: Any, j: int) -> tuple[float, float]:
     return -np.inf, np.inf
 
 
-def plot_path(path: Any, kind: str = "coef", ax: Any = None):
+def plot_path(path: Any, kind: str = "coef", ax: Any = None) -> Figure:
     """Regularisation path against log λ.
 
     Parameters
@@ -147,6 +151,7 @@ def plot_path(path: Any, kind: str = "coef", ax: Any = None):
     Returns
     -------
     matplotlib.figure.Figure
+        The figure drawn on.
     """
     if kind not in ("coef", "df", "deviance"):
         raise ValueError(f"kind must be 'coef', 'df' or 'deviance'; got {kind!r}.")
@@ -172,7 +177,7 @@ def plot_path(path: Any, kind: str = "coef", ax: Any = None):
     return fig
 
 
-def plot_cv(cv: Any, ax: Any = None):
+def plot_cv(cv: Any, ax: Any = None) -> Figure:
     """Cross-validation curve with ±1 standard error, ``lam_min`` and ``lam_1se``.
 
     Parameters
@@ -185,6 +190,7 @@ def plot_cv(cv: Any, ax: Any = None):
     Returns
     -------
     matplotlib.figure.Figure
+        The figure drawn on.
     """
     plt = _pyplot()
     fig, a = plt.subplots(figsize=(6.4, 4.2)) if ax is None else (ax.figure, ax)

@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import math
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from ._formula import Block, format_cut
 from ._model import JUMP_TOL, BinarsityModel, null_intercept, strip_eta
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+    from ._summary import Summary
 
 __all__ = ["BinarsityResults", "PathResults", "CVResults", "RefitResults"]
 
@@ -197,6 +202,7 @@ class BinarsityResults:
         Returns
         -------
         ndarray of shape (n,)
+            Mean response or linear predictor of every row.
 
         Raises
         ------
@@ -342,11 +348,17 @@ class BinarsityResults:
         return pd.DataFrame(rows).set_index("term")[cols]
 
     def selected_terms(self) -> list[str]:
-        """Terms with a non-zero effect (binned terms with at least one cut-point kept)."""
+        """Terms with a non-zero effect (binned terms with at least one cut-point kept).
+
+        Returns
+        -------
+        list of str
+            Term names; ``C()`` and linear terms count when their effect is non-zero.
+        """
         table = self.term_table()
         return [str(t) for t in table.index[table["selected"].astype(bool)]]
 
-    def summary(self):
+    def summary(self) -> Summary:
         """A statsmodels-style report of the fit.
 
         Returns
@@ -369,7 +381,9 @@ class BinarsityResults:
         Returns
         -------
         X : ndarray of shape (n, k)
+            Intercept, segment and level indicators, dense columns.
         names : list of str
+            Column names, e.g. ``bin(age, 50)[38.0, 52.0]`` for a merged segment.
         """
         m = self.model
         n = m.nobs
@@ -448,7 +462,7 @@ class BinarsityResults:
         return RefitResults(sm_res, self)
 
     # -- plots -------------------------------------------------------------------------------
-    def plot_shapes(self, terms: Any = None, ax: Any = None, density: bool = True):
+    def plot_shapes(self, terms: Any = None, ax: Any = None, density: bool = True) -> Figure:
         """Step function of every (or the named) code block, with the data density.
 
         Parameters
@@ -463,6 +477,7 @@ class BinarsityResults:
         Returns
         -------
         matplotlib.figure.Figure
+            The figure drawn on.
         """
         from ._plotting import plot_shapes
 
@@ -524,15 +539,17 @@ class RefitResults:
         Returns
         -------
         DataFrame
+            Lower and upper bounds per parameter.
         """
         return self.sm_results.conf_int(alpha=alpha)
 
-    def summary(self):
+    def summary(self) -> Any:
         """statsmodels' summary with the conditional-on-selection note.
 
         Returns
         -------
         statsmodels.iolib.summary.Summary
+            The statsmodels report with the note appended.
         """
         smry = self.sm_results.summary(
             title=f"Unpenalised refit on the binarsity selection (lam={self.lam:.4g})"
@@ -617,13 +634,14 @@ class PathResults:
         Returns
         -------
         DataFrame
+            One row per λ.
         """
         return pd.DataFrame(
             {"lam": self.lams, "df": self.df, "deviance": self.deviance,
              "n_iter": self.n_iter, "converged": self.converged}
         )  # fmt: skip
 
-    def plot(self, kind: str = "coef", ax: Any = None):
+    def plot(self, kind: str = "coef", ax: Any = None) -> Figure:
         """Regularisation path: coefficients, df or deviance against λ.
 
         Parameters
@@ -636,6 +654,7 @@ class PathResults:
         Returns
         -------
         matplotlib.figure.Figure
+            The figure drawn on.
         """
         from ._plotting import plot_path
 
@@ -721,6 +740,7 @@ class CVResults:
         Returns
         -------
         BinarsityResults
+            The fit on all rows at that λ.
         """
         if which not in ("lam_min", "lam_1se"):
             raise ValueError(f"which must be 'lam_min' or 'lam_1se'; got {which!r}.")
@@ -735,12 +755,13 @@ class CVResults:
         Returns
         -------
         DataFrame
+            One row per λ.
         """
         return pd.DataFrame(
             {"lam": self.lams, "mean": self.mean, "se": self.se, "df": self.path.df}
         )
 
-    def plot(self, ax: Any = None):
+    def plot(self, ax: Any = None) -> Figure:
         """CV curve: mean ± one standard error against λ, with ``lam_min`` and ``lam_1se``.
 
         Parameters
@@ -751,6 +772,7 @@ class CVResults:
         Returns
         -------
         matplotlib.figure.Figure
+            The figure drawn on.
         """
         from ._plotting import plot_cv
 

@@ -79,6 +79,7 @@ class Summary:
         Returns
         -------
         str
+            The formatted report.
         """
         wl = max((len(a) + len(b) + 3 for a, b in self.left), default=0)
         wr = max((len(a) + len(b) + 2 for a, b in self.right), default=0)
@@ -145,6 +146,7 @@ def make_summary(res: Any) -> Summary:
     Returns
     -------
     Summary
+        The report.
     """
     m = res.model
     fam = m.family

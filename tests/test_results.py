@@ -167,3 +167,33 @@ def test_path_and_cv_results_interfaces(fair):
     one = cv.results("lam_1se")
     assert one.lam == cv.lam_1se and "lam_1se" in one.lam_source
     assert "3-fold CV (lam_min, deviance)" in str(cv.best_.summary())
+
+
+def test_public_modelling_names_have_numpydoc_docstrings():
+    """Every public function, class and method of the modelling layer documents its
+    parameters and return value (numpydoc's validator, as skglm checks it)."""
+    import importlib
+    import inspect
+
+    validate = pytest.importorskip("numpydoc.validate").validate
+    codes = {"GL08", "PR01", "PR02", "PR07", "RT01", "RT03", "SS01"}
+    problems = []
+    for mod_name in ("_formula", "_model", "_results", "_summary", "_plotting", "_cli",
+                     "_datasets"):  # fmt: skip
+        mod = importlib.import_module(f"binarsity_stats.{mod_name}")
+        for name in mod.__all__:
+            obj = getattr(mod, name)
+            if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+                continue  # constants are documented by their #: comments
+            targets = [f"binarsity_stats.{mod_name}.{name}"]
+            if inspect.isclass(obj):
+                targets += [
+                    f"binarsity_stats.{mod_name}.{name}.{attr}"
+                    for attr, val in vars(obj).items()
+                    if not attr.startswith("_") and (callable(val) or isinstance(val, property))
+                ]
+            for target in targets:
+                errors = [c for c, _ in validate(target)["errors"] if c in codes]
+                if errors:
+                    problems.append((target, errors))
+    assert problems == []
