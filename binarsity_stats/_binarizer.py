@@ -80,7 +80,9 @@ class Binarizer:
         ``missing="separate"``). Its code is ``n_bins_[j] - 1``.
     bin_counts_ : list of ndarray
         Per feature, the training count of every level (int64), or the sum of the
-        sample weights of its rows (float64) when weights were given.
+        sample weights of its rows (float64) when weights were given. Chain bins
+        always have a positive count; the missing level has weight 0 when all its
+        rows have zero weight.
     feature_names_in_ : ndarray of object or None
         Column names when fitted on a DataFrame, else None.
     n_features_in_ : int

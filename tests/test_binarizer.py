@@ -423,6 +423,19 @@ def test_transform_codes_layout_and_fit_transform():
     assert b.n_bins_.dtype == np.int64 and b.has_missing_level_.dtype == bool
 
 
+def test_edge_cases_single_row_empty_transform_and_pickle():
+    """One training row gives one bin; zero rows transform to an empty array; a
+    pickled binarizer replays the same codes."""
+    import pickle
+
+    b = Binarizer().fit([[1.0, 2.0]])
+    np.testing.assert_array_equal(b.n_bins_, [1, 1])
+    assert b.transform(np.empty((0, 2))).shape == (0, 2)
+    X = _mixed_data(300)
+    b = Binarizer(n_bins=9, missing="separate").fit(X)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(b)).transform(X), b.transform(X))
+
+
 def test_code_dtype_switches_to_uint16_above_256_levels():
     """uint8 while every feature has ≤ 256 levels, uint16 beyond (missing level counts)."""
     x = RNG.permutation(1000).astype(float)[:, None]
