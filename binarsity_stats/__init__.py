@@ -6,7 +6,17 @@ features in linear supervised learning", JMLR 20(118), 2019.
 
 __version__ = "0.1.0"
 
-__all__: list[str] = []
+# Engine: binning, estimators, solvers
+from ._binarizer import Binarizer  # noqa: E402
+from ._estimator import BinarsityClassifier, BinarsityGLM  # noqa: E402
+from ._solvers import ConvergenceWarning  # noqa: E402
+
+__all__: list[str] = [
+    "Binarizer",
+    "BinarsityGLM",
+    "BinarsityClassifier",
+    "ConvergenceWarning",
+]
 
 # Modelling layer (formulas, results, plots live behind these names)
 from ._datasets import load_fair  # noqa: E402
