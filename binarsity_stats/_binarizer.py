@@ -65,8 +65,9 @@ class Binarizer:
     missing : {"error", "separate"}, default="error"
         ``"error"``: a NaN (or ``pd.NA``) raises a ValueError that names the column.
         ``"separate"``: a feature that had missing values in training gets one extra
-        level, code d_j (the last code), outside the total-variation chain; a missing
-        value at transform time in a feature that had none in training still raises.
+        level outside the total-variation chain, whose code is the number of chain
+        bins (the last code); a missing value at transform time in a feature that had
+        none in training still raises.
 
     Attributes
     ----------
@@ -96,9 +97,10 @@ class Binarizer:
 
         q_k = x_(⌈k n / d⌉),   k = 1, …, d − 1,
 
-    the smallest data value whose empirical CDF reaches k/d (what
-    ``np.quantile(x, k / d, method="inverted_cdf")`` returns, computed here in exact
-    integer arithmetic). When they are strictly increasing and q_{d−1} < max x they are
+    the smallest data value whose empirical CDF reaches k/d: what
+    ``np.quantile(x, k / d, method="inverted_cdf")`` returns, except that the ranks are
+    computed here in exact integer arithmetic (NumPy rounds k/d first, and so can move
+    a rank by one where k n / d is an integer). When they are strictly increasing and q_{d−1} < max x they are
     the cut points, and bin k holds the rows of ranks ⌈k n/d⌉ + 1 … ⌈(k+1) n/d⌉: d bins
     whose sizes differ by at most one.
 
@@ -136,7 +138,16 @@ class Binarizer:
     **Input.** X is a DataFrame or a 2-D array-like of numbers (bool and the pandas
     nullable integer, float and boolean dtypes included, ``pd.NA`` meaning missing).
     Values are compared in float64 (integers beyond 2**53 lose precision). ±inf is
-    always an error. Columns are read one at a time and never copied as a whole.
+    always an error.
+
+    **Cost.** ``fit`` copies one column at a time (its non-missing values, as float64)
+    and sorts it in place — NumPy's SIMD sort, measured several times faster than
+    ``np.partition`` at the d − 1 ranks — then reads the candidates at their ranks;
+    the distinct values are only computed when candidates collide. Bin counts come
+    from the sorted column, so ``fit`` never codes the data. Coding is a Cython
+    binary search over row blocks, reading X once whatever its memory order. Extra
+    memory: one float64 column in ``fit`` (plus the int64 fixed-point weights when
+    weighted), the codes in ``transform``; X is never copied as a whole.
     """
 
     def __init__(
