@@ -227,8 +227,9 @@ class Binarizer:
         Returns
         -------
         ndarray of uint8 or uint16, shape (n_features, n_samples), C-contiguous
-            Row j holds the codes of feature j. Built column by column: the extra
-            memory is at most one float64 column on top of the codes.
+            Row j holds the codes of feature j. X is not copied: the extra memory is
+            the codes, plus one converted column (or block of rows) when X is not
+            float32/float64.
         """
         self._check_fitted()
         return self._code_all(self._columns_for_transform(X))
@@ -269,26 +270,26 @@ class Binarizer:
         """Codes of every column of ``cols`` in the (n_features, n_samples) layout."""
         n, p = cols.n_samples, cols.n_features
         out = np.empty((p, n), dtype=np.uint8 if int(self.n_bins_.max()) <= 256 else np.uint16)
-        if cols.matrix is not None:  # one kernel call, X read once in row blocks
-            self._code_rows(cols.matrix, out, cols, 0)
-        elif cols.rows is not None:  # numbers that are not float32/64: convert by rows
-            step = max(1, 2**20 // (8 * p))
-            for i0 in range(0, n, step):
-                i1 = min(i0 + step, n)
-                self._code_rows(cols.rows(i0, i1), out[:, i0:i1], cols, i0)
-        else:
+        if cols.matrix is None and cols.rows is None:  # DataFrame: column by column
             for j in range(p):
                 self._code_column(cols.get(j), j, out[j], cols.label(j))
-        return out
-
-    def _code_rows(self, X: np.ndarray, out: np.ndarray, cols: _Columns, row0: int) -> None:
+            return out
+        # All cut points in one array, feature j's at edges[edge_ptr[j]:edge_ptr[j+1]].
         sizes = [len(e) for e in self.edges_]
         edge_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
-        flat = np.concatenate(self.edges_) if edge_ptr[-1] else np.empty(0)
-        missing_code = np.where(self.has_missing_level_, np.add(sizes, 1), -1).astype(np.intp)
-        bad, j = assign_codes_2d(X, flat, edge_ptr, missing_code, out)
-        if bad >= 0:
-            _raise_bad_value(X[bad, j], cols.label(j), row0 + bad, fitted=True)
+        edges = np.concatenate(self.edges_) if edge_ptr[-1] else np.empty(0)
+        missing = np.where(self.has_missing_level_, np.add(sizes, 1), -1).astype(np.intp)
+        if cols.matrix is not None:  # float32/64: one kernel call, X read once
+            blocks = [(0, n, cols.matrix)]
+        else:  # other numbers: converted to float64 a block of rows at a time
+            step = max(1, 2**20 // (8 * p))
+            blocks = ((i0, min(i0 + step, n), None) for i0 in range(0, n, step))
+        for i0, i1, block in blocks:
+            block = cols.rows(i0, i1) if block is None else block
+            bad, j = assign_codes_2d(block, edges, edge_ptr, missing, out[:, i0:i1])
+            if bad >= 0:
+                _raise_bad_value(block[bad, j], cols.label(j), i0 + bad, fitted=True)
+        return out
 
     def _code_column(self, x: np.ndarray, j: int, out: np.ndarray, label: str) -> None:
         edges = self.edges_[j]

@@ -619,6 +619,12 @@ def test_infinite_values_are_errors_naming_the_column():
         b.transform(X)
     with pytest.raises(ValueError, match="column 1 has an infinite value"):
         Binarizer().fit(np.array([[1.0, np.inf]]))
+    # float16 is converted a block of rows at a time: the row number is still global.
+    X16 = np.zeros((70001, 2), dtype=np.float16)
+    b = Binarizer().fit(X16)
+    X16[70000, 1] = np.inf
+    with pytest.raises(ValueError, match="column 1 has an infinite value .* at row 70000"):
+        b.transform(X16)
 
 
 @pytest.mark.parametrize(
