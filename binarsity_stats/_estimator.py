@@ -10,6 +10,7 @@ stands in.
 from __future__ import annotations
 
 import inspect
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,7 +23,8 @@ from ._solvers import SOLVERS, Solution, solve
 __all__ = ["BinarsityGLM", "BinarsityClassifier"]
 
 try:  # pragma: no cover - exercised when scikit-learn is installed (tests)
-    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+    from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.exceptions import DataConversionWarning as _DataConversionWarning
 except ImportError:  # pragma: no cover
 
     class BaseEstimator:  # type: ignore[no-redef]
@@ -45,8 +47,7 @@ except ImportError:  # pragma: no cover
                 setattr(self, k, v)
             return self
 
-    class RegressorMixin:  # type: ignore[no-redef]
-        """Stand-in for ``sklearn.base.RegressorMixin``."""
+    _DataConversionWarning = UserWarning
 
     class ClassifierMixin:  # type: ignore[no-redef]
         """Stand-in for ``sklearn.base.ClassifierMixin``."""
@@ -70,9 +71,7 @@ def _check_params(est) -> None:
         raise ValueError(f"max_iter must be a positive integer; got {est.max_iter!r}.")
     pw = est.penalty_weights
     if isinstance(pw, str) and pw not in ("theory", "uniform"):
-        raise ValueError(
-            f"penalty_weights must be 'theory', 'uniform' or an array; got {pw!r}."
-        )
+        raise ValueError(f"penalty_weights must be 'theory', 'uniform' or an array; got {pw!r}.")
 
 
 def _as_1d(values, name: str, n: int) -> np.ndarray | None:
@@ -89,14 +88,90 @@ def _as_1d(values, name: str, n: int) -> np.ndarray | None:
     return arr
 
 
-def _n_rows(X) -> int:
-    shape = getattr(X, "shape", None)
-    if shape is not None and len(shape) >= 1:
-        return int(shape[0])
-    return len(X)
+def _y_array(y) -> np.ndarray:
+    if y is None:
+        raise ValueError("requires y to be passed, but the target y is None.")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected; it is raveled.",
+            _DataConversionWarning,
+            stacklevel=3,
+        )
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"y should be a 1d array; got shape {y.shape}.")
+    return y
 
 
-class BinarsityGLM(RegressorMixin, BaseEstimator):
+def _validate_X(X):
+    """Check the container of X before binning; messages follow scikit-learn's wording.
+
+    DataFrames pass through (the Binarizer checks their columns by name); anything
+    else becomes a 2-D ndarray. Returns ``(X, n_rows)``.
+    """
+    if X is None:
+        raise ValueError("X is None; expected a 2-D array or a DataFrame of numbers.")
+    if hasattr(X, "columns") and hasattr(X, "iloc"):
+        if X.shape[1] == 0:
+            raise ValueError(
+                f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required."
+            )
+        return X, int(X.shape[0])
+    try:
+        import scipy.sparse as sp
+
+        if sp.issparse(X):
+            raise TypeError(
+                "Sparse input is not supported: the binarizer needs the raw numeric "
+                "features; pass a dense array (X.toarray())."
+            )
+    except ImportError:  # pragma: no cover
+        pass
+    X = np.asarray(X)
+    if X.ndim == 1:
+        raise ValueError(
+            "Expected 2D array, got 1D array instead. Reshape your data either using "
+            "array.reshape(-1, 1) if your data has a single feature or array.reshape(1, -1) "
+            "if it contains a single sample."
+        )
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}.")
+    if X.shape[1] == 0:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required."
+        )
+    if X.shape[0] == 0:
+        raise ValueError(
+            f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required."
+        )
+    if X.dtype.kind == "c":
+        raise ValueError("Complex data not supported: X must hold real numbers.")
+    if X.dtype.kind == "O":
+        cols = []
+        for j in range(X.shape[1]):
+            try:
+                cols.append(np.asarray(X[:, j], dtype=np.float64))
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"column {j} is not numeric: {exc}") from None
+        X = np.column_stack(cols)
+    return X, int(X.shape[0])
+
+
+def _validate_sample_weight(sample_weight, n):
+    sw = _as_1d(sample_weight, "sample_weight", n)
+    if sw is None:
+        return None
+    if not np.all(np.isfinite(sw)):
+        raise ValueError("sample_weight contains NaN or infinite values.")
+    if np.any(sw < 0):
+        raise ValueError("sample_weight must be non-negative (negative weights found).")
+    if not np.any(sw > 0):
+        raise ValueError("sample_weight is zero for every row; at least one must be positive.")
+    return sw
+
+
+class BinarsityGLM(BaseEstimator):
     """Generalized linear model on quantile-binned features under the binarsity penalty.
 
     Each feature is cut into ``n_bins`` quantile bins; the model is additive in
@@ -183,13 +258,16 @@ class BinarsityGLM(RegressorMixin, BaseEstimator):
 
     # -- fitting ----------------------------------------------------------------------
     def _prepare_y(self, y, n):
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y[:, 0]
-        if y.ndim != 1:
-            raise ValueError(f"y must be one-dimensional; got shape {y.shape}.")
+        y = _y_array(y)
+        if y.dtype.kind == "c":
+            raise ValueError("Complex data not supported: y must hold real numbers.")
         if y.dtype.kind not in "biuf":
-            raise TypeError(f"y must be numeric; got dtype {y.dtype}.")
+            try:
+                y = y.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"Unknown label type: y of dtype {y.dtype} is not numeric."
+                ) from None
         if y.shape[0] != n:
             raise ValueError(f"y has {y.shape[0]} rows but X has {n}.")
         return y.astype(np.float64)
@@ -214,9 +292,9 @@ class BinarsityGLM(RegressorMixin, BaseEstimator):
         """
         _check_params(self)
         family = get_family(self.family)
-        n = _n_rows(X)
+        X, n = _validate_X(X)
         y = self._prepare_y(y, n)
-        sw = _as_1d(sample_weight, "sample_weight", n)
+        sw = _validate_sample_weight(sample_weight, n)
         off = _as_1d(offset, "offset", n)
         binarizer = Binarizer(n_bins=self.n_bins, missing=self.missing)
         binarizer.fit(X, sample_weight=sw)
@@ -295,6 +373,14 @@ class BinarsityGLM(RegressorMixin, BaseEstimator):
         self._check_fitted()
         from ._histogram import gather_add_all
 
+        X, _ = _validate_X(X)
+        shape = getattr(X, "shape", None)
+        if shape is not None and len(shape) == 2 and not hasattr(X, "columns"):
+            if shape[1] != self.n_features_in_:
+                raise ValueError(
+                    f"X has {shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input."
+                )
         codes = self.binarizer_.transform_codes(X)
         n = codes.shape[1]
         eta = np.full(n, self.intercept_, dtype=np.float64)
@@ -321,6 +407,36 @@ class BinarsityGLM(RegressorMixin, BaseEstimator):
         ndarray of shape (n_samples,)
         """
         return get_family(self.family).mean(self.decision_function(X, offset=offset))
+
+    def score(self, X, y, sample_weight=None, offset=None) -> float:
+        """Fraction of deviance explained, D² = 1 − D(y, μ̂) / D(y, ȳ).
+
+        For the gaussian family this is R². (``BinarsityGLM`` serves every family, so
+        it scores by deviance, as scikit-learn's GLMs do.)
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Features.
+        y : array-like of shape (n_samples,)
+            Response.
+        sample_weight : array-like of shape (n_samples,), optional
+            Row weights.
+        offset : array-like of shape (n_samples,), optional
+            Offset of the linear predictor.
+
+        Returns
+        -------
+        float
+        """
+        family = get_family(self.family)
+        X, n = _validate_X(X)
+        y = BinarsityGLM._prepare_y(self, y, n)
+        sw = np.ones(n) if sample_weight is None else _validate_sample_weight(sample_weight, n)
+        mu = self.predict(X, offset=offset)
+        dev = family.deviance(y, mu, sw)
+        null = family.deviance(y, np.full(n, np.average(y, weights=sw)), sw)
+        return float(1.0 - dev / null) if null > 0 else float(dev == 0)
 
     # -- inspection -------------------------------------------------------------------
     def cut_points(self) -> list[np.ndarray]:
@@ -401,20 +517,24 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
     family = "binomial"
 
     def _prepare_y(self, y, n):
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y[:, 0]
-        if y.ndim != 1:
-            raise ValueError(f"y must be one-dimensional; got shape {y.shape}.")
+        y = _y_array(y)
         if y.shape[0] != n:
             raise ValueError(f"y has {y.shape[0]} rows but X has {n}.")
-        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-            raise ValueError("y contains NaN or infinite values.")
+        if y.dtype.kind == "f":
+            if not np.all(np.isfinite(y)):
+                raise ValueError("y contains NaN or infinite values.")
+            if np.any(y != np.round(y)):
+                raise ValueError(
+                    "Unknown label type: continuous target; BinarsityClassifier needs "
+                    "two class labels (use BinarsityGLM for a numeric response)."
+                )
         classes, yi = np.unique(y, return_inverse=True)
-        if len(classes) != 2:
+        if len(classes) > 2:
             raise ValueError(
-                f"BinarsityClassifier needs exactly 2 classes in y; got {len(classes)}."
+                f"Only binary classification is supported. The target has {len(classes)} classes."
             )
+        if len(classes) < 2:
+            raise ValueError("BinarsityClassifier needs 2 classes; y has 1 class.")
         self.classes_ = classes
         return yi.astype(np.float64)
 

@@ -53,9 +53,7 @@ class Family:
 
         Returns the unnormalised loss sum at η.
         """
-        return float(
-            type(self)._grad_hess_kernel(eta, y, sample_weight, scale, grad_out, hess_out)
-        )
+        return float(type(self)._grad_hess_kernel(eta, y, sample_weight, scale, grad_out, hess_out))
 
     def grad_hess_only(
         self,
@@ -172,8 +170,7 @@ class Poisson(Family):
         if np.any(y < 0):
             bad = y[y < 0][:3]
             raise ValueError(
-                f"y must be non-negative for family='poisson'; found values such as "
-                f"{bad.tolist()}."
+                f"y must be non-negative for family='poisson'; found values such as {bad.tolist()}."
             )
 
     def mean(self, eta):
@@ -202,7 +199,5 @@ def get_family(family: str | Family) -> Family:
     if isinstance(family, Family):
         return family
     if not isinstance(family, str) or family.lower() not in FAMILIES:
-        raise ValueError(
-            f"family must be one of {sorted(FAMILIES)}; got {family!r}."
-        )
+        raise ValueError(f"family must be one of {sorted(FAMILIES)}; got {family!r}.")
     return FAMILIES[family.lower()]()

@@ -121,8 +121,10 @@ class BinarsityPenalty:
         self.block_of = np.repeat(np.arange(len(sizes)), sizes)
         self.is_start = np.zeros(d, dtype=bool)
         self.is_start[self.block_ptr[:-1]] = True
-        self.penalized_block = np.add.reduceat(self.weights, self.block_ptr[:-1]) > 0 if d else (
-            np.zeros(0, dtype=bool)
+        self.penalized_block = (
+            np.add.reduceat(self.weights, self.block_ptr[:-1]) > 0
+            if d
+            else (np.zeros(0, dtype=bool))
         )
 
     def value(self, theta: np.ndarray) -> float:

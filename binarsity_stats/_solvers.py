@@ -112,9 +112,7 @@ class _Problem:
         p, n = self.codes.shape
         self.block_ptr = np.ascontiguousarray(block_ptr, dtype=np.intp)
         if self.block_ptr.shape != (p + 1,) or self.block_ptr[0] != 0:
-            raise ValueError(
-                f"block_ptr must have length n_blocks + 1 = {p + 1} and start at 0."
-            )
+            raise ValueError(f"block_ptr must have length n_blocks + 1 = {p + 1} and start at 0.")
         sizes = np.diff(self.block_ptr)
         if np.any(sizes < 1):
             raise ValueError("block_ptr must be strictly increasing (every block has a level).")
