@@ -347,6 +347,39 @@ class BinarsityResults:
             return pd.DataFrame(columns=cols, index=pd.Index([], name="term", dtype=object))
         return pd.DataFrame(rows).set_index("term")[cols]
 
+    def categorical_effects(self) -> pd.DataFrame:
+        """``C()`` terms in reference coding: each level against the first populated one.
+
+        The fit identifies a categorical by the weighted sum-to-zero constraint; the
+        differences θ_k − θ_ref are the same under any coding and are what an
+        unpenalised GLM with treatment contrasts reports.
+
+        Returns
+        -------
+        DataFrame
+            ``term``, ``level``, ``reference``, ``effect`` (θ_k − θ_ref, link scale) and
+            ``count`` (weighted training rows), one row per non-reference level.
+        """
+        m = self.model
+        rows = []
+        for j, block in enumerate(m.spec.blocks):
+            if block.penalized:
+                continue
+            s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+            counts = m.bin_counts[s:e]
+            populated = np.flatnonzero(counts > 0)
+            if populated.size == 0:
+                continue
+            ref = int(populated[0])
+            labels = block.level_labels()
+            for k in populated[1:]:
+                rows.append(
+                    {"term": block.term, "level": labels[k], "reference": labels[ref],
+                     "effect": float(self.coef[s + k] - self.coef[s + ref]),
+                     "count": float(counts[k])}
+                )  # fmt: skip
+        return pd.DataFrame(rows, columns=["term", "level", "reference", "effect", "count"])
+
     def selected_terms(self) -> list[str]:
         """Terms with a non-zero effect (binned terms with at least one cut-point kept).
 

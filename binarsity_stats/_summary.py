@@ -130,6 +130,11 @@ def _wrap(text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width=width, subsequent_indent="    ")
 
 
+def _counts(values: np.ndarray) -> np.ndarray:
+    """Counts as integers when they are (unweighted fits), else as floats."""
+    return values.astype(np.int64) if np.all(values == np.round(values)) else values
+
+
 def _iterations(res: Any) -> str:
     sweeps = getattr(res.solution, "n_sweeps", None)
     return f"{res.n_iter} ({sweeps} sweeps)" if sweeps is not None else str(res.n_iter)
@@ -204,6 +209,15 @@ def make_summary(res: Any) -> Summary:
             index=blocks.index,
         )
         tables.append(("Binned and categorical terms (effects on the link scale)", shown))
+    cat = res.categorical_effects()
+    if len(cat):
+        shown_cat = pd.DataFrame(
+            {"vs": cat["reference"].to_numpy(), "effect": cat["effect"].to_numpy(),
+             "count": _counts(cat["count"].to_numpy())},
+            index=pd.Index([f"{t}[{lv}]" for t, lv in zip(cat["term"], cat["level"],
+                                                          strict=True)], dtype=object),
+        )  # fmt: skip
+        tables.append(("C() terms in reference coding (effect vs the first level)", shown_cat))
     linear = pd.DataFrame(
         {"coef": ([res.intercept] if m.fit_intercept else []) + list(res.dense_coef)},
         index=pd.Index(
@@ -226,8 +240,9 @@ def make_summary(res: Any) -> Summary:
     ]
     if any(not b.penalized for b in m.spec.blocks):
         notes.append(
-            "C() terms are unpenalized; reference coding is theta_k - theta_ref with the "
-            "first level as reference (as refit() reports it)."
+            "C() terms are unpenalized; their reference-coded effects theta_k - theta_ref "
+            "(first populated level as reference) are what refit() and treatment contrasts "
+            "report."
         )
     if any(b.has_missing_level for b in m.spec.blocks):
         notes.append(

@@ -123,6 +123,11 @@ def test_refit_with_all_jumps_kept_matches_statsmodels_on_the_dummy_design(fair)
     np.testing.assert_allclose(res.fittedvalues, refit.fittedvalues, rtol=1e-6)
     assert res.deviance == pytest.approx(ref.deviance, rel=1e-8)
     assert "CONDITIONAL ON THE SELECTION" in str(refit.summary())
+    # the summary's reference-coded C() effects are the unpenalised treatment contrasts
+    cat = res.categorical_effects()
+    names = [f"{t}[{lv}]" for t, lv in zip(cat["term"], cat["level"], strict=True)]
+    np.testing.assert_allclose(cat["effect"], refit.params[names], rtol=1e-5)
+    assert "C() terms in reference coding" in str(res.summary())
 
 
 def test_refit_merges_unselected_cut_points(res):
