@@ -28,7 +28,7 @@ the total work is O(K).
 Only ``_prox.py`` calls the ``def`` wrappers at the bottom, after validation.
 """
 
-from libc.math cimport fabs, INFINITY
+from libc.math cimport fabs, sqrt, INFINITY, NAN
 
 import numpy as np
 
@@ -105,13 +105,15 @@ cdef void _dp(
     cdef Py_ssize_t k, lo, hi, lo0, mL, mR
     cdef double a, b, sa, sb, R, bzero, amin, cap, lam_e, lamL, lamR
     cdef double sL, cL, sR, cR, s, c, x, xprev, tm, tp, delta, r1, r2, th
-    cdef bint capped
 
     # ---- pre-pass: node terms and a cap on lam that cannot change the answer.
-    # The solution lies in [-R, R] with R = max |b_k / a_k| when every node with
-    # a_k = 0 has b_k = 0 (range property of the FLSA). There |D_k| <= sum_j
-    # (a_j R + |b_j|), so clipping at a larger lam is the identity where it
-    # matters; capping avoids the cancellation of -lam + (c + lam) for huge lam.
+    # Every strict local extremum segment S of a minimiser has a_S > 0 (inside
+    # the dual domain), and theta_S is pulled from -sum_S b / a_S towards its
+    # neighbours, so the minimisers lie in [-R, R] with
+    # R = max_{a_k>0} |b_k / a_k| + sum_{a_k=0} |b_k| / min_{a_k>0} a_k.
+    # There |D_k| <= sum_j (a_j R + |b_j|), so clipping at a larger lam is the
+    # identity where it matters, and capping removes the cancellation of
+    # -lam + (c + lam) that otherwise costs eps * lam of accuracy.
     sa = 0.0
     sb = 0.0
     R = 0.0
@@ -121,23 +123,24 @@ cdef void _dp(
         a = _node_a(w, k, wsc)
         if a > 0.0:
             b = -a * (y[k] / ysc)
+        else:
+            b = 0.0
+        if n != NULL:
+            b += nmu * n[k]
+        if a > 0.0:
             if fabs(b) / a > R:
                 R = fabs(b) / a
             if a < amin:
                 amin = a
         else:
-            b = 0.0
-        if n != NULL:
-            b += nmu * n[k]
-        if a == 0.0:
             bzero += fabs(b)
         sa += a
         sb += fabs(b)
         TM[k] = a
         TP[k] = b
-    capped = bzero == 0.0
+    if bzero > 0.0:
+        R += bzero / amin
     cap = 2.0 * (R * sa + sb) + 1.0
-
     ev.side = 0
     ev.first = 0
     ev.last = 0
@@ -155,7 +158,7 @@ cdef void _dp(
     lamR = 0.0
     for k in range(K - 1):
         lam_e = (lam[k + 1] / ysc) / wsc
-        if capped and lam_e > cap:
+        if lam_e > cap:
             lam_e = cap
         # ---- a flat tail beyond +-lam_e: the Lagrangian is unbounded below
         # along run [m, k]. Record it and clamp the tail (a constant shift of
@@ -421,19 +424,27 @@ cdef inline double _evaluate(
     Py_ssize_t K, const double* y, const double* w, const double* lam,
     const double* n, double ysc, double wsc, double nsc, double mu,
     double* out, double* work, DPEvent* ev, double* absg, double* slope,
+    double* q,
 ) noexcept nogil:
     """theta(mu) (normalised) into out; returns g = sum n'_k theta_k with
-    n' = n / nsc, sets absg = sum n'|theta| and slope = -sum_S n'_S^2 / a_S
+    n' = n / nsc, sets absg = sum n'|theta|, slope = -sum_S n'_S^2 / a_S
     over the fused segments S (the exact dg/dmu on a fixed segment structure;
-    -inf when a zero-weight segment carries counts)."""
+    -inf when a zero-weight segment carries counts) and q = the Lagrangian at
+    theta(mu), i.e. the dual function q(mu), whose derivative is g."""
     cdef Py_ssize_t k
-    cdef double g = 0.0, ag = 0.0, sl = 0.0, segn = 0.0, sega = 0.0, nk
+    cdef double g = 0.0, ag = 0.0, sl = 0.0, segn = 0.0, sega = 0.0, nk, a, d
+    cdef double L = 0.0
     _dp(K, y, w, lam, n, ysc, wsc, mu / nsc, out, work, ev)
     for k in range(K):
         nk = n[k] / nsc
         g += nk * out[k]
         ag += nk * fabs(out[k])
+        a = _node_a(w, k, wsc)
+        if a > 0.0:
+            d = out[k] - y[k] / ysc
+            L += 0.5 * a * d * d
         if k > 0 and out[k] != out[k - 1]:
+            L += (lam[k] / ysc) / wsc * fabs(out[k] - out[k - 1])
             if segn > 0.0:
                 if sega > 0.0:
                     sl -= segn * segn / sega
@@ -442,7 +453,7 @@ cdef inline double _evaluate(
             segn = 0.0
             sega = 0.0
         segn += nk
-        sega += _node_a(w, k, wsc)
+        sega += a
     if segn > 0.0:
         if sega > 0.0:
             sl -= segn * segn / sega
@@ -450,13 +461,68 @@ cdef inline double _evaluate(
             sl = -INFINITY
     absg[0] = ag
     slope[0] = sl
+    q[0] = L + mu * g
     return g
 
 
-cdef inline void _finish(Py_ssize_t K, double* out, double ysc) noexcept nogil:
+cdef inline double _quad_gap(double m, double lo, double glo, double slo,
+                             double qlo, double hi, double ghi, double shi,
+                             double qhi) noexcept nogil:
+    # Q_lo(m) - Q_hi(m), Q_s(m) = q_s + g_s (m - s) + slope_s (m - s)^2 / 2:
+    # the dual function continued along each end's fixed segment structure.
+    return ((qlo + glo * (m - lo) + 0.5 * slo * (m - lo) * (m - lo))
+            - (qhi + ghi * (m - hi) + 0.5 * shi * (m - hi) * (m - hi)))
+
+
+cdef inline double _structure_switch(double lo, double glo, double slo,
+                                     double qlo, double hi, double ghi,
+                                     double shi, double qhi) noexcept nogil:
+    """Where the dual function q switches from lo's segment structure to hi's.
+
+    Each continuation Q_s >= q (it evaluates the Lagrangian at a feasible
+    theta), with equality on its own piece, so when lo and hi have adjacent
+    structures q = min(Q_lo, Q_hi) and the switch - where g jumps or kinks - is
+    the root of Q_lo - Q_hi in [lo, hi]. Bisection on that quadratic costs no
+    DP evaluation. Returns NaN when the signs do not bracket a root."""
+    cdef double a = lo, b = hi, m, fa, fm
+    cdef int i
+    fa = _quad_gap(a, lo, glo, slo, qlo, hi, ghi, shi, qhi)
+    if not (fa <= 0.0 and _quad_gap(b, lo, glo, slo, qlo, hi, ghi, shi, qhi) >= 0.0):
+        return NAN
+    for i in range(200):
+        m = 0.5 * (a + b)
+        if not (m > a and m < b):
+            break
+        fm = _quad_gap(m, lo, glo, slo, qlo, hi, ghi, shi, qhi)
+        if fm <= 0.0:
+            a = m
+        else:
+            b = m
+    return 0.5 * (a + b)
+
+
+cdef inline double _midpoint(double lo, double hi) noexcept nogil:
+    # geometric when the bracket spans orders of magnitude on one side of 0
+    if lo > 0.0 and hi > 4.0 * lo:
+        return sqrt(lo) * sqrt(hi)
+    if hi < 0.0 and lo < 4.0 * hi:
+        return -sqrt(-lo) * sqrt(-hi)
+    return 0.5 * (lo + hi)
+
+
+cdef inline bint _finish(Py_ssize_t K, double* out, double ysc) noexcept nogil:
+    # back to the caller's units; False (and zeros) if anything is not finite,
+    # which no input has been found to trigger but the contract forbids
     cdef Py_ssize_t k
+    cdef bint ok = True
     for k in range(K):
         out[k] *= ysc
+        if not (-DBL_MAX <= out[k] <= DBL_MAX):
+            ok = False
+    if not ok:
+        for k in range(K):
+            out[k] = 0.0
+    return ok
 
 
 cdef int constrained_fused_lasso(
@@ -500,7 +566,8 @@ cdef int constrained_fused_lasso(
     cdef double nsc = 0.0, ysc, wsc, ymin, ymax, mu, g, absg, slope, nA, cand
     cdef double lo = -INFINITY, hi = INFINITY, glo = 0.0, ghi = 0.0
     cdef double bnd_hi = INFINITY, bnd_lo = -INFINITY, thr, alpha, scale
-    cdef double width_old = INFINITY, upper, lower
+    cdef double width_old = INFINITY, upper, lower, q = 0.0, q_lo = 0.0, q_hi = 0.0
+    cdef double slope_lo = 0.0, slope_hi = 0.0, nudge, res
     cdef bint have_lo = False, have_hi = False, bisect = False, newton
     cdef int stalls = 0
     cdef DPEvent ev
@@ -526,7 +593,7 @@ cdef int constrained_fused_lasso(
     mu = 0.0
     for it in range(1, _MAXIT + 1):
         g = _evaluate(K, y, w, lam, n, ysc, wsc, nsc, mu, out, work, &ev,
-                      &absg, &slope)
+                      &absg, &slope, &q)
         if ev.side != 0 and ev.ratio < 1.0 - _EDGE_RTOL:
             # beyond the dual domain: mu * ratio bounds it (never crossed again)
             thr = mu * ev.ratio
@@ -556,14 +623,18 @@ cdef int constrained_fused_lasso(
                     break
                 mu = bnd_lo
             continue
-        if fabs(g) <= tol * (absg + scale):
-            _finish(K, out, ysc)
-            return it
+        # converged; the last term is the resolution of g itself (one ulp of mu
+        # moves g by slope * mu * eps, and theta carries targets ~ mu n / a)
+        res = 64.0 * DBL_EPSILON * fabs(slope * mu) if slope > -INFINITY else 0.0
+        if fabs(g) <= tol * (absg + scale) + res:
+            return it if _finish(K, out, ysc) else -1
         if g > 0.0:
             if mu >= bnd_hi:
                 break
             lo = mu
             glo = g
+            slope_lo = slope
+            q_lo = q
             have_lo = True
             for k in range(K):
                 th_lo[k] = out[k]
@@ -572,11 +643,13 @@ cdef int constrained_fused_lasso(
                 break
             hi = mu
             ghi = g
+            slope_hi = slope
+            q_hi = q
             have_hi = True
             for k in range(K):
                 th_hi[k] = out[k]
         if have_lo and have_hi:
-            if hi - lo <= 4.0 * DBL_EPSILON * (fabs(lo) + fabs(hi)) + 1e-300:
+            if hi - lo <= 64.0 * DBL_EPSILON * (fabs(lo) + fabs(hi)) + 1e-300:
                 break
             # bisect whenever two steps failed to halve the bracket
             if hi - lo > 0.5 * width_old:
@@ -588,36 +661,50 @@ cdef int constrained_fused_lasso(
             if bisect:
                 stalls = 0
                 width_old = hi - lo
+
         # ---- next trial point: Newton if it stays inside the bracket
         newton = slope < 0.0 and slope > -INFINITY
         cand = mu - g / slope if newton else mu
         upper = bnd_hi if hi > bnd_hi else hi
         lower = bnd_lo if lo < bnd_lo else lo
-        if not (newton and not bisect and cand > lower and cand < upper
-                and cand != mu):
-            if have_lo and have_hi:
-                if bisect:
-                    cand = 0.5 * (lo + hi)
+        if newton and not bisect and cand > lower and cand < upper and cand != mu:
+            pass
+        elif have_lo and have_hi:
+            cand = NAN
+            if not bisect:
+                if slope_lo == -INFINITY or slope_hi == -INFINITY:
+                    # a zero-weight segment with counts is free at that end:
+                    # g likely jumps right there, probe just inside it
+                    if g < 0.0 and slope_lo == -INFINITY:
+                        cand = lo + 16.0 * DBL_EPSILON * fabs(lo) + 1e-300
+                    elif g > 0.0 and slope_hi == -INFINITY:
+                        cand = hi - 16.0 * DBL_EPSILON * fabs(hi) - 1e-300
                 else:
-                    # secant on the bracket
-                    cand = lo + glo * (hi - lo) / (glo - ghi)
-                    if not (cand > lo and cand < hi):
-                        cand = 0.5 * (lo + hi)
-            elif g > 0.0:
-                # no point with g < 0 yet: go up, at most to the domain boundary
-                if not (newton and cand > mu):
-                    cand = mu + (2.0 * fabs(mu) if fabs(mu) > 1.0 else 1.0)
-                if cand >= bnd_hi:
-                    cand = bnd_hi
-            else:
-                if not (newton and cand < mu):
-                    cand = mu - (2.0 * fabs(mu) if fabs(mu) > 1.0 else 1.0)
-                if cand <= bnd_lo:
-                    cand = bnd_lo
+                    cand = _structure_switch(lo, glo, slope_lo, q_lo, hi, ghi,
+                                             slope_hi, q_hi)
+                    # stay clear of the ends so that the bracket collapses
+                    nudge = 16.0 * DBL_EPSILON * (fabs(lo) + fabs(hi)) + 1e-300
+                    if cand < lo + nudge:
+                        cand = lo + nudge
+                    if cand > hi - nudge:
+                        cand = hi - nudge
+            if not (cand > lo and cand < hi):
+                cand = _midpoint(lo, hi)
+        elif g > 0.0:
+            # no point with g < 0 yet: go up, at most to the domain boundary
+            if not (newton and cand > mu):
+                cand = mu + (2.0 * fabs(mu) if fabs(mu) > 1.0 else 1.0)
+            if cand >= bnd_hi:
+                cand = bnd_hi
+        else:
+            if not (newton and cand < mu):
+                cand = mu - (2.0 * fabs(mu) if fabs(mu) > 1.0 else 1.0)
+            if cand <= bnd_lo:
+                cand = bnd_lo
         mu = cand
     else:
         # iteration limit: best estimate, then report failure
-        if have_lo and have_hi:
+        if have_lo and have_hi and glo > ghi:
             alpha = -ghi / (glo - ghi)
             for k in range(K):
                 out[k] = alpha * th_lo[k] + (1.0 - alpha) * th_hi[k]
@@ -636,21 +723,22 @@ cdef int constrained_fused_lasso(
         nA = 0.0
         for k in range(a_first, a_last + 1):
             nA += n[k] / nsc
-        for k in range(a_first, a_last + 1):
-            out[k] -= g / nA
+        if nA > 0.0:
+            for k in range(a_first, a_last + 1):
+                out[k] -= g / nA
     elif g < 0.0 and mu <= bnd_lo:
         nA = 0.0
         for k in range(b_first, b_last + 1):
             nA += n[k] / nsc
-        for k in range(b_first, b_last + 1):
-            out[k] -= g / nA
-    else:
+        if nA > 0.0:
+            for k in range(b_first, b_last + 1):
+                out[k] -= g / nA
+    elif glo > ghi:
         # collapsed bracket: g jumps at the root; mix the one-sided solutions
         alpha = -ghi / (glo - ghi)
         for k in range(K):
             out[k] = alpha * th_lo[k] + (1.0 - alpha) * th_hi[k]
-    _finish(K, out, ysc)
-    return it
+    return it if _finish(K, out, ysc) else -1
 
 
 # ---------------------------------------------------------------------------
