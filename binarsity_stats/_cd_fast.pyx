@@ -95,11 +95,16 @@ def cd_sweep(
     ``(max_violation, intercept_shift, max_abs_step)``: the largest block KKT violation
     of the quadratic model seen *before* each block's update, the total shift moved
     from the blocks into the intercept, and the largest level change.
+
+    The pass that applies block j's change to z also builds the histogram of the new z
+    for the next active block, so a block costs one pass over the rows, not two.
     """
     cdef Py_ssize_t n = codes.shape[1]
-    cdef Py_ssize_t a, j, k, i, K, start, maxK = 0
-    cdef double worst = 0.0, viol, shift_total = 0.0, c, nsum, dk, step_max = 0.0
+    cdef Py_ssize_t a, j, jn, k, i, K, Kn, start, maxK = 0, n_active = active.shape[0]
+    cdef double worst = 0.0, viol, shift_total = 0.0, c, nsum, dk, zi, step_max = 0.0
     cdef double *g
+    cdef double *gn
+    cdef double *tmp
     cdef double *yt
     cdef double *wt
     cdef double *u
@@ -109,31 +114,35 @@ def cd_sweep(
     cdef bint moved
     cdef int status = 0
 
-    for a in range(active.shape[0]):
+    for a in range(n_active):
         j = active[a]
         K = block_ptr[j + 1] - block_ptr[j]
         if K > maxK:
             maxK = K
-    if work.shape[0] < 6 * maxK + fused_lasso_work_size(maxK):
+    if work.shape[0] < 7 * maxK + fused_lasso_work_size(maxK):
         raise ValueError("cd_sweep: work buffer too small")
+    if n_active == 0:
+        return 0.0, 0.0, 0.0
 
     with nogil:
         g = &work[0]
-        yt = g + maxK
+        gn = g + maxK
+        yt = gn + maxK
         wt = yt + maxK
         u = wt + maxK
         dl = u + maxK
         S = dl + maxK
         dpw = S + maxK
-        for a in range(active.shape[0]):
+        # histogram of z for the first active block: g = bincount(codes[j], weights=z)
+        j = active[0]
+        for k in range(block_ptr[j + 1] - block_ptr[j]):
+            g[k] = 0.0
+        for i in range(n):
+            g[codes[j, i]] += z[i]
+        for a in range(n_active):
             j = active[a]
             start = block_ptr[j]
             K = block_ptr[j + 1] - start
-            # g = bincount(codes[j], weights=z)
-            for k in range(K):
-                g[k] = 0.0
-            for i in range(n):
-                g[codes[j, i]] += z[i]
             viol = _block_violation(K, g, &theta[start], &lam_w[start], &counts[start],
                                     fit_intercept, S)
             if viol > worst:
@@ -171,8 +180,26 @@ def cd_sweep(
                     shift_total += c
             for k in range(K):
                 theta[start + k] = u[k]
-            if moved:
-                # z += h * dl[codes]; Δη += dl[codes]
+            if a + 1 < n_active:
+                jn = active[a + 1]
+                Kn = block_ptr[jn + 1] - block_ptr[jn]
+                for k in range(Kn):
+                    gn[k] = 0.0
+                if moved:
+                    # z += h * dl[codes_j]; Δη += dl[codes_j]; gn = bincount(codes_jn, z)
+                    for i in range(n):
+                        dk = dl[codes[j, i]]
+                        zi = z[i] + h[i] * dk
+                        z[i] = zi
+                        delta_eta[i] += dk
+                        gn[codes[jn, i]] += zi
+                else:
+                    for i in range(n):
+                        gn[codes[jn, i]] += z[i]
+                tmp = g
+                g = gn
+                gn = tmp
+            elif moved:
                 for i in range(n):
                     dk = dl[codes[j, i]]
                     z[i] += h[i] * dk

@@ -292,10 +292,11 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
     quadratic = fam.name == "gaussian"
     sizes = np.diff(prob.block_ptr)
     maxK = int(sizes.max()) if prob.p else 1
-    work = np.empty(6 * maxK + fused_lasso_work_size_py(maxK))
+    work = np.empty(7 * maxK + fused_lasso_work_size_py(maxK))
     always_active = ~prob.penalty.penalized_block if prob.p else np.zeros(0, bool)
     z = np.empty(n)
     delta_eta = np.empty(n)
+    r_try, h_try = np.empty(n), np.empty(n)
     n_sweeps = 0
     n_outer = 0
     converged = False
@@ -372,7 +373,12 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
         for _ in range(50):
             eta_try = eta + alpha * delta_eta
             th_try = theta_old + alpha * dtheta
-            F_try = prob.loss(eta_try) + lam * prob.penalty.value(th_try)
+            if alpha == 1.0:
+                # the full step is usually accepted: get its derivatives in the same pass
+                loss_try = fam.grad_hess(eta_try, prob.y, prob.sw, 1.0 / prob.W, r_try, h_try)
+                F_try = loss_try / prob.W + lam * prob.penalty.value(th_try)
+            else:
+                F_try = prob.loss(eta_try) + lam * prob.penalty.value(th_try)
             # Armijo, with slack for the rounding of F itself: near the optimum the
             # predicted decrease is below the resolution of F and a full step is right
             slack = 64 * np.finfo(float).eps * abs(F)
@@ -392,8 +398,12 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
             beta = beta_old + alpha * dbeta
             b0 = b0_old + alpha * db0
             eta = eta_try
-        # F_try is F at the accepted point: only the derivatives are needed
-        prob.family.grad_hess_only(eta, prob.y, prob.sw, 1.0 / prob.W, prob._r, prob._h)
+        # F_try is F at the accepted point: only the derivatives may be missing
+        if alpha == 1.0:
+            prob._r, r_try = r_try, prob._r
+            prob._h, h_try = h_try, prob._h
+        else:
+            fam.grad_hess_only(eta, prob.y, prob.sw, 1.0 / prob.W, prob._r, prob._h)
         F = F_try
     if prob.fit_intercept:
         b0 += prob.recenter(theta)
