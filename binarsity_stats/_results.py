@@ -693,6 +693,23 @@ class PathResults:
 
         return plot_path(self, kind=kind, ax=ax)
 
+    def plot_path(self, kind: str = "coef", ax: Any = None) -> Figure:
+        """Alias of :meth:`plot`.
+
+        Parameters
+        ----------
+        kind : {"coef", "df", "deviance"}, default="coef"
+            What to draw.
+        ax : matplotlib Axes, optional
+            Where to draw.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure drawn on.
+        """
+        return self.plot(kind=kind, ax=ax)
+
     def __repr__(self) -> str:
         return (
             f"<PathResults {len(self)} lambdas from {self.lams[0]:.4g} to "
@@ -810,6 +827,23 @@ class CVResults:
         from ._plotting import plot_cv
 
         return plot_cv(self, ax=ax)
+
+    def plot_path(self, kind: str = "coef", ax: Any = None) -> Figure:
+        """The full-data regularisation path (see :meth:`PathResults.plot`).
+
+        Parameters
+        ----------
+        kind : {"coef", "df", "deviance"}, default="coef"
+            What to draw.
+        ax : matplotlib Axes, optional
+            Where to draw.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure drawn on.
+        """
+        return self.path.plot(kind=kind, ax=ax)
 
     def __repr__(self) -> str:
         return (

@@ -61,6 +61,8 @@ def test_plots_draw_on_given_axes(model):
     fig3, ax3 = plt.subplots()
     assert cv.plot(ax=ax3) is fig3
     assert isinstance(cv.plot(), Figure)
+    assert isinstance(cv.plot_path(kind="df"), Figure)
+    assert path.plot_path(ax=ax) is fig2
 
 
 def test_bad_plot_arguments(model):
