@@ -462,6 +462,7 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
     converged = False
     n_eval = 0
     it = 0
+    restarted = False
     for it in range(1, max_iter + 1):
         eta_y = prob.linear_predictor(y_theta, y_beta, y_b0)
         f_y = prob.grad_hess(eta_y)
@@ -488,13 +489,13 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
             if L > 1e300:
                 break
         F_n = f_n + lam * prob.penalty.value(n_theta)
-        if F_n > F_x:
+        if F_n > F_x + 64 * np.finfo(float).eps * abs(F_x) and not restarted:
             # function-value restart: drop the momentum and step from x instead
             t = 1.0
             y_theta, y_beta, y_b0 = x_theta.copy(), x_beta.copy(), x_b0
-            if sq == 0.0:
-                break
+            restarted = True
             continue
+        restarted = False
         t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
         mom = (t - 1.0) / t_next
         y_theta = n_theta + mom * (n_theta - x_theta)
