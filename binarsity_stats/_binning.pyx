@@ -7,14 +7,18 @@ is the number of cut points strictly below it:
 
     code(x) = np.searchsorted(edges, x, side="left")
 
-These kernels hold no Python objects and no state; they are called only from the
-Python driver in ``_binarizer.py``, which validates shapes, picks the missing-value
-code and turns the returned flags into errors that name the column. Each kernel has a
-NumPy twin in ``_binarizer.py`` (``_assign_codes_reference``,
-``_compact_column_reference``) and a test that the two agree.
+* ``assign_codes``: codes of one column (a DataFrame column);
+* ``assign_codes_2d``: codes of every feature of a matrix, row block by row block, so
+  that a C-ordered X is read once rather than once per feature;
+* ``compact_column``: the copy of a column's non-missing values that ``fit`` sorts,
+  with the NaN / ±inf checks done in the same pass.
 
-The input column may be strided (a column of a C-ordered matrix is read in place,
-never copied).
+They hold no Python objects and no state; they are called only from the Python driver
+in ``_binarizer.py``, which validates shapes, picks the missing-value codes and turns
+the returned flags into errors that name the column. Inputs may be strided (read in
+place, never copied). Each kernel has a NumPy twin in ``_binarizer.py``
+(``_assign_codes_reference``, ``_assign_codes_2d_reference``,
+``_compact_column_reference``) and a test that the two agree.
 """
 
 from cython cimport floating
