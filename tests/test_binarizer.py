@@ -20,7 +20,6 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from binarsity_stats._binning import assign_codes, assign_codes_2d, compact_column
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -35,6 +34,7 @@ from binarsity_stats._binarizer import (
     _tie_aware_cuts,
     _unique_counts,
 )
+from binarsity_stats._binning import assign_codes, assign_codes_2d, compact_column
 
 RNG = np.random.default_rng(20190501)
 
@@ -311,6 +311,31 @@ def test_property_quantile_rule(x, d, seed):
     np.testing.assert_array_equal(_quantile_edges_sorted(s, d), values[_tie_aware_cuts(counts, d)])
     perm = np.random.default_rng(seed).permutation(x.shape[0])
     np.testing.assert_array_equal(Binarizer(n_bins=d).fit(X[perm]).edges_[0], b.edges_[0])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    x=hnp.arrays(
+        np.float64,
+        st.integers(1, 200),
+        elements=st.one_of(st.integers(-3, 3).map(float), st.floats(-1e3, 1e3)),
+    ),
+    d=st.integers(2, 30),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_property_weights_and_uniform(x, d, seed):
+    """Integer weights act as repeated rows; uniform bins are non-empty and at most d."""
+    X = x[:, None]
+    rng = np.random.default_rng(seed)
+    w = rng.integers(0, 4, x.shape[0])
+    w[0] = 1  # at least one positive weight
+    bw = Binarizer(n_bins=d).fit(X, sample_weight=w)
+    rep = Binarizer(n_bins=d).fit(np.repeat(X, w, axis=0))
+    np.testing.assert_array_equal(bw.edges_[0], rep.edges_[0])
+    np.testing.assert_array_equal(bw.bin_counts_[0], rep.bin_counts_[0])
+    bu = Binarizer(n_bins=d, method="uniform").fit(X)
+    assert bu.n_bins_[0] <= d
+    _check_fitted_invariants(bu, X)
 
 
 # =====================================================================================
