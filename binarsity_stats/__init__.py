@@ -9,6 +9,7 @@ __version__ = "0.1.0"
 # Engine: binning, estimators, solvers
 from ._binarizer import Binarizer  # noqa: E402
 from ._estimator import BinarsityClassifier, BinarsityGLM  # noqa: E402
+from ._prox import prox_binarsity, prox_tv  # noqa: E402
 from ._solvers import ConvergenceWarning  # noqa: E402
 
 __all__: list[str] = [
@@ -16,6 +17,8 @@ __all__: list[str] = [
     "BinarsityGLM",
     "BinarsityClassifier",
     "ConvergenceWarning",
+    "prox_binarsity",
+    "prox_tv",
 ]
 
 # Modelling layer (formulas, results, plots live behind these names)
