@@ -80,7 +80,7 @@ cdef inline void _record(DPEvent* ev, int side, Py_ssize_t first, Py_ssize_t las
         ev.ratio = ratio
 
 
-cdef void _dp(
+cdef double _dp(
     Py_ssize_t K,
     const double* y,
     const double* w,
@@ -89,12 +89,16 @@ cdef void _dp(
     double ysc,
     double wsc,
     double nmu,
+    double growth,
     double* out,
     double* work,
     DPEvent* ev,
 ) noexcept nogil:
     """Normalised DP: node terms a_k = w_k/wsc, b_k = -a_k y_k/ysc + nmu n_k,
-    edge weights lam_k/ysc/wsc. Writes the normalised solution to out. K >= 2."""
+    edge weights lam_k/ysc/wsc. Writes the normalised solution to out. K >= 2.
+
+    Returns the radius R the answer must be checked against (INFINITY: nothing
+    to check); see the pre-pass. `growth` scales the guess of R."""
     cdef Py_ssize_t cap2 = 2 * K + 2
     cdef double* X = work
     cdef double* DS = work + cap2
@@ -103,22 +107,27 @@ cdef void _dp(
     cdef double* TM = work + 3 * cap2
     cdef double* TP = TM + K
     cdef Py_ssize_t k, lo, hi, lo0, mL, mR
-    cdef double a, b, sa, sb, R, bzero, amin, cap, lam_e, lamL, lamR
+    cdef double a, b, sa, sb, R, bzero, cap, check, lam_e, lamL, lamR
     cdef double sL, cL, sR, cR, s, c, x, xprev, tm, tp, delta, r1, r2, th
 
     # ---- pre-pass: node terms and a cap on lam that cannot change the answer.
-    # Every strict local extremum segment S of a minimiser has a_S > 0 (inside
-    # the dual domain), and theta_S is pulled from -sum_S b / a_S towards its
-    # neighbours, so the minimisers lie in [-R, R] with
-    # R = max_{a_k>0} |b_k / a_k| + sum_{a_k=0} |b_k| / min_{a_k>0} a_k.
-    # There |D_k| <= sum_j (a_j R + |b_j|), so clipping at a larger lam is the
-    # identity where it matters, and capping removes the cancellation of
-    # -lam + (c + lam) that otherwise costs eps * lam of accuracy.
+    # If every minimiser lies in [-R, R], there |D_k| <= sum_j (a_j R + |b_j|)
+    # (clipping only shrinks |D|), so clipping at any lam above twice that is
+    # the identity where it matters, and t-, t+ fall outside [-R, R]: capping
+    # lam changes nothing, and removes the cancellation of -lam + (c + lam)
+    # that otherwise costs eps * lam of accuracy (fatal for huge lam).
+    # * No node with a_k = 0 has b_k != 0 (the FLSA, or any Lagrangian with
+    #   w > 0): the minimiser lies in the range of the targets -b_k / a_k, so
+    #   R = max |b_k / a_k| is proven.
+    # * Otherwise (w_k = 0 with a linear term mu n_k) the forces of those nodes
+    #   can move a segment by sum |b| / a_S, with a_S unknown: guess
+    #   R = max |b_k / a_k| + growth * sum_{a=0} |b_k| / sum_k a_k, and the
+    #   caller checks the answer: if it lies in [-R, R], no capped edge jumps,
+    #   so the capped problem's KKT conditions are the original's.
     sa = 0.0
     sb = 0.0
     R = 0.0
     bzero = 0.0
-    amin = INFINITY
     for k in range(K):
         a = _node_a(w, k, wsc)
         if a > 0.0:
@@ -130,17 +139,19 @@ cdef void _dp(
         if a > 0.0:
             if fabs(b) / a > R:
                 R = fabs(b) / a
-            if a < amin:
-                amin = a
         else:
             bzero += fabs(b)
         sa += a
         sb += fabs(b)
         TM[k] = a
         TP[k] = b
+    check = INFINITY
     if bzero > 0.0:
-        R += bzero / amin
+        R += growth * bzero / sa
+        check = R
     cap = 2.0 * (R * sa + sb) + 1.0
+    if not cap <= DBL_MAX:
+        check = INFINITY
     ev.side = 0
     ev.first = 0
     ev.last = 0
@@ -345,6 +356,7 @@ cdef void _dp(
         if th > TP[k]:
             th = TP[k]
         out[k] = th
+    return check
 
 
 cdef inline bint _scales(Py_ssize_t K, const double* y, const double* w,
@@ -408,7 +420,7 @@ cdef void weighted_fused_lasso(
     if K == 1:
         out[0] = y[0]
         return
-    _dp(K, y, w, lam, NULL, ysc, wsc, 0.0, out, work, &ev)
+    _dp(K, y, w, lam, NULL, ysc, wsc, 0.0, 1.0, out, work, &ev)
     # Rescale and clip to the data range: the exact solution lies in it, so the
     # clip only removes rounding and fixes the free levels' convention.
     for k in range(K):
@@ -434,7 +446,20 @@ cdef inline double _evaluate(
     cdef Py_ssize_t k
     cdef double g = 0.0, ag = 0.0, sl = 0.0, segn = 0.0, sega = 0.0, nk, a, d
     cdef double L = 0.0
-    _dp(K, y, w, lam, n, ysc, wsc, mu / nsc, out, work, ev)
+    cdef double growth = 1.0, check, big
+    while True:
+        check = _dp(K, y, w, lam, n, ysc, wsc, mu / nsc, growth, out, work, ev)
+        if check == INFINITY or (ev.side != 0 and ev.ratio < 1.0 - _EDGE_RTOL):
+            break
+        big = 0.0
+        for k in range(K):
+            if fabs(out[k]) > big:
+                big = fabs(out[k])
+        if big <= check:
+            break
+        # the guess of the solution's radius was too small: the cap may have
+        # changed the answer, solve again with a larger one (uncapped at last)
+        growth = INFINITY if growth > 1e30 else 16.0 * growth
     for k in range(K):
         nk = n[k] / nsc
         g += nk * out[k]
@@ -679,7 +704,9 @@ cdef int constrained_fused_lasso(
                         cand = lo + 16.0 * DBL_EPSILON * fabs(lo) + 1e-300
                     elif g > 0.0 and slope_hi == -INFINITY:
                         cand = hi - 16.0 * DBL_EPSILON * fabs(hi) - 1e-300
-                else:
+                elif lo - glo / slope_lo >= hi and hi - ghi / slope_hi <= lo:
+                    # both ends' Newton lines miss the bracket: g jumps (or
+                    # kinks) in between, where the dual function changes piece
                     cand = _structure_switch(lo, glo, slope_lo, q_lo, hi, ghi,
                                              slope_hi, q_hi)
                     # stay clear of the ends so that the bracket collapses
@@ -688,6 +715,9 @@ cdef int constrained_fused_lasso(
                         cand = lo + nudge
                     if cand > hi - nudge:
                         cand = hi - nudge
+                if not (cand > lo and cand < hi):
+                    # secant (no cancellation when one end is mu = 0)
+                    cand = lo + glo * ((hi - lo) / (glo - ghi))
             if not (cand > lo and cand < hi):
                 cand = _midpoint(lo, hi)
         elif g > 0.0:
