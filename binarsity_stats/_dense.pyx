@@ -60,3 +60,28 @@ def add_columns(const double[::1, :] U, const double[::1] step, const double[::1
                 m += U[i, k] * step[k]
             z[i] += h[i] * m
             delta_eta[i] += m
+
+
+def matvec_add(const double[::1, :] U, const double[::1] step, double[::1] out):
+    """``out += U @ step`` in row order.  NumPy: ``out += U @ step``."""
+    cdef Py_ssize_t i, k, n = U.shape[0], q = U.shape[1]
+    cdef double m
+    with nogil:
+        for i in range(n):
+            m = 0.0
+            for k in range(q):
+                m += U[i, k] * step[k]
+            out[i] += m
+
+
+def quadratic_model(const double[::1] r, const double[::1] h, const double[::1] d):
+    """Σ_i r_i d_i + ½ h_i d_i², the local quadratic model of the loss.
+
+    NumPy: ``float(r @ d + 0.5 * (h * d) @ d)``.
+    """
+    cdef Py_ssize_t i, n = r.shape[0]
+    cdef double acc = 0.0
+    with nogil:
+        for i in range(n):
+            acc += d[i] * (r[i] + 0.5 * h[i] * d[i])
+    return acc

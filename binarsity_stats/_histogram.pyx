@@ -113,3 +113,19 @@ def bin_sums2_all(const code_t[:, ::1] codes, const Py_ssize_t[::1] block_ptr,
                 k = block_ptr[j] + codes[j, i]
                 out_a[k] += values_a[i]
                 out_b[k] += values_b[i]
+
+
+def gather_add_blocks(const code_t[:, ::1] codes, const Py_ssize_t[::1] block_ptr,
+                      const Py_ssize_t[::1] blocks, const double[::1] theta,
+                      double[::1] out):
+    """``out[i] += Σ_{j in blocks} theta[block_ptr[j] + codes[j, i]]`` (a subset of X^B θ).
+
+    NumPy equivalent: ``out += sum(theta[block_ptr[j] + codes[j]] for j in blocks)``.
+    """
+    cdef Py_ssize_t i, a, j, start, n = codes.shape[1]
+    with nogil:
+        for a in range(blocks.shape[0]):
+            j = blocks[a]
+            start = block_ptr[j]
+            for i in range(n):
+                out[i] += theta[start + codes[j, i]]

@@ -339,6 +339,7 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
         theta_old, beta_old, b0_old = theta.copy(), beta.copy(), b0
         # inner loop on the quadratic model: its own KKT decides when to stop
         inner_tol = tol if quadratic else max(0.1 * kkt, 0.2 * tol)
+        history = []
         while True:
             viol, shift, _ = _cd_fast.cd_sweep(
                 prob.codes, prob.block_ptr, active, lam_w, H, prob.counts,
@@ -358,6 +359,38 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
                     beta += step
             if viol <= inner_tol or n_sweeps >= max_iter:
                 break
+            # Anderson extrapolation of the sweeps (as skglm does for CD): on
+            # ill-conditioned problems (near-duplicate features, tiny λ) Gauss–Seidel
+            # converges linearly with a rate near 1; a combination of the last iterates
+            # that lowers the model objective is taken instead.
+            free_now = np.concatenate([[b0], beta])
+            history.append((theta.copy(), free_now))
+            if len(history) == _ANDERSON_DEPTH + 1:
+                cand = _anderson(history)
+                history.clear()
+                if cand is not None:
+                    th_e, free_e = cand
+                    de = np.zeros(n)
+                    if len(active):
+                        _histogram.gather_add_blocks(
+                            prob.codes, prob.block_ptr, active, th_e - theta_old, de
+                        )
+                    dfree = free_e - np.concatenate([[b0_old], beta_old])
+                    if prob.fit_intercept:
+                        de += dfree[0]
+                    if prob.q:
+                        _dense.matvec_add(prob.dense, np.ascontiguousarray(dfree[1:]), de)
+                    m_cur = _dense.quadratic_model(r, h, delta_eta) + lam * prob.penalty.value(
+                        theta
+                    )
+                    m_ext = _dense.quadratic_model(r, h, de) + lam * prob.penalty.value(th_e)
+                    if m_ext < m_cur - 1e-9 * abs(m_cur):
+                        theta[:] = th_e
+                        b0 = float(free_e[0])
+                        beta = free_e[1:].copy()
+                        delta_eta[:] = de
+                        np.multiply(h, de, out=z)
+                        z += r
         if quadratic:
             eta = eta + delta_eta
             loss = prob.grad_hess(eta)
@@ -408,6 +441,34 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
     if prob.fit_intercept:
         b0 += prob.recenter(theta)
     return _finish(prob, theta, beta, b0, lam, eta, kkt, converged, n_outer, n_sweeps, tol)
+
+
+_ANDERSON_DEPTH = 5
+
+
+def _anderson(history):
+    """Anderson extrapolation of fixed-point iterates (Anderson 1965; skglm's CD).
+
+    With U the matrix of successive differences of the iterates, the weights c
+    minimise ‖U c‖ subject to Σ c = 1; the candidate is Σ_i c_i x_{i+1}.
+    Returns None when the system is singular.
+    """
+    thetas = np.array([t for t, _ in history])
+    frees = np.array([f for _, f in history])
+    X = np.hstack([thetas, frees])
+    U = np.diff(X, axis=0)
+    C = U @ U.T
+    # a little Tikhonov regularisation keeps the weights stable (and so the iterates
+    # reproducible under rounding) when successive differences are nearly collinear
+    C += 1e-9 * max(np.trace(C), np.finfo(float).tiny) * np.eye(len(C))
+    try:
+        c = np.linalg.solve(C, np.ones(len(C)))
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(np.isfinite(c)) or c.sum() == 0:
+        return None
+    c /= c.sum()
+    return c @ thetas[1:], c @ frees[1:]
 
 
 def _finish(prob, theta, beta, b0, lam, eta, kkt, converged, n_iter, n_sweeps, tol):
@@ -596,10 +657,94 @@ def solve(
     prob = _Problem(
         codes, block_ptr, y, family, penalty_weights, dense, sample_weight, offset, fit_intercept
     )
+    groups = _duplicate_blocks(prob)
+    if groups:
+        return _solve_merged(prob, groups, lam, solver, tol, int(max_iter), warm_start)
     with np.errstate(over="ignore"):
         if solver == "cd":
             return _cd(prob, lam, tol, int(max_iter), warm_start)
         return _fista(prob, lam, tol, int(max_iter), warm_start)
+
+
+def _duplicate_blocks(prob: _Problem) -> list[list[int]]:
+    """Groups of blocks with identical codes (e.g. a price and a price × constant).
+
+    Such blocks are perfectly collinear: only the sum of their levels is identified,
+    and coordinate descent crawls trading one against the other.
+    """
+    if prob.p < 2:
+        return []
+    sizes = np.diff(prob.block_ptr)
+    seen: dict[tuple, list[int]] = {}
+    for j in range(prob.p):
+        key = (int(sizes[j]), hash(prob.codes[j].tobytes()))
+        seen.setdefault(key, []).append(j)
+    groups = []
+    for members in seen.values():
+        while len(members) > 1:
+            first = members[0]
+            same = [j for j in members if np.array_equal(prob.codes[j], prob.codes[first])]
+            if len(same) > 1:
+                groups.append(same)
+            members = [j for j in members if j not in same]
+    return groups
+
+
+def _solve_merged(prob, groups, lam, solver, tol, max_iter, warm_start) -> Solution:
+    """Solve with every group of identical blocks merged into one, exactly.
+
+    For blocks with identical codes, only the sum s = Σ_g θ_g enters η, and the least
+    penalty of a given s is Σ_k min_g ω_gk |s_k − s_{k−1}| (each jump is put where it
+    is cheapest). So the merged problem has weights min_g ω_gk; its solution is split
+    back by giving every jump to the block with the smallest weight on that edge (the
+    first on ties). The KKT conditions then hold for every original block.
+    """
+    bp, sizes = prob.block_ptr, np.diff(prob.block_ptr)
+    drop = {j for g in groups for j in g[1:]}
+    keep = [j for j in range(prob.p) if j not in drop]
+    w = prob.weights.copy()
+    for g in groups:
+        s, K = bp[g[0]], sizes[g[0]]
+        w[s : s + K] = np.min([prob.weights[bp[j] : bp[j] + K] for j in g], axis=0)
+    new_sizes = sizes[keep]
+    new_bp = np.concatenate([[0], np.cumsum(new_sizes)]).astype(np.intp)
+    take = np.concatenate([np.arange(bp[j], bp[j + 1]) for j in keep])
+    ws = None
+    if warm_start is not None:
+        theta = warm_start.coef.astype(float, copy=True)
+        for g in groups:
+            s, K = bp[g[0]], sizes[g[0]]
+            theta[s : s + K] = np.sum([warm_start.coef[bp[j] : bp[j] + K] for j in g], axis=0)
+        ws = Solution(
+            coef=theta[take], dense_coef=warm_start.dense_coef, intercept=warm_start.intercept,
+            lam=warm_start.lam, objective=np.nan, kkt_violation=np.nan, converged=False,
+            n_iter=0, n_sweeps=0, eta=warm_start.eta, bin_counts=warm_start.bin_counts[take],
+        )  # fmt: skip
+    dense = None
+    if prob.q:
+        dense = prob.dense + prob.dense_center  # the caller's columns
+    sol = solve(
+        prob.codes[keep], new_bp, prob.y, family=prob.family, lam=lam,
+        penalty_weights=w[take], dense=dense, sample_weight=prob.sw, offset=prob.offset,
+        fit_intercept=prob.fit_intercept, solver=solver, tol=tol, max_iter=max_iter,
+        warm_start=ws,
+    )  # fmt: skip
+    theta = np.zeros(prob.d)
+    theta[take] = sol.coef
+    for g in groups:
+        s0, K = bp[g[0]], sizes[g[0]]
+        merged = theta[s0 : s0 + K].copy()
+        jumps = np.diff(merged)
+        owner = np.argmin([prob.weights[bp[j] + 1 : bp[j] + K] for j in g], axis=0)
+        counts = prob.counts[s0 : s0 + K]
+        for m, j in enumerate(g):
+            lev = np.concatenate([[0.0], np.cumsum(np.where(owner == m, jumps, 0.0))])
+            if counts.sum() > 0:
+                lev -= counts @ lev / counts.sum()
+            theta[bp[j] : bp[j] + K] = lev
+    sol.coef = theta
+    sol.bin_counts = prob.counts.copy()
+    return sol
 
 
 def lambda_max(

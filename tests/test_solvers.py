@@ -249,3 +249,30 @@ def test_bad_arguments_are_named():
         solve(codes, bp, y, lam=1, penalty_weights=w, solver="newton")
     with pytest.raises(ValueError, match="codes of block"):
         solve(codes, np.array([0, 2, 4, 6]), y, lam=1, penalty_weights=np.ones(6))
+
+
+@pytest.mark.parametrize("solver", ["cd", "fista"])
+def test_identical_blocks_are_merged_exactly(solver):
+    """Two features with identical bins (x and 2x): the split of the effect between
+    them is not identified; the merged solve is exact and the KKT holds per block."""
+    codes, bp, y, rng = _simulate("binomial", n=800, seed=11)
+    codes2 = np.ascontiguousarray(np.vstack([codes, codes[0]]))
+    K0 = bp[1] - bp[0]
+    bp2 = np.append(bp, bp[-1] + K0).astype(np.intp)
+    sw = np.ones(codes.shape[1])
+    counts = _counts(codes2, bp2, sw)
+    w = penalty_weights("theory", counts, bp2)
+    w[bp2[-2] + 1 :: 2] *= 0.5  # the copy is cheaper on every other edge
+    lam = 0.005
+    sol = solve(codes2, bp2, y, family="binomial", lam=lam, penalty_weights=w, solver=solver,
+                tol=1e-8, max_iter=20000)  # fmt: skip
+    assert sol.converged
+    assert _kkt_from_solution(sol, codes2, bp2, y, "binomial", lam, w, sw, 0.0) <= 1e-8
+    # the same optimum as the problem where the first block carries min weights alone
+    w_single = penalty_weights("theory", _counts(codes, bp, sw), bp)
+    w_single[: bp[1]] = np.minimum(w[: bp[1]], w[bp2[-2] :])
+    ref = solve(codes, bp, y, family="binomial", lam=lam, penalty_weights=w_single, tol=1e-10)
+    assert_allclose(sol.objective, ref.objective, rtol=1e-9)
+    for j in range(len(bp2) - 1):
+        s, e = bp2[j], bp2[j + 1]
+        assert abs(counts[s:e] @ sol.coef[s:e]) < 1e-9
