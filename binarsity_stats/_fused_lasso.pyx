@@ -523,11 +523,11 @@ cdef inline double _structure_switch(double lo, double glo, double slo,
     the root of Q_lo - Q_hi in [lo, hi]. Bisection on that quadratic costs no
     DP evaluation. Returns NaN when the signs do not bracket a root."""
     cdef double a = lo, b = hi, m, fa, fm
-    cdef int i
+    cdef int _i
     fa = _quad_gap(a, lo, glo, slo, qlo, hi, ghi, shi, qhi)
     if not (fa <= 0.0 and _quad_gap(b, lo, glo, slo, qlo, hi, ghi, shi, qhi) >= 0.0):
         return NAN
-    for i in range(200):
+    for _i in range(200):
         m = 0.5 * (a + b)
         if not (m > a and m < b):
             break
@@ -841,6 +841,8 @@ def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
     cdef double[::1] work = np.empty(fused_lasso_work_size(kmax))
     if counts is not None and counts.shape[0] > 0:
         cptr = &counts[0]
+    if mode == 2 and (cptr == NULL or counts.shape[0] != v.shape[0]):
+        raise ValueError("counts of the same length as v are required in mode 2")
     with nogil:
         for j in range(p):
             start = block_ptr[j]
