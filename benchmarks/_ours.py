@@ -63,42 +63,78 @@ def fit_ours(X: np.ndarray, y: np.ndarray, **params: Any) -> Any:
     return est
 
 
-def standin_codes(X: np.ndarray, n_bins: int) -> np.ndarray:
-    """Quantile bin codes, a stand-in for ``binarsity_stats.Binarizer``.
+class StandinBinarizer:
+    """Quantile binarizer standing in for ``binarsity_stats.Binarizer`` until it lands.
 
-    Interior cut points are the ``k / n_bins`` quantiles (k = 1 … n_bins − 1), ties
-    collapsed; ``code = searchsorted(edges, x, side="left")`` (right-closed bins);
-    empty bins are then dropped by relabelling. Unlike the real binarizer it does not
-    re-spend bins freed by ties (design.md §6), so spiky features get fewer bins.
+    Interior cut points are the ``k / n_bins`` quantiles (k = 1 … n_bins − 1) taken
+    as data values (``method="inverted_cdf"``), ties collapsed, and cut points at or
+    above the maximum dropped; ``code = searchsorted(edges, x, side="left")``
+    (right-closed bins). Every edge is a training value, so every bin is non-empty on
+    the training data. Unlike the real binarizer it does not re-spend bins freed by
+    ties (design.md §6), so spiky features get fewer bins.
 
     Parameters
     ----------
-    X : ndarray of shape (n, p)
-        Raw features.
     n_bins : int
         Requested number of bins per feature.
+    """
+
+    def __init__(self, n_bins: int = 50) -> None:
+        self.n_bins = n_bins
+
+    def fit(self, X: np.ndarray) -> StandinBinarizer:
+        """Learn the cut points of every column of ``X``; return ``self``."""
+        X = np.asarray(X, dtype=np.float64)
+        qs = np.arange(1, self.n_bins) / self.n_bins
+        self.edges_ = []
+        for j in range(X.shape[1]):
+            edges = np.unique(np.quantile(X[:, j], qs, method="inverted_cdf"))
+            self.edges_.append(edges[edges < X[:, j].max()])
+        self.n_bins_ = np.array([e.size + 1 for e in self.edges_])
+        return self
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """Bin codes of ``X``, shape (n, p), values outside the range in the end bins."""
+        X = np.asarray(X, dtype=np.float64)
+        codes = np.empty(X.shape, dtype=np.int64)
+        for j, edges in enumerate(self.edges_):
+            codes[:, j] = np.searchsorted(edges, X[:, j], side="left")
+        return codes
+
+    def fit_transform(self, X: np.ndarray) -> np.ndarray:
+        """``fit(X)`` then ``transform(X)``."""
+        return self.fit(X).transform(X)
+
+
+def make_binarizer(n_bins: int) -> tuple[Any, str]:
+    """``binarsity_stats.Binarizer(n_bins)`` if it exists, else :class:`StandinBinarizer`.
 
     Returns
     -------
-    ndarray of shape (n, p), int64
-        Bin codes, each column using 0 … d_j − 1 with every level present.
+    binarizer : object
+        Unfitted, with ``fit``, ``transform`` and (after fit) ``n_bins_``.
+    source : str
+        ``"binarsity_stats.Binarizer"`` or ``"stand-in"``.
     """
-    X = np.asarray(X, dtype=np.float64)
-    codes = np.empty(X.shape, dtype=np.int64)
-    qs = np.arange(1, n_bins) / n_bins
-    for j in range(X.shape[1]):
-        x = X[:, j]
-        edges = np.unique(np.quantile(x, qs))
-        raw = np.searchsorted(edges, x, side="left")
-        _, codes[:, j] = np.unique(raw, return_inverse=True)
-    return codes
+    try:
+        binarizer_cls = _import("Binarizer")
+    except EstimatorMissing:
+        return StandinBinarizer(n_bins), "stand-in"
+    return binarizer_cls(n_bins=n_bins), "binarsity_stats.Binarizer"
+
+
+def codes_layout(codes: np.ndarray, n_bins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(n, p) codes and per-feature bin counts → (p, n) codes and block offsets."""
+    codes_t = np.ascontiguousarray(np.asarray(codes).T, dtype=np.int64)
+    sizes = np.asarray(n_bins, dtype=np.int64)
+    return codes_t, np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
 
 
 def bin_codes(X: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray, str]:
     """Bin codes of ``X`` in the layout of design.md §3, and where they came from.
 
     Uses ``binarsity_stats.Binarizer(n_bins).fit(X).transform(X)`` when it exists
-    (the same bins ``BinarsityGLM(n_bins=...)`` uses), else :func:`standin_codes`.
+    (the same bins ``BinarsityGLM(n_bins=...)`` uses), else :class:`StandinBinarizer`.
 
     Parameters
     ----------
@@ -116,15 +152,7 @@ def bin_codes(X: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray, str]:
     source : str
         ``"binarsity_stats.Binarizer"`` or ``"stand-in"``.
     """
-    try:
-        binarizer_cls = _import("Binarizer")
-    except EstimatorMissing:
-        codes = standin_codes(X, n_bins)
-        source = "stand-in"
-    else:
-        codes = np.asarray(binarizer_cls(n_bins=n_bins).fit(X).transform(X))
-        source = "binarsity_stats.Binarizer"
-    codes_t = np.ascontiguousarray(codes.T, dtype=np.int64)
-    sizes = codes_t.max(axis=1) + 1
-    block_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    binarizer, source = make_binarizer(n_bins)
+    codes = binarizer.fit(X).transform(X)
+    codes_t, block_ptr = codes_layout(codes, binarizer.n_bins_)
     return codes_t, block_ptr, source

@@ -166,6 +166,7 @@ class TickBinarized:
     X_onehot: sp.csr_matrix
     block_ptr: np.ndarray
     seconds: float
+    binarizer: object  # the fitted FeaturesBinarizer, to transform new data
 
 
 def tick_binarize(X: np.ndarray, n_bins: int) -> TickBinarized:
@@ -194,7 +195,7 @@ def tick_binarize(X: np.ndarray, n_bins: int) -> TickBinarized:
     starts = np.asarray(fb.blocks_start, dtype=np.int64)
     lengths = np.asarray(fb.blocks_length, dtype=np.int64)
     block_ptr = np.concatenate([starts, [starts[-1] + lengths[-1]]])
-    return TickBinarized(sp.csr_matrix(Xb, dtype=np.float64), block_ptr, seconds)
+    return TickBinarized(sp.csr_matrix(Xb, dtype=np.float64), block_ptr, seconds, fb)
 
 
 def onehot_to_codes(X_onehot: sp.csr_matrix, block_ptr: np.ndarray) -> np.ndarray:
