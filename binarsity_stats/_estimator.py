@@ -528,7 +528,14 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
                     "Unknown label type: continuous target; BinarsityClassifier needs "
                     "two class labels (use BinarsityGLM for a numeric response)."
                 )
-        classes, yi = np.unique(y, return_inverse=True)
+        if y.dtype.kind == "O" and any(v is None or v != v for v in y):
+            raise ValueError("y contains missing labels (None or NaN).")
+        try:
+            classes, yi = np.unique(y, return_inverse=True)
+        except TypeError:
+            raise TypeError(
+                "y mixes label types that cannot be ordered (e.g. numbers and strings)."
+            ) from None
         if len(classes) > 2:
             raise ValueError(
                 f"Only binary classification is supported. The target has {len(classes)} classes."

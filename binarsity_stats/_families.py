@@ -106,6 +106,16 @@ class Gaussian(Family):
     _loss_kernel = _k.gaussian_identity_loss
     _grad_hess_kernel = _k.gaussian_identity_grad_hess
 
+    def validate_y(self, y):
+        super().validate_y(y)
+        top = float(np.max(np.abs(y))) if y.size else 0.0
+        if top > 1e150:
+            # the loss squares y: beyond ~1e154 it overflows to inf
+            raise ValueError(
+                f"y has values as large as {top:.3g} in magnitude; the squared-error loss "
+                "overflows beyond ~1e150: rescale y (e.g. divide by its standard deviation)."
+            )
+
     def mean(self, eta):
         return np.asarray(eta, dtype=float)
 

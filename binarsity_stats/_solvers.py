@@ -332,7 +332,9 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
             U = np.asfortranarray(U)
             gram = np.empty((n_free, n_free))
             _dense.weighted_gram(U, h, gram)
-            gram_factor = scipy.linalg.cho_factor(gram + ridge * np.eye(n_free))
+            # the inverse once per Newton step: the sweeps then need a tiny mat-vec only
+            eye = np.eye(n_free)
+            gram_inv = scipy.linalg.cho_solve(scipy.linalg.cho_factor(gram + ridge * eye), eye)
             g_free = np.empty(n_free)
         z[:] = r
         delta_eta[:] = 0.0
@@ -349,8 +351,8 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
             b0 += shift
             if n_free:
                 _dense.columns_dot(U, z, g_free)
-                viol = max(viol, float(np.max(np.abs(g_free))))
-                step = -scipy.linalg.cho_solve(gram_factor, g_free)
+                viol = max(viol, float(np.abs(g_free).max()))
+                step = -(gram_inv @ g_free)
                 _dense.add_columns(U, step, h, z, delta_eta)
                 if prob.fit_intercept:
                     b0 += step[0]
