@@ -155,5 +155,5 @@ def test_cd_sweep_matches_numpy_twin():
                                           a[2], h, True, 1e-12, work)  # fmt: skip
         shift_b = _numpy_cd_sweep(codes, bp, active, lam_w, H, counts, *b, h)
         assert_allclose(shift_a, shift_b, rtol=1e-9, atol=1e-12)
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         assert_allclose(x, y, rtol=1e-8, atol=1e-12)
