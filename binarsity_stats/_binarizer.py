@@ -292,9 +292,7 @@ class Binarizer:
         return out
 
     def _code_column(self, x: np.ndarray, j: int, out: np.ndarray, label: str) -> None:
-        edges = self.edges_[j]
-        missing_code = len(edges) + 1 if self.has_missing_level_[j] else -1
-        bad = assign_codes(x, edges, out, missing_code)
+        _, bad = bin_codes(x, self.edges_[j], bool(self.has_missing_level_[j]), out)
         if bad >= 0:
             _raise_bad_value(x[bad], label, bad, fitted=True)
 
@@ -318,6 +316,50 @@ class Binarizer:
                 f"{self.n_features_in_} features."
             )
         return cols
+
+
+def bin_codes(
+    x: np.ndarray, edges: np.ndarray, has_missing_level: bool, out: np.ndarray | None = None
+) -> tuple[np.ndarray, int]:
+    """Codes of one feature under learned cut points: the module's coding rule.
+
+    ``code(x) = searchsorted(edges, x, side="left")``, and ``len(edges) + 1`` for NaN
+    when the feature has a missing level. The ``Binarizer`` and the formula layer's
+    ``bin()`` replay both code through here, so the rule lives in one place.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n,)
+        Values of the feature (float32/float64 are read in place, other numbers are
+        converted to float64).
+    edges : ndarray of shape (m,)
+        Strictly increasing interior cut points.
+    has_missing_level : bool
+        Whether NaN gets the code ``m + 1``; otherwise a NaN is a bad value.
+    out : ndarray of uint8 or uint16, shape (n,), optional
+        Receives the codes; by default a new array of the narrowest type holding the
+        m + 1 (+ 1) levels.
+
+    Returns
+    -------
+    codes : ndarray of uint8 or uint16, shape (n,)
+        The codes (``out`` when given).
+    bad : int
+        -1 when every value was coded; else the index of the first ±inf, or NaN
+        without a missing level, where coding stopped (``codes`` is then only partly
+        written: the caller raises, naming the column).
+    """
+    x = np.asarray(x)
+    if x.dtype not in (np.float32, np.float64) or not x.dtype.isnative:
+        x = x.astype(np.float64)
+    edges = np.ascontiguousarray(edges, dtype=np.float64)
+    n_levels = edges.shape[0] + 1 + int(has_missing_level)
+    if out is None:
+        if n_levels > MAX_LEVELS:
+            raise ValueError(f"{n_levels} levels do not fit uint16 codes (at most {MAX_LEVELS}).")
+        out = np.empty(x.shape[0], dtype=np.uint8 if n_levels <= 256 else np.uint16)
+    missing_code = edges.shape[0] + 1 if has_missing_level else -1
+    return out, int(assign_codes(x, edges, out, missing_code))
 
 
 # =====================================================================================
@@ -357,7 +399,7 @@ def _check_n_bins(n_bins: Any, n_features: int, missing: str) -> np.ndarray:
     return np.array([one(v, f"[{j}]") for j, v in enumerate(values)], dtype=np.int64)
 
 
-def _check_sample_weight(sample_weight: Any, n: int) -> tuple[np.ndarray, float] | None:
+def _check_sample_weight(sample_weight: Any, n: int) -> tuple[np.ndarray, int] | None:
     if sample_weight is None:
         return None
     w = np.asarray(sample_weight)
@@ -373,19 +415,26 @@ def _check_sample_weight(sample_weight: Any, n: int) -> tuple[np.ndarray, float]
     return _fixed_point(w)
 
 
-def _fixed_point(w: np.ndarray) -> tuple[np.ndarray, float]:
-    """Weights as int64 multiples ``q`` of ``1 / scale``, with Σ q < 2**61.
+def _fixed_point(w: np.ndarray) -> tuple[np.ndarray, int]:
+    """Weights as int64 multiples ``q`` of ``2**-shift``, with Σ q < 2**61.
 
-    ``scale`` is a power of two fixed by max(w) and n only. Sums of ``q`` are exact,
-    so the per-value and per-bin weights, and every decision taken on them, do not
-    depend on the order of the rows (float sums would, in their last bits). The
-    resolution is n max(w) 2**-61; a weight below half of it counts as zero.
+    ``shift`` is fixed by max(w) and n only. Sums of ``q`` are exact, so the per-value
+    and per-bin weights, and every decision taken on them, do not depend on the order
+    of the rows (float sums would, in their last bits). The resolution is
+    n max(w) 2**-61; a weight below half of it counts as zero. The binning is invariant
+    to the scale of the weights, so w is first divided by 2**e ≥ max(w) (exactly, a
+    power of two): one factor 2**(61 - e - bits(n)) would overflow for max(w) below
+    ~1e-289 (or underflow for huge weights). Convert sums back with ``_from_fixed``.
     """
     _, e = np.frexp(w.max())  # max(w) < 2**e, n < 2**bit_length
-    scale = np.ldexp(1.0, 61 - int(e) - int(w.shape[0]).bit_length())
-    if not np.isfinite(scale):
-        raise ValueError("sample_weight is too small to be represented; rescale it.")
-    return np.rint(w * scale).astype(np.int64), float(scale)
+    bits = 61 - int(w.shape[0]).bit_length()
+    q = np.rint(np.ldexp(np.ldexp(w, -int(e)), bits)).astype(np.int64)
+    return q, bits - int(e)
+
+
+def _from_fixed(q_sum: Any, shift: int) -> Any:
+    """Weights back from fixed-point sums: ``q_sum * 2**-shift`` (exact when normal)."""
+    return np.ldexp(np.asarray(q_sum, dtype=np.float64), -shift)
 
 
 class _Columns:
@@ -527,7 +576,7 @@ def _series_reader(dtype: Any, label: str) -> Any:
             "factor (one level per category) instead, or pass numeric codes explicitly "
             "(e.g. X[col].cat.codes) if the categories are ordered."
         )
-    if getattr(dtype, "kind", "O") in "mM" or isinstance(dtype, pd.PeriodDtype):
+    if is_datetime_like(dtype):
         raise TypeError(
             f"{label} has datetime-like dtype {dtype}; convert it to a number first, "
             "e.g. (X[col] - reference).dt.days or X[col].dt.year."
@@ -544,6 +593,11 @@ def _series_reader(dtype: Any, label: str) -> Any:
     if isinstance(dtype, np.dtype) and kind == "f" and dtype.itemsize in (4, 8):
         return lambda s: s.to_numpy()
     return lambda s: s.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def is_datetime_like(dtype: Any) -> bool:
+    """Datetimes (tz-aware too), timedeltas and periods: ordered, but not numbers."""
+    return getattr(dtype, "kind", "O") in "mM" or isinstance(dtype, pd.PeriodDtype)
 
 
 def _raise_bad_value(value: float, label: str, row: int, fitted: bool = False) -> None:
@@ -568,7 +622,7 @@ def _raise_bad_value(value: float, label: str, row: int, fitted: bool = False) -
 
 def _fit_column(
     x: np.ndarray,
-    weights: tuple[np.ndarray, float] | None,
+    weights: tuple[np.ndarray, int] | None,
     n_bins: int,
     method: str,
     missing: str,
@@ -589,20 +643,20 @@ def _fit_column(
     valid = work[:n_valid]
 
     if weights is not None:
-        q, scale = weights
+        q, shift = weights
         nan = np.isnan(x) if any_nan else np.zeros(x.shape[0], dtype=bool)
         keep = (q > 0) & ~nan
         qk = q[keep]
         if qk.size == 0:
             raise ValueError(f"{label} has no non-missing value with a positive weight.")
         xw = np.asarray(x[keep], dtype=np.float64) + 0.0
-        nan_weight = q[nan].sum() / scale
+        nan_weight = float(_from_fixed(q[nan].sum(), shift))
         if qk.min() == qk.max():  # equal weights: exactly the unweighted rule, scaled
             edges, counts = _fit_sorted(np.sort(xw), n_bins, method)
-            return edges, (counts * qk[0]) / scale, nan_weight, any_nan
+            return edges, _from_fixed(counts * qk[0], shift), nan_weight, any_nan
         values, sums = _weighted_unique(xw, qk)
         edges = _edges_from_counts(values, sums, n_bins, method)
-        return edges, _bin_sums(values, sums, edges) / scale, nan_weight, any_nan
+        return edges, _from_fixed(_bin_sums(values, sums, edges), shift), nan_weight, any_nan
 
     if n_valid == 0:
         raise ValueError(f"{label} has no non-missing value: no cut point can be placed.")

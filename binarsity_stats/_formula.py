@@ -13,7 +13,8 @@ shadows the Python builtin, and our ``C`` replaces formulaic's):
 * ``C(x)`` emits one column of category codes (levels learned once and replayed; an unseen
   level raises). It becomes an *unpenalised* code block: one coefficient per level, made
   identifiable by the binarsity constraint Σ_k n_k θ_k = 0 (a weighted sum-to-zero
-  coding). A bare non-numeric column (``y ~ sex``) is read as ``C(sex)``.
+  coding). A bare non-numeric column (``y ~ sex``) is read as ``C(sex)``; a bare date,
+  time or duration is refused instead (it would get one level per distinct value).
 * ``offset(expr)`` adds ``expr`` to the linear predictor with coefficient one.
 * Every other term (numbers, ``log(x)``, interactions of numeric columns) is a dense,
   unpenalised column.
@@ -39,6 +40,8 @@ from formulaic.errors import FormulaicError
 from formulaic.transforms import TRANSFORMS
 from formulaic.utils.code import format_expr, sanitize_variable_names
 from formulaic.utils.stateful_transforms import stateful_transform
+
+from ._binarizer import Binarizer, bin_codes, is_datetime_like
 
 __all__ = [
     "Block",
@@ -68,23 +71,25 @@ def _column_name(data: Any) -> str:
     return str(name) if name is not None else "<expression>"
 
 
-def _as_float(data: Any, name: str, what: str) -> np.ndarray:
-    """Return ``data`` as float64, refusing non-numeric columns with a clear message."""
+def _as_float(data: Any, name: str, what: str, hint: str | None = None) -> np.ndarray:
+    """Return ``data`` as float64, refusing non-numeric columns with a clear message.
+
+    Real numbers and booleans (NumPy or pandas nullable, ``pd.NA`` read as NaN) only:
+    text, categories, dates and complex numbers raise a TypeError naming the column,
+    followed by ``hint`` (by default: use ``C(name)`` for a categorical).
+    """
     if isinstance(data, pd.Series):
         dtype = data.dtype
-        if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+        real = pd.api.types.is_numeric_dtype(dtype) and getattr(dtype, "kind", "O") != "c"
+        if pd.api.types.is_bool_dtype(dtype) or real:
             return data.to_numpy(dtype=np.float64, na_value=np.nan)
-        raise TypeError(
-            f"{what} needs a numeric column; column '{name}' has dtype {dtype}. "
-            f"Use C({name}) for a categorical variable."
-        )
-    arr = np.asarray(data)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(
-            f"{what} needs a numeric column; column '{name}' has dtype {arr.dtype}. "
-            f"Use C({name}) for a categorical variable."
-        )
-    return arr.astype(np.float64, copy=False).ravel()
+    else:
+        data = np.asarray(data)
+        dtype = data.dtype
+        if dtype.kind in "biuf":
+            return data.astype(np.float64, copy=False).ravel()
+    hint = f"Use C({name}) for a categorical variable." if hint is None else hint
+    raise TypeError(f"{what} needs a numeric column; column '{name}' has dtype {dtype}. {hint}")
 
 
 def code_dtype(n_levels: int) -> type:
@@ -189,8 +194,6 @@ def _learn_edges(
     x: np.ndarray, n_bins: int, missing: str, sample_weight: np.ndarray | None, name: str
 ) -> tuple[np.ndarray, bool]:
     """Learn one feature's interior cut points with the engine's Binarizer."""
-    from ._binarizer import Binarizer
-
     if x.size == 0:
         raise ValueError(f"column '{name}' has no rows.")
     if np.all(np.isnan(x)):
@@ -203,21 +206,18 @@ def _learn_edges(
 
 
 def _replay_bin(x: np.ndarray, state: Mapping[str, Any], name: str) -> np.ndarray:
-    """Apply learned cut points: ``code = searchsorted(edges, x, side="left")``."""
+    """Apply learned cut points with the Binarizer's coding rule (right-closed bins)."""
+    has_missing = bool(state["has_missing_level"])
     edges = np.asarray(state["edges"], dtype=np.float64)
-    n_levels = len(edges) + 1 + int(state["has_missing_level"])
-    codes = np.searchsorted(edges, x, side="left")
-    nan = np.isnan(x)
-    if nan.any():
-        if not state["has_missing_level"]:
+    codes, bad = bin_codes(x, edges, has_missing)
+    if bad >= 0:
+        if not has_missing and np.any(np.isnan(x)):
             raise ValueError(
                 f"column '{name}' contains missing values (NaN) but the model has no "
                 "missing level for it (fit with missing='separate' on data with NaN)."
             )
-        codes[nan] = len(edges) + 1
-    if np.any(np.isinf(x)):
         raise ValueError(f"column '{name}' contains infinite values.")
-    return codes.astype(code_dtype(n_levels))
+    return codes
 
 
 def _make_categorical(default_missing: str):
@@ -676,6 +676,18 @@ def _is_numeric_series(col: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype)
 
 
+def _reads_column(factor: Any, data: pd.DataFrame) -> bool:
+    """Whether a formula factor is a data column read as is (``x``, not ``log(x)``)."""
+    return factor.eval_method.value == "lookup" and factor.expr in data.columns
+
+
+def _date_columns(factors: list, data: pd.DataFrame) -> list[str]:
+    """The date/time columns that factors read as is."""
+    return [
+        f.expr for f in factors if _reads_column(f, data) and is_datetime_like(data[f.expr].dtype)
+    ]
+
+
 def _quote(name: str) -> str:
     return name if name.isidentifier() else f"`{name}`"
 
@@ -696,10 +708,18 @@ def _rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
                 "interaction with a bare categorical column, e.g. 'z:region', for a dense "
                 "unpenalised coding)."
             )
+        dates = _date_columns(factors, data)
+        if dates:
+            # as C() it would get one level per distinct date: an interpolating fit
+            explicit = f", or write C({_quote(dates[0])}) for an explicit categorical"
+            raise TypeError(
+                f"column '{dates[0]}' has date/time dtype {data[dates[0]].dtype}; a formula "
+                "term needs numbers. Convert it first (e.g. days since a reference date or a "
+                f"duration in seconds, then bin() it){explicit if len(factors) == 1 else ''}."
+            )
         if (
             len(factors) == 1
-            and factors[0].eval_method.value == "lookup"
-            and factors[0].expr in data.columns
+            and _reads_column(factors[0], data)
             and not _is_numeric_series(data[factors[0].expr])
         ):
             terms.append(f"C({_quote(factors[0].expr)})")
@@ -778,13 +798,28 @@ def build_design(
     absent = [c for c in lhs_cols + rhs_cols if c not in data.columns]
     if absent:
         raise ValueError(f"formula {formula!r} names column(s) {absent} that are not in the data.")
-    rhs = _rewrite_rhs(parsed, data)
     lhs = " + ".join(str(t) for t in parsed.lhs)
+    dates = _date_columns([f for t in parsed.lhs for f in t.factors], data)
+    if dates:
+        raise TypeError(
+            f"response '{dates[0]}' has date/time dtype {data[dates[0]].dtype}; the response "
+            "must be numeric, boolean or (binomial) a two-level factor. Convert it to a number "
+            "first (e.g. days since a reference date, or a duration in seconds)."
+        )
+    rhs = _rewrite_rhs(parsed, data)
     ctx = transform_context(n_bins, missing, sample_weight)
     try:
         mms = model_matrix(f"{lhs} ~ {rhs}", data, context=ctx, na_action="ignore")
     except FormulaicError as exc:
         raise _unwrap(exc) from exc
+    except TypeError as exc:  # NumPy refusing a date/time inside an expression, e.g. I(t)
+        dates = [c for c in lhs_cols + rhs_cols if is_datetime_like(data[c].dtype)]
+        if not dates:
+            raise
+        raise TypeError(
+            f"formula {formula!r} reads date/time column(s) {dates} in an expression that "
+            f"needs numbers ({exc}); convert them to numbers first."
+        ) from exc
     y, response = _read_response(mms.lhs, lhs, family, data)
     mm = mms.rhs
     spec_rhs = mm.model_spec

@@ -39,7 +39,7 @@ import numpy as np
 
 from . import _histogram
 from ._families import Family, get_family
-from ._formula import Design, DesignSpec, Response, _as_frame, build_design
+from ._formula import Design, DesignSpec, Response, _as_float, _as_frame, build_design
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._results import BinarsityResults, CVResults, PathResults
@@ -122,23 +122,27 @@ def glm(
 
 
 def _column_or_array(value: Any, data, name: str, n: int) -> tuple[np.ndarray | None, str | None]:
-    """An (n,) float array from an array-like or a column name of ``data``."""
+    """An (n,) finite float array from an array-like or a column name of ``data``.
+
+    Used for ``sample_weight`` and ``offset`` at fit time and for an offset column at
+    predict time; errors name the argument and, for a column, the column.
+    """
     if value is None:
         return None, None
-    column = None
+    column, what = None, name
     if isinstance(value, str):
         if value not in data.columns:
             raise ValueError(f"{name}={value!r} is not a column of the data.")
-        column = value
-        value = data[value].to_numpy(dtype=np.float64, na_value=np.nan)
+        column, what = value, f"{name} (column '{value}')"
+        value = _as_float(data[value], value, f"{name}={value!r}", "Convert it to numbers first.")
     try:
         arr = np.asarray(value, dtype=np.float64).ravel()
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be numeric.") from None
     if arr.shape[0] != n:
-        raise ValueError(f"{name} has {arr.shape[0]} rows but the data has {n}.")
+        raise ValueError(f"{what} has {arr.shape[0]} rows but the data has {n}.")
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinite values.")
+        raise ValueError(f"{what} contains NaN or infinite values.")
     return arr, column
 
 

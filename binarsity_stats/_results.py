@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ._formula import Block, format_cut
-from ._model import JUMP_TOL, BinarsityModel, null_intercept, strip_eta
+from ._formula import Block, _as_frame, format_cut
+from ._model import JUMP_TOL, BinarsityModel, _column_or_array, null_intercept, strip_eta
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -207,8 +207,10 @@ class BinarsityResults:
         Raises
         ------
         ValueError
-            A column missing from ``newdata``, an unseen categorical level, or a NaN
-            without a missing level; the message names the column.
+            A column missing from ``newdata``, an unseen categorical level, a NaN
+            without a missing level, or a non-finite offset; the message names the column.
+        TypeError
+            A non-numeric ``bin()`` or offset column; the message names the column.
         """
         if type not in ("response", "link"):
             raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
@@ -218,6 +220,7 @@ class BinarsityResults:
                 raise ValueError("offset is only used together with newdata.")
             eta = self.linear_predictor
         else:
+            newdata = _as_frame(newdata)
             design = m.spec.transform(newdata)
             off = design.offset
             extra = None
@@ -230,7 +233,8 @@ class BinarsityResults:
                     raise ValueError(
                         f"column '{m.offset_column}' (the model's offset) is missing from the data."
                     )
-                extra = newdata[m.offset_column].to_numpy(dtype=np.float64)
+                # validated as at fit time: numeric and finite, errors naming the column
+                extra, _ = _column_or_array(m.offset_column, newdata, "offset", design.n_obs)
             if extra is not None:
                 off = extra if off is None else off + extra
             eta = m.linear_predictor(self.coef, self.dense_coef, self.intercept, design, off)

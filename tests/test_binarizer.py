@@ -33,6 +33,7 @@ from binarsity_stats._binarizer import (
     _quantile_positions,
     _tie_aware_cuts,
     _unique_counts,
+    bin_codes,
 )
 from binarsity_stats._binning import assign_codes, assign_codes_2d, compact_column
 
@@ -602,6 +603,37 @@ def test_weighted_bins_nonempty_in_weight_and_missing_level_weighted():
     np.testing.assert_allclose(b.bin_counts_[0], sums)
     assert np.all(sums[:-1] > 0)
     np.testing.assert_allclose(sums[-1], w[:50].sum())
+
+
+def test_weighted_binning_is_invariant_to_the_scale_of_the_weights():
+    """Multiplying the weights by c leaves the cut points unchanged and multiplies the
+    bin weights by c, down to max(w) ~ 1e-300 and up to ~1e300 (the fixed point is
+    taken relative to max(w)); a power-of-two c changes nothing in the last bit."""
+    x = np.where(RNG.random(1500) < 0.3, 0.0, RNG.standard_normal(1500))[:, None]
+    w = RNG.exponential(size=1500)
+    ref = Binarizer(n_bins=20).fit(x, sample_weight=w)
+    for c in (1e-300, 2.0**-990, 1e-150, 1e150, 2.0**990, 1e300):
+        with np.errstate(all="raise"):
+            b = Binarizer(n_bins=20).fit(x, sample_weight=w * c)
+        np.testing.assert_array_equal(b.edges_[0], ref.edges_[0])
+        np.testing.assert_allclose(b.bin_counts_[0], c * ref.bin_counts_[0], rtol=1e-12)
+        if np.frexp(c)[0] == 0.5:  # c a power of two: w * c is exact, so are the sums
+            np.testing.assert_array_equal(b.bin_counts_[0], c * ref.bin_counts_[0])
+    tiny = Binarizer(n_bins=20).fit(x, sample_weight=np.full(1500, 1e-300))
+    np.testing.assert_array_equal(tiny.edges_[0], Binarizer(n_bins=20).fit(x).edges_[0])
+
+
+def test_bin_codes_is_the_rule_of_transform():
+    """The one coding function (used by the formula layer's bin()) gives transform's
+    codes: searchsorted(edges, x, "left"), NaN on the missing level, dtype by levels."""
+    x = np.concatenate([RNG.standard_normal(400), [np.nan, -np.inf]])
+    b = Binarizer(n_bins=300, missing="separate").fit(x[:-1, None])
+    codes, bad = bin_codes(x[:-1], b.edges_[0], True)
+    assert bad == -1 and codes.dtype == np.uint16
+    np.testing.assert_array_equal(codes, b.transform(x[:-1, None])[:, 0])
+    codes, bad = bin_codes(x[:-1].astype(np.float32), b.edges_[0][:10], False)
+    assert bad == 400 and codes.dtype == np.uint8  # the NaN, as no missing level
+    assert bin_codes(x, b.edges_[0], True)[1] == 401  # -inf is always bad
 
 
 # =====================================================================================

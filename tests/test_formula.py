@@ -174,6 +174,47 @@ def test_bad_formulas_name_the_culprit(frame, formula, error, match):
         build_design(formula, frame)
 
 
+@pytest.mark.parametrize(
+    ("formula", "match"),
+    [
+        ("t ~ bin(age)", r"response 't' has date/time dtype datetime64"),
+        ("d ~ bin(age)", r"response 'd' has date/time dtype timedelta64"),
+        ("y ~ t", r"column 't' has date/time dtype.*number.*or write C\(t\)"),
+        ("y ~ bin(age) + d", r"column 'd' has date/time dtype timedelta64.*C\(d\)"),
+        ("y ~ tz", r"column 'tz' has date/time dtype datetime64\[.*UTC\]"),
+        ("y ~ p", r"column 'p' has date/time dtype period"),
+        ("y ~ z:t", r"column 't' has date/time dtype datetime64[^;]*; .*bin\(\) it\)\.$"),
+        ("I(t) ~ z", r"reads date/time column\(s\) \['t'\]"),
+        ("y ~ bin(t)", r"bin\(\) needs a numeric column; column 't'"),
+    ],
+)
+def test_dates_and_durations_are_refused_by_name(frame, formula, match):
+    """A bare date/time would become a categorical with one level per date; a date
+    response would leak NumPy's UFuncTypeError. Both are refused, naming the column."""
+    t = pd.Series(pd.date_range("2000", periods=len(frame)))
+    f = frame.assign(t=t, d=t - t[0], tz=t.dt.tz_localize("UTC"), p=t.dt.to_period("D"))
+    with pytest.raises(TypeError, match=match) as info:
+        build_design(formula, f)
+    assert type(info.value) is TypeError
+    # the explicit categorical and a numeric conversion stay available
+    assert build_design("y ~ C(t)", f)[0].blocks[0].n_levels == len(frame)
+    days = f.assign(days=f["d"].dt.days)
+    assert build_design("y ~ bin(days, 5)", days)[0].blocks[0].kind == "bin"
+
+
+def test_bin_replay_uses_the_binarizer_coding_rule(frame):
+    """bin() codes through the Binarizer's function, NaN and inf errors named."""
+    f = frame.assign(income=frame["income"].where(frame.index % 7 > 0))
+    spec, design, _, _ = build_design("y ~ bin(income, 9)", f, missing="separate")
+    ref = Binarizer(n_bins=9, missing="separate").fit(f[["income"]])
+    np.testing.assert_array_equal(design.codes[0], ref.transform_codes(f[["income"]])[0])
+    spec, _, _, _ = build_design("y ~ bin(income, 9)", frame)
+    with pytest.raises(ValueError, match="column 'income' contains missing values"):
+        spec.transform(f)
+    with pytest.raises(ValueError, match="column 'income' contains infinite values"):
+        spec.transform(frame.assign(income=np.inf))
+
+
 def test_predict_time_errors_name_the_column(frame):
     spec, _, _, _ = build_design("y ~ bin(age) + C(sex) + z:region", frame)
     with pytest.raises(ValueError, match=r"\['age'\]"):

@@ -243,6 +243,10 @@ def test_pickle_round_trips_predict_identically():
         ({"sample_weight": np.ones(3)}, "sample_weight has 3 rows"),
         ({"sample_weight": "nope"}, "sample_weight='nope'"),
         ({"offset": np.full(400, np.nan)}, "offset"),
+        ({"sample_weight": "g"}, r"sample_weight='g' needs a numeric column; column 'g'"),
+        ({"offset": "g"}, r"offset='g' needs a numeric column; column 'g' has dtype"),
+        ({"offset": "t"}, r"offset='t' needs a numeric column; column 't' has dtype datetime"),
+        ({"sample_weight": "w_nan"}, r"sample_weight \(column 'w_nan'\) contains NaN"),
         ({"family": "gamma"}, "family"),
         ({"penalty_weights": "flat"}, "penalty_weights"),
         ({"missing": "drop"}, "missing"),
@@ -250,8 +254,16 @@ def test_pickle_round_trips_predict_identically():
     ],
 )
 def test_bad_model_arguments_are_named(kwargs, match):
-    with pytest.raises((ValueError, TypeError), match=match):
-        glm(FORMULA, simulate("gaussian"), **kwargs)
+    data = simulate("gaussian")
+    n = len(data)
+    data = data.assign(
+        g=np.where(np.arange(n) % 2, "a", "b"),
+        t=pd.date_range("2000", periods=n),
+        w_nan=np.where(np.arange(n) == 5, np.nan, 1.0),
+    )
+    with pytest.raises((ValueError, TypeError), match=match) as info:
+        glm(FORMULA, data, **kwargs)
+    assert type(info.value) in (ValueError, TypeError)
 
 
 def test_bad_fit_arguments_are_named():

@@ -153,6 +153,21 @@ def test_predict_replays_the_design(res, fair):
         res.predict(fair, type="class")
 
 
+def test_predict_validates_the_offset_column_like_fit(fair):
+    """glm(offset="col") reads the column from newdata, checked as at fit time."""
+    data = fair.assign(expo=np.linspace(0.5, 2.0, len(fair)))
+    r = glm("event ~ bin(age, 5)", data, family="binomial", offset="expo").fit(lam=1e-2)
+    np.testing.assert_allclose(r.predict(data, type="link"), r.linear_predictor, rtol=1e-13)
+    np.testing.assert_array_equal(r.predict(dict(data)), r.predict(data))  # a mapping
+    bad = data["expo"].where(data.index != 4)
+    with pytest.raises(ValueError, match=r"offset \(column 'expo'\) contains NaN"):
+        r.predict(data.assign(expo=bad))
+    with pytest.raises(TypeError, match=r"offset='expo' needs a numeric column; column 'expo'"):
+        r.predict(data.assign(expo="a"))
+    with pytest.raises(ValueError, match=r"column 'expo' \(the model's offset\) is missing"):
+        r.predict(data.drop(columns="expo"))
+
+
 def test_path_and_cv_results_interfaces(fair):
     model = glm("event ~ bin(rate_marriage) + bin(age)", fair, family="binomial")
     path = model.fit_path(n_lambdas=6)
