@@ -449,16 +449,17 @@ cdef inline double _evaluate(
     Py_ssize_t K, const double* y, const double* w, const double* lam,
     const double* n, double ysc, double wsc, double nsc, double mu,
     double* out, double* work, DPEvent* ev, double* absg, double* slope,
-    double* q,
+    double* q, double* res,
 ) noexcept nogil:
     """theta(mu) (normalised) into out; returns g = sum n'_k theta_k with
     n' = n / nsc, sets absg = sum n'|theta|, slope = -sum_S n'_S^2 / a_S
     over the fused segments S (the exact dg/dmu on a fixed segment structure;
-    -inf when a zero-weight segment carries counts) and q = the Lagrangian at
-    theta(mu), i.e. the dual function q(mu), whose derivative is g."""
+    -inf when a zero-weight segment carries counts), q = the Lagrangian at
+    theta(mu), i.e. the dual function q(mu), whose derivative is g, and res =
+    the floating-point resolution of g."""
     cdef Py_ssize_t k
     cdef double g = 0.0, ag = 0.0, sl = 0.0, segn = 0.0, sega = 0.0, nk, a, d
-    cdef double L = 0.0
+    cdef double L = 0.0, mag = 0.0, gres = 0.0
     cdef double growth = 1.0, check, big
     while True:
         check = _dp(K, y, w, lam, n, ysc, wsc, mu / nsc, growth, out, work, ev)
@@ -481,11 +482,14 @@ cdef inline double _evaluate(
         if a > 0.0:
             d = out[k] - y[k] / ysc
             L += 0.5 * a * d * d
+            mag += a * (1.0 + fabs(y[k] / ysc))
+        mag += fabs(mu) * nk
         if k > 0 and out[k] != out[k - 1]:
             L += (lam[k] / ysc) / wsc * fabs(out[k] - out[k - 1])
             if segn > 0.0:
                 if sega > 0.0:
                     sl -= segn * segn / sega
+                    gres += segn / sega
                 else:
                     sl = -INFINITY
             segn = 0.0
@@ -495,10 +499,14 @@ cdef inline double _evaluate(
     if segn > 0.0:
         if sega > 0.0:
             sl -= segn * segn / sega
+            gres += segn / sega
         else:
             sl = -INFINITY
     absg[0] = ag
     slope[0] = sl
+    # resolution of g: a segment level is a sum of O(mag) terms over a_S, so it
+    # carries an error ~ eps mag / a_S; one ulp of mu moves g by slope mu eps
+    res[0] = 64.0 * DBL_EPSILON * (mag * gres + (fabs(sl * mu) if sl > -INFINITY else 0.0))
     q[0] = L + mu * g
     return g
 
@@ -631,7 +639,7 @@ cdef int constrained_fused_lasso(
     mu = 0.0
     for it in range(1, _MAXIT + 1):
         g = _evaluate(K, y, w, lam, n, ysc, wsc, nsc, mu, out, work, &ev,
-                      &absg, &slope, &q)
+                      &absg, &slope, &q, &res)
         if ev.side != 0 and ev.ratio < 1.0 - _EDGE_RTOL:
             # beyond the dual domain: mu * ratio bounds it (never crossed again)
             thr = mu * ev.ratio
@@ -661,9 +669,7 @@ cdef int constrained_fused_lasso(
                     break
                 mu = bnd_lo
             continue
-        # converged; the last term is the resolution of g itself (one ulp of mu
-        # moves g by slope * mu * eps, and theta carries targets ~ mu n / a)
-        res = 64.0 * DBL_EPSILON * fabs(slope * mu) if slope > -INFINITY else 0.0
+        # converged, up to the floating-point resolution of g itself
         if fabs(g) <= tol * (absg + scale) + res:
             return it if _finish(K, out, ysc) else -1
         if g > 0.0:
