@@ -587,7 +587,9 @@ cdef int constrained_fused_lasso(
     the DP with node intercepts b_k = -w_k y_k + mu n_k, and g(mu) = n' theta(mu)
     is non-increasing and piecewise linear. Its root is found by safeguarded
     Newton steps (exact once the fused-segment structure is right), secant and
-    bisection on a bracket, stopping when |g| <= tol (sum n|theta| + sum n max|y|).
+    bisection on a bracket, stopping when |g| <= tol (sum n|theta| + sum n max|y|)
+    or |g| is below its own floating-point resolution (which matters only when
+    weights span many orders of magnitude).
 
     Degenerate cases (only possible when some w_k = 0 with n_k > 0):
     * mu beyond the domain of the dual function (the Lagrangian is unbounded

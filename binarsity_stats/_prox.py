@@ -204,7 +204,8 @@ def constrained_fused_lasso(
     counts : array_like of shape (K,)
         The n_k >= 0 of the constraint. All zero means no constraint.
     tol : float, default=1e-12
-        Stop when |n'theta| <= tol (sum_k n_k |theta_k| + sum_k n_k max|y|).
+        Stop when |n'theta| <= tol (sum_k n_k |theta_k| + sum_k n_k max|y|),
+        or when n'theta is below its floating-point resolution.
 
     Returns
     -------
