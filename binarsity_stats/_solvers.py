@@ -172,10 +172,19 @@ class _Problem:
         # With an intercept the solver works on columns centred at their weighted mean
         # (same η, but no slow trade-off between β0 and an uncentred column); the
         # intercept is converted on the way in (warm start) and out (Solution).
+        # They are also scaled to a largest absolute value of 1 (β is converted back in
+        # the Solution): the Gram matrix of the joint Newton step then neither overflows
+        # nor depends on the units, and the KKT test of a dense column is scale-free.
+        self.dense_input = self.dense
         self.dense_center = np.zeros(self.q)
-        if self.q and self.fit_intercept:
-            self.dense_center = self.dense_dot(self.sw) / self.sw.sum()
-            self.dense = np.asfortranarray(self.dense - self.dense_center)
+        self.dense_scale = np.ones(self.q)
+        if self.q:
+            if self.fit_intercept:
+                self.dense_center = (self.sw / self.W) @ self.dense
+            centred = self.dense - self.dense_center
+            top = np.max(np.abs(centred), axis=0) if n else np.ones(self.q)
+            self.dense_scale = np.where(top > 0, top, 1.0)
+            self.dense = np.asfortranarray(centred / self.dense_scale)
         counts = np.zeros(self.d)
         if p:
             _histogram.bin_sums_all(self.codes, self.block_ptr, self.sw, counts)
@@ -264,6 +273,7 @@ def _initial_point(prob: _Problem, warm_start):
         beta = warm_start.dense_coef.astype(np.float64, copy=True)
         b0 = float(warm_start.intercept) if prob.fit_intercept else 0.0
         b0 += float(prob.dense_center @ beta)
+        beta *= prob.dense_scale
     elif prob.fit_intercept:
         # the intercept-only fit without offset, a good start for every family
         mu0 = prob.family.null_mean(prob.y, prob.sw)
@@ -483,6 +493,7 @@ def _finish(prob, theta, beta, b0, lam, eta, kkt, converged, n_iter, n_sweeps, t
             ConvergenceWarning,
             stacklevel=3,
         )
+    beta = beta / prob.dense_scale
     return Solution(
         coef=theta,
         dense_coef=beta,
@@ -724,7 +735,7 @@ def _solve_merged(prob, groups, lam, solver, tol, max_iter, warm_start) -> Solut
         )  # fmt: skip
     dense = None
     if prob.q:
-        dense = prob.dense + prob.dense_center  # the caller's columns
+        dense = prob.dense_input  # the caller's columns
     sol = solve(
         prob.codes[keep], new_bp, prob.y, family=prob.family, lam=lam,
         penalty_weights=w[take], dense=dense, sample_weight=prob.sw, offset=prob.offset,
