@@ -451,6 +451,105 @@ def test_prox_is_scale_equivariant_at_extreme_magnitudes():
         np.testing.assert_allclose(got, ref_b, rtol=1e-9, atol=1e-12)
 
 
+# --------------------------------------------------- engine: solve and lambda_max
+
+_SRNG = np.random.default_rng(11)
+S_CODES = _SRNG.integers(0, 4, size=(2, 50)).astype(np.uint8)
+S_BP = np.array([0, 4, 8])
+S_Y = _SRNG.normal(size=50)
+S_W = np.ones(8)
+
+
+def _solve(codes=S_CODES, block_ptr=S_BP, y=S_Y, **kw):
+    from binarsity_stats._solvers import solve
+
+    kw.setdefault("lam", 0.1)
+    kw.setdefault("penalty_weights", S_W)
+    return solve(codes, block_ptr, y, **kw)
+
+
+def _lmax(codes=S_CODES, block_ptr=S_BP, y=S_Y, **kw):
+    from binarsity_stats._solvers import lambda_max
+
+    kw.setdefault("penalty_weights", S_W)
+    return lambda_max(codes, block_ptr, y, **kw)
+
+
+# The kernels index θ and the histograms by block_ptr[j] + code without bounds checks:
+# these are the validations that make that safe (and .ci/boundscheck proves it).
+SOLVER_CASES = [
+    ("code beyond its block", lambda: _solve(codes=np.where(S_CODES == 3, 7, S_CODES).astype(np.uint8)),
+     ValueError, r"codes of block 0 reach 7 but the block has 4 levels"),
+    ("lambda_max: code beyond its block", lambda: _lmax(codes=np.where(S_CODES == 3, 7, S_CODES).astype(np.uint8)),
+     ValueError, r"codes of block 0 reach 7"),
+    ("negative codes", lambda: _solve(codes=S_CODES.astype(np.int64) - 1),
+     ValueError, r"codes must be integers in \[0, 65535\]"),
+    ("codes beyond uint16", lambda: _solve(codes=S_CODES.astype(np.int64) * 30000),
+     ValueError, r"codes must be integers in \[0, 65535\]"),
+    ("codes 1-D", lambda: _solve(codes=S_CODES[0]), ValueError, r"codes must be 2-D"),
+    ("block_ptr wrong length", lambda: _solve(block_ptr=np.array([0, 4])),
+     ValueError, r"block_ptr must have length n_blocks \+ 1 = 3"),
+    ("block_ptr not starting at 0", lambda: _solve(block_ptr=np.array([1, 4, 8])),
+     ValueError, r"block_ptr must have length n_blocks \+ 1 = 3 and start at 0"),
+    ("block_ptr decreasing", lambda: _solve(block_ptr=np.array([0, 8, 4])),
+     ValueError, r"block_ptr must be strictly increasing"),
+    ("y length", lambda: _solve(y=S_Y[:3]), ValueError, r"y has 3 rows but the design has 50"),
+    ("no rows", lambda: _solve(codes=S_CODES[:, :0], y=S_Y[:0]), ValueError, r"no rows to fit"),
+    ("penalty_weights NaN", lambda: _solve(penalty_weights=_with(S_W, 2, np.nan)),
+     ValueError, r"penalty_weights must be finite and non-negative"),
+    ("penalty_weights length", lambda: _solve(penalty_weights=S_W[:5]),
+     ValueError, r"penalty_weights must have length 8"),
+    ("dense NaN", lambda: _solve(dense=np.full(50, np.nan)), ValueError, r"dense contains NaN"),
+    ("dense length", lambda: _solve(dense=np.ones(3)), ValueError, r"dense has 3 rows but y has 50"),
+    ("lam < 0", lambda: _solve(lam=-1.0), ValueError, r"lam must be a finite non-negative"),
+    ("lam text", lambda: _solve(lam="a"), TypeError, r"lam must be a non-negative number"),
+    ("tol NaN", lambda: _solve(tol=np.nan), ValueError, r"tol must be a positive number"),
+    ("max_iter float", lambda: _solve(max_iter=10.0), ValueError, r"max_iter must be a positive integer"),
+    ("solver unknown", lambda: _solve(solver="newton"), ValueError, r"solver must be one of"),
+    ("warm start of another design",
+     lambda: _solve(codes=S_CODES[:1], block_ptr=S_BP[:2], penalty_weights=S_W[:4], warm_start=_solve()),
+     ValueError, r"warm_start does not match the design"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("fn", "error", "match"), [pytest.param(*c[1:], id=c[0]) for c in SOLVER_CASES]
+)
+def test_solver_validates_what_the_kernels_index_with(fn, error, match):
+    _check(fn, error, match)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="_solvers._Problem: float codes are cast with astype(uint8) after checking only "
+    "their range, so non-integer codes (0.5 -> 0) and NaN codes (cast is undefined) are "
+    "accepted silently; refuse a non-integer dtype with values that are not whole numbers "
+    "(TypeError/ValueError naming codes).",
+)
+@pytest.mark.parametrize("bad", [0.5, np.nan])
+def test_solver_refuses_non_integer_codes(bad):
+    codes = S_CODES.astype(np.float64)
+    codes[0, 0] = bad
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's invalid-cast warning
+        _check(lambda: _solve(codes=codes), (ValueError, TypeError), r"codes")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="_solvers._initial_point: a warm_start whose coef/intercept hold NaN or inf is "
+    "copied without a finiteness check; cd then runs max_iter passes on NaN and returns "
+    "a NaN intercept and objective with a ConvergenceWarning 'KKT violation of nan' "
+    "(reachable from the public glm model.fit(warm_start=...)). Refuse it with a "
+    "ValueError naming warm_start.",
+)
+def test_non_finite_warm_start_is_refused_by_name():
+    from dataclasses import replace
+
+    bad = replace(_solve(), coef=np.full(8, np.nan))
+    _check(lambda: _solve(warm_start=bad, max_iter=50), ValueError, r"warm_start")
+
+
 # ------------------------------------------------------------------------ glm()
 
 FRAME = _frame()
@@ -951,6 +1050,28 @@ def test_one_estimator_object_per_thread_and_shared_predict():
         t.join()
     for o in out:
         assert_array_equal(o, ref)
+
+
+def test_binarizer_and_prox_in_threads_equal_sequential_calls():
+    rng = np.random.default_rng(8)
+    Xs = [rng.normal(size=(3000, 4)) for _ in range(6)]
+    ws = [rng.uniform(0.1, 2.0, 3000) for _ in range(6)]
+
+    def binarize(i):
+        b = Binarizer(n_bins=32, missing="separate").fit(Xs[i], sample_weight=ws[i])
+        return [e.tobytes() for e in b.edges_], b.transform(Xs[i]).tobytes()
+
+    vs = [rng.normal(size=400) for _ in range(6)]
+    ptr = np.arange(0, 401, 40)
+
+    def prox(i):
+        counts = np.abs(vs[(i + 1) % 6]) + 0.1
+        return prox_binarsity(vs[i], ptr, np.abs(vs[(i + 2) % 6]), counts, step=0.3).tobytes()
+
+    for fn in (binarize, prox):
+        sequential = [fn(i) for i in range(6)]
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            assert list(pool.map(fn, range(6))) == sequential
 
 
 def test_glm_fits_in_threads_equal_sequential_fits():

@@ -119,6 +119,18 @@ def test_classifier_and_binarizer_round_trips(how):
         assert_array_equal(e1, e2)
 
 
+@pytest.mark.parametrize("how", sorted(ROUND_TRIPS))
+def test_estimator_fitted_on_an_array_round_trips(how):
+    df = TRAIN["gaussian"]
+    X = df[FEATURES].to_numpy()
+    est = BinarsityGLM(n_bins=[4, 8, 5], missing="separate", lam=1e-3).fit(X, df["y"])
+    again = ROUND_TRIPS[how](est)
+    assert not hasattr(again, "feature_names_in_")
+    assert_array_equal(
+        again.predict(NEW[FEATURES].to_numpy()), est.predict(NEW[FEATURES].to_numpy())
+    )
+
+
 def test_unfitted_estimator_round_trip_fits_identically():
     df = TRAIN["poisson"]
     est = BinarsityGLM(family="poisson", n_bins=[5, 6, 7], missing="separate")
