@@ -82,10 +82,24 @@ def test_errors_name_the_culprit_and_exit_2(csv, capsys):
     assert code == 2 and "no such file" in capsys.readouterr().err
 
 
-def test_demo_runs_as_a_module():
+def _same_package_env():
+    """Run a subprocess on the very package this test imported (installed or in-place),
+    from a directory where the source tree cannot shadow it."""
+    import os
+    from pathlib import Path
+
+    import binarsity_stats
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(Path(binarsity_stats.__file__).resolve().parent.parent)
+    return env
+
+
+def test_demo_runs_as_a_module(tmp_path):
     out = subprocess.run(
         [sys.executable, "-m", "binarsity_stats", "demo", "--cv", "3", "--n-lambdas", "8"],
-        capture_output=True, text=True, timeout=120, check=True,
+        capture_output=True, text=True, timeout=120, check=True, cwd=tmp_path,
+        env=_same_package_env(),
     )  # fmt: skip
     for text in ("fair", "bin(rate_marriage)", "Cut-points kept", "Selected terms:",
                  "lam_1se"):  # fmt: skip

@@ -76,11 +76,18 @@ def test_bad_plot_arguments(model):
         res.plot_shapes(ax=ax)
 
 
-def test_matplotlib_is_imported_lazily():
+def test_matplotlib_is_imported_lazily(tmp_path):
+    import os
+    from pathlib import Path
+
+    import binarsity_stats
+
     code = (
         "import sys, binarsity_stats, binarsity_stats._model, binarsity_stats._results, "
         "binarsity_stats._cli; print('matplotlib' in sys.modules)"
     )
+    # the package this test imported, from a directory the source tree cannot shadow
+    env = dict(os.environ, PYTHONPATH=str(Path(binarsity_stats.__file__).resolve().parents[1]))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)  # fmt: skip
+                         check=True, cwd=tmp_path, env=env)  # fmt: skip
     assert out.stdout.strip() == "False"
