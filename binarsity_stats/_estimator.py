@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -336,7 +337,8 @@ class BinarsityGLM(BaseEstimator):
         self.converged_ = sol.converged
         self.kkt_violation_ = sol.kkt_violation
         self.objective_ = sol.objective
-        self.solution_ = sol
+        # without the (n,) linear predictor: a pickled model must not grow with the data
+        self.solution_ = replace(sol, eta=None)
         self.n_features_in_ = binarizer.n_features_in_
         names = getattr(binarizer, "feature_names_in_", None)
         if names is not None:

@@ -131,6 +131,8 @@ class Gaussian(Family):
         nobs = np.sum(w)
         dev = np.sum(w * (y - mu) ** 2)
         scale = dev / nobs
+        if scale <= 0:
+            return np.inf  # a perfect fit: the likelihood is unbounded
         return float(-nobs / 2 * (np.log(2 * np.pi * scale) + 1))
 
 

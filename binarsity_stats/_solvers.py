@@ -105,6 +105,11 @@ class _Problem:
         if codes.ndim != 2:
             raise ValueError(f"codes must be 2-D (n_blocks, n_samples); got shape {codes.shape}.")
         if codes.dtype not in (np.uint8, np.uint16):
+            if codes.dtype.kind not in "biuf":
+                raise TypeError(f"codes must be integers; got dtype {codes.dtype}.")
+            if codes.dtype.kind == "f" and codes.size:
+                if not np.all(np.isfinite(codes)) or np.any(codes != np.round(codes)):
+                    raise ValueError("codes must be whole numbers (no NaN or fractions).")
             if codes.size and (codes.min() < 0 or codes.max() > np.iinfo(np.uint16).max):
                 raise ValueError("codes must be integers in [0, 65535].")
             codes = codes.astype(np.uint16 if codes.size and codes.max() > 255 else np.uint8)
@@ -211,6 +216,23 @@ class _Problem:
             _dense.add_columns(self.dense, beta, np.zeros(self.n), np.empty(self.n), eta)
         return eta
 
+    def gradient_scale(self) -> float:
+        """Units of the loss gradient, by which ``tol`` is multiplied.
+
+        The gradient s_i (b'(η_i) − y_i) / W is in the units of y: a gaussian response in
+        large units (or poisson counts with a large mean) would otherwise need an
+        absolute tolerance below the rounding of its own gradient. The scale is
+        max(1, weighted sd of y) for gaussian, max(1, weighted mean of y) for poisson
+        and 1 for binomial, so it changes nothing for responses of unit scale.
+        """
+        w = self.sw / self.W
+        if self.family.name == "gaussian":
+            mean = float(w @ self.y)
+            return max(1.0, float(np.sqrt(w @ (self.y - mean) ** 2)))
+        if self.family.name == "poisson":
+            return max(1.0, float(w @ self.y))
+        return 1.0
+
     def dense_dot(self, v) -> np.ndarray:
         """Zᵀ v for the dense columns (single-threaded, deterministic)."""
         out = np.zeros(self.q)
@@ -269,6 +291,12 @@ def _initial_point(prob: _Problem, warm_start):
     if warm_start is not None:
         if warm_start.coef.shape != (prob.d,) or warm_start.dense_coef.shape != (prob.q,):
             raise ValueError("warm_start does not match the design (number of levels/columns).")
+        if not (
+            np.all(np.isfinite(warm_start.coef))
+            and np.all(np.isfinite(warm_start.dense_coef))
+            and np.isfinite(warm_start.intercept)
+        ):
+            raise ValueError("warm_start holds NaN or infinite coefficients.")
         theta = warm_start.coef.astype(np.float64, copy=True)
         beta = warm_start.dense_coef.astype(np.float64, copy=True)
         b0 = float(warm_start.intercept) if prob.fit_intercept else 0.0
@@ -650,7 +678,8 @@ def solve(
     solver : {"cd", "fista"}
         Block coordinate descent (default) or accelerated proximal gradient.
     tol : float
-        Stop when the KKT violation is at most ``tol``.
+        Stop when the KKT violation is at most ``tol`` times the gradient's units
+        (max(1, sd of y) for gaussian, max(1, mean of y) for poisson, 1 for binomial).
     max_iter : int
         Cap on passes over the data (cd) or iterations (fista).
     warm_start : Solution, optional
@@ -673,6 +702,7 @@ def solve(
     groups = _duplicate_blocks(prob)
     if groups:
         return _solve_merged(prob, groups, lam, solver, tol, int(max_iter), warm_start)
+    tol = tol * prob.gradient_scale()
     with np.errstate(over="ignore"):
         if solver == "cd":
             return _cd(prob, lam, tol, int(max_iter), warm_start)

@@ -186,13 +186,6 @@ def test_refit_results_round_trip(formula_fits):
         assert_array_equal(again.bse.to_numpy(), refit.bse.to_numpy())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_estimator.BinarsityGLM._fit_codes keeps `solution_` with its `eta` (one float "
-    "per training row), so a pickled estimator grows linearly with the training set "
-    "(80 kB at n = 10,000; 80 MB at n = 10 million) although prediction needs only the "
-    "cut points and levels; store _model.strip_eta(sol) or drop solution_.",
-)
 def test_pickle_of_a_fitted_estimator_does_not_grow_with_the_training_rows():
     df = pd.concat([TRAIN["binomial"]] * 40, ignore_index=True)
     est = BinarsityGLM(family="binomial", n_bins=8, missing="separate").fit(df[FEATURES], df["y"])
