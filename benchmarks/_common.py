@@ -250,7 +250,7 @@ class SuiteOutput:
             f"load average at start {m['load_avg_1min']}  ",
             f"Python {m['python']}; {versions}; commit {m['git_commit']}; {m['date']}",
             "",
-            markdown_table(self.rows, columns),
+            markdown_table(self.rows, columns if columns is not None else all_cols),
         ]
         if self.notes:
             md += [""] + [f"* {n}" for n in self.notes]
