@@ -38,6 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT_DIR, help="output folder")
     parser.add_argument("--repeats", type=int, default=None, help="timing repeats (default 3)")
+    parser.add_argument(
+        "--only",
+        default=None,
+        help="comma-separated subset: methods for scaling (ours,tick,lightgbm), "
+        "data sets for paper (adult,bank,churn); splits long runs",
+    )
     args = parser.parse_args(argv)
     command = "python -m benchmarks " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     status = 0
@@ -50,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
                 quick=args.quick,
                 data_dir=args.data_dir,
                 repeats=args.repeats or 3,
+                only=set(args.only.split(",")) if args.only else None,
             )
         except EstimatorMissing as exc:
             print(f"suite {suite!r} cannot run yet: {exc}", file=sys.stderr)

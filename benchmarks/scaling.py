@@ -157,7 +157,7 @@ def _spawn(method: str, n: int) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def run(out: SuiteOutput, quick: bool, **_: object) -> None:
+def run(out: SuiteOutput, quick: bool, only: set[str] | None = None, **_: object) -> None:
     """Run the suite and fill ``out``.
 
     Parameters
@@ -166,11 +166,13 @@ def run(out: SuiteOutput, quick: bool, **_: object) -> None:
         Collector of the rows.
     quick : bool
         n up to 3e5 for ours and LightGBM, 1e5 for tick.
+    only : set of str, optional
+        Subset of {"ours", "tick", "lightgbm"} to run.
     """
     ns = [10_000, 30_000, 100_000, 300_000] + ([] if quick else [1_000_000, 3_000_000, 10_000_000])
-    methods = ["ours", "tick", "lightgbm"]
+    methods = [m for m in ("ours", "tick", "lightgbm") if only is None or m in only]
     if not has_estimator():
-        methods.remove("ours")
+        methods = [m for m in methods if m != "ours"]
         out.note("binarsity_stats.BinarsityGLM is missing: only the peers are measured")
     caps = {"tick": 100_000 if quick else None}
     for method in methods:
