@@ -289,7 +289,8 @@ class BinarsityGLM(BaseEstimator):
 
         Returns
         -------
-        self
+        self : BinarsityGLM
+            The fitted estimator.
         """
         _check_params(self)
         family = get_family(self.family)
@@ -371,6 +372,7 @@ class BinarsityGLM(BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples,)
+            The linear predictor of each row.
         """
         self._check_fitted()
         from ._histogram import gather_add_all
@@ -407,6 +409,7 @@ class BinarsityGLM(BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples,)
+            The predicted mean response of each row.
         """
         return get_family(self.family).mean(self.decision_function(X, offset=offset))
 
@@ -430,6 +433,7 @@ class BinarsityGLM(BaseEstimator):
         Returns
         -------
         float
+            D² on the given rows (1 is a perfect fit, 0 the intercept-only model).
         """
         family = get_family(self.family)
         X, n = _validate_X(X)
@@ -560,6 +564,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         Returns
         -------
         ndarray of shape (n_samples, 2)
+            Probability of ``classes_[0]`` and of ``classes_[1]`` for each row.
         """
         p1 = BinarsityGLM.predict(self, X, offset=offset)
         return np.column_stack([1.0 - p1, p1])
@@ -577,6 +582,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         Returns
         -------
         ndarray of shape (n_samples,)
+            The predicted class label of each row.
         """
         eta = self.decision_function(X, offset=offset)
         return self.classes_[(eta > 0).astype(int)]
