@@ -299,8 +299,8 @@ class BinarsityGLM(BaseEstimator):
         sw = _validate_sample_weight(sample_weight, n)
         off = _as_1d(offset, "offset", n)
         binarizer = Binarizer(n_bins=self.n_bins, missing=self.missing)
-        binarizer.fit(X, sample_weight=sw)
-        codes = binarizer.transform_codes(X)
+        # fit_transform codes the columns it has just read; .T is the (p, n) solver layout
+        codes = binarizer.fit_transform(X, sample_weight=sw).T
         self._fit_codes(codes, binarizer, y, family, sw, off)
         return self
 

@@ -213,7 +213,7 @@ class _Problem:
         if self.p:
             _histogram.gather_add_all(self.codes, self.block_ptr, theta, eta)
         if self.q:
-            _dense.add_columns(self.dense, beta, np.zeros(self.n), np.empty(self.n), eta)
+            _dense.matvec_add(self.dense, beta, eta)
         return eta
 
     def gradient_scale(self) -> float:
@@ -415,11 +415,11 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
                         _histogram.gather_add_blocks(
                             prob.codes, prob.block_ptr, active, th_e - theta_old, de
                         )
-                    dfree = free_e - np.concatenate([[b0_old], beta_old])
-                    if prob.fit_intercept:
-                        de += dfree[0]
-                    if prob.q:
-                        _dense.matvec_add(prob.dense, np.ascontiguousarray(dfree[1:]), de)
+                    if n_free:
+                        # U holds the free columns, the intercept's first when fitted
+                        dfree = free_e - np.concatenate([[b0_old], beta_old])
+                        dfree = dfree if prob.fit_intercept else dfree[1:]
+                        _dense.matvec_add(U, np.ascontiguousarray(dfree), de)
                     m_cur = _dense.quadratic_model(r, h, delta_eta) + lam * prob.penalty.value(
                         theta
                     )
@@ -460,12 +460,12 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
                 break
             alpha *= 0.5
         if not accepted:
+            # no step lowers F: stay at the last point and report its KKT violation
             theta, beta, b0 = theta_old, beta_old, b0_old
-            if decrease > -1e-15 * max(abs(F), 1.0) or not accepted:
-                loss = prob.grad_hess(eta)
-                kkt, _, _ = prob.kkt(prob._r, theta, lam)
-                converged = kkt <= tol
-                break
+            loss = prob.grad_hess(eta)
+            kkt, _, _ = prob.kkt(prob._r, theta, lam)
+            converged = kkt <= tol
+            break
         else:
             theta = th_try
             beta = beta_old + alpha * dbeta
