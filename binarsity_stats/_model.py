@@ -545,6 +545,8 @@ class BinarsityModel:
         tol: float = 1e-7,
         max_iter: int = 1000,
         cv_tol: float | None = 1e-5,
+        early_stopping: bool = True,
+        patience: int = 5,
     ) -> CVResults:
         """K-fold cross-validation over a λ path; refits the chosen λ on all rows.
 
@@ -573,6 +575,16 @@ class BinarsityModel:
             standard errors (on Adult, Bank, Churn and fair, ``lam_min`` and ``lam_1se``
             are the same as with 1e-7), and the small-λ end of the grid, where the
             problem is ill-conditioned, costs a few passes instead of hundreds.
+        early_stopping : bool, default=True
+            Walk the folds down the grid in lockstep and stop once the CV curve has
+            clearly turned: after ``patience`` consecutive λ values whose mean score is
+            outside the one-standard-error band of the best so far (worse than best +
+            its standard error). ``lam_min`` and ``lam_1se`` are then final unless the
+            curve dips again by more than a standard error further down, and the
+            smallest λ values - the slowest, most overfitted fits - are skipped. The
+            grid actually evaluated is ``lams`` of the result. False: the whole grid.
+        patience : int, default=5
+            The number of consecutive λ values outside the band that stops the walk.
 
         Returns
         -------
@@ -585,6 +597,9 @@ class BinarsityModel:
         The bins are learned once on all training rows and shared by every fold (see the
         module notes): binning never sees y, and one set of bins makes the CV curve score
         exactly the design ``best_`` uses.
+
+        With ``early_stopping`` the fits on all rows (``path``) cover the same truncated
+        grid as the folds.
         """
         from ._results import CVResults
 
@@ -608,24 +623,54 @@ class BinarsityModel:
         if cv_tol is not None and not (isinstance(cv_tol, (int, float)) and cv_tol > 0):
             raise ValueError(f"cv_tol must be a positive number or None; got {cv_tol!r}.")
         fold_opts = dict(opts, tol=tol if cv_tol is None else float(cv_tol))
-        total = (int(folds) + 1) * len(grid)
+        if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)):
+            raise TypeError(f"patience must be a positive integer; got {patience!r}.")
+        if patience < 1:
+            raise ValueError(f"patience must be >= 1; got {patience}.")
+        n_folds = int(folds)
+        sign = -1.0 if scoring == "auc" else 1.0  # lower sign * score is better
+        total = (n_folds + 1) * len(grid)
         with _progress(total, verbose, "cv") as tick:
-
-            def run_fold(k: int) -> np.ndarray:
+            # every fold walks the grid from its own warm start, all folds in lockstep,
+            # so that the walk can stop once the CV curve has turned
+            folds_data = []
+            for k in range(n_folds):
                 train = np.flatnonzero(fold_id != k)
                 test = np.flatnonzero(fold_id == k)
-                sols = self._path(grid, train, fold_opts, tick)
-                return self._score_fold(sols, test, scoring)
+                folds_data.append((self._solve_kwargs(train), self._score_design(test)))
+            warm: list[Any] = [None] * n_folds
 
-            if workers > 1:
-                with ThreadPoolExecutor(max_workers=min(workers, int(folds))) as pool:
-                    scores = list(pool.map(run_fold, range(int(folds))))
-            else:
-                scores = [run_fold(k) for k in range(int(folds))]
+            def step(k: int, lam: float) -> float:
+                kw, held_out = folds_data[k]
+                sol = self._call_solve(kw, lam=lam, warm_start=warm[k], **fold_opts)
+                warm[k] = sol
+                if tick is not None:
+                    tick()
+                return self._score_one(sol, held_out, scoring)
+
+            columns: list[np.ndarray] = []
+            pool = ThreadPoolExecutor(max_workers=min(workers, n_folds)) if workers > 1 else None
+            try:
+                for lam in grid:
+                    lam = float(lam)
+                    if pool is not None:
+                        col = list(pool.map(lambda k, lam=lam: step(k, lam), range(n_folds)))
+                    else:
+                        col = [step(k, lam) for k in range(n_folds)]
+                    columns.append(np.asarray(col, dtype=np.float64))
+                    if early_stopping and _cv_curve_turned(np.column_stack(columns), sign,
+                                                           int(patience)):  # fmt: skip
+                        break
+            finally:
+                if pool is not None:
+                    pool.shutdown()
+            grid = grid[: len(columns)]
+            scores = np.column_stack(columns)
             full = self._path(grid, None, opts, tick)
-        return CVResults(self, grid, np.vstack(scores), scoring, fold_id, full)
+        return CVResults(self, grid, scores, scoring, fold_id, full)
 
-    def _score_fold(self, sols: list, test: np.ndarray, scoring: str) -> np.ndarray:
+    def _score_design(self, test: np.ndarray) -> tuple:
+        """The held-out rows of a fold: (design, offset, y, weights)."""
         d = self.design
         sub = Design(
             codes=np.ascontiguousarray(d.codes[:, test]),
@@ -634,12 +679,12 @@ class BinarsityModel:
             offset=None,
         )
         off = None if self.offset is None else self.offset[test]
-        y, sw = self.y[test], self.sample_weight[test]
-        out = np.empty(len(sols))
-        for i, sol in enumerate(sols):
-            eta = self.linear_predictor(sol.coef, sol.dense_coef, sol.intercept, sub, off)
-            out[i] = score(self.family, scoring, y, eta, sw)
-        return out
+        return sub, off, self.y[test], self.sample_weight[test]
+
+    def _score_one(self, sol: Any, held_out: tuple, scoring: str) -> float:
+        sub, off, y, sw = held_out
+        eta = self.linear_predictor(sol.coef, sol.dense_coef, sol.intercept, sub, off)
+        return score(self.family, scoring, y, eta, sw)
 
     def __repr__(self) -> str:
         return (
@@ -651,6 +696,47 @@ class BinarsityModel:
 # ---------------------------------------------------------------------------------------
 # Shared statistics
 # ---------------------------------------------------------------------------------------
+
+
+def cv_mean_se(fold_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean over folds and its standard error (std / sqrt(K)) per λ, NaN-aware.
+
+    Parameters
+    ----------
+    fold_scores : ndarray of shape (K, m)
+        Held-out score of every fold at every λ (NaN where undefined).
+
+    Returns
+    -------
+    mean, se : ndarray of shape (m,)
+        NaN mean where no fold is finite; se 0 where fewer than two folds are.
+    """
+    finite = np.isfinite(fold_scores)
+    k = finite.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(k > 0, np.nansum(fold_scores, axis=0) / np.maximum(k, 1), np.nan)
+        dev = np.where(finite, fold_scores - mean, 0.0)
+        sd = np.sqrt(np.sum(dev**2, axis=0) / np.maximum(k - 1, 1))
+    return mean, np.where(k >= 2, sd / np.sqrt(np.maximum(k, 1)), 0.0)
+
+
+def _cv_curve_turned(fold_scores: np.ndarray, sign: float, patience: int) -> bool:
+    """Whether the last ``patience`` λ values all score outside the 1-SE band of the best.
+
+    ``fold_scores`` is (K, m) for the first m λ values; ``sign * mean`` is minimised.
+    The band is the best mean plus its standard error, as for ``lam_1se``.
+    """
+    m = fold_scores.shape[1]
+    if m <= patience:
+        return False
+    mean, se = cv_mean_se(fold_scores)
+    loss = sign * mean
+    if not np.all(np.isfinite(loss[-patience:])):
+        return False
+    best = int(np.nanargmin(loss))
+    if best >= m - patience:
+        return False
+    return bool(np.all(loss[-patience:] > loss[best] + se[best]))
 
 
 def null_intercept(

@@ -15,7 +15,14 @@ import numpy as np
 import pandas as pd
 
 from ._formula import Block, _as_frame, format_cut
-from ._model import JUMP_TOL, BinarsityModel, _column_or_array, null_intercept, strip_eta
+from ._model import (
+    JUMP_TOL,
+    BinarsityModel,
+    _column_or_array,
+    cv_mean_se,
+    null_intercept,
+    strip_eta,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -768,20 +775,13 @@ class CVResults:
         self.scoring = scoring
         self.fold_ids = fold_ids
         self.folds = self.fold_scores.shape[0]
-        k = np.sum(np.isfinite(self.fold_scores), axis=0)
-        if not np.any(k):
+        if not np.any(np.isfinite(self.fold_scores)):
             # e.g. scoring="auc" when no held-out fold contains both classes
             raise ValueError(
                 f"scoring={scoring!r} is undefined on every fold (for 'auc' each held-out "
                 "fold needs both classes); use fewer folds or scoring='deviance'."
             )
-        with np.errstate(invalid="ignore", divide="ignore"):
-            self.mean = np.where(k > 0, np.nansum(self.fold_scores, axis=0) / np.maximum(k, 1),
-                                 np.nan)  # fmt: skip
-            dev = np.where(np.isfinite(self.fold_scores), self.fold_scores - self.mean, 0.0)
-            sd = np.sqrt(np.sum(dev**2, axis=0) / np.maximum(k - 1, 1))
-        # a standard error needs two finite folds; with fewer it is taken as 0
-        self.se = np.where(k >= 2, sd / np.sqrt(np.maximum(k, 1)), 0.0)
+        self.mean, self.se = cv_mean_se(self.fold_scores)
         sign = -1.0 if scoring == "auc" else 1.0  # minimise sign * score
         loss = sign * self.mean
         self.idx_min = int(np.nanargmin(loss))

@@ -175,6 +175,34 @@ def test_cv_is_reproducible_and_independent_of_n_jobs():
     assert np.nanmax(auc.mean) > 0.6 and auc.lam_min == auc.lams[int(np.nanargmax(auc.mean))]
 
 
+def test_cv_early_stopping_truncates_the_grid_without_changing_the_choice():
+    # small n with many bins: the deviance curve has a clear minimum and then rises
+    df = simulate("binomial", n=300, seed=21)
+    model = glm("y ~ bin(x1, 30) + bin(x2, 30) + C(g) + z", df, family="binomial")
+    kw = {"folds": 5, "random_state": 3, "n_lambdas": 40, "lam_min_ratio": 1e-4}
+    whole = model.fit_cv(early_stopping=False, **kw)
+    short = model.fit_cv(**kw)  # early_stopping=True, patience=5 by default
+    m = len(short.lams)
+    assert len(whole.lams) == 40 and m < 40
+    # lockstep folds see the same warm starts: the evaluated prefix is identical
+    np.testing.assert_array_equal(short.lams, whole.lams[:m])
+    np.testing.assert_array_equal(short.fold_scores, whole.fold_scores[:, :m])
+    assert (short.lam_min, short.lam_1se) == (whole.lam_min, whole.lam_1se)
+    np.testing.assert_array_equal(short.best_.coef, whole.best_.coef)
+    assert len(short.path.lams) == m
+    # it stopped because the last `patience` means left the one-SE band of the best
+    i = short.idx_min
+    assert np.all(short.mean[-5:] > short.mean[i] + short.se[i])
+    assert not np.all(short.mean[-6:-1] > short.mean[i] + short.se[i])
+    # AUC is maximised: the band is below the best
+    auc = model.fit_cv(scoring="auc", patience=3, **kw)
+    j = auc.idx_min
+    assert len(auc.lams) == 40 or np.all(auc.mean[-3:] < auc.mean[j] - auc.se[j])
+    for bad, exc in ((0, ValueError), (2.5, TypeError), (True, TypeError)):
+        with pytest.raises(exc, match="patience"):
+            model.fit_cv(patience=bad, **kw)
+
+
 def test_stratified_folds_keep_class_proportions():
     y = np.r_[np.zeros(97), np.ones(23)]
     ids = fold_ids(y, 5, stratify=True, random_state=0)
