@@ -316,6 +316,14 @@ class BinarsityModel:
             "fit_intercept": self.fit_intercept,
         }
 
+    def _prepare(self, rows: np.ndarray | None = None):
+        """The engine's validated design of the given rows, for solves at many λ."""
+        from ._solvers import Prepared
+
+        kw = self._solve_kwargs(rows)
+        codes, block_ptr, y = kw.pop("codes"), kw.pop("block_ptr"), kw.pop("y")
+        return Prepared(codes, block_ptr, y, **kw)
+
     @staticmethod
     def _call_solve(kwargs: dict[str, Any], **extra: Any):
         from ._solvers import solve
@@ -472,11 +480,11 @@ class BinarsityModel:
         tick=None,
     ) -> list:
         """Solve along ``lams`` with warm starts; returns Solutions (eta kept)."""
-        kw = self._solve_kwargs(rows)
+        prepared = self._prepare(rows)
         sols = []
         prev = None
         for lam in lams:
-            sol = self._call_solve(kw, lam=float(lam), warm_start=prev, **opts)
+            sol = prepared.solve(float(lam), warm_start=prev, **opts)
             sols.append(sol)
             prev = sol
             if tick is not None:
@@ -637,12 +645,12 @@ class BinarsityModel:
             for k in range(n_folds):
                 train = np.flatnonzero(fold_id != k)
                 test = np.flatnonzero(fold_id == k)
-                folds_data.append((self._solve_kwargs(train), self._score_design(test)))
+                folds_data.append((self._prepare(train), self._score_design(test)))
             warm: list[Any] = [None] * n_folds
 
             def step(k: int, lam: float) -> float:
-                kw, held_out = folds_data[k]
-                sol = self._call_solve(kw, lam=lam, warm_start=warm[k], **fold_opts)
+                prepared, held_out = folds_data[k]
+                sol = prepared.solve(lam, warm_start=warm[k], **fold_opts)
                 warm[k] = sol
                 if tick is not None:
                     tick()

@@ -30,7 +30,7 @@ from ._families import Family, get_family
 from ._fused_lasso import work_size as fused_lasso_work_size_py
 from ._penalty import BinarsityPenalty
 
-__all__ = ["Solution", "solve", "lambda_max", "ConvergenceWarning", "SOLVERS"]
+__all__ = ["Solution", "solve", "Prepared", "lambda_max", "ConvergenceWarning", "SOLVERS"]
 
 SOLVERS = ("cd", "fista")
 
@@ -689,24 +689,135 @@ def solve(
     -------
     Solution
     """
-    lam = _check_lam(lam)
-    if solver not in SOLVERS:
-        raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
-    if not (isinstance(tol, (int, float)) and np.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be a positive number; got {tol!r}.")
-    if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
-        raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}.")
-    prob = _Problem(
-        codes, block_ptr, y, family, penalty_weights, dense, sample_weight, offset, fit_intercept
-    )
-    groups = _duplicate_blocks(prob)
-    if groups:
-        return _solve_merged(prob, groups, lam, solver, tol, int(max_iter), warm_start)
-    tol = tol * prob.gradient_scale()
-    with np.errstate(over="ignore"):
-        if solver == "cd":
-            return _cd(prob, lam, tol, int(max_iter), warm_start)
-        return _fista(prob, lam, tol, int(max_iter), warm_start)
+    prepared = Prepared(
+        codes, block_ptr, y, family=family, penalty_weights=penalty_weights, dense=dense,
+        sample_weight=sample_weight, offset=offset, fit_intercept=fit_intercept,
+    )  # fmt: skip
+    return prepared.solve(lam, solver=solver, tol=tol, max_iter=max_iter, warm_start=warm_start)
+
+
+class Prepared:
+    """A validated design ready to be solved at many λ (what :func:`solve` does once).
+
+    Validation, bin counts, the penalty and the detection of identical blocks depend on
+    the data only, so a λ path (or every fold of a CV) prepares its design once and
+    calls :meth:`solve` per λ. Not thread-safe: one instance per thread (it holds
+    scratch buffers).
+
+    Parameters
+    ----------
+    codes, block_ptr, y, family, penalty_weights, dense, sample_weight, offset, fit_intercept
+        As in :func:`solve`.
+    """
+
+    def __init__(
+        self,
+        codes,
+        block_ptr,
+        y,
+        *,
+        family: str | Family = "gaussian",
+        penalty_weights,
+        dense=None,
+        sample_weight=None,
+        offset=None,
+        fit_intercept: bool = True,
+    ) -> None:
+        self.prob = _Problem(
+            codes, block_ptr, y, family, penalty_weights, dense, sample_weight, offset,
+            fit_intercept,
+        )  # fmt: skip
+        self.tol_scale = self.prob.gradient_scale()
+        self.groups = _duplicate_blocks(self.prob)
+        self.merged: Prepared | None = None
+        if self.groups:
+            self._prepare_merged()
+
+    def solve(
+        self,
+        lam: float,
+        *,
+        solver: str = "cd",
+        tol: float = 1e-7,
+        max_iter: int = 1000,
+        warm_start: Solution | None = None,
+    ) -> Solution:
+        """Fit at one λ; arguments and result as in :func:`solve`."""
+        lam = _check_lam(lam)
+        if solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
+        if not (isinstance(tol, (int, float)) and np.isfinite(tol) and tol > 0):
+            raise ValueError(f"tol must be a positive number; got {tol!r}.")
+        if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
+            raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}.")
+        if self.merged is not None:
+            return self._solve_merged(lam, solver, tol, int(max_iter), warm_start)
+        tol = tol * self.tol_scale
+        with np.errstate(over="ignore"):
+            if solver == "cd":
+                return _cd(self.prob, lam, tol, int(max_iter), warm_start)
+            return _fista(self.prob, lam, tol, int(max_iter), warm_start)
+
+    def _prepare_merged(self) -> None:
+        """The problem with every group of identical blocks merged into one, exactly.
+
+        For blocks with identical codes, only the sum s = Σ_g θ_g enters η, and the
+        least penalty of a given s is Σ_k min_g ω_gk |s_k − s_{k−1}| (each jump is put
+        where it is cheapest). So the merged problem has weights min_g ω_gk; its
+        solution is split back by giving every jump to the block with the smallest
+        weight on that edge (the first on ties). The KKT conditions then hold for every
+        original block.
+        """
+        prob, groups = self.prob, self.groups
+        bp, sizes = prob.block_ptr, np.diff(prob.block_ptr)
+        drop = {j for g in groups for j in g[1:]}
+        keep = [j for j in range(prob.p) if j not in drop]
+        w = prob.weights.copy()
+        for g in groups:
+            s, K = bp[g[0]], sizes[g[0]]
+            w[s : s + K] = np.min([prob.weights[bp[j] : bp[j] + K] for j in g], axis=0)
+        new_bp = np.concatenate([[0], np.cumsum(sizes[keep])]).astype(np.intp)
+        self.take = np.concatenate([np.arange(bp[j], bp[j + 1]) for j in keep])
+        self.merged = Prepared(
+            prob.codes[keep], new_bp, prob.y, family=prob.family, penalty_weights=w[self.take],
+            dense=prob.dense_input if prob.q else None, sample_weight=prob.sw,
+            offset=prob.offset, fit_intercept=prob.fit_intercept,
+        )  # fmt: skip
+
+    def _solve_merged(self, lam, solver, tol, max_iter, warm_start) -> Solution:
+        prob, groups, take = self.prob, self.groups, self.take
+        bp, sizes = prob.block_ptr, np.diff(prob.block_ptr)
+        ws = None
+        if warm_start is not None:
+            if warm_start.coef.shape != (prob.d,):
+                raise ValueError("warm_start does not match the design (number of levels/columns).")
+            theta = warm_start.coef.astype(float, copy=True)
+            for g in groups:
+                s, K = bp[g[0]], sizes[g[0]]
+                theta[s : s + K] = np.sum([warm_start.coef[bp[j] : bp[j] + K] for j in g], axis=0)
+            ws = Solution(
+                coef=theta[take], dense_coef=warm_start.dense_coef,
+                intercept=warm_start.intercept, lam=warm_start.lam, objective=np.nan,
+                kkt_violation=np.nan, converged=False, n_iter=0, n_sweeps=0,
+                eta=warm_start.eta, bin_counts=prob.counts[take],
+            )  # fmt: skip
+        sol = self.merged.solve(lam, solver=solver, tol=tol, max_iter=max_iter, warm_start=ws)
+        theta = np.zeros(prob.d)
+        theta[take] = sol.coef
+        for g in groups:
+            s0, K = bp[g[0]], sizes[g[0]]
+            merged = theta[s0 : s0 + K].copy()
+            jumps = np.diff(merged)
+            owner = np.argmin([prob.weights[bp[j] + 1 : bp[j] + K] for j in g], axis=0)
+            counts = prob.counts[s0 : s0 + K]
+            for m, j in enumerate(g):
+                lev = np.concatenate([[0.0], np.cumsum(np.where(owner == m, jumps, 0.0))])
+                if counts.sum() > 0:
+                    lev -= counts @ lev / counts.sum()
+                theta[bp[j] : bp[j] + K] = lev
+        sol.coef = theta
+        sol.bin_counts = prob.counts.copy()
+        return sol
 
 
 def _duplicate_blocks(prob: _Problem) -> list[list[int]]:
@@ -731,63 +842,6 @@ def _duplicate_blocks(prob: _Problem) -> list[list[int]]:
                 groups.append(same)
             members = [j for j in members if j not in same]
     return groups
-
-
-def _solve_merged(prob, groups, lam, solver, tol, max_iter, warm_start) -> Solution:
-    """Solve with every group of identical blocks merged into one, exactly.
-
-    For blocks with identical codes, only the sum s = Σ_g θ_g enters η, and the least
-    penalty of a given s is Σ_k min_g ω_gk |s_k − s_{k−1}| (each jump is put where it
-    is cheapest). So the merged problem has weights min_g ω_gk; its solution is split
-    back by giving every jump to the block with the smallest weight on that edge (the
-    first on ties). The KKT conditions then hold for every original block.
-    """
-    bp, sizes = prob.block_ptr, np.diff(prob.block_ptr)
-    drop = {j for g in groups for j in g[1:]}
-    keep = [j for j in range(prob.p) if j not in drop]
-    w = prob.weights.copy()
-    for g in groups:
-        s, K = bp[g[0]], sizes[g[0]]
-        w[s : s + K] = np.min([prob.weights[bp[j] : bp[j] + K] for j in g], axis=0)
-    new_sizes = sizes[keep]
-    new_bp = np.concatenate([[0], np.cumsum(new_sizes)]).astype(np.intp)
-    take = np.concatenate([np.arange(bp[j], bp[j + 1]) for j in keep])
-    ws = None
-    if warm_start is not None:
-        theta = warm_start.coef.astype(float, copy=True)
-        for g in groups:
-            s, K = bp[g[0]], sizes[g[0]]
-            theta[s : s + K] = np.sum([warm_start.coef[bp[j] : bp[j] + K] for j in g], axis=0)
-        ws = Solution(
-            coef=theta[take], dense_coef=warm_start.dense_coef, intercept=warm_start.intercept,
-            lam=warm_start.lam, objective=np.nan, kkt_violation=np.nan, converged=False,
-            n_iter=0, n_sweeps=0, eta=warm_start.eta, bin_counts=warm_start.bin_counts[take],
-        )  # fmt: skip
-    dense = None
-    if prob.q:
-        dense = prob.dense_input  # the caller's columns
-    sol = solve(
-        prob.codes[keep], new_bp, prob.y, family=prob.family, lam=lam,
-        penalty_weights=w[take], dense=dense, sample_weight=prob.sw, offset=prob.offset,
-        fit_intercept=prob.fit_intercept, solver=solver, tol=tol, max_iter=max_iter,
-        warm_start=ws,
-    )  # fmt: skip
-    theta = np.zeros(prob.d)
-    theta[take] = sol.coef
-    for g in groups:
-        s0, K = bp[g[0]], sizes[g[0]]
-        merged = theta[s0 : s0 + K].copy()
-        jumps = np.diff(merged)
-        owner = np.argmin([prob.weights[bp[j] + 1 : bp[j] + K] for j in g], axis=0)
-        counts = prob.counts[s0 : s0 + K]
-        for m, j in enumerate(g):
-            lev = np.concatenate([[0.0], np.cumsum(np.where(owner == m, jumps, 0.0))])
-            if counts.sum() > 0:
-                lev -= counts @ lev / counts.sum()
-            theta[bp[j] : bp[j] + K] = lev
-    sol.coef = theta
-    sol.bin_counts = prob.counts.copy()
-    return sol
 
 
 def lambda_max(
