@@ -131,7 +131,7 @@ class BinarsityPenalty:
         """pen(θ) = Σ_k ω_k |θ_k − θ_{k−1}| within blocks."""
         if theta.size < 2:
             return 0.0
-        return float(np.sum(self.weights[1:] * np.abs(np.diff(theta))))
+        return float(np.dot(self.weights[1:], np.abs(theta[1:] - theta[:-1])))
 
     def jumps(self, theta: np.ndarray) -> np.ndarray:
         """Boolean mask of the levels k where θ_k ≠ θ_{k−1} within a block (the support)."""
@@ -188,7 +188,8 @@ class BinarsityPenalty:
             S = S + mu[self.block_of] * N
         bound = lam * self.weights
         jump = self.jumps(theta)
-        sign = np.sign(np.diff(theta, prepend=0.0))
+        sign = np.zeros_like(theta)
+        np.sign(theta[1:] - theta[:-1], out=sign[1:])
         viol = np.where(jump, np.abs(S + bound * sign), np.maximum(np.abs(S) - bound, 0.0))
         # S_j0 is the intercept's (or the multiplier's) condition, checked elsewhere
         viol[self.is_start] = 0.0

@@ -371,8 +371,11 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
             gram = np.empty((n_free, n_free))
             _dense.weighted_gram(U, h, gram)
             # the inverse once per Newton step: the sweeps then need a tiny mat-vec only
-            eye = np.eye(n_free)
-            gram_inv = scipy.linalg.cho_solve(scipy.linalg.cho_factor(gram + ridge * eye), eye)
+            if n_free == 1:
+                gram_inv = 1.0 / (gram + ridge)  # the intercept alone: no factorisation
+            else:
+                eye = np.eye(n_free)
+                gram_inv = scipy.linalg.cho_solve(scipy.linalg.cho_factor(gram + ridge * eye), eye)
             g_free = np.empty(n_free)
         z[:] = r
         delta_eta[:] = 0.0
