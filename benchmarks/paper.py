@@ -282,6 +282,7 @@ def run(out: SuiteOutput, quick: bool, data_dir, only: set[str] | None = None, *
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.33, stratify=y, random_state=0)
         print(f"  {name}: train {Xtr.shape}, test {Xte.shape}", flush=True)
         tuned = []
+        scores: dict[str, np.ndarray] = {}  # test scores, for paired bootstrap CIs
         if ours_ok:
             tuned += [
                 ("binarsity, ours (theory weights)", _ours("theory", grid), n_splits),
@@ -301,12 +302,14 @@ def run(out: SuiteOutput, quick: bool, data_dir, only: set[str] | None = None, *
             t0 = time.perf_counter()
             model = fit(Xtr, ytr, best)
             train_s = time.perf_counter() - t0
-            _row(out, name, label, _auc(yte, score(model, Xte)), train_s, cv_s, best, cv_auc)
+            scores[label] = np.asarray(score(model, Xte), dtype=np.float64)
+            _row(out, name, label, _auc(yte, scores[label]), train_s, cv_s, best, cv_auc)
         if ours_ok:
             res, train_s = timed(
                 lambda Xtr=Xtr, ytr=ytr, cols=columns: _ours_cv(Xtr, ytr, cols, n_splits)
             )
-            auc = _auc(yte, res.predict(_frame(Xte, columns), type="link"))
+            scores[OURS_CV] = np.asarray(res.predict(_frame(Xte, columns), type="link"))
+            auc = _auc(yte, scores[OURS_CV])
             hyper = f"lam_min={res.lam:.3g} of {res.n_lambdas_evaluated} λ"
             _row(out, name, OURS_CV, auc, train_s, float("nan"), hyper)
         gam, train_s = timed(lambda Xtr=Xtr, ytr=ytr: _gam(Xtr, ytr, quick))
@@ -315,9 +318,9 @@ def run(out: SuiteOutput, quick: bool, data_dir, only: set[str] | None = None, *
         _row(out, name, "LogisticGAM (pygam)", auc, train_s, float("nan"), hyper)
         for label, make in _default_models(quick).items():
             model, train_s = timed(lambda make=make, Xtr=Xtr, ytr=ytr: make().fit(Xtr, ytr))
-            auc = _auc(yte, model.predict_proba(Xte)[:, 1])
-            _row(out, name, label, auc, train_s, float("nan"), "defaults")
-        _targets(out, name)
+            scores[label] = model.predict_proba(Xte)[:, 1]
+            _row(out, name, label, _auc(yte, scores[label]), train_s, float("nan"), "defaults")
+        _targets(out, name, yte, scores)
     _figure(out)
     out.write(["data", "model", "test_auc", "paper_auc", "train_s", "cv_s", "hyper", "cv_auc"])
 
@@ -337,7 +340,33 @@ def _row(out, name, label, auc, train_s, cv_s, hyper, cv_auc=float("nan")) -> No
     return row
 
 
-def _targets(out: SuiteOutput, name: str) -> None:
+def paired_auc_ci(y, score_a, score_b, n_boot: int = 2000, seed: int = 0):
+    """AUC(a) − AUC(b) on the same test rows and its paired bootstrap 95% interval.
+
+    Rows are resampled with replacement (multinomial weights, the same for both
+    models), so the interval accounts for the test set's own sampling noise - which
+    is what a difference of a few thousandths in test AUC has to be compared with.
+
+    Returns
+    -------
+    diff, lo, hi : float
+        The observed difference and the 2.5% / 97.5% bootstrap quantiles.
+    """
+    from binarsity_stats._model import weighted_auc
+
+    y = np.asarray(y, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    ones = np.ones_like(y)
+    diff = weighted_auc(y, score_a, ones) - weighted_auc(y, score_b, ones)
+    boots = np.empty(n_boot)
+    for b in range(n_boot):
+        w = rng.multinomial(y.size, np.full(y.size, 1.0 / y.size)).astype(np.float64)
+        boots[b] = weighted_auc(y, score_a, w) - weighted_auc(y, score_b, w)
+    lo, hi = np.nanquantile(boots, [0.025, 0.975])
+    return float(diff), float(lo), float(hi)
+
+
+def _targets(out: SuiteOutput, name: str, y_test=None, scores=None) -> None:
     rows = {r["model"]: r for r in out.rows if r["data"] == name}
     ours = rows.get("binarsity, ours (theory weights)")
     if ours is None:
@@ -361,6 +390,17 @@ def _targets(out: SuiteOutput, name: str) -> None:
         f"single-λ fit {ours['train_s']:.3f} s vs LightGBM {lgb['train_s']:.3f} s "
         f"({'met' if ours['train_s'] < lgb['train_s'] else 'NOT met'})"
     )
+    if scores is None:
+        return
+    a_label = "binarsity, ours (theory weights)"
+    for other in ("binarsity, tick", "EBM main effects (interpret)",
+                  "binarsity, ours (uniform weights)"):  # fmt: skip
+        if a_label in scores and other in scores:
+            diff, lo, hi = paired_auc_ci(y_test, scores[a_label], scores[other])
+            out.note(
+                f"{name}: test AUC of ours (theory weights) minus {other}: {diff:+.4f}, "
+                f"paired bootstrap 95% CI [{lo:+.4f}, {hi:+.4f}] (2000 resamples)"
+            )
 
 
 def _figure(out: SuiteOutput) -> None:
