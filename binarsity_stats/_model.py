@@ -555,6 +555,7 @@ class BinarsityModel:
         cv_tol: float | None = 1e-5,
         early_stopping: bool = True,
         patience: int = 5,
+        groups: Any = None,
     ) -> CVResults:
         """K-fold cross-validation over a λ path; refits the chosen λ on all rows.
 
@@ -593,6 +594,12 @@ class BinarsityModel:
             grid actually evaluated is ``lams`` of the result. False: the whole grid.
         patience : int, default=5
             The number of consecutive λ values outside the band that stops the walk.
+        groups : array-like of shape (n,), optional
+            Group labels (a patient, a household, a policy...): all rows of a group go
+            to the same fold, so the CV scores a model on groups it has not seen.
+            Groups are shuffled with ``random_state`` and given to folds largest first,
+            each to the fold with the fewest rows (as scikit-learn's ``GroupKFold``);
+            folds are then not stratified. Needs at least ``folds`` groups.
 
         Returns
         -------
@@ -623,10 +630,13 @@ class BinarsityModel:
             raise ValueError(f"n_jobs must be a non-zero integer; got {n_jobs!r}.")
         workers = (os.cpu_count() or 1) if n_jobs < 0 else int(n_jobs)
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
-        fold_id = fold_ids(
-            self.y, int(folds), stratify=self.family.name == "binomial",
-            random_state=random_state,
-        )  # fmt: skip
+        if groups is None:
+            fold_id = fold_ids(
+                self.y, int(folds), stratify=self.family.name == "binomial",
+                random_state=random_state,
+            )  # fmt: skip
+        else:
+            fold_id = group_fold_ids(groups, int(folds), self.nobs, random_state=random_state)
         opts = {"solver": solver, "tol": tol, "max_iter": max_iter}
         if cv_tol is not None and not (isinstance(cv_tol, (int, float)) and cv_tol > 0):
             raise ValueError(f"cv_tol must be a positive number or None; got {cv_tol!r}.")
@@ -830,6 +840,61 @@ def fold_ids(
         out[idx] = (start + np.arange(idx.size)) % folds
         start += idx.size
     return out
+
+
+def group_fold_ids(groups: Any, folds: int, n: int, *, random_state: Any = None) -> np.ndarray:
+    """Assign whole groups of rows to K folds, balancing the number of rows per fold.
+
+    Parameters
+    ----------
+    groups : array-like of shape (n,)
+        Group label of every row (any hashable values, no missing values).
+    folds : int
+        K (at most the number of distinct groups).
+    n : int
+        Number of rows expected.
+    random_state : int, numpy Generator or None
+        Seed of the shuffle that breaks ties between groups of equal size.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        Fold index in 0..K−1 of every row; rows of one group share it.
+
+    Raises
+    ------
+    ValueError
+        If ``groups`` has the wrong length, missing values, or fewer than K groups.
+    """
+    import pandas as pd
+
+    values = groups.to_numpy(dtype=object) if isinstance(groups, pd.Series) else groups
+    values = np.asarray(values, dtype=object)
+    if values.ndim != 1:
+        raise ValueError(f"groups must be 1-D (one label per row); got shape {values.shape}.")
+    labels = pd.Series(values)
+    if labels.shape[0] != n:
+        raise ValueError(f"groups has {labels.shape[0]} rows but the data has {n}.")
+    if labels.isna().any():
+        raise ValueError("groups contains missing values; give every row a group.")
+    codes, uniques = pd.factorize(labels, sort=True)
+    n_groups = len(uniques)
+    if n_groups < folds:
+        raise ValueError(
+            f"groups has {n_groups} distinct groups but folds={folds}; "
+            "use at most as many folds as groups."
+        )
+    sizes = np.bincount(codes, minlength=n_groups)
+    rng = np.random.default_rng(random_state)
+    order = rng.permutation(n_groups)
+    order = order[np.argsort(-sizes[order], kind="stable")]  # largest first, ties shuffled
+    load = np.zeros(folds, dtype=np.int64)
+    fold_of_group = np.empty(n_groups, dtype=np.intp)
+    for g in order:
+        k = int(np.argmin(load))
+        fold_of_group[g] = k
+        load[k] += sizes[g]
+    return fold_of_group[codes]
 
 
 def weighted_auc(y: np.ndarray, score_: np.ndarray, sw: np.ndarray) -> float:

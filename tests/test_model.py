@@ -203,6 +203,33 @@ def test_cv_early_stopping_truncates_the_grid_without_changing_the_choice():
             model.fit_cv(patience=bad, **kw)
 
 
+def test_cv_groups_keep_every_group_in_one_fold():
+    df = simulate("binomial", n=240, seed=22)
+    model = glm(FORMULA, df, family="binomial")
+    rng = np.random.default_rng(5)
+    groups = np.array([f"patient{k}" for k in rng.integers(0, 37, size=len(df))])
+    kw = {"folds": 4, "random_state": 2, "n_lambdas": 6, "lam_min_ratio": 1e-2}
+    cv = model.fit_cv(groups=groups, **kw)
+    for label in np.unique(groups):
+        assert np.unique(cv.fold_ids[groups == label]).size == 1
+    rows = np.bincount(cv.fold_ids, minlength=4)
+    biggest = np.bincount(np.unique(groups, return_inverse=True)[1]).max()
+    assert rows.max() - rows.min() <= biggest  # greedy balance: within one group
+    again = model.fit_cv(groups=pd.Series(groups), **kw)
+    np.testing.assert_array_equal(cv.fold_ids, again.fold_ids)
+    np.testing.assert_array_equal(cv.fold_scores, again.fold_scores)
+    # the folds are really held out by group: scores differ from row-wise folds
+    assert not np.array_equal(model.fit_cv(**kw).fold_ids, cv.fold_ids)
+    with pytest.raises(ValueError, match="groups has 3 distinct groups but folds=4"):
+        model.fit_cv(groups=np.arange(len(df)) % 3, **kw)
+    with pytest.raises(ValueError, match="groups has 10 rows but the data has 240"):
+        model.fit_cv(groups=np.arange(10), **kw)
+    with pytest.raises(ValueError, match="groups contains missing values"):
+        model.fit_cv(groups=np.where(np.arange(len(df)) == 7, None, groups), **kw)
+    with pytest.raises(ValueError, match="groups must be 1-D"):
+        model.fit_cv(groups=np.zeros((len(df), 2)), **kw)
+
+
 def test_stratified_folds_keep_class_proportions():
     y = np.r_[np.zeros(97), np.ones(23)]
     ids = fold_ids(y, 5, stratify=True, random_state=0)
