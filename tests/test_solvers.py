@@ -14,7 +14,7 @@ from numpy.testing import assert_allclose
 
 from binarsity_stats._histogram import bin_sums_all
 from binarsity_stats._penalty import BinarsityPenalty, penalty_weights
-from binarsity_stats._solvers import ConvergenceWarning, lambda_max, solve
+from binarsity_stats._solvers import ConvergenceWarning, Prepared, lambda_max, solve
 
 FAMILIES = ["gaussian", "binomial", "poisson"]
 
@@ -280,3 +280,33 @@ def test_identical_blocks_are_merged_exactly(solver):
     for j in range(len(bp2) - 1):
         s, e = bp2[j], bp2[j + 1]
         assert abs(counts[s:e] @ sol.coef[s:e]) < 1e-9
+
+
+@pytest.mark.parametrize("duplicate", [False, True])
+def test_prepared_design_reused_along_a_path_equals_fresh_solves(duplicate):
+    """Paths and CV folds prepare a design once and solve it at many λ: the reuse
+    (scratch buffers, merged identical blocks, the tolerance's scale) must not leak
+    anything from one solve into the next - bitwise the same as fresh solves."""
+    codes, bp, y, rng = _simulate("binomial", n=600, seed=4)
+    if duplicate:
+        codes = np.ascontiguousarray(np.vstack([codes, codes[1]]))
+        bp = np.append(bp, bp[-1] + bp[2] - bp[1]).astype(np.intp)
+    sw = rng.uniform(0.5, 2.0, size=len(y))
+    w = penalty_weights("theory", _counts(codes, bp, sw), bp)
+    dense = rng.normal(size=(len(y), 2))
+    kw = {"family": "binomial", "penalty_weights": w, "dense": dense, "sample_weight": sw}
+    prepared = Prepared(codes, bp, y, **kw)
+    assert (prepared.merged is not None) == duplicate
+    prev_a = prev_b = None
+    for lam in (0.05, 0.01, 0.002, 0.01):  # down the path, then back up
+        a = prepared.solve(lam, tol=1e-9, warm_start=prev_a)
+        b = solve(codes, bp, y, lam=lam, tol=1e-9, warm_start=prev_b, **kw)
+        for field in ("coef", "dense_coef", "eta", "bin_counts"):
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+        assert (a.intercept, a.objective, a.n_sweeps) == (b.intercept, b.objective, b.n_sweeps)
+        prev_a, prev_b = a, b
+    with pytest.raises(ValueError, match="lam"):
+        prepared.solve(-1.0)
+    with pytest.raises(ValueError, match="warm_start does not match"):
+        prepared.solve(0.01, warm_start=solve(codes[:1], bp[:2], y, lam=0.01,
+                                              penalty_weights=w[: bp[1]]))  # fmt: skip
