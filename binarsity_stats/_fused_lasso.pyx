@@ -420,11 +420,14 @@ cdef bint _unit_fused_lasso(
     Py_ssize_t K,
     const double* y,
     const double* lam,
+    double step,
     double* out,
     double* work,
     double* total,
 ) noexcept nogil:
-    """Johnson's DP specialised to unit weights: the TV prox of y.
+    """Johnson's DP specialised to unit weights: the TV prox of y with edge
+    penalties step * lam_k (the product is formed here, as NumPy would, so that
+    the prox driver needs no array of penalties).
 
     With w_k = 1 every piece of D_k has slope >= 1 (clipping leaves constant end
     pieces, and node k adds t - y_k everywhere), so D_k is strictly increasing:
@@ -477,7 +480,7 @@ cdef bint _unit_fused_lasso(
     cl = -y[0]
     cr = -y[0]
     for k in range(K - 1):
-        lm = lam[k + 1]
+        lm = step * lam[k + 1]
         if lm > cap:
             lm = cap
         # ---- t- = sup{D < -lm}: pop knots from the left
@@ -607,7 +610,7 @@ cdef void weighted_fused_lasso(
     cdef DPEvent ev
     if K <= 0:
         return
-    if w == NULL and _unit_fused_lasso(K, y, lam, out, work, &t):
+    if w == NULL and _unit_fused_lasso(K, y, lam, 1.0, out, work, &t):
         return
     if not _scales(K, y, w, &ysc, &wsc, &ymin, &ymax):
         for k in range(K):
@@ -1013,23 +1016,30 @@ def constrained_fused_lasso_py(const double[::1] y, const double[::1] w,
 
 def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
                    const double[::1] lam, const double[::1] counts,
-                   double[::1] out, int mode, double tol):
+                   double[::1] out, int mode, double tol, double step=1.0):
     """Block-wise prox with unit observation weights (validated inputs).
 
-    mode 0: TV prox of every block; mode 1: TV prox then subtract the block mean
-    (paper's Algorithm 1 for equal counts); mode 2: exact prox with the
-    constraint counts' theta_j = 0 (counts must be given). Returns the largest
-    number of evaluations used by a block, or -1 if any block failed.
+    The edge penalties are step * lam (step = 1: lam itself). mode 0: TV prox
+    of every block; mode 1: TV prox then subtract the block mean (paper's
+    Algorithm 1 for equal counts); mode 2: exact prox with the constraint
+    counts' theta_j = 0 (counts must be given). Returns the largest number of
+    evaluations used by a block, or -1 if any block failed.
     """
     cdef Py_ssize_t p = block_ptr.shape[0] - 1
-    cdef Py_ssize_t j, k, start, K, kmax = 1
+    cdef Py_ssize_t j, k, start, K, kmax = 1, wsize
     cdef const double* cptr = NULL
+    cdef const double* lptr
+    cdef double* lbuf
     cdef double mean
     cdef int it, worst = 0
     for j in range(p):
         if block_ptr[j + 1] - block_ptr[j] > kmax:
             kmax = block_ptr[j + 1] - block_ptr[j]
-    cdef double[::1] work = np.empty(fused_lasso_work_size(kmax))
+    # the kernels' work space, then room for one block's step * lam (only the
+    # general kernels read it; np.empty touches no page that is not used)
+    wsize = fused_lasso_work_size(kmax)
+    cdef double[::1] work = np.empty(wsize + kmax)
+    lbuf = &work[0] + wsize
     if counts is not None and counts.shape[0] > 0:
         cptr = &counts[0]
     if mode == 2 and (cptr == NULL or counts.shape[0] != v.shape[0]):
@@ -1038,24 +1048,30 @@ def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
         for j in range(p):
             start = block_ptr[j]
             K = block_ptr[j + 1] - start
+            if mode != 2 and _unit_fused_lasso(K, &v[start], &lam[start], step,
+                                               &out[start], &work[0], &mean):
+                if mode == 1:
+                    mean /= K
+                    for k in range(start, start + K):
+                        out[k] -= mean
+                continue
+            lptr = &lam[start]
+            if step != 1.0:
+                for k in range(K):
+                    lbuf[k] = step * lam[start + k]
+                lptr = lbuf
             if mode == 2:
-                it = constrained_fused_lasso(K, &v[start], NULL, &lam[start],
+                it = constrained_fused_lasso(K, &v[start], NULL, lptr,
                                              cptr + start, &out[start],
                                              &work[0], tol)
                 if it < 0 or worst < 0:
                     worst = -1
                 elif it > worst:
                     worst = it
-            elif _unit_fused_lasso(K, &v[start], &lam[start], &out[start],
-                                   &work[0], &mean):
-                if mode == 1:
-                    mean /= K
-                    for k in range(start, start + K):
-                        out[k] -= mean
             else:
                 # max |v| outside the unscaled kernel's range: the scaled DP
-                weighted_fused_lasso(K, &v[start], NULL, &lam[start],
-                                     &out[start], &work[0])
+                weighted_fused_lasso(K, &v[start], NULL, lptr, &out[start],
+                                     &work[0])
                 if mode == 1:
                     mean = 0.0
                     for k in range(start, start + K):
