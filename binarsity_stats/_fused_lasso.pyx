@@ -404,6 +404,190 @@ cdef inline bint _scales(Py_ssize_t K, const double* y, const double* w,
     return True
 
 
+# ---------------------------------------------------------------------------
+# Unit observation weights: the TV prox (w = NULL)
+# ---------------------------------------------------------------------------
+
+# The unit-weight kernel runs on the caller's values, unscaled, when max |y|
+# lies in this range: its intermediate values are then bounded by ~K^2 max|y|
+# (far from overflow) and far above the subnormals. Outside it the general,
+# scaled DP is used.
+cdef double _UNIT_YMAX = 1e100
+cdef double _UNIT_YMIN = 1e-100
+
+
+cdef bint _unit_fused_lasso(
+    Py_ssize_t K,
+    const double* y,
+    const double* lam,
+    double step,
+    double* out,
+    double* work,
+    double* total,
+) noexcept nogil:
+    """Johnson's DP specialised to unit weights: the TV prox of y with edge
+    penalties step * lam_k (the product is formed here, as NumPy would, so that
+    the prox driver needs no array of penalties).
+
+    With w_k = 1 every piece of D_k has slope >= 1 (clipping leaves constant end
+    pieces, and node k adds t - y_k everywhere), so D_k is strictly increasing:
+    t-_k < t+_k (equal when lam = 0), the root of D_{K-1} is unique, and no
+    piece is ever flat. That removes, compared with `_dp`, the zero-weight
+    branches and events, the normalisation, and the second root scan; and the
+    end pieces are known in closed form after each clip: slope 1, intercept
+    -lam_e - y_{k+1} (left) and lam_e - y_{k+1} (right), as in Johnson's own
+    implementation. Knots are stored interleaved (position, change of slope,
+    change of intercept) so that a pop touches one cache line.
+
+    Penalties are capped at C = 2 K (max y - min y): the minimiser lies in
+    [min y, max y], so its dual variable u_l = sum_{k<l} (theta_k - y_k) obeys
+    |u_l| <= K (max y - min y) / 2 < C and no capped edge can carry a jump
+    (|u_l| = lam_l there); the capped problem therefore has the same solution,
+    and -lam + (c + lam) never costs eps * lam of accuracy (lam = inf works).
+
+    t-_k is written to out[k] (overwritten by the backtrack), t+_k to work
+    after the knots. Returns False, out untouched, when max |y| is outside
+    [_UNIT_YMIN, _UNIT_YMAX] (the caller then uses the scaled DP); otherwise
+    out holds the solution, clipped to [min y, max y] like the general kernel's,
+    and total[0] its sum (the block mean costs no extra pass). K >= 1.
+    """
+    cdef Py_ssize_t cap3 = 3 * (2 * K + 2)
+    cdef double* TP = work + cap3
+    cdef Py_ssize_t k, lo, hi
+    cdef double ymin = y[0], ymax = y[0], big, cap
+    cdef double lm, s, c, x, xprev, tm, tp, sm, cm, cl, cr, th, acc
+
+    for k in range(1, K):
+        if y[k] < ymin:
+            ymin = y[k]
+        if y[k] > ymax:
+            ymax = y[k]
+    big = ymax if ymax > -ymin else -ymin
+    if not (_UNIT_YMIN <= big <= _UNIT_YMAX):
+        return False
+    if K == 1:
+        out[0] = y[0]
+        total[0] = y[0]
+        return True
+    cap = 2.0 * <double>K * (ymax - ymin)
+
+    # Knots lo..hi (empty when lo > hi) sit at work[3 i], work[3 i + 1],
+    # work[3 i + 2]. Each step pushes one knot on each side, so starting from
+    # the middle, K - 1 steps keep 1 <= lo and hi <= 2 K - 2.
+    lo = K
+    hi = K - 1
+    # D_0(t) = t - y_0: both end pieces are (slope 1, intercept -y_0)
+    cl = -y[0]
+    cr = -y[0]
+    for k in range(K - 1):
+        lm = step * lam[k + 1]
+        if lm > cap:
+            lm = cap
+        # ---- t- = sup{D < -lm}: pop knots from the left
+        s = 1.0
+        c = cl
+        xprev = -INFINITY
+        while lo <= hi:
+            x = work[3 * lo]
+            if s * x + c >= -lm:
+                break
+            s += work[3 * lo + 1]
+            c += work[3 * lo + 2]
+            xprev = x
+            lo += 1
+        if lo > hi:
+            # past every knot: the exact right end piece, not the sum of deltas
+            s = 1.0
+            c = cr
+            tm = -lm - c
+        else:
+            tm = (-lm - c) / s
+            # rounding must not move the knot out of its piece
+            if tm > work[3 * lo]:
+                tm = work[3 * lo]
+        if tm < xprev:
+            tm = xprev
+        lo -= 1
+        work[3 * lo] = tm
+        work[3 * lo + 1] = s
+        work[3 * lo + 2] = c + lm
+        # the piece right of t-, exact, for the right scan if it gets there
+        sm = s
+        cm = c
+        # the solution lies in [min y, max y]: clip t- there now (the
+        # backtrack's clip then keeps theta in range with no extra test)
+        out[k] = tm if tm < ymax else ymax
+
+        # ---- t+ = inf{D > lm}: pop knots from the right, down to t-
+        # (D(t-) = -lm <= lm, so t+ >= t-)
+        s = 1.0
+        c = cr
+        xprev = INFINITY
+        while hi > lo:
+            x = work[3 * hi]
+            if s * x + c <= lm:
+                break
+            s -= work[3 * hi + 1]
+            c -= work[3 * hi + 2]
+            xprev = x
+            hi -= 1
+        if hi == lo:
+            s = sm
+            c = cm
+        tp = (lm - c) / s
+        if tp > xprev:
+            tp = xprev
+        if tp < work[3 * hi]:
+            tp = work[3 * hi]
+        hi += 1
+        work[3 * hi] = tp
+        work[3 * hi + 1] = -s
+        work[3 * hi + 2] = lm - c
+        TP[k] = tp if tp > ymin else ymin
+
+        # ---- add node k + 1 to the clipped end pieces (0, -lm) and (0, lm)
+        cl = -lm - y[k + 1]
+        cr = lm - y[k + 1]
+
+    # ---- theta_{K-1}: the root of the strictly increasing D_{K-1}
+    s = 1.0
+    c = cl
+    xprev = -INFINITY
+    while lo <= hi:
+        x = work[3 * lo]
+        if s * x + c >= 0.0:
+            break
+        s += work[3 * lo + 1]
+        c += work[3 * lo + 2]
+        xprev = x
+        lo += 1
+    if lo > hi:
+        th = -cr
+    else:
+        th = -c / s
+        if th > work[3 * lo]:
+            th = work[3 * lo]
+    if th < xprev:
+        th = xprev
+    if th < ymin:
+        th = ymin
+    if th > ymax:
+        th = ymax
+
+    # ---- backtrack: theta_k = clip(theta_{k+1}, t-_k, t+_k), summing as we go
+    out[K - 1] = th
+    acc = th
+    for k in range(K - 2, -1, -1):
+        if th < out[k]:
+            th = out[k]
+        if th > TP[k]:
+            th = TP[k]
+        out[k] = th
+        acc += th
+    total[0] = acc
+    return True
+
+
 cdef void weighted_fused_lasso(
     Py_ssize_t K,
     const double* y,
@@ -425,6 +609,8 @@ cdef void weighted_fused_lasso(
     cdef double ysc, wsc, ymin, ymax, t
     cdef DPEvent ev
     if K <= 0:
+        return
+    if w == NULL and _unit_fused_lasso(K, y, lam, 1.0, out, work, &t):
         return
     if not _scales(K, y, w, &ysc, &wsc, &ymin, &ymax):
         for k in range(K):
@@ -830,23 +1016,30 @@ def constrained_fused_lasso_py(const double[::1] y, const double[::1] w,
 
 def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
                    const double[::1] lam, const double[::1] counts,
-                   double[::1] out, int mode, double tol):
+                   double[::1] out, int mode, double tol, double step=1.0):
     """Block-wise prox with unit observation weights (validated inputs).
 
-    mode 0: TV prox of every block; mode 1: TV prox then subtract the block mean
-    (paper's Algorithm 1 for equal counts); mode 2: exact prox with the
-    constraint counts' theta_j = 0 (counts must be given). Returns the largest
-    number of evaluations used by a block, or -1 if any block failed.
+    The edge penalties are step * lam (step = 1: lam itself). mode 0: TV prox
+    of every block; mode 1: TV prox then subtract the block mean (paper's
+    Algorithm 1 for equal counts); mode 2: exact prox with the constraint
+    counts' theta_j = 0 (counts must be given). Returns the largest number of
+    evaluations used by a block, or -1 if any block failed.
     """
     cdef Py_ssize_t p = block_ptr.shape[0] - 1
-    cdef Py_ssize_t j, k, start, K, kmax = 1
+    cdef Py_ssize_t j, k, start, K, kmax = 1, wsize
     cdef const double* cptr = NULL
+    cdef const double* lptr
+    cdef double* lbuf
     cdef double mean
     cdef int it, worst = 0
     for j in range(p):
         if block_ptr[j + 1] - block_ptr[j] > kmax:
             kmax = block_ptr[j + 1] - block_ptr[j]
-    cdef double[::1] work = np.empty(fused_lasso_work_size(kmax))
+    # the kernels' work space, then room for one block's step * lam (only the
+    # general kernels read it; np.empty touches no page that is not used)
+    wsize = fused_lasso_work_size(kmax)
+    cdef double[::1] work = np.empty(wsize + kmax)
+    lbuf = &work[0] + wsize
     if counts is not None and counts.shape[0] > 0:
         cptr = &counts[0]
     if mode == 2 and (cptr == NULL or counts.shape[0] != v.shape[0]):
@@ -855,8 +1048,20 @@ def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
         for j in range(p):
             start = block_ptr[j]
             K = block_ptr[j + 1] - start
+            if mode != 2 and _unit_fused_lasso(K, &v[start], &lam[start], step,
+                                               &out[start], &work[0], &mean):
+                if mode == 1:
+                    mean /= K
+                    for k in range(start, start + K):
+                        out[k] -= mean
+                continue
+            lptr = &lam[start]
+            if step != 1.0:
+                for k in range(K):
+                    lbuf[k] = step * lam[start + k]
+                lptr = lbuf
             if mode == 2:
-                it = constrained_fused_lasso(K, &v[start], NULL, &lam[start],
+                it = constrained_fused_lasso(K, &v[start], NULL, lptr,
                                              cptr + start, &out[start],
                                              &work[0], tol)
                 if it < 0 or worst < 0:
@@ -864,8 +1069,9 @@ def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
                 elif it > worst:
                     worst = it
             else:
-                weighted_fused_lasso(K, &v[start], NULL, &lam[start],
-                                     &out[start], &work[0])
+                # max |v| outside the unscaled kernel's range: the scaled DP
+                weighted_fused_lasso(K, &v[start], NULL, lptr, &out[start],
+                                     &work[0])
                 if mode == 1:
                     mean = 0.0
                     for k in range(start, start + K):

@@ -15,6 +15,7 @@ independently of the dynamic programme (a taut string), used by the tests.
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 
@@ -43,25 +44,34 @@ _MODE_TV, _MODE_MEAN, _MODE_EXACT = 0, 1, 2
 
 
 def _as_vector(x: ArrayLike, name: str, length: int | None = None) -> NDArray[np.float64]:
-    """A finite 1-D float64 copy of `x`, or an error naming `name`."""
+    """`x` as a finite 1-D C-contiguous float64 array, or an error naming `name`.
+
+    No copy is made when `x` already is one: the kernels only read their inputs
+    and every driver returns a new array.
+    """
     arr = np.asarray(x)
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
-    ):
+    # kinds f, i, u are exactly the floating and integer dtypes (not bool,
+    # complex, object, strings or datetimes)
+    if arr.dtype.kind not in "fiu":
         raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
     if length is not None and arr.shape[0] != length:
         raise ValueError(f"{name} must have length {length}, got {arr.shape[0]}")
-    arr = np.array(arr, dtype=np.float64, order="C", copy=True)
-    if not np.all(np.isfinite(arr)):
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    # A finite sum proves every entry finite (a NaN or inf makes it NaN or
+    # inf) in one vectorised pass with no temporary; only a non-finite sum,
+    # which finite entries can also give by overflow, needs the full test.
+    if not math.isfinite(np.add.reduce(arr)) and not np.isfinite(arr).all():
         raise ValueError(f"{name} must be finite (no NaN or inf)")
     return arr
 
 
 def _nonnegative(arr: NDArray[np.float64], name: str) -> NDArray[np.float64]:
-    if arr.size and arr.min() < 0:
-        raise ValueError(f"{name} must be >= 0, got a minimum of {arr.min()!r}")
+    if arr.size:
+        low = np.minimum.reduce(arr)
+        if low < 0:
+            raise ValueError(f"{name} must be >= 0, got a minimum of {low!r}")
     return arr
 
 
@@ -69,7 +79,7 @@ def _as_scalar(x: object, name: str) -> float:
     if isinstance(x, bool | np.bool_) or not isinstance(x, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
     value = float(x)
-    if not np.isfinite(value):
+    if not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value!r}")
     if value < 0:
         raise ValueError(f"{name} must be >= 0, got {value!r}")
@@ -78,7 +88,7 @@ def _as_scalar(x: object, name: str) -> float:
 
 def _as_block_ptr(block_ptr: ArrayLike, d: int) -> NDArray[np.intp]:
     arr = np.asarray(block_ptr)
-    if not np.issubdtype(arr.dtype, np.integer):
+    if arr.dtype.kind not in "iu":
         raise TypeError(f"block_ptr must be an array of integers, got dtype {arr.dtype}")
     if arr.ndim != 1 or arr.shape[0] < 1:
         raise ValueError(f"block_ptr must be 1-D with at least one entry, got shape {arr.shape}")
@@ -103,15 +113,15 @@ def _blocks(v: ArrayLike, block_ptr: ArrayLike, weights: ArrayLike, step: object
     ptr = _as_block_ptr(block_ptr, len(v_))
     w_ = _nonnegative(_as_vector(weights, "weights", len(v_)), "weights")
     step_ = _as_scalar(step, "step")
-    with np.errstate(over="ignore"):  # inf is a valid (infinitely strong) fusion
-        lam = step_ * w_
-    return v_, ptr, lam
+    return v_, ptr, w_, step_
 
 
-def _prox_blocks(v, ptr, lam, counts, mode) -> NDArray[np.float64]:
+def _prox_blocks(v, ptr, weights, step, counts, mode) -> NDArray[np.float64]:
+    """The kernels on validated inputs; the penalties step * weights are formed
+    in the kernel (an overflow to inf is a valid, infinitely strong fusion)."""
     out = np.empty_like(v)
     if len(v):
-        status = _fused_lasso.prox_blocks_py(v, ptr, lam, counts, out, mode, _TOL)
+        status = _fused_lasso.prox_blocks_py(v, ptr, weights, counts, out, mode, _TOL, step)
         if status < 0:
             warnings.warn(
                 "the exact prox of binarsity hit its iteration limit on some block",
@@ -281,9 +291,7 @@ def prox_tv(v: ArrayLike, weights: ArrayLike, step: float = 1.0) -> NDArray[np.f
     ptr = np.array([0, len(v_)], dtype=np.intp)
     w_ = _nonnegative(_as_vector(weights, "weights", len(v_)), "weights")
     step_ = _as_scalar(step, "step")
-    with np.errstate(over="ignore"):
-        lam = step_ * w_
-    return _prox_blocks(v_, ptr, lam, None, _MODE_TV)
+    return _prox_blocks(v_, ptr, w_, step_, None, _MODE_TV)
 
 
 def prox_binarsity(
@@ -336,11 +344,11 @@ def prox_binarsity(
         If shapes or offsets are inconsistent, a value is not finite, or a
         weight, count or `step` is < 0.
     """
-    v_, ptr, lam = _blocks(v, block_ptr, weights, step)
+    v_, ptr, w_, step_ = _blocks(v, block_ptr, weights, step)
     if counts is None:
-        return _prox_blocks(v_, ptr, lam, None, _MODE_MEAN)
+        return _prox_blocks(v_, ptr, w_, step_, None, _MODE_MEAN)
     n_ = _nonnegative(_as_vector(counts, "counts", len(v_)), "counts")
-    return _prox_blocks(v_, ptr, lam, n_, _MODE_EXACT)
+    return _prox_blocks(v_, ptr, w_, step_, n_, _MODE_EXACT)
 
 
 def paper_algorithm1(
@@ -391,11 +399,11 @@ def paper_algorithm1(
         If shapes or offsets are inconsistent, a value is not finite, or a
         weight, count or `step` is < 0.
     """
-    v_, ptr, lam = _blocks(v, block_ptr, weights, step)
+    v_, ptr, w_, step_ = _blocks(v, block_ptr, weights, step)
     if counts is None:
-        return _prox_blocks(v_, ptr, lam, None, _MODE_MEAN)
+        return _prox_blocks(v_, ptr, w_, step_, None, _MODE_MEAN)
     n_ = _nonnegative(_as_vector(counts, "counts", len(v_)), "counts")
-    beta = _prox_blocks(v_, ptr, lam, None, _MODE_TV)
+    beta = _prox_blocks(v_, ptr, w_, step_, None, _MODE_TV)
     for start, stop in zip(ptr[:-1], ptr[1:], strict=True):
         nj = n_[start:stop]
         nn = nj @ nj

@@ -11,7 +11,11 @@ What is proved here:
 * equivalences and invariances: scaling, the K = 2 closed form, decoupling at
   lam = 0, the equal-counts constraint as a mean shift;
 * the documented conventions for degenerate inputs, and finiteness at extreme
-  magnitudes.
+  magnitudes;
+* the unit-weight kernel of the TV prox: equal to the general DP to 1e-12 and to
+  cvxpy, KKT-certified, with penalties 0, inf and spread over many orders of
+  magnitude, K = 1, 2, and magnitudes inside and outside its unscaled range
+  (random instances and a hypothesis property).
 """
 
 from __future__ import annotations
@@ -21,8 +25,11 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
+from binarsity_stats import _fused_lasso
 from binarsity_stats._prox import (
     _reference_constrained_fused_lasso,
     _reference_weighted_fused_lasso,
@@ -311,3 +318,127 @@ def test_constrained_extreme_magnitudes_finite():
                 warnings.simplefilter("error" if converges else "ignore", RuntimeWarning)
                 theta = constrained_fused_lasso(y, w, lam, n)
             assert np.all(np.isfinite(theta))
+
+
+# ---------------------------------------------------------------------------
+# unit observation weights: the specialised kernel behind the TV prox
+# ---------------------------------------------------------------------------
+
+
+def unit_kernel(y, lam, step=1.0):
+    """The unit-weight kernel (w = NULL) through prox_blocks_py, mode 0."""
+    y = np.ascontiguousarray(y, dtype=float)
+    out = np.empty_like(y)
+    ptr = np.array([0, len(y)], dtype=np.intp)
+    _fused_lasso.prox_blocks_py(y, ptr, np.asarray(lam, dtype=float), None, out, 0, 1e-12, step)
+    return out
+
+
+def general_kernel(y, lam):
+    """The general scaled DP (explicit unit weights never take the unit path)."""
+    out = np.empty_like(y)
+    _fused_lasso.weighted_fused_lasso_py(y, np.ones(len(y)), np.asarray(lam, float), out)
+    return out
+
+
+def unit_instance(rng, K):
+    """Penalties with zeros, inf, and spreads of many orders of magnitude."""
+    y = rng.normal(size=K) * rng.choice([1e-3, 1.0, 1e3])
+    if rng.random() < 0.3:
+        y += rng.choice([-1e4, 1e4]) * np.abs(y).max()  # far from 0
+    lam = rng.exponential(size=K) * np.abs(y).max() * 10.0 ** rng.uniform(-4, 1, size=K)
+    lam[rng.random(K) < 0.2] = 0.0
+    lam[rng.random(K) < 0.05] = np.inf
+    lam[rng.random(K) < 0.05] *= 1e8
+    return y, lam
+
+
+@pytest.mark.parametrize("K", [1, 2, 3, 4, 7, 30, 200, 2000])
+def test_unit_kernel_matches_general_dp(K):
+    """The unit-weight kernel equals the general DP to 1e-12 relative, and its
+    output is a KKT certificate, with lam in {0, inf, huge, tiny}."""
+    rng = np.random.default_rng(100 + K)
+    for _ in range(300 if K < 100 else 20):
+        y, lam = unit_instance(rng, K)
+        theta = unit_kernel(y, lam)
+        ref = general_kernel(y, lam)
+        # both DPs cap huge penalties near K max|y| and lose ~eps K max|y| to
+        # the -lam + (c + lam) cancellation: 1e-12 up to K = 200, eps K beyond
+        # (at K = 2000 a 3e-9 gap was the general DP's error: the unit kernel
+        # matched the exact rational segment level to 1 ulp)
+        tol = max(1e-12, 64 * np.finfo(float).eps * K)
+        assert_allclose(theta, ref, rtol=0, atol=tol * np.abs(y).max())
+        finite_lam = np.minimum(lam, 1e300)
+        assert kkt_violation(theta, y, np.ones(K), finite_lam) <= 1e-9
+        assert theta.min() >= y.min() and theta.max() <= y.max()
+
+
+@pytest.mark.parametrize("K", [2, 3, 10, 50])
+def test_unit_kernel_matches_cvxpy(K):
+    """Objective within 1e-6 of Clarabel's, theta within 1e-5 (unique here)."""
+    rng = np.random.default_rng(200 + K)
+    for _ in range(15):
+        y, lam = unit_instance(rng, K)
+        lam = np.minimum(lam, 1e6 * np.abs(y).max())  # cvxpy wants finite data
+        theta = unit_kernel(y, lam)
+        ref, ref_val = cvxpy_flsa(y, np.ones(K), lam)
+        scale = max(abs(ref_val), np.sum(y**2), 1e-12)
+        assert objective(theta, y, np.ones(K), lam) <= ref_val + 1e-6 * scale
+        assert_allclose(theta, ref, rtol=0, atol=1e-5 * np.abs(y).max())
+
+
+def test_unit_kernel_closed_forms_and_edge_cases():
+    """K = 1 is y; K = 2 has a closed form; lam = 0 decouples; lam = inf fuses
+    to the mean; constant y is a fixed point; step multiplies the penalties."""
+    assert_allclose(unit_kernel([3.5], [np.inf]), [3.5])
+    y = np.array([0.0, 3.0])
+    assert_allclose(unit_kernel(y, [0.0, 1.0]), [1.0, 2.0], rtol=1e-15)
+    assert_allclose(unit_kernel(y, [0.0, 1.5]), [1.5, 1.5], rtol=1e-15)
+    assert_allclose(unit_kernel(y, [0.0, np.inf]), [1.5, 1.5], rtol=1e-15)
+    rng = np.random.default_rng(5)
+    y = rng.normal(size=40)
+    assert_allclose(unit_kernel(y, np.zeros(40)), y, rtol=0, atol=0)
+    assert_allclose(unit_kernel(y, np.full(40, np.inf)), np.full(40, y.mean()), rtol=1e-13)
+    assert_allclose(unit_kernel(np.full(9, -2.5), np.ones(9)), -2.5, rtol=0, atol=0)
+    lam = rng.exponential(size=40)
+    assert_allclose(unit_kernel(y, lam, step=0.3), unit_kernel(y, 0.3 * lam), rtol=0, atol=0)
+    # step * lam overflowing to inf is an infinitely strong fusion
+    assert_allclose(unit_kernel(y, np.full(40, 1e300), step=1e300), y.mean(), rtol=1e-13)
+    # a cut (lam = 0) in the middle: the halves are solved independently
+    lam[17] = 0.0
+    halves = np.r_[unit_kernel(y[:17], lam[:17]), unit_kernel(y[17:], np.r_[0.0, lam[18:]])]
+    assert_allclose(unit_kernel(y, lam), halves, rtol=1e-13)
+
+
+def test_unit_kernel_extreme_magnitudes():
+    """Inside the unscaled range and beyond it (where the scaled DP takes over)
+    the result scales exactly: theta(c y, c lam) = c theta(y, lam)."""
+    rng = np.random.default_rng(6)
+    y, lam = unit_instance(rng, 60)
+    lam = np.minimum(lam, 1e6)
+    base = unit_kernel(y, lam)
+    for c in [1e-300, 1e-150, 1e-101, 1e-99, 1e-20, 1e20, 1e99, 1e101, 1e150, 1e300]:
+        assert_allclose(unit_kernel(c * y, c * lam), c * base, rtol=1e-10, atol=0)
+    assert_allclose(unit_kernel(np.zeros(5), np.ones(5)), 0.0)
+    y = np.array([1e300, -1e-300, 5.0, -1e300, 1e-5, 0.0])
+    assert np.all(np.isfinite(unit_kernel(y, np.array([0, 1e300, 1e-300, np.inf, 0, 1.0]))))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=40),
+    st.lists(
+        st.one_of(st.floats(0, 1e6), st.sampled_from([0.0, np.inf, 1e-300, 1e300])),
+        min_size=40,
+        max_size=40,
+    ),
+)
+def test_unit_kernel_property(ys, lams):
+    """Hypothesis: the unit kernel agrees with the general DP and is a KKT point."""
+    y = np.array(ys)
+    lam = np.array(lams[: len(y)])
+    theta = unit_kernel(y, lam)
+    scale = np.abs(y).max() + 1e-300
+    assert_allclose(theta, general_kernel(y, lam), rtol=0, atol=1e-11 * scale)
+    if np.abs(y).max() > 0:
+        assert kkt_violation(theta, y, np.ones(len(y)), np.minimum(lam, 1e300)) <= 1e-9
