@@ -972,8 +972,12 @@ class _progress:
 
         return tick
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, *exc) -> None:
         if self.bar is not None:
+            if exc_type is None and self.bar.n < self.total:
+                # the CV stopped early: the bar ends full at the work actually done
+                self.bar.total = self.bar.n
+                self.bar.refresh()
             self.bar.close()
 
 
