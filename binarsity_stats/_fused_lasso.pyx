@@ -29,6 +29,7 @@ Only ``_prox.py`` calls the ``def`` wrappers at the bottom, after validation.
 """
 
 from libc.math cimport fabs, sqrt, INFINITY, NAN
+from libc.stdlib cimport free, malloc
 
 import numpy as np
 
@@ -588,6 +589,198 @@ cdef bint _unit_fused_lasso(
     return True
 
 
+# ---------------------------------------------------------------------------
+# Unit weights and one penalty for every edge: Condat's direct algorithm
+# ---------------------------------------------------------------------------
+
+# Condat's algorithm backtracks to the start of the current segment after each
+# jump, so a contrived signal makes it O(K^2). The work spent re-scanning is
+# counted and, past this many multiples of K, the block is left to the
+# (worst-case linear) DP.
+cdef Py_ssize_t _CONDAT_REWIND = 8
+
+
+cdef inline Py_ssize_t _fill(double* out, Py_ssize_t first, Py_ssize_t last,
+                             double v, double ymin, double ymax,
+                             double* acc) noexcept nogil:
+    """out[first..last] = v clipped to [ymin, ymax]; adds the run's sum to acc.
+    Returns last + 1, the start of the next segment."""
+    cdef Py_ssize_t i
+    if v < ymin:
+        v = ymin
+    if v > ymax:
+        v = ymax
+    for i in range(first, last + 1):
+        out[i] = v
+    acc[0] += v * <double>(last - first + 1)
+    return last + 1
+
+
+cdef bint _condat_tv(
+    Py_ssize_t K,
+    const double* y,
+    double lm,
+    double ymin,
+    double ymax,
+    double* out,
+    double* total,
+) noexcept nogil:
+    """TV prox of y with the same penalty lm > 0 on every edge, by L. Condat,
+    "A direct algorithm for 1-D total variation denoising", IEEE Signal Process.
+    Lett. 20(11):1054-1057, 2013 (the 2013 version, not the 2017 one).
+
+    The algorithm walks the taut string of the dual: for the segment that
+    starts at k0 it keeps the range [vmin, vmax] of levels still feasible, and
+    the residual dual values umin, umax of the lowest and highest candidates
+    at the current sample k (u_k = sum_{i<=k} (y_i - theta_i) - lm at the
+    start, |u| <= lm on a segment). Adding y_{k+1} moves both; when the lowest
+    level would push u below -lm the segment must end with a downward jump at
+    the last place kminus where vmin was tight (symmetrically for the highest
+    level and an upward jump at kplus), its level is vmin (vmax), and the
+    scan restarts at the next sample. When neither happens, a candidate level
+    that has become tight is raised (lowered) to the mean that keeps u = +lm
+    (-lm), the division below. At the right end u must be 0, which decides the
+    last segments the same way.
+
+    Per sample this is two additions and two comparisons on the dependent
+    chain, with a division only when a bound moves, against the DP's
+    pop-and-divide per knot; but the restart after a jump re-reads the
+    samples from k0, so the work is O(K^2) in the worst case. That re-read is
+    counted and, past _CONDAT_REWIND * K, False is returned with out
+    partially written (the caller then runs the DP). Otherwise out holds the
+    solution clipped to [ymin, ymax] (the exact one lies there; the clip only
+    removes rounding), total[0] its sum, and True is returned. K >= 2.
+    """
+    cdef Py_ssize_t k = 0, k0 = 0, kminus = 0, kplus = 0
+    cdef Py_ssize_t rewound = 0, budget = _CONDAT_REWIND * K
+    cdef double umin = lm, umax = -lm
+    cdef double vmin = y[0] - lm, vmax = y[0] + lm
+    cdef double twolm = 2.0 * lm
+    cdef double acc = 0.0
+    while True:
+        if k == K - 1:
+            # right boundary: the residual of the segment must vanish
+            if umin < 0.0:
+                # even the lowest level leaves too little: jump down after
+                # kminus (kminus < K - 1 here, since umin = lm when it is set)
+                rewound += k - kminus
+                k0 = _fill(out, k0, kminus, vmin, ymin, ymax, &acc)
+                k = k0
+                kminus = k0
+                vmin = y[k0]
+                umin = lm
+                # vmax is kept: the new segment's upper bound is unchanged
+                umax = vmin + umin - vmax
+            elif umax > 0.0:
+                rewound += k - kplus
+                k0 = _fill(out, k0, kplus, vmax, ymin, ymax, &acc)
+                k = k0
+                kplus = k0
+                vmax = y[k0]
+                umax = -lm
+                umin = vmax + umax - vmin
+            else:
+                # the level is the mean that makes the residual 0
+                vmin += umin / <double>(k - k0 + 1)
+                _fill(out, k0, k, vmin, ymin, ymax, &acc)
+                total[0] = acc
+                return True
+            if rewound > budget:
+                return False
+            continue
+        umin += y[k + 1] - vmin
+        if umin < -lm:
+            # negative jump after kminus; restart there with both bounds
+            # anchored at y[k0] (the incoming dual is now -lm)
+            rewound += k - kminus
+            k0 = _fill(out, k0, kminus, vmin, ymin, ymax, &acc)
+            k = k0
+            kminus = k0
+            kplus = k0
+            vmin = y[k0]
+            vmax = vmin + twolm
+            umin = lm
+            umax = -lm
+            if rewound > budget:
+                return False
+            continue
+        umax += y[k + 1] - vmax
+        if umax > lm:
+            # positive jump after kplus (incoming dual +lm)
+            rewound += k - kplus
+            k0 = _fill(out, k0, kplus, vmax, ymin, ymax, &acc)
+            k = k0
+            kminus = k0
+            kplus = k0
+            vmax = y[k0]
+            vmin = vmax - twolm
+            umin = lm
+            umax = -lm
+            if rewound > budget:
+                return False
+            continue
+        k += 1
+        if umin >= lm:
+            # the lowest level is tight: raise it so that u = lm again
+            kminus = k
+            vmin += (umin - lm) / <double>(k - k0 + 1)
+            umin = lm
+        if umax <= -lm:
+            kplus = k
+            vmax += (umax + lm) / <double>(k - k0 + 1)
+            umax = -lm
+
+
+cdef bint _condat_block(
+    Py_ssize_t K,
+    const double* y,
+    const double* lam,
+    double step,
+    double* out,
+    double* total,
+) noexcept nogil:
+    """The TV prox of one block by Condat's algorithm when it applies: K >= 2,
+    every edge penalty step * lam[1..K-1] equal (tested on lam), finite and
+    > 0, and max |y| in the unit kernel's range [_UNIT_YMIN, _UNIT_YMAX] (the
+    same unscaled arithmetic is then safe). Returns False, with nothing
+    promised about out, when it does not apply or Condat's re-scan budget runs
+    out; the caller then runs `_unit_fused_lasso`. Otherwise out and total[0]
+    as in `_unit_fused_lasso`."""
+    cdef Py_ssize_t k
+    cdef double l1, lm, ymin, ymax, big, s
+    if K < 2:
+        return False
+    l1 = lam[1]
+    for k in range(2, K):
+        if lam[k] != l1:
+            return False
+    lm = step * l1
+    if not (0.0 < lm < INFINITY):
+        return False
+    ymin = y[0]
+    ymax = y[0]
+    for k in range(1, K):
+        if y[k] < ymin:
+            ymin = y[k]
+        if y[k] > ymax:
+            ymax = y[k]
+    big = ymax if ymax > -ymin else -ymin
+    if not (_UNIT_YMIN <= big <= _UNIT_YMAX):
+        return False
+    if lm >= 0.5 * <double>K * (ymax - ymin):
+        # No jump: the mean's dual u_l = sum_{k<l} (mean - y_k) has
+        # |u_l| <= min(l, K - l) (max y - min y) <= lm, so the constant mean
+        # is optimal. Returned directly, since Condat's bounds y_0 -+ lm would
+        # cost eps * lm of accuracy.
+        s = 0.0
+        for k in range(K):
+            s += y[k]
+        total[0] = 0.0
+        _fill(out, 0, K - 1, s / <double>K, ymin, ymax, total)
+        return True
+    return _condat_tv(K, y, lm, ymin, ymax, out, total)
+
+
 cdef void weighted_fused_lasso(
     Py_ssize_t K,
     const double* y,
@@ -1029,54 +1222,77 @@ def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
     cdef Py_ssize_t j, k, start, K, kmax = 1, wsize
     cdef const double* cptr = NULL
     cdef const double* lptr
+    cdef double* work = NULL
     cdef double* lbuf
     cdef double mean
     cdef int it, worst = 0
+    cdef bint nomem = False
     for j in range(p):
         if block_ptr[j + 1] - block_ptr[j] > kmax:
             kmax = block_ptr[j + 1] - block_ptr[j]
     # the kernels' work space, then room for one block's step * lam (only the
-    # general kernels read it; np.empty touches no page that is not used)
+    # general kernels read it). Allocated on the first block that needs it:
+    # Condat's algorithm needs none, so constant-penalty blocks never pay it.
     wsize = fused_lasso_work_size(kmax)
-    cdef double[::1] work = np.empty(wsize + kmax)
-    lbuf = &work[0] + wsize
     if counts is not None and counts.shape[0] > 0:
         cptr = &counts[0]
     if mode == 2 and (cptr == NULL or counts.shape[0] != v.shape[0]):
         raise ValueError("counts of the same length as v are required in mode 2")
-    with nogil:
-        for j in range(p):
-            start = block_ptr[j]
-            K = block_ptr[j + 1] - start
-            if mode != 2 and _unit_fused_lasso(K, &v[start], &lam[start], step,
-                                               &out[start], &work[0], &mean):
-                if mode == 1:
-                    mean /= K
-                    for k in range(start, start + K):
-                        out[k] -= mean
-                continue
-            lptr = &lam[start]
-            if step != 1.0:
-                for k in range(K):
-                    lbuf[k] = step * lam[start + k]
-                lptr = lbuf
-            if mode == 2:
-                it = constrained_fused_lasso(K, &v[start], NULL, lptr,
-                                             cptr + start, &out[start],
-                                             &work[0], tol)
-                if it < 0 or worst < 0:
-                    worst = -1
-                elif it > worst:
-                    worst = it
-            else:
-                # max |v| outside the unscaled kernel's range: the scaled DP
-                weighted_fused_lasso(K, &v[start], NULL, lptr, &out[start],
-                                     &work[0])
-                if mode == 1:
-                    mean = 0.0
-                    for k in range(start, start + K):
-                        mean += out[k]
-                    mean /= K
-                    for k in range(start, start + K):
-                        out[k] -= mean
+    try:
+        with nogil:
+            for j in range(p):
+                start = block_ptr[j]
+                K = block_ptr[j + 1] - start
+                if mode != 2 and K == 1:
+                    # no edge: theta = v, minus its own mean in mode 1
+                    out[start] = 0.0 if mode == 1 else v[start]
+                    continue
+                if mode != 2 and _condat_block(K, &v[start], &lam[start], step,
+                                               &out[start], &mean):
+                    if mode == 1:
+                        mean /= K
+                        for k in range(start, start + K):
+                            out[k] -= mean
+                    continue
+                if work == NULL:
+                    work = <double*>malloc((wsize + kmax) * sizeof(double))
+                    if work == NULL:
+                        nomem = True
+                        break
+                lbuf = work + wsize
+                if mode != 2 and _unit_fused_lasso(K, &v[start], &lam[start], step,
+                                                   &out[start], work, &mean):
+                    if mode == 1:
+                        mean /= K
+                        for k in range(start, start + K):
+                            out[k] -= mean
+                    continue
+                lptr = &lam[start]
+                if step != 1.0:
+                    for k in range(K):
+                        lbuf[k] = step * lam[start + k]
+                    lptr = lbuf
+                if mode == 2:
+                    it = constrained_fused_lasso(K, &v[start], NULL, lptr,
+                                                 cptr + start, &out[start],
+                                                 work, tol)
+                    if it < 0 or worst < 0:
+                        worst = -1
+                    elif it > worst:
+                        worst = it
+                else:
+                    # max |v| outside the unscaled kernels' range: the scaled DP
+                    weighted_fused_lasso(K, &v[start], NULL, lptr, &out[start],
+                                         work)
+                    if mode == 1:
+                        mean = 0.0
+                        for k in range(start, start + K):
+                            mean += out[k]
+                        mean /= K
+                        for k in range(start, start + K):
+                            out[k] -= mean
+    finally:
+        free(work)
+    if nomem:
+        raise MemoryError()
     return worst
