@@ -624,6 +624,7 @@ cdef bint _condat_tv(
     double ymax,
     double* out,
     double* total,
+    Py_ssize_t budget,
 ) noexcept nogil:
     """TV prox of y with the same penalty lm > 0 on every edge, by L. Condat,
     "A direct algorithm for 1-D total variation denoising", IEEE Signal Process.
@@ -646,13 +647,13 @@ cdef bint _condat_tv(
     chain, with a division only when a bound moves, against the DP's
     pop-and-divide per knot; but the restart after a jump re-reads the
     samples from k0, so the work is O(K^2) in the worst case. That re-read is
-    counted and, past _CONDAT_REWIND * K, False is returned with out
+    counted and, past `budget` samples, False is returned with out
     partially written (the caller then runs the DP). Otherwise out holds the
     solution clipped to [ymin, ymax] (the exact one lies there; the clip only
     removes rounding), total[0] its sum, and True is returned. K >= 2.
     """
     cdef Py_ssize_t k = 0, k0 = 0, kminus = 0, kplus = 0
-    cdef Py_ssize_t rewound = 0, budget = _CONDAT_REWIND * K
+    cdef Py_ssize_t rewound = 0
     cdef double umin = lm, umax = -lm
     cdef double vmin = y[0] - lm, vmax = y[0] + lm
     cdef double twolm = 2.0 * lm
@@ -778,7 +779,7 @@ cdef bint _condat_block(
         total[0] = 0.0
         _fill(out, 0, K - 1, s / <double>K, ymin, ymax, total)
         return True
-    return _condat_tv(K, y, lm, ymin, ymax, out, total)
+    return _condat_tv(K, y, lm, ymin, ymax, out, total, _CONDAT_REWIND * K)
 
 
 cdef void weighted_fused_lasso(
@@ -1205,6 +1206,26 @@ def constrained_fused_lasso_py(const double[::1] y, const double[::1] w,
         it = constrained_fused_lasso(K, &y[0], &w[0], &lam[0], &n[0], &out[0],
                                      &work[0], tol)
     return it
+
+
+def condat_tv_py(const double[::1] y, double lm, double[::1] out,
+                 Py_ssize_t budget):
+    """Condat's kernel alone (tests): the TV prox of y (K >= 2, lm > 0, finite
+    values) into out, clipped to the data range. Returns False when more than
+    `budget` samples were re-scanned (out is then incomplete)."""
+    cdef Py_ssize_t K = y.shape[0], k
+    cdef double ymin, ymax, total
+    cdef bint ok
+    if K < 2 or out.shape[0] != K:
+        raise ValueError("K >= 2 and out of the same length are required")
+    ymin = y[0]
+    ymax = y[0]
+    for k in range(K):
+        ymin = y[k] if y[k] < ymin else ymin
+        ymax = y[k] if y[k] > ymax else ymax
+    with nogil:
+        ok = _condat_tv(K, &y[0], lm, ymin, ymax, &out[0], &total, budget)
+    return ok
 
 
 def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
