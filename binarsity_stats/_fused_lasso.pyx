@@ -1228,9 +1228,21 @@ def condat_tv_py(const double[::1] y, double lm, double[::1] out,
     return ok
 
 
+def block_ptr_valid(const Py_ssize_t[::1] block_ptr, Py_ssize_t d):
+    """True when block_ptr runs from 0 to d, strictly increasing (the checks
+    of _prox._as_block_ptr without its temporaries)."""
+    cdef Py_ssize_t p = block_ptr.shape[0], k
+    if p < 1 or block_ptr[0] != 0 or block_ptr[p - 1] != d:
+        return False
+    for k in range(p - 1):
+        if block_ptr[k + 1] <= block_ptr[k]:
+            return False
+    return True
+
 def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
                    const double[::1] lam, const double[::1] counts,
-                   double[::1] out, int mode, double tol, double step=1.0):
+                   double[::1] out, int mode, double tol, double step=1.0,
+                   bint check_lam=False):
     """Block-wise prox with unit observation weights (validated inputs).
 
     The edge penalties are step * lam (step = 1: lam itself). mode 0: TV prox
@@ -1238,6 +1250,12 @@ def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
     Algorithm 1 for equal counts); mode 2: exact prox with the constraint
     counts' theta_j = 0 (counts must be given). Returns the largest number of
     evaluations used by a block, or -1 if any block failed.
+
+    check_lam (modes 0 and 1): lam has not been validated; a block whose
+    entries are not all finite and >= 0 stops the run and -2 is returned (out
+    is then incomplete). The test is free on Condat's blocks, whose penalties
+    are compared with each other anyway, and one pass over the block (in cache
+    for the kernel that follows) on the others.
     """
     cdef Py_ssize_t p = block_ptr.shape[0] - 1
     cdef Py_ssize_t j, k, start, K, kmax = 1, wsize
@@ -1247,7 +1265,8 @@ def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
     cdef double* lbuf
     cdef double mean
     cdef int it, worst = 0
-    cdef bint nomem = False
+    cdef bint nomem = False, bad = False
+    cdef double lk
     for j in range(p):
         if block_ptr[j + 1] - block_ptr[j] > kmax:
             kmax = block_ptr[j + 1] - block_ptr[j]
@@ -1264,10 +1283,15 @@ def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
             for j in range(p):
                 start = block_ptr[j]
                 K = block_ptr[j + 1] - start
+                if check_lam and not (0.0 <= lam[start] < INFINITY):
+                    bad = True
+                    break
                 if mode != 2 and K == 1:
                     # no edge: theta = v, minus its own mean in mode 1
                     out[start] = 0.0 if mode == 1 else v[start]
                     continue
+                # Condat's blocks have every lam[start + 1 ..] equal to l1 with
+                # 0 < step * l1 < inf and step finite: all checked
                 if mode != 2 and _condat_block(K, &v[start], &lam[start], step,
                                                &out[start], &mean):
                     if mode == 1:
@@ -1275,6 +1299,13 @@ def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
                         for k in range(start, start + K):
                             out[k] -= mean
                     continue
+                if check_lam:
+                    for k in range(start + 1, start + K):
+                        lk = lam[k]
+                        if not (0.0 <= lk < INFINITY):
+                            bad = True
+                    if bad:
+                        break
                 if work == NULL:
                     work = <double*>malloc((wsize + kmax) * sizeof(double))
                     if work == NULL:
@@ -1316,4 +1347,6 @@ def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
         free(work)
     if nomem:
         raise MemoryError()
+    if bad:
+        return -2
     return worst

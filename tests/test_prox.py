@@ -315,3 +315,63 @@ def test_public_docstrings_are_numpydoc():
         doc = getattr(_prox, name).__doc__
         for section in ("Parameters\n", "Returns\n", "Raises\n"):
             assert section in doc, (name, section)
+
+
+# ---------------------------------------------------------------------------
+# prox_binarsity's fast path (float64 arrays, intp block_ptr, float step)
+# ---------------------------------------------------------------------------
+
+
+def _error(call):
+    try:
+        call()
+    except (TypeError, ValueError) as exc:
+        return type(exc), str(exc)
+    return None
+
+
+def test_fast_path_equals_full_path_bitwise():
+    """The fast path (checks fused into the kernel) and the full path (lists,
+    other dtypes) give the same array, bit for bit, on constant-weight blocks
+    (Condat), mixed blocks (the DP), size-1 blocks and step = 0."""
+    rng = np.random.default_rng(11)
+    sizes = [1, 40, 2, 40, 1, 100, 7]
+    ptr = np.r_[0, np.cumsum(sizes)]
+    d = int(ptr[-1])
+    v = rng.normal(size=d)
+    w = np.ones(d)
+    w[ptr[3] + 5] = 2.0
+    w[ptr[5] : ptr[6]] = rng.exponential(size=100)
+    for step in [0.0, 0.3, 2.0]:
+        fast = prox_binarsity(v, ptr.astype(np.intp), w, None, step)
+        full = prox_binarsity(list(v), list(ptr), list(w), None, step)
+        assert np.array_equal(fast, full)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, -1.0, -1e-300])
+@pytest.mark.parametrize("where", ["block_start", "constant_block", "mixed_block", "size_one"])
+def test_fast_path_errors_are_the_full_paths(bad, where):
+    """A bad weight, wherever it is (at a block start, inside a block of equal
+    weights, inside a block of unequal ones, in a block of size 1), and a bad v
+    or block_ptr, raise through the fast path exactly the full path's error."""
+    ptr = np.array([0, 1, 30, 60], dtype=np.intp)
+    v = np.random.default_rng(12).normal(size=60)
+    w = np.ones(60)
+    w[45] = 3.0
+    pos = {"block_start": 30, "constant_block": 10, "mixed_block": 50, "size_one": 0}[where]
+    w[pos] = bad
+    fast = _error(lambda: prox_binarsity(v, ptr, w, None, 0.5))
+    full = _error(lambda: prox_binarsity(list(v), list(ptr), list(w), None, 0.5))
+    assert fast is not None and fast == full
+    assert "weights" in fast[1]
+    # bad v and bad block_ptr, with bad weights too: the full path's order
+    v2 = v.copy()
+    v2[3] = bad if not np.isfinite(bad) else np.nan
+    for args in [(v2, ptr, w), (v, np.array([0, 30, 30, 60], dtype=np.intp), w)]:
+        fast = _error(lambda a=args: prox_binarsity(a[0], a[1], a[2], None, 0.5))
+        full = _error(lambda a=args: prox_binarsity(list(a[0]), list(a[1]), list(a[2]), None, 0.5))
+        assert fast is not None and fast == full
+    # a bad step is reported after the weights, as in the full path
+    fast = _error(lambda: prox_binarsity(v, ptr, w, None, -1.0))
+    full = _error(lambda: prox_binarsity(list(v), list(ptr), list(w), None, -1.0))
+    assert fast == full
