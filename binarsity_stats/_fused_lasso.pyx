@@ -732,6 +732,35 @@ cdef bint _condat_tv(
             umax = -lm
 
 
+cdef inline void _data_range(Py_ssize_t K, const double* y, double* lo,
+                             double* hi) noexcept nogil:
+    """min and max of y[0..K-1] (finite values), with four independent
+    accumulators so that the comparisons do not form one dependent chain."""
+    cdef Py_ssize_t k = 0
+    cdef double a0 = y[0], a1 = y[0], a2 = y[0], a3 = y[0]
+    cdef double b0 = y[0], b1 = y[0], b2 = y[0], b3 = y[0]
+    while k + 4 <= K:
+        a0 = y[k] if y[k] < a0 else a0
+        a1 = y[k + 1] if y[k + 1] < a1 else a1
+        a2 = y[k + 2] if y[k + 2] < a2 else a2
+        a3 = y[k + 3] if y[k + 3] < a3 else a3
+        b0 = y[k] if y[k] > b0 else b0
+        b1 = y[k + 1] if y[k + 1] > b1 else b1
+        b2 = y[k + 2] if y[k + 2] > b2 else b2
+        b3 = y[k + 3] if y[k + 3] > b3 else b3
+        k += 4
+    while k < K:
+        a0 = y[k] if y[k] < a0 else a0
+        b0 = y[k] if y[k] > b0 else b0
+        k += 1
+    a0 = a1 if a1 < a0 else a0
+    a2 = a3 if a3 < a2 else a2
+    lo[0] = a2 if a2 < a0 else a0
+    b0 = b1 if b1 > b0 else b0
+    b2 = b3 if b3 > b2 else b2
+    hi[0] = b2 if b2 > b0 else b0
+
+
 cdef bint _condat_block(
     Py_ssize_t K,
     const double* y,
@@ -752,19 +781,20 @@ cdef bint _condat_block(
     if K < 2:
         return False
     l1 = lam[1]
-    for k in range(2, K):
+    # four edges per test: one branch per chunk instead of one per edge
+    k = 2
+    while k + 4 <= K:
+        if (lam[k] != l1) | (lam[k + 1] != l1) | (lam[k + 2] != l1) | (lam[k + 3] != l1):
+            return False
+        k += 4
+    while k < K:
         if lam[k] != l1:
             return False
+        k += 1
     lm = step * l1
     if not (0.0 < lm < INFINITY):
         return False
-    ymin = y[0]
-    ymax = y[0]
-    for k in range(1, K):
-        if y[k] < ymin:
-            ymin = y[k]
-        if y[k] > ymax:
-            ymax = y[k]
+    _data_range(K, y, &ymin, &ymax)
     big = ymax if ymax > -ymin else -ymin
     if not (_UNIT_YMIN <= big <= _UNIT_YMAX):
         return False
