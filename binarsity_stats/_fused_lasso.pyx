@@ -732,13 +732,16 @@ cdef bint _condat_tv(
             umax = -lm
 
 
-cdef inline void _data_range(Py_ssize_t K, const double* y, double* lo,
+cdef inline bint _data_range(Py_ssize_t K, const double* y, double* lo,
                              double* hi) noexcept nogil:
-    """min and max of y[0..K-1] (finite values), with four independent
-    accumulators so that the comparisons do not form one dependent chain."""
+    """min and max of y[0..K-1], with four independent accumulators so that
+    the comparisons do not form one dependent chain. Returns whether every
+    y_k is finite: y - y is 0 for finite y and NaN otherwise, and a sum of
+    them stays NaN (the comparisons alone would skip a NaN)."""
     cdef Py_ssize_t k = 0
     cdef double a0 = y[0], a1 = y[0], a2 = y[0], a3 = y[0]
     cdef double b0 = y[0], b1 = y[0], b2 = y[0], b3 = y[0]
+    cdef double z0 = 0.0, z1 = 0.0, z2 = 0.0, z3 = 0.0
     while k + 4 <= K:
         a0 = y[k] if y[k] < a0 else a0
         a1 = y[k + 1] if y[k + 1] < a1 else a1
@@ -748,10 +751,15 @@ cdef inline void _data_range(Py_ssize_t K, const double* y, double* lo,
         b1 = y[k + 1] if y[k + 1] > b1 else b1
         b2 = y[k + 2] if y[k + 2] > b2 else b2
         b3 = y[k + 3] if y[k + 3] > b3 else b3
+        z0 += y[k] - y[k]
+        z1 += y[k + 1] - y[k + 1]
+        z2 += y[k + 2] - y[k + 2]
+        z3 += y[k + 3] - y[k + 3]
         k += 4
     while k < K:
         a0 = y[k] if y[k] < a0 else a0
         b0 = y[k] if y[k] > b0 else b0
+        z0 += y[k] - y[k]
         k += 1
     a0 = a1 if a1 < a0 else a0
     a2 = a3 if a3 < a2 else a2
@@ -759,6 +767,7 @@ cdef inline void _data_range(Py_ssize_t K, const double* y, double* lo,
     b0 = b1 if b1 > b0 else b0
     b2 = b3 if b3 > b2 else b2
     hi[0] = b2 if b2 > b0 else b0
+    return (z0 + z1) + (z2 + z3) == 0.0
 
 
 cdef bint _condat_block(
@@ -794,7 +803,8 @@ cdef bint _condat_block(
     lm = step * l1
     if not (0.0 < lm < INFINITY):
         return False
-    _data_range(K, y, &ymin, &ymax)
+    if not _data_range(K, y, &ymin, &ymax):
+        return False
     big = ymax if ymax > -ymin else -ymin
     if not (_UNIT_YMIN <= big <= _UNIT_YMAX):
         return False
@@ -1281,11 +1291,12 @@ def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
     counts' theta_j = 0 (counts must be given). Returns the largest number of
     evaluations used by a block, or -1 if any block failed.
 
-    check_lam (modes 0 and 1): lam has not been validated; a block whose
-    entries are not all finite and >= 0 stops the run and -2 is returned (out
-    is then incomplete). The test is free on Condat's blocks, whose penalties
-    are compared with each other anyway, and one pass over the block (in cache
-    for the kernel that follows) on the others.
+    check_lam (modes 0 and 1): neither lam nor v has been validated; a block
+    with a lam that is not finite and >= 0, or a v that is not finite, stops
+    the run and -2 is returned (out is then incomplete). The test is nearly
+    free on Condat's blocks, whose penalties are compared with each other and
+    whose values have their range taken anyway, and one pass over the block
+    (in cache for the kernel that follows) on the others.
     """
     cdef Py_ssize_t p = block_ptr.shape[0] - 1
     cdef Py_ssize_t j, k, start, K, kmax = 1, wsize
@@ -1313,7 +1324,8 @@ def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
             for j in range(p):
                 start = block_ptr[j]
                 K = block_ptr[j + 1] - start
-                if check_lam and not (0.0 <= lam[start] < INFINITY):
+                if check_lam and not ((0.0 <= lam[start] < INFINITY)
+                                      and fabs(v[start]) < INFINITY):
                     bad = True
                     break
                 if mode != 2 and K == 1:
@@ -1332,7 +1344,7 @@ def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
                 if check_lam:
                     for k in range(start + 1, start + K):
                         lk = lam[k]
-                        if not (0.0 <= lk < INFINITY):
+                        if not ((0.0 <= lk < INFINITY) and fabs(v[k]) < INFINITY):
                             bad = True
                     if bad:
                         break

@@ -119,10 +119,10 @@ def _blocks(v: ArrayLike, block_ptr: ArrayLike, weights: ArrayLike, step: object
 def _prox_mean_fast(v: ArrayLike, block_ptr: ArrayLike, weights: ArrayLike, step: object):
     """prox_binarsity with equal counts for the common call (float64 arrays, an
     intp block_ptr, a float step), or None when the caller must take the full
-    path. Every check of `_blocks` is made, cheaper: v's by the finite-sum test
-    alone, block_ptr's in one compiled loop, weights' inside the kernel (free
-    on Condat's constant blocks). Any failure returns None and the full path
-    then raises its own error, so the messages are unchanged."""
+    path. Every check of `_blocks` is made, cheaper: block_ptr's in one
+    compiled loop, v's and weights' inside the kernel, block by block (nearly
+    free on Condat's constant blocks). Any failure returns None and the full
+    path then raises its own error, so the messages are unchanged."""
     if not (
         type(v) is np.ndarray
         and type(weights) is np.ndarray
@@ -140,7 +140,6 @@ def _prox_mean_fast(v: ArrayLike, block_ptr: ArrayLike, weights: ArrayLike, step
         and weights.shape[0] == v.shape[0]
         and block_ptr.ndim == 1
         and _fused_lasso.block_ptr_valid(block_ptr, v.shape[0])
-        and math.isfinite(np.add.reduce(v))
     ):
         return None
     out = np.empty_like(v)
@@ -148,7 +147,7 @@ def _prox_mean_fast(v: ArrayLike, block_ptr: ArrayLike, weights: ArrayLike, step
         status = _fused_lasso.prox_blocks_py(
             v, block_ptr, weights, None, out, _MODE_MEAN, _TOL, step, True
         )
-        if status == -2:  # a weight is not finite or < 0
+        if status == -2:  # a value is not finite, or a weight not finite or < 0
             return None
     return out
 

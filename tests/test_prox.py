@@ -353,7 +353,8 @@ def test_fast_path_equals_full_path_bitwise():
 def test_fast_path_errors_are_the_full_paths(bad, where):
     """A bad weight, wherever it is (at a block start, inside a block of equal
     weights, inside a block of unequal ones, in a block of size 1), and a bad v
-    or block_ptr, raise through the fast path exactly the full path's error."""
+    (likewise) or block_ptr, raise through the fast path exactly the full
+    path's error."""
     ptr = np.array([0, 1, 30, 60], dtype=np.intp)
     v = np.random.default_rng(12).normal(size=60)
     w = np.ones(60)
@@ -364,10 +365,14 @@ def test_fast_path_errors_are_the_full_paths(bad, where):
     full = _error(lambda: prox_binarsity(list(v), list(ptr), list(w), None, 0.5))
     assert fast is not None and fast == full
     assert "weights" in fast[1]
-    # bad v and bad block_ptr, with bad weights too: the full path's order
-    v2 = v.copy()
-    v2[3] = bad if not np.isfinite(bad) else np.nan
-    for args in [(v2, ptr, w), (v, np.array([0, 30, 30, 60], dtype=np.intp), w)]:
+    # bad v (in the block of size 1, the equal-weight block, the unequal one)
+    # and bad block_ptr, with bad weights too: the full path's order
+    cases = [(v, np.array([0, 30, 30, 60], dtype=np.intp), w)]
+    for vpos in [0, 3, 50]:
+        v2 = v.copy()
+        v2[vpos] = bad if not np.isfinite(bad) else np.nan
+        cases += [(v2, ptr, w), (v2, ptr, np.ones(60))]
+    for args in cases:
         fast = _error(lambda a=args: prox_binarsity(a[0], a[1], a[2], None, 0.5))
         full = _error(lambda a=args: prox_binarsity(list(a[0]), list(a[1]), list(a[2]), None, 0.5))
         assert fast is not None and fast == full
