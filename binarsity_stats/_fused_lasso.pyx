@@ -1268,17 +1268,6 @@ def condat_tv_py(const double[::1] y, double lm, double[::1] out,
     return ok
 
 
-def block_ptr_valid(const Py_ssize_t[::1] block_ptr, Py_ssize_t d):
-    """True when block_ptr runs from 0 to d, strictly increasing (the checks
-    of _prox._as_block_ptr without its temporaries)."""
-    cdef Py_ssize_t p = block_ptr.shape[0], k
-    if p < 1 or block_ptr[0] != 0 or block_ptr[p - 1] != d:
-        return False
-    for k in range(p - 1):
-        if block_ptr[k + 1] <= block_ptr[k]:
-            return False
-    return True
-
 def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
                    const double[::1] lam, const double[::1] counts,
                    double[::1] out, int mode, double tol, double step=1.0,
@@ -1298,6 +1287,14 @@ def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
     whose values have their range taken anyway, and one pass over the block
     (in cache for the kernel that follows) on the others.
     """
+    return _prox_blocks(v, block_ptr, lam, counts, out, mode, tol, step, check_lam)
+
+
+cdef int _prox_blocks(const double[::1] v, const Py_ssize_t[::1] block_ptr,
+                      const double[::1] lam, const double[::1] counts,
+                      double[::1] out, int mode, double tol, double step,
+                      bint check_lam) except -100:
+    """prox_blocks_py's body (callable from C without new memoryviews)."""
     cdef Py_ssize_t p = block_ptr.shape[0] - 1
     cdef Py_ssize_t j, k, start, K, kmax = 1, wsize
     cdef const double* cptr = NULL
@@ -1392,3 +1389,59 @@ def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
     if bad:
         return -2
     return worst
+
+
+
+cdef object _F64 = np.dtype(np.float64)
+cdef object _INTP = np.dtype(np.intp)
+
+
+def prox_mean_fast(object v, object block_ptr, object weights, object step,
+                   double tol):
+    """prox_binarsity with equal counts for its common call, or None.
+
+    Taken only when v and weights are float64 and block_ptr intp ndarrays
+    (exact type, 1-D, C-contiguous), step a float in [0, inf), block_ptr from
+    0 to len(v) strictly increasing and len(weights) = len(v); v's finiteness
+    and weights' (finite, >= 0) are checked by the kernel (check_lam). None
+    means "take the full path", which then raises its own error on bad input:
+    no error is raised here, so the messages stay those of _prox._blocks.
+    Same result, bit for bit, as the full path: the same kernel runs.
+    """
+    cdef const double[::1] vv
+    cdef const double[::1] ww
+    cdef const Py_ssize_t[::1] pp
+    cdef double[::1] oo
+    cdef double s
+    cdef Py_ssize_t d, p, k
+    cdef int status
+    if (type(step) is not float or type(v) is not np.ndarray
+            or type(weights) is not np.ndarray or type(block_ptr) is not np.ndarray):
+        return None
+    s = step
+    if not (0.0 <= s < INFINITY):
+        return None
+    if v.dtype != _F64 or weights.dtype != _F64 or block_ptr.dtype != _INTP:
+        return None
+    try:
+        # raises on a wrong number of dimensions or a non-contiguous array
+        vv = v
+        ww = weights
+        pp = block_ptr
+    except (ValueError, TypeError, BufferError):
+        return None
+    d = vv.shape[0]
+    p = pp.shape[0]
+    if ww.shape[0] != d or p < 1 or pp[0] != 0 or pp[p - 1] != d:
+        return None
+    for k in range(p - 1):
+        if pp[k + 1] <= pp[k]:
+            return None
+    out = np.empty(d)
+    if d == 0:
+        return out
+    oo = out
+    status = _prox_blocks(vv, pp, ww, None, oo, 1, tol, s, True)
+    if status == -2:
+        return None
+    return out

@@ -116,42 +116,6 @@ def _blocks(v: ArrayLike, block_ptr: ArrayLike, weights: ArrayLike, step: object
     return v_, ptr, w_, step_
 
 
-def _prox_mean_fast(v: ArrayLike, block_ptr: ArrayLike, weights: ArrayLike, step: object):
-    """prox_binarsity with equal counts for the common call (float64 arrays, an
-    intp block_ptr, a float step), or None when the caller must take the full
-    path. Every check of `_blocks` is made, cheaper: block_ptr's in one
-    compiled loop, v's and weights' inside the kernel, block by block (nearly
-    free on Condat's constant blocks). Any failure returns None and the full
-    path then raises its own error, so the messages are unchanged."""
-    if not (
-        type(v) is np.ndarray
-        and type(weights) is np.ndarray
-        and type(block_ptr) is np.ndarray
-        and type(step) is float
-        and 0.0 <= step < math.inf
-        and v.dtype == np.float64
-        and weights.dtype == np.float64
-        and block_ptr.dtype == np.intp
-        and v.ndim == 1
-        and weights.ndim == 1
-        and v.flags.c_contiguous
-        and weights.flags.c_contiguous
-        and block_ptr.flags.c_contiguous
-        and weights.shape[0] == v.shape[0]
-        and block_ptr.ndim == 1
-        and _fused_lasso.block_ptr_valid(block_ptr, v.shape[0])
-    ):
-        return None
-    out = np.empty_like(v)
-    if len(v):
-        status = _fused_lasso.prox_blocks_py(
-            v, block_ptr, weights, None, out, _MODE_MEAN, _TOL, step, True
-        )
-        if status == -2:  # a value is not finite, or a weight not finite or < 0
-            return None
-    return out
-
-
 def _prox_blocks(v, ptr, weights, step, counts, mode) -> NDArray[np.float64]:
     """The kernels on validated inputs; the penalties step * weights are formed
     in the kernel (an overflow to inf is a valid, infinitely strong fusion)."""
@@ -381,7 +345,10 @@ def prox_binarsity(
         weight, count or `step` is < 0.
     """
     if counts is None:
-        out = _prox_mean_fast(v, block_ptr, weights, step)
+        # the common call (float64/intp arrays, float step), checked and run
+        # in compiled code; None on anything else or on bad input, which the
+        # full path below then reports with its own error
+        out = _fused_lasso.prox_mean_fast(v, block_ptr, weights, step, _TOL)
         if out is not None:
             return out
     v_, ptr, w_, step_ = _blocks(v, block_ptr, weights, step)

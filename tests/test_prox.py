@@ -380,3 +380,43 @@ def test_fast_path_errors_are_the_full_paths(bad, where):
     fast = _error(lambda: prox_binarsity(v, ptr, w, None, -1.0))
     full = _error(lambda: prox_binarsity(list(v), list(ptr), list(w), None, -1.0))
     assert fast == full
+
+
+def test_fast_path_declines_unusual_arguments():
+    """Read-only, strided, 2-D, big-endian, int and empty arrays, a NumPy or
+    int step: prox_binarsity gives the full path's result or error."""
+    rng = np.random.default_rng(13)
+    v = rng.normal(size=40)
+    w = np.ones(40)
+    ptr = np.array([0, 10, 40], dtype=np.intp)
+    ref = prox_binarsity(list(v), list(ptr), list(w), None, 0.5)
+    ro = v.copy()
+    ro.flags.writeable = False
+    big = v.astype(">f8")
+    strided = np.repeat(v, 2)[::2]
+    for args in [
+        (ro, ptr, w, 0.5),
+        (big, ptr, w, 0.5),
+        (strided, ptr, w, 0.5),
+        (v, ptr.astype(np.int32), w, 0.5),
+        (v, ptr, w.astype(">f8"), 0.5),
+        (v, ptr, w, np.float64(0.5)),
+    ]:
+        assert np.array_equal(prox_binarsity(args[0], args[1], args[2], None, args[3]), ref)
+    assert np.array_equal(
+        prox_binarsity(v, ptr, w.astype(int), None, 1), prox_binarsity(v, ptr, w, None, 1.0)
+    )
+    assert prox_binarsity(np.empty(0), np.array([0], dtype=np.intp), np.empty(0)).shape == (0,)
+    for args in [
+        (v.reshape(2, 20), ptr, w, 0.5),
+        (v, ptr, w.reshape(2, 20), 0.5),
+        (v, ptr, w[:-1], 0.5),
+        (v, ptr.reshape(1, 3), w, 0.5),
+        (v, ptr, w, float("nan")),
+        (v, ptr, w, True),
+    ]:
+        fast = _error(lambda a=args: prox_binarsity(a[0], a[1], a[2], None, a[3]))
+        full = _error(
+            lambda a=args: prox_binarsity(a[0].tolist(), a[1].tolist(), a[2].tolist(), None, a[3])
+        )
+        assert fast is not None and fast == full
