@@ -6,9 +6,10 @@ The kernel solves, exactly and without inner iterations,
     min_theta  sum_k (w_k / 2) (theta_k - y_k)^2 + sum_{k>=1} lam_k |theta_k - theta_{k-1}|
 
 by Johnson's (2013) dynamic programme on the *derivative* of the partial value
-function. With F_k(t) = min over theta_0..theta_{k-1} of the partial objective
-with theta_k = t, its derivative D_k = F_k' is continuous, non-decreasing and
-piecewise linear, and
+function (and, for the TV prox with one penalty on every edge of a block, by
+Condat's (2013) direct algorithm, see `_condat_tv`). With F_k(t) = min over
+theta_0..theta_{k-1} of the partial objective with theta_k = t, its derivative
+D_k = F_k' is continuous, non-decreasing and piecewise linear, and
 
     D_0(t)     = a_0 t + b_0
     D_{k+1}(t) = clip(D_k(t), -lam_{k+1}, +lam_{k+1}) + a_{k+1} t + b_{k+1}
@@ -630,11 +631,13 @@ cdef bint _condat_tv(
     "A direct algorithm for 1-D total variation denoising", IEEE Signal Process.
     Lett. 20(11):1054-1057, 2013 (the 2013 version, not the 2017 one).
 
-    The algorithm walks the taut string of the dual: for the segment that
-    starts at k0 it keeps the range [vmin, vmax] of levels still feasible, and
-    the residual dual values umin, umax of the lowest and highest candidates
-    at the current sample k (u_k = sum_{i<=k} (y_i - theta_i) - lm at the
-    start, |u| <= lm on a segment). Adding y_{k+1} moves both; when the lowest
+    The algorithm follows the dual u_k = u_{k-1} + y_k - theta_k (u_{-1} = 0,
+    |u_k| <= lm, u_k = +lm at a downward jump after k, -lm at an upward one,
+    u_{K-1} = 0):
+    for the segment that starts at k0 it keeps the range [vmin, vmax] of the
+    levels still feasible and the values umin, umax that u_k takes at the
+    current sample k if the segment's level is vmin, vmax (shifted so that
+    both start from +-lm). Adding y_{k+1} moves both; when the lowest
     level would push u below -lm the segment must end with a downward jump at
     the last place kminus where vmin was tight (symmetrically for the highest
     level and an upward jump at kplus), its level is vmin (vmax), and the
