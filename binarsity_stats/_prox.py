@@ -344,6 +344,13 @@ def prox_binarsity(
         If shapes or offsets are inconsistent, a value is not finite, or a
         weight, count or `step` is < 0.
     """
+    if counts is None:
+        # the common call (float64/intp arrays, float step), checked and run
+        # in compiled code; None on anything else or on bad input, which the
+        # full path below then reports with its own error
+        out = _fused_lasso.prox_mean_fast(v, block_ptr, weights, step, _TOL)
+        if out is not None:
+            return out
     v_, ptr, w_, step_ = _blocks(v, block_ptr, weights, step)
     if counts is None:
         return _prox_blocks(v_, ptr, w_, step_, None, _MODE_MEAN)

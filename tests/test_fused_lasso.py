@@ -15,7 +15,12 @@ What is proved here:
 * the unit-weight kernel of the TV prox: equal to the general DP to 1e-12 and to
   cvxpy, KKT-certified, with penalties 0, inf and spread over many orders of
   magnitude, K = 1, 2, and magnitudes inside and outside its unscaled range
-  (random instances and a hypothesis property).
+  (random instances and a hypothesis property);
+* Condat's direct algorithm, used for blocks with one penalty on every edge:
+  equal to the general DP (eps K) and to cvxpy for K up to 5000 and penalties
+  from 1e-8 to beyond the fusion threshold, on plateaus, ties, constant and
+  alternating signals; its re-scan budget hands concave ramps (its O(K^2) case)
+  to the DP; the dispatch between it and the DP is invisible in the result.
 """
 
 from __future__ import annotations
@@ -437,6 +442,194 @@ def test_unit_kernel_property(ys, lams):
     """Hypothesis: the unit kernel agrees with the general DP and is a KKT point."""
     y = np.array(ys)
     lam = np.array(lams[: len(y)])
+    theta = unit_kernel(y, lam)
+    scale = np.abs(y).max() + 1e-300
+    assert_allclose(theta, general_kernel(y, lam), rtol=0, atol=1e-11 * scale)
+    if np.abs(y).max() > 0:
+        assert kkt_violation(theta, y, np.ones(len(y)), np.minimum(lam, 1e300)) <= 1e-9
+
+
+# ---------------------------------------------------------------------------
+# one penalty on every edge: Condat's direct algorithm
+# ---------------------------------------------------------------------------
+
+
+def condat_kernel(y, lm, budget=None):
+    """Condat's kernel alone; None when it used up its re-scan budget."""
+    y = np.ascontiguousarray(y, dtype=float)
+    out = np.empty_like(y)
+    ok = _fused_lasso.condat_tv_py(y, lm, out, len(y) ** 2 if budget is None else budget)
+    return out if ok else None
+
+
+def condat_signal(rng, K, kind):
+    k = np.arange(K, dtype=float)
+    if kind == "normal":
+        return rng.normal(size=K)
+    if kind == "plateaus":
+        levels = rng.normal(size=K // 9 + 1)
+        return np.repeat(levels, 9)[:K] + 0.05 * rng.normal(size=K)
+    if kind == "ties":
+        return rng.integers(0, 3, size=K).astype(float)
+    if kind == "constant":
+        return np.full(K, rng.normal())
+    if kind == "alternating":
+        return (-1.0) ** k * rng.uniform(0.5, 2.0)
+    if kind == "alternating_growing":
+        return (-1.0) ** k * (1.0 + k)
+    return np.sqrt(k) * rng.choice([-1.0, 1.0])  # concave ramp: Condat's slow case
+
+
+CONDAT_KINDS = [
+    "normal",
+    "plateaus",
+    "ties",
+    "constant",
+    "alternating",
+    "alternating_growing",
+    "ramp",
+]
+
+
+@pytest.mark.parametrize("K", [2, 3, 4, 7, 30, 200, 2000, 5000])
+def test_condat_matches_general_dp(K):
+    """Condat's kernel (unbounded budget) and the driver with a constant
+    penalty both equal the general DP to max(1e-12, eps K) relative, lie in the
+    data range and are KKT points; lam from 1e-8 to 10x the fusion threshold
+    K (max y - min y) / 2 (where the driver returns the mean)."""
+    rng = np.random.default_rng(300 + K)
+    n_inst = 6 if K >= 2000 else 30
+    for kind in CONDAT_KINDS:
+        for _ in range(n_inst):
+            y = condat_signal(rng, K, kind) * rng.choice([1e-3, 1.0, 1e4])
+            if rng.random() < 0.3:
+                y += rng.choice([-1e3, 1e3]) * (np.abs(y).max() + 1.0)
+            spread = max(np.ptp(y), np.abs(y).max() * 1e-3)
+            lm = spread * 10.0 ** rng.uniform(-8, np.log10(5.0 * K))
+            lam = np.full(K, lm)
+            ref = general_kernel(y, lam)
+            tol = max(1e-12, 64 * np.finfo(float).eps * K) * np.abs(y).max()
+            for theta in (condat_kernel(y, lm), unit_kernel(y, lam)):
+                assert_allclose(theta, ref, rtol=0, atol=tol)
+                assert theta.min() >= y.min() and theta.max() <= y.max()
+                assert kkt_violation(theta, y, np.ones(K), lam) <= 1e-9
+
+
+@pytest.mark.parametrize("K", [2, 3, 10, 50])
+def test_condat_matches_cvxpy(K):
+    """Objective within 1e-6 of Clarabel's, theta within 1e-5."""
+    rng = np.random.default_rng(400 + K)
+    for kind in CONDAT_KINDS:
+        for _ in range(3):
+            y = condat_signal(rng, K, kind)
+            lm = max(np.ptp(y), 1e-3) * 10.0 ** rng.uniform(-3, 1)
+            lam = np.full(K, lm)
+            theta = condat_kernel(y, lm)
+            ref, ref_val = cvxpy_flsa(y, np.ones(K), lam)
+            scale = max(abs(ref_val), np.sum(y**2), 1e-12)
+            assert objective(theta, y, np.ones(K), lam) <= ref_val + 1e-6 * scale
+            assert_allclose(theta, ref, rtol=0, atol=1e-5 * max(np.abs(y).max(), 1e-9))
+
+
+def test_condat_edge_cases():
+    """K = 2 closed form; constant input is a fixed point (bitwise); lam = 0 and
+    lam = inf leave the constant-penalty path to the DP (y itself, the mean);
+    lam at and just below the fusion threshold; step multiplies lam."""
+    y = np.array([0.0, 3.0])
+    assert_allclose(condat_kernel(y, 1.0), [1.0, 2.0], rtol=1e-15)
+    assert_allclose(unit_kernel(y, [7.0, 1.0]), [1.0, 2.0], rtol=1e-15)
+    assert_allclose(unit_kernel(y, [0.0, 1.5]), [1.5, 1.5], rtol=1e-15)
+    for c in [-2.5, 0.1, 1e-90, 3e90]:
+        assert np.all(unit_kernel(np.full(9, c), np.full(9, 0.7)) == c)
+        assert np.all(condat_kernel(np.full(9, c), 0.7) == c)
+    rng = np.random.default_rng(7)
+    y = rng.normal(size=300)
+    assert np.all(unit_kernel(y, np.zeros(300)) == y)
+    assert_allclose(unit_kernel(y, np.full(300, np.inf)), y.mean(), rtol=1e-13)
+    # fusion threshold: max_l |sum_{k<l} (mean - y_k)| is the smallest lam
+    # giving the mean; K (max - min) / 2 bounds it (the driver's shortcut)
+    thr = np.abs(np.cumsum(y.mean() - y)[:-1]).max()
+    for lm in [thr * (1 + 1e-9), 150 * np.ptp(y), 1e300]:
+        assert_allclose(unit_kernel(y, np.full(300, lm)), y.mean(), rtol=0, atol=1e-12)
+    below = unit_kernel(y, np.full(300, thr * (1 - 1e-6)))
+    assert np.ptp(below) > 0
+    assert_allclose(below, general_kernel(y, np.full(300, thr * (1 - 1e-6))), atol=1e-11)
+    lam = np.full(300, 0.4)
+    assert np.all(unit_kernel(y, lam, step=0.25) == unit_kernel(y, np.full(300, 0.1)))
+
+
+def test_condat_extreme_magnitudes():
+    """theta(c y, c lam) = c theta(y, lam) inside the unscaled range (Condat)
+    and beyond it (the scaled DP)."""
+    rng = np.random.default_rng(8)
+    y = condat_signal(rng, 80, "plateaus")
+    lam = np.full(80, 0.3)
+    base = unit_kernel(y, lam)
+    for c in [1e-300, 1e-150, 1e-101, 1e-99, 1e-20, 1e20, 1e99, 1e101, 1e150, 1e300]:
+        assert_allclose(unit_kernel(c * y, c * lam), c * base, rtol=1e-10, atol=0)
+    assert_allclose(unit_kernel(np.zeros(5), np.ones(5)), 0.0)
+
+
+def test_condat_budget_falls_back_to_dp():
+    """A concave ramp makes Condat's 2013 algorithm re-scan O(K^2) samples: with
+    the driver's budget (8 K) it gives up, and the driver's result is the DP's;
+    with an unbounded budget it still returns the same solution."""
+    K = 2000
+    y = np.sqrt(np.arange(K, dtype=float))
+    lm = 10.0
+    assert condat_kernel(y, lm, budget=8 * K) is None
+    full = condat_kernel(y, lm)
+    ref = general_kernel(y, np.full(K, lm))
+    tol = 64 * np.finfo(float).eps * K * y.max()
+    assert_allclose(full, ref, rtol=0, atol=tol)
+    assert_allclose(unit_kernel(y, np.full(K, lm)), ref, rtol=0, atol=tol)
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+def test_condat_dispatch_per_block(mode):
+    """Blocks with one penalty (Condat), with one differing edge, with lam = 0
+    or inf, of size 1 and 2, and with huge values (the DP) side by side: each
+    block equals the general DP on it (minus its mean in mode 1), whatever its
+    neighbours, with step applied."""
+    rng = np.random.default_rng(9)
+    sizes = [1, 2, 50, 50, 3, 200, 1, 40, 40, 40, 7]
+    ptr = np.r_[0, np.cumsum(sizes)].astype(np.intp)
+    d = ptr[-1]
+    v = rng.normal(size=d)
+    v[ptr[7] : ptr[8]] *= 1e150  # outside the unscaled range
+    lam = np.empty(d)
+    for j, (a, b) in enumerate(zip(ptr[:-1], ptr[1:], strict=True)):
+        lam[a:b] = rng.uniform(0.1, 2.0)
+        lam[a] = rng.uniform(0, 5)  # ignored entry: never breaks constancy
+        if j == 3:
+            lam[a + 17] *= 1.0 + 1e-15  # not constant: the DP
+        if j == 4:
+            lam[a:b] = 0.0
+        if j == 9:
+            lam[a:b] = np.inf
+        if j == 7:
+            lam[a:b] = 1e149
+    step = 0.7
+    out = np.empty(d)
+    _fused_lasso.prox_blocks_py(v, ptr, lam, None, out, mode, 1e-12, step)
+    for a, b in zip(ptr[:-1], ptr[1:], strict=True):
+        ref = general_kernel(v[a:b].copy(), step * lam[a:b])
+        if mode == 1:
+            ref = ref - ref.mean()
+        scale = np.abs(v[a:b]).max()
+        assert_allclose(out[a:b], ref, rtol=0, atol=1e-12 * scale)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=60),
+    st.one_of(st.floats(1e-300, 1e300), st.sampled_from([0.0, np.inf, 1e-12, 1e12])),
+)
+def test_condat_property(ys, lm):
+    """Hypothesis: with one penalty on every edge the driver (Condat where it
+    applies) agrees with the general DP and is a KKT point."""
+    y = np.array(ys)
+    lam = np.full(len(y), lm)
     theta = unit_kernel(y, lam)
     scale = np.abs(y).max() + 1e-300
     assert_allclose(theta, general_kernel(y, lam), rtol=0, atol=1e-11 * scale)

@@ -315,3 +315,108 @@ def test_public_docstrings_are_numpydoc():
         doc = getattr(_prox, name).__doc__
         for section in ("Parameters\n", "Returns\n", "Raises\n"):
             assert section in doc, (name, section)
+
+
+# ---------------------------------------------------------------------------
+# prox_binarsity's fast path (float64 arrays, intp block_ptr, float step)
+# ---------------------------------------------------------------------------
+
+
+def _error(call):
+    try:
+        call()
+    except (TypeError, ValueError) as exc:
+        return type(exc), str(exc)
+    return None
+
+
+def test_fast_path_equals_full_path_bitwise():
+    """The fast path (checks fused into the kernel) and the full path (lists,
+    other dtypes) give the same array, bit for bit, on constant-weight blocks
+    (Condat), mixed blocks (the DP), size-1 blocks and step = 0."""
+    rng = np.random.default_rng(11)
+    sizes = [1, 40, 2, 40, 1, 100, 7]
+    ptr = np.r_[0, np.cumsum(sizes)]
+    d = int(ptr[-1])
+    v = rng.normal(size=d)
+    w = np.ones(d)
+    w[ptr[3] + 5] = 2.0
+    w[ptr[5] : ptr[6]] = rng.exponential(size=100)
+    for step in [0.0, 0.3, 2.0]:
+        fast = prox_binarsity(v, ptr.astype(np.intp), w, None, step)
+        full = prox_binarsity(list(v), list(ptr), list(w), None, step)
+        assert np.array_equal(fast, full)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, -1.0, -1e-300])
+@pytest.mark.parametrize("where", ["block_start", "constant_block", "mixed_block", "size_one"])
+def test_fast_path_errors_are_the_full_paths(bad, where):
+    """A bad weight, wherever it is (at a block start, inside a block of equal
+    weights, inside a block of unequal ones, in a block of size 1), and a bad v
+    (likewise) or block_ptr, raise through the fast path exactly the full
+    path's error."""
+    ptr = np.array([0, 1, 30, 60], dtype=np.intp)
+    v = np.random.default_rng(12).normal(size=60)
+    w = np.ones(60)
+    w[45] = 3.0
+    pos = {"block_start": 30, "constant_block": 10, "mixed_block": 50, "size_one": 0}[where]
+    w[pos] = bad
+    fast = _error(lambda: prox_binarsity(v, ptr, w, None, 0.5))
+    full = _error(lambda: prox_binarsity(list(v), list(ptr), list(w), None, 0.5))
+    assert fast is not None and fast == full
+    assert "weights" in fast[1]
+    # bad v (in the block of size 1, the equal-weight block, the unequal one)
+    # and bad block_ptr, with bad weights too: the full path's order
+    cases = [(v, np.array([0, 30, 30, 60], dtype=np.intp), w)]
+    for vpos in [0, 3, 50]:
+        v2 = v.copy()
+        v2[vpos] = bad if not np.isfinite(bad) else np.nan
+        cases += [(v2, ptr, w), (v2, ptr, np.ones(60))]
+    for args in cases:
+        fast = _error(lambda a=args: prox_binarsity(a[0], a[1], a[2], None, 0.5))
+        full = _error(lambda a=args: prox_binarsity(list(a[0]), list(a[1]), list(a[2]), None, 0.5))
+        assert fast is not None and fast == full
+    # a bad step is reported after the weights, as in the full path
+    fast = _error(lambda: prox_binarsity(v, ptr, w, None, -1.0))
+    full = _error(lambda: prox_binarsity(list(v), list(ptr), list(w), None, -1.0))
+    assert fast == full
+
+
+def test_fast_path_declines_unusual_arguments():
+    """Read-only, strided, 2-D, big-endian, int and empty arrays, a NumPy or
+    int step: prox_binarsity gives the full path's result or error."""
+    rng = np.random.default_rng(13)
+    v = rng.normal(size=40)
+    w = np.ones(40)
+    ptr = np.array([0, 10, 40], dtype=np.intp)
+    ref = prox_binarsity(list(v), list(ptr), list(w), None, 0.5)
+    ro = v.copy()
+    ro.flags.writeable = False
+    big = v.astype(">f8")
+    strided = np.repeat(v, 2)[::2]
+    for args in [
+        (ro, ptr, w, 0.5),
+        (big, ptr, w, 0.5),
+        (strided, ptr, w, 0.5),
+        (v, ptr.astype(np.int32), w, 0.5),
+        (v, ptr, w.astype(">f8"), 0.5),
+        (v, ptr, w, np.float64(0.5)),
+    ]:
+        assert np.array_equal(prox_binarsity(args[0], args[1], args[2], None, args[3]), ref)
+    assert np.array_equal(
+        prox_binarsity(v, ptr, w.astype(int), None, 1), prox_binarsity(v, ptr, w, None, 1.0)
+    )
+    assert prox_binarsity(np.empty(0), np.array([0], dtype=np.intp), np.empty(0)).shape == (0,)
+    for args in [
+        (v.reshape(2, 20), ptr, w, 0.5),
+        (v, ptr, w.reshape(2, 20), 0.5),
+        (v, ptr, w[:-1], 0.5),
+        (v, ptr.reshape(1, 3), w, 0.5),
+        (v, ptr, w, float("nan")),
+        (v, ptr, w, True),
+    ]:
+        fast = _error(lambda a=args: prox_binarsity(a[0], a[1], a[2], None, a[3]))
+        full = _error(
+            lambda a=args: prox_binarsity(a[0].tolist(), a[1].tolist(), a[2].tolist(), None, a[3])
+        )
+        assert fast is not None and fast == full
