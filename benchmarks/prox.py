@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import SuiteOutput, median_time, new_figure, save_figure
+from ._common import SuiteOutput, new_figure, save_figure, timed
 from ._ours import EstimatorMissing, has_estimator, prox_binarsity
 
 STEP = 0.5
@@ -128,7 +128,8 @@ def run(out: SuiteOutput, quick: bool, repeats: int = 3, **_: object) -> None:
     quick : bool
         d up to 1e6 and fewer cvxpy instances.
     repeats : int
-        Timing repeats (medians; at least 5 for d ≤ 1e5).
+        Timing repeats, at least (medians of tick and ours called alternately; 31
+        for d ≤ 1e5, 9 for 1e6, 3 above).
     """
     ours_ok = has_estimator()
     prox = prox_binarsity() if ours_ok else None
@@ -139,24 +140,30 @@ def run(out: SuiteOutput, quick: bool, repeats: int = 3, **_: object) -> None:
         for d in ds:
             block_ptr = _ptr(d, layout)
             v = _signal(d)
-            reps = max(repeats, 5) if d <= 10**5 else repeats
+            # a call takes microseconds to a fraction of a second: many repeats
+            # where it is cheap, and the two implementations interleaved so that the
+            # machine's drift (shared, noisy) hits both alike
+            reps = max(repeats, 31 if d <= 10**5 else 9 if d <= 10**6 else 3)
             tick = _tick_prox(block_ptr, STEP)
-            _, t_tick, _ = median_time(lambda v=v, tick=tick: tick.call(v), reps)
+            w = np.ones(d)
+            calls = {"tick": lambda v=v, tick=tick: tick.call(v)}
+            if prox is not None:
+                calls["ours"] = lambda v=v, bp=block_ptr, w=w: prox(
+                    v, bp, w, counts=None, step=STEP
+                )
+            times = _interleaved_medians(calls, reps)
             row = out.add(
                 part="speed",
                 case="one block" if layout is None else "blocks of 50",
                 d=d,
-                tick_s=t_tick,
+                tick_s=times["tick"],
             )
             if prox is not None:
-                w = np.ones(d)
-                _, t_ours, _ = median_time(
-                    lambda v=v, bp=block_ptr, w=w: prox(v, bp, w, counts=None, step=STEP), reps
-                )
+                t_ours = times["ours"]
                 ours = np.asarray(prox(v, block_ptr, w, counts=None, step=STEP))
                 row.update(
                     ours_s=t_ours,
-                    speedup=t_tick / t_ours,
+                    speedup=times["tick"] / t_ours,
                     max_diff_vs_tick=float(np.max(np.abs(ours - tick.call(v)))),
                 )
     if prox is not None:
@@ -165,6 +172,18 @@ def run(out: SuiteOutput, quick: bool, repeats: int = 3, **_: object) -> None:
     out.write()
     if prox is None:
         raise EstimatorMissing("binarsity_stats.prox_binarsity is not available yet")
+
+
+def _interleaved_medians(calls: dict, reps: int) -> dict:
+    """Median wall-clock time of each call, the calls alternated ``reps`` times."""
+    for fn in calls.values():
+        fn()  # warm-up (allocation, caches)
+    times: dict = {name: [] for name in calls}
+    for _ in range(reps):
+        for name, fn in calls.items():
+            _, t = timed(fn)
+            times[name].append(t)
+    return {name: float(np.median(ts)) for name, ts in times.items()}
 
 
 def _figure(out: SuiteOutput) -> None:
