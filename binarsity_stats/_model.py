@@ -682,10 +682,11 @@ class BinarsityModel:
             finally:
                 if pool is not None:
                     pool.shutdown()
+            grid_size = len(grid)
             grid = grid[: len(columns)]
             scores = np.column_stack(columns)
             full = self._path(grid, None, opts, tick)
-        return CVResults(self, grid, scores, scoring, fold_id, full)
+        return CVResults(self, grid, scores, scoring, fold_id, full, grid_size)
 
     def _score_design(self, test: np.ndarray) -> tuple:
         """The held-out rows of a fold: (design, offset, y, weights)."""

@@ -745,6 +745,9 @@ class CVResults:
         Fold of every training row.
     full_path : list of Solution
         Fits on all rows along the grid.
+    grid_size : int, optional
+        Length of the grid requested; more than m when the CV stopped early
+        (default: m).
 
     Attributes
     ----------
@@ -768,9 +771,11 @@ class CVResults:
         scoring: str,
         fold_ids: np.ndarray,
         full_path: list,
+        grid_size: int | None = None,
     ) -> None:
         self.model = model
         self.lams = np.asarray(lams, dtype=np.float64)
+        self.grid_size = len(self.lams) if grid_size is None else int(grid_size)
         self.fold_scores = np.asarray(fold_scores, dtype=np.float64)
         self.scoring = scoring
         self.fold_ids = fold_ids
@@ -859,8 +864,17 @@ class CVResults:
         """
         return self.path.plot(kind=kind, ax=ax)
 
+    @property
+    def stopped_early(self) -> bool:
+        """Whether the folds stopped before the end of the requested grid (``fit_cv``'s
+        ``early_stopping``: the CV curve had turned)."""
+        return len(self.lams) < getattr(self, "grid_size", len(self.lams))
+
     def __repr__(self) -> str:
+        grid = f"{len(self.lams)} λ"
+        if self.stopped_early:
+            grid = f"{len(self.lams)} of {self.grid_size} λ, stopped early"
         return (
-            f"<CVResults {self.folds}-fold {self.scoring}: lam_min={self.lam_min:.4g}, "
-            f"lam_1se={self.lam_1se:.4g}>"
+            f"<CVResults {self.folds}-fold {self.scoring} ({grid}): "
+            f"lam_min={self.lam_min:.4g}, lam_1se={self.lam_1se:.4g}>"
         )

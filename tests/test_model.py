@@ -190,6 +190,8 @@ def test_cv_early_stopping_truncates_the_grid_without_changing_the_choice():
     assert (short.lam_min, short.lam_1se) == (whole.lam_min, whole.lam_1se)
     np.testing.assert_array_equal(short.best_.coef, whole.best_.coef)
     assert len(short.path.lams) == m
+    assert short.stopped_early and not whole.stopped_early
+    assert f"{m} of 40 λ, stopped early" in repr(short) and "(40 λ)" in repr(whole)
     # it stopped because the last `patience` means left the one-SE band of the best
     i = short.idx_min
     assert np.all(short.mean[-5:] > short.mean[i] + short.se[i])
