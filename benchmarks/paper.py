@@ -332,7 +332,7 @@ def run(
             )
             scores[label] = model.predict_proba(Xte)[:, 1]
             _row(out, name, label, _auc(yte, scores[label]), train_s, float("nan"), "defaults")
-        _targets(out, name, yte, scores)
+        _targets(out, name, yte, scores, quick)
     _figure(out)
     out.write(["data", "model", "test_auc", "paper_auc", "train_s", "cv_s", "hyper", "cv_auc"])
 
@@ -378,7 +378,7 @@ def paired_auc_ci(y, score_a, score_b, n_boot: int = 2000, seed: int = 0):
     return float(diff), float(lo), float(hi)
 
 
-def _targets(out: SuiteOutput, name: str, y_test=None, scores=None) -> None:
+def _targets(out: SuiteOutput, name: str, y_test=None, scores=None, quick: bool = False) -> None:
     rows = {r["model"]: r for r in out.rows if r["data"] == name}
     ours = rows.get("binarsity, ours (theory weights)")
     if ours is None:
@@ -393,7 +393,13 @@ def _targets(out: SuiteOutput, name: str, y_test=None, scores=None) -> None:
             f"{name}: glm().fit_cv AUC {cv['test_auc']:.4f} vs EBM {ebm['test_auc']:.4f} "
             f"(gap {ebm['test_auc'] - cv['test_auc']:+.4f}); time incl. CV "
             f"{cv['train_s']:.2f} s vs EBM {ebm['train_s']:.2f} s: {ratio:.1f}x faster "
-            f"({'met' if ratio >= 2 else 'NOT met'}: issue 3 asks for >= 2x EBM with defaults)"
+            + (
+                "(--quick: EBM has 2 outer bags, not its defaults; issue 3's bar of >= 2x "
+                "is judged by the full run)"
+                if quick
+                else f"({'met' if ratio >= 2 else 'NOT met'}: issue 3 asks for >= 2x EBM "
+                "with defaults)"
+            )
         )
     a, t, e = ours["test_auc"], tick["test_auc"], ebm["test_auc"]
     out.note(
