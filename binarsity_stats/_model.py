@@ -479,12 +479,14 @@ class BinarsityModel:
         opts: dict[str, Any],
         tick=None,
     ) -> list:
-        """Solve along ``lams`` with warm starts; returns Solutions (eta kept)."""
+        """Solve along ``lams`` with warm starts; returns Solutions without their η."""
         prepared = self._prepare(rows)
         sols = []
         prev = None
         for lam in lams:
-            sol = prepared.solve(float(lam), warm_start=prev, **opts)
+            # results recompute η from the coefficients: the solver's (n,) copy would
+            # only hold memory (a path at n = 1e7 would keep gigabytes of it)
+            sol = strip_eta(prepared.solve(float(lam), warm_start=prev, **opts))
             sols.append(sol)
             prev = sol
             if tick is not None:
@@ -661,7 +663,7 @@ class BinarsityModel:
             def step(k: int, lam: float) -> float:
                 prepared, held_out = folds_data[k]
                 sol = prepared.solve(lam, warm_start=warm[k], **fold_opts)
-                warm[k] = sol
+                warm[k] = strip_eta(sol)  # a warm start needs the coefficients only
                 if tick is not None:
                     tick()
                 return self._score_one(sol, held_out, scoring)
