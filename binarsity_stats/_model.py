@@ -53,6 +53,10 @@ THEORY_A = math.log(40.0)
 #: Relative size below which two neighbouring levels count as equal (no jump).
 JUMP_TOL = 1e-10
 
+#: fit_cv keeps every fold's prepared design for the whole walk below this many bytes;
+#: above it, a fold's design is prepared again for each chunk of λ values.
+_CV_KEEP_BYTES = 1 << 30
+
 
 def glm(
     formula: str,
@@ -323,6 +327,14 @@ class BinarsityModel:
         kw = self._solve_kwargs(rows)
         codes, block_ptr, y = kw.pop("codes"), kw.pop("block_ptr"), kw.pop("y")
         return Prepared(codes, block_ptr, y, **kw)
+
+    def _fold_bytes(self, n_rows: int) -> int:
+        """Memory a prepared design of ``n_rows`` rows holds (codes and float arrays)."""
+        d = self.design
+        per_row = d.codes.shape[0] * d.codes.dtype.itemsize + 8 * 4  # y, weights, r, h
+        per_row += 8 * (0 if d.dense is None else 2 * d.dense.shape[1])  # input + scaled
+        per_row += 8 * (self.offset is not None)
+        return int(n_rows) * per_row
 
     @staticmethod
     def _call_solve(kwargs: dict[str, Any], **extra: Any):
@@ -651,35 +663,51 @@ class BinarsityModel:
         sign = -1.0 if scoring == "auc" else 1.0  # lower sign * score is better
         total = (n_folds + 1) * len(grid)
         with _progress(total, verbose, "cv") as tick:
-            # every fold walks the grid from its own warm start, all folds in lockstep,
-            # so that the walk can stop once the CV curve has turned
-            folds_data = []
-            for k in range(n_folds):
-                train = np.flatnonzero(fold_id != k)
-                test = np.flatnonzero(fold_id == k)
-                folds_data.append((self._prepare(train), self._score_design(test)))
+            # Every fold walks the grid from its own warm start, all folds in lockstep,
+            # so that the walk can stop once the CV curve has turned. Small data keep
+            # every fold's prepared design for the whole walk; when that would take
+            # more than _CV_KEEP_BYTES, a fold's design is prepared again for each
+            # chunk of `patience` λ values, so that only one fold per worker is held.
+            # Both give the same results bit for bit (the fits are the same).
+            rows = [np.flatnonzero(fold_id != k) for k in range(n_folds)]
+            held_out = [self._score_design(np.flatnonzero(fold_id == k)) for k in range(n_folds)]
+            keep = self._fold_bytes(len(rows[0])) * n_folds <= _CV_KEEP_BYTES
+            chunk = 1 if keep else int(patience)
+            prepared: list[Any] = [None] * n_folds
             warm: list[Any] = [None] * n_folds
 
-            def step(k: int, lam: float) -> float:
-                prepared, held_out = folds_data[k]
-                sol = prepared.solve(lam, warm_start=warm[k], **fold_opts)
-                warm[k] = strip_eta(sol)  # a warm start needs the coefficients only
-                if tick is not None:
-                    tick()
-                return self._score_one(sol, held_out, scoring)
+            def run_chunk(k: int, lams: np.ndarray) -> list[float]:
+                prep = prepared[k] if prepared[k] is not None else self._prepare(rows[k])
+                if keep:
+                    prepared[k] = prep
+                out = []
+                for lam in lams:
+                    sol = prep.solve(float(lam), warm_start=warm[k], **fold_opts)
+                    warm[k] = strip_eta(sol)  # a warm start needs the coefficients only
+                    if tick is not None:
+                        tick()
+                    out.append(self._score_one(sol, held_out[k], scoring))
+                return out
 
             columns: list[np.ndarray] = []
             pool = ThreadPoolExecutor(max_workers=min(workers, n_folds)) if workers > 1 else None
             try:
-                for lam in grid:
-                    lam = float(lam)
+                stop = False
+                for first in range(0, len(grid), chunk):
+                    lams = grid[first : first + chunk]
                     if pool is not None:
-                        col = list(pool.map(lambda k, lam=lam: step(k, lam), range(n_folds)))
+                        block = list(pool.map(lambda k, lams=lams: run_chunk(k, lams),
+                                              range(n_folds)))  # fmt: skip
                     else:
-                        col = [step(k, lam) for k in range(n_folds)]
-                    columns.append(np.asarray(col, dtype=np.float64))
-                    if early_stopping and _cv_curve_turned(np.column_stack(columns), sign,
-                                                           int(patience)):  # fmt: skip
+                        block = [run_chunk(k, lams) for k in range(n_folds)]
+                    block = np.asarray(block, dtype=np.float64).reshape(n_folds, len(lams))
+                    for j in range(len(lams)):
+                        columns.append(block[:, j])
+                        if early_stopping and _cv_curve_turned(np.column_stack(columns), sign,
+                                                               int(patience)):  # fmt: skip
+                            stop = True
+                            break
+                    if stop:
                         break
             finally:
                 if pool is not None:

@@ -205,6 +205,41 @@ def test_cv_early_stopping_truncates_the_grid_without_changing_the_choice():
             model.fit_cv(patience=bad, **kw)
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_cv_on_big_data_prepares_folds_per_chunk_with_identical_results(monkeypatch, n_jobs):
+    """Above a memory budget the folds are prepared again for each chunk of λ values
+    instead of all being held; the fits, and so every result, are the same."""
+    import binarsity_stats._model as model_module
+
+    df = simulate("binomial", n=300, seed=21)
+    model = glm("y ~ bin(x1, 30) + bin(x2, 30) + C(g) + z", df, family="binomial")
+    kw = {"folds": 5, "random_state": 3, "n_lambdas": 40, "lam_min_ratio": 1e-4,
+          "n_jobs": n_jobs}  # fmt: skip
+    held = model.fit_cv(**kw)
+    calls = []
+    original = model_module.BinarsityModel._prepare
+
+    def counting(self, rows=None):
+        calls.append(rows is None)
+        return original(self, rows)
+
+    monkeypatch.setattr(model_module.BinarsityModel, "_prepare", counting)
+    monkeypatch.setattr(model_module, "_CV_KEEP_BYTES", 0)
+    chunked = model.fit_cv(patience=3, **kw)
+    again = model.fit_cv(patience=3, **{**kw, "n_jobs": 1})
+    monkeypatch.setattr(model_module, "_CV_KEEP_BYTES", 1 << 30)
+    kept = model.fit_cv(patience=3, **kw)
+    for res in (chunked, again):
+        np.testing.assert_array_equal(res.lams, kept.lams)
+        np.testing.assert_array_equal(res.fold_scores, kept.fold_scores)
+        np.testing.assert_array_equal(res.best_.coef, kept.best_.coef)
+    assert chunked.stopped_early
+    # the chunked walk prepared each fold once per chunk of 3 λ values (+1 full path)
+    chunks = -(-len(chunked.lams) // 3)
+    assert calls[: calls.index(True)].count(False) == 5 * chunks
+    assert held.lam_min == model.fit_cv(**kw).lam_min
+
+
 def test_cv_groups_keep_every_group_in_one_fold():
     df = simulate("binomial", n=240, seed=22)
     model = glm(FORMULA, df, family="binomial")
