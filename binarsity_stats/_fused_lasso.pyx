@@ -418,6 +418,44 @@ cdef double _UNIT_YMAX = 1e100
 cdef double _UNIT_YMIN = 1e-100
 
 
+cdef inline bint _data_range(Py_ssize_t K, const double* y, double* lo,
+                             double* hi) noexcept nogil:
+    """min and max of y[0..K-1], with four independent accumulators so that
+    the comparisons do not form one dependent chain. Returns whether every
+    y_k is finite: y - y is 0 for finite y and NaN otherwise, and a sum of
+    them stays NaN (the comparisons alone would skip a NaN)."""
+    cdef Py_ssize_t k = 0
+    cdef double a0 = y[0], a1 = y[0], a2 = y[0], a3 = y[0]
+    cdef double b0 = y[0], b1 = y[0], b2 = y[0], b3 = y[0]
+    cdef double z0 = 0.0, z1 = 0.0, z2 = 0.0, z3 = 0.0
+    while k + 4 <= K:
+        a0 = y[k] if y[k] < a0 else a0
+        a1 = y[k + 1] if y[k + 1] < a1 else a1
+        a2 = y[k + 2] if y[k + 2] < a2 else a2
+        a3 = y[k + 3] if y[k + 3] < a3 else a3
+        b0 = y[k] if y[k] > b0 else b0
+        b1 = y[k + 1] if y[k + 1] > b1 else b1
+        b2 = y[k + 2] if y[k + 2] > b2 else b2
+        b3 = y[k + 3] if y[k + 3] > b3 else b3
+        z0 += y[k] - y[k]
+        z1 += y[k + 1] - y[k + 1]
+        z2 += y[k + 2] - y[k + 2]
+        z3 += y[k + 3] - y[k + 3]
+        k += 4
+    while k < K:
+        a0 = y[k] if y[k] < a0 else a0
+        b0 = y[k] if y[k] > b0 else b0
+        z0 += y[k] - y[k]
+        k += 1
+    a0 = a1 if a1 < a0 else a0
+    a2 = a3 if a3 < a2 else a2
+    lo[0] = a2 if a2 < a0 else a0
+    b0 = b1 if b1 > b0 else b0
+    b2 = b3 if b3 > b2 else b2
+    hi[0] = b2 if b2 > b0 else b0
+    return (z0 + z1) + (z2 + z3) == 0.0
+
+
 cdef bint _unit_fused_lasso(
     Py_ssize_t K,
     const double* y,
@@ -456,14 +494,11 @@ cdef bint _unit_fused_lasso(
     cdef Py_ssize_t cap3 = 3 * (2 * K + 2)
     cdef double* TP = work + cap3
     cdef Py_ssize_t k, lo, hi
-    cdef double ymin = y[0], ymax = y[0], big, cap
+    cdef double ymin, ymax, big, cap
     cdef double lm, s, c, x, xprev, tm, tp, sm, cm, cl, cr, th, acc
 
-    for k in range(1, K):
-        if y[k] < ymin:
-            ymin = y[k]
-        if y[k] > ymax:
-            ymax = y[k]
+    # finiteness is the callers' business (validated, or checked by the driver)
+    _data_range(K, y, &ymin, &ymax)
     big = ymax if ymax > -ymin else -ymin
     if not (_UNIT_YMIN <= big <= _UNIT_YMAX):
         return False
@@ -733,44 +768,6 @@ cdef bint _condat_tv(
             kplus = k
             vmax += (umax + lm) / <double>(k - k0 + 1)
             umax = -lm
-
-
-cdef inline bint _data_range(Py_ssize_t K, const double* y, double* lo,
-                             double* hi) noexcept nogil:
-    """min and max of y[0..K-1], with four independent accumulators so that
-    the comparisons do not form one dependent chain. Returns whether every
-    y_k is finite: y - y is 0 for finite y and NaN otherwise, and a sum of
-    them stays NaN (the comparisons alone would skip a NaN)."""
-    cdef Py_ssize_t k = 0
-    cdef double a0 = y[0], a1 = y[0], a2 = y[0], a3 = y[0]
-    cdef double b0 = y[0], b1 = y[0], b2 = y[0], b3 = y[0]
-    cdef double z0 = 0.0, z1 = 0.0, z2 = 0.0, z3 = 0.0
-    while k + 4 <= K:
-        a0 = y[k] if y[k] < a0 else a0
-        a1 = y[k + 1] if y[k + 1] < a1 else a1
-        a2 = y[k + 2] if y[k + 2] < a2 else a2
-        a3 = y[k + 3] if y[k + 3] < a3 else a3
-        b0 = y[k] if y[k] > b0 else b0
-        b1 = y[k + 1] if y[k + 1] > b1 else b1
-        b2 = y[k + 2] if y[k + 2] > b2 else b2
-        b3 = y[k + 3] if y[k + 3] > b3 else b3
-        z0 += y[k] - y[k]
-        z1 += y[k + 1] - y[k + 1]
-        z2 += y[k + 2] - y[k + 2]
-        z3 += y[k + 3] - y[k + 3]
-        k += 4
-    while k < K:
-        a0 = y[k] if y[k] < a0 else a0
-        b0 = y[k] if y[k] > b0 else b0
-        z0 += y[k] - y[k]
-        k += 1
-    a0 = a1 if a1 < a0 else a0
-    a2 = a3 if a3 < a2 else a2
-    lo[0] = a2 if a2 < a0 else a0
-    b0 = b1 if b1 > b0 else b0
-    b2 = b3 if b3 > b2 else b2
-    hi[0] = b2 if b2 > b0 else b0
-    return (z0 + z1) + (z2 + z3) == 0.0
 
 
 cdef bint _condat_block(
@@ -1293,6 +1290,14 @@ def prox_blocks_py(const double[::1] v, const Py_ssize_t[::1] block_ptr,
     return _prox_blocks(v, block_ptr, lam, counts, out, mode, tol, step, check_lam)
 
 
+cdef inline void _subtract_mean(double* out, Py_ssize_t K, double total) noexcept nogil:
+    # mode 1 (equal counts): the constraint's projection is the block's mean shift
+    cdef double mean = total / K
+    cdef Py_ssize_t k
+    for k in range(K):
+        out[k] -= mean
+
+
 cdef int _prox_blocks(const double[::1] v, const Py_ssize_t[::1] block_ptr,
                       const double[::1] lam, const double[::1] counts,
                       double[::1] out, int mode, double tol, double step,
@@ -1337,9 +1342,7 @@ cdef int _prox_blocks(const double[::1] v, const Py_ssize_t[::1] block_ptr,
                 if mode != 2 and _condat_block(K, &v[start], &lam[start], step,
                                                &out[start], &mean):
                     if mode == 1:
-                        mean /= K
-                        for k in range(start, start + K):
-                            out[k] -= mean
+                        _subtract_mean(&out[start], K, mean)
                     continue
                 if check_lam:
                     for k in range(start + 1, start + K):
@@ -1357,9 +1360,7 @@ cdef int _prox_blocks(const double[::1] v, const Py_ssize_t[::1] block_ptr,
                 if mode != 2 and _unit_fused_lasso(K, &v[start], &lam[start], step,
                                                    &out[start], work, &mean):
                     if mode == 1:
-                        mean /= K
-                        for k in range(start, start + K):
-                            out[k] -= mean
+                        _subtract_mean(&out[start], K, mean)
                     continue
                 lptr = &lam[start]
                 if step != 1.0:
@@ -1382,9 +1383,7 @@ cdef int _prox_blocks(const double[::1] v, const Py_ssize_t[::1] block_ptr,
                         mean = 0.0
                         for k in range(start, start + K):
                             mean += out[k]
-                        mean /= K
-                        for k in range(start, start + K):
-                            out[k] -= mean
+                        _subtract_mean(&out[start], K, mean)
     finally:
         free(work)
     if nomem:
