@@ -336,14 +336,6 @@ class BinarsityModel:
         per_row += 8 * (self.offset is not None)
         return int(n_rows) * per_row
 
-    @staticmethod
-    def _call_solve(kwargs: dict[str, Any], **extra: Any):
-        from ._solvers import solve
-
-        args = dict(kwargs)
-        codes, block_ptr, y = args.pop("codes"), args.pop("block_ptr"), args.pop("y")
-        return solve(codes, block_ptr, y, **args, **extra)
-
     # -- λ ---------------------------------------------------------------------------
     def lambda_max(self) -> float:
         """λ_max of design.md §2: the smallest λ at which every binned term is flat.
@@ -464,12 +456,12 @@ class BinarsityModel:
         from ._results import BinarsityResults
 
         opts = {"solver": solver, "tol": tol, "max_iter": max_iter}
-        kw = self._solve_kwargs()
+        prepared = self._prepare()
         if isinstance(lam, str):
             if lam != "theory":
                 raise ValueError(f"lam must be a non-negative number or 'theory'; got {lam!r}.")
             value = self.lambda_theory()
-            sol = self._call_solve(kw, lam=value, warm_start=warm_start, **opts)
+            sol = prepared.solve(value, warm_start=warm_start, **opts)
             how = "theory"
             if self.family.name == "gaussian":
                 first = BinarsityResults(self, sol, "theory (first pass)")
@@ -478,10 +470,10 @@ class BinarsityModel:
                 rss = float(np.sum(self.sample_weight * (self.y - sol.eta) ** 2))
                 phi = rss / float(self.sample_weight.sum()) * n_eff / max(n_eff - dof, 1.0)
                 value = self.lambda_theory(phi=phi)
-                sol = self._call_solve(kw, lam=value, warm_start=sol, **opts)
+                sol = prepared.solve(value, warm_start=sol, **opts)
                 how = f"theory (sigma^2 estimated: {phi:.4g})"
             return BinarsityResults(self, sol, how)
-        sol = self._call_solve(kw, lam=lam, warm_start=warm_start, **opts)
+        sol = prepared.solve(lam, warm_start=warm_start, **opts)
         return BinarsityResults(self, sol, "user")
 
     def _path(

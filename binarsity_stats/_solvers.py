@@ -284,19 +284,24 @@ class _Problem:
         return float(shift.sum())
 
 
+def _check_warm_start(prob: _Problem, warm_start) -> None:
+    """A warm start must match the design's levels and columns and be finite."""
+    if warm_start.coef.shape != (prob.d,) or warm_start.dense_coef.shape != (prob.q,):
+        raise ValueError("warm_start does not match the design (number of levels/columns).")
+    if not (
+        np.all(np.isfinite(warm_start.coef))
+        and np.all(np.isfinite(warm_start.dense_coef))
+        and np.isfinite(warm_start.intercept)
+    ):
+        raise ValueError("warm_start holds NaN or infinite coefficients.")
+
+
 def _initial_point(prob: _Problem, warm_start):
     theta = np.zeros(prob.d)
     beta = np.zeros(prob.q)
     b0 = 0.0
     if warm_start is not None:
-        if warm_start.coef.shape != (prob.d,) or warm_start.dense_coef.shape != (prob.q,):
-            raise ValueError("warm_start does not match the design (number of levels/columns).")
-        if not (
-            np.all(np.isfinite(warm_start.coef))
-            and np.all(np.isfinite(warm_start.dense_coef))
-            and np.isfinite(warm_start.intercept)
-        ):
-            raise ValueError("warm_start holds NaN or infinite coefficients.")
+        _check_warm_start(prob, warm_start)
         theta = warm_start.coef.astype(np.float64, copy=True)
         beta = warm_start.dense_coef.astype(np.float64, copy=True)
         b0 = float(warm_start.intercept) if prob.fit_intercept else 0.0
@@ -792,8 +797,7 @@ class Prepared:
         bp, sizes = prob.block_ptr, np.diff(prob.block_ptr)
         ws = None
         if warm_start is not None:
-            if warm_start.coef.shape != (prob.d,):
-                raise ValueError("warm_start does not match the design (number of levels/columns).")
+            _check_warm_start(prob, warm_start)
             theta = warm_start.coef.astype(float, copy=True)
             for g in groups:
                 s, K = bp[g[0]], sizes[g[0]]
