@@ -1,8 +1,10 @@
 """Command line: help, fit on a CSV (with CV and plots), the demo, and errors."""
 
 import io
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -86,7 +88,6 @@ def _same_package_env():
     """Run a subprocess on the very package this test imported (installed or in-place),
     from a directory where the source tree cannot shadow it."""
     import os
-    from pathlib import Path
 
     import binarsity_stats
 
@@ -104,3 +105,19 @@ def test_demo_runs_as_a_module(tmp_path):
     for text in ("fair", "bin(rate_marriage)", "Cut-points kept", "Selected terms:",
                  "lam_1se"):  # fmt: skip
         assert text in out.stdout, text
+
+
+def test_installed_command_runs_the_demo_from_the_source_checkout():
+    """README's quick start: ``pip install . && binarsity-stats demo`` from the clone's
+    root, where ``python -m`` would import the uncompiled source folder first."""
+    root = Path(__file__).resolve().parent.parent
+    pyproject = (root / "pyproject.toml").read_text()
+    assert '[project.scripts]\nbinarsity-stats = "binarsity_stats._cli:main"' in pyproject
+    exe = shutil.which("binarsity-stats")
+    if exe is None:
+        pytest.skip("binarsity-stats is not installed here (pip install . puts it on PATH)")
+    out = subprocess.run(
+        [exe, "demo", "--cv", "3", "--n-lambdas", "8"],
+        capture_output=True, text=True, timeout=120, check=True, cwd=root,
+    )  # fmt: skip
+    assert "bin(rate_marriage)" in out.stdout and "Selected terms:" in out.stdout
