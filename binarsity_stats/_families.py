@@ -31,8 +31,13 @@ class Family:
     _grad_hess_kernel = None
     _grad_hess_noloss_kernel = None
 
-    def validate_y(self, y: np.ndarray) -> None:
-        """Raise ``ValueError`` naming ``y`` if a value is outside the family's domain."""
+    def validate_y(self, y: np.ndarray, *, proportions: bool = False) -> None:
+        """Raise ``ValueError`` naming ``y`` if a value is outside the family's domain.
+
+        ``proportions=True`` lets a binomial response be a share of successes in [0, 1]
+        (with the numbers of trials as sample weights, as R's and statsmodels' GLMs
+        allow); the other families ignore it.
+        """
         if not np.all(np.isfinite(y)):
             raise ValueError(f"y contains NaN or infinite values (family={self.name!r}).")
 
@@ -85,9 +90,24 @@ class Family:
         return float(np.sum(sample_weight * self.unit_deviance(y, mu)))
 
     def log_likelihood(
-        self, y: np.ndarray, mu: np.ndarray, sample_weight: np.ndarray, scale: float = 1.0
+        self,
+        y: np.ndarray,
+        mu: np.ndarray,
+        var_weights: np.ndarray | None = None,
+        freq_weights: np.ndarray | None = None,
     ) -> float:
-        """Full log-likelihood (with normalising constants), as statsmodels reports it."""
+        """Full log-likelihood (with normalising constants), as statsmodels' GLM reports it.
+
+        Σ_i f_i ℓ(y_i; μ_i, φ / v_i) with frequency weights f (row counts) and analytic
+        (variance) weights v, statsmodels' ``freq_weights`` and ``var_weights``; a
+        family with a dispersion takes φ at its maximum-likelihood value.
+        """
+        v = np.ones_like(y) if var_weights is None else var_weights
+        f = np.ones_like(y) if freq_weights is None else freq_weights
+        return float(np.sum(f * v * self._unit_log_likelihood(y, mu)))
+
+    def _unit_log_likelihood(self, y: np.ndarray, mu: np.ndarray) -> np.ndarray:
+        """ℓ(y_i; μ_i) of one unweighted row (families without a dispersion)."""
         raise NotImplementedError
 
     def null_mean(self, y: np.ndarray, sample_weight: np.ndarray) -> float:
@@ -106,7 +126,7 @@ class Gaussian(Family):
     _loss_kernel = _k.gaussian_identity_loss
     _grad_hess_kernel = _k.gaussian_identity_grad_hess
 
-    def validate_y(self, y):
+    def validate_y(self, y, *, proportions=False):
         super().validate_y(y)
         top = float(np.max(np.abs(y))) if y.size else 0.0
         if top > 1e150:
@@ -125,15 +145,18 @@ class Gaussian(Family):
     def unit_deviance(self, y, mu):
         return (y - mu) ** 2
 
-    def log_likelihood(self, y, mu, sample_weight, scale=1.0):
-        # statsmodels' convention: scale = deviance / n (the MLE of σ²) for the llf
-        w = sample_weight
-        nobs = np.sum(w)
-        dev = np.sum(w * (y - mu) ** 2)
-        scale = dev / nobs
+    def log_likelihood(self, y, mu, var_weights=None, freq_weights=None):
+        # statsmodels' convention: σ² at its MLE Σ f v r² / Σ f; an analytic weight v_i
+        # makes row i's variance σ²/v_i, so rescaling v leaves the llf unchanged
+        v = np.ones_like(y) if var_weights is None else var_weights
+        f = np.ones_like(y) if freq_weights is None else freq_weights
+        nobs = np.sum(f)
+        scale = np.sum(f * v * (y - mu) ** 2) / nobs
         if scale <= 0:
             return np.inf  # a perfect fit: the likelihood is unbounded
-        return float(-nobs / 2 * (np.log(2 * np.pi * scale) + 1))
+        pos = (f > 0) & (v > 0)  # a zero-weight row carries no likelihood
+        log_v = np.sum(f[pos] * np.log(v[pos]))
+        return float(-nobs / 2 * (np.log(2 * np.pi * scale) + 1) + log_v / 2)
 
 
 class Binomial(Family):
@@ -145,8 +168,16 @@ class Binomial(Family):
     _grad_hess_kernel = _k.binomial_logit_grad_hess
     _grad_hess_noloss_kernel = _k.binomial_logit_grad_hess_noloss
 
-    def validate_y(self, y):
+    def validate_y(self, y, *, proportions=False):
         super().validate_y(y)
+        if proportions:
+            if np.any((y < 0) | (y > 1)):
+                bad = y[(y < 0) | (y > 1)][:3]
+                raise ValueError(
+                    "y must be 0 or 1 for family='binomial' (or a proportion in [0, 1] with "
+                    f"the numbers of trials as sample_weight); found values such as {bad.tolist()}."
+                )
+            return
         if not np.all((y == 0) | (y == 1)):
             bad = y[(y != 0) & (y != 1)][:3]
             raise ValueError(
@@ -163,10 +194,11 @@ class Binomial(Family):
         mu = np.clip(mu, 1e-300, 1 - 1e-16)
         return 2 * (special.xlogy(y, y / mu) + special.xlogy(1 - y, (1 - y) / (1 - mu)))
 
-    def log_likelihood(self, y, mu, sample_weight, scale=1.0):
+    def _unit_log_likelihood(self, y, mu):
         mu = np.clip(mu, 1e-300, 1 - 1e-16)
         ll = special.xlogy(y, mu) + special.xlogy(1 - y, 1 - mu)
-        return float(np.sum(sample_weight * ll))
+        # statsmodels' constant for one trial, zero unless y is a proportion
+        return ll - special.gammaln(y + 1) - special.gammaln(2 - y)
 
 
 class Poisson(Family):
@@ -177,7 +209,7 @@ class Poisson(Family):
     _loss_kernel = _k.poisson_log_loss
     _grad_hess_kernel = _k.poisson_log_grad_hess
 
-    def validate_y(self, y):
+    def validate_y(self, y, *, proportions=False):
         super().validate_y(y)
         if np.any(y < 0):
             bad = y[y < 0][:3]
@@ -194,9 +226,8 @@ class Poisson(Family):
     def unit_deviance(self, y, mu):
         return 2 * (special.xlogy(y, y / mu) - (y - mu))
 
-    def log_likelihood(self, y, mu, sample_weight, scale=1.0):
-        ll = special.xlogy(y, mu) - mu - special.gammaln(y + 1)
-        return float(np.sum(sample_weight * ll))
+    def _unit_log_likelihood(self, y, mu):
+        return special.xlogy(y, mu) - mu - special.gammaln(y + 1)
 
 
 FAMILIES: dict[str, type[Family]] = {
