@@ -8,6 +8,7 @@ loops run in ``_glm_kernels.pyx``; each method here validates and dispatches.
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import numpy as np
@@ -213,3 +214,51 @@ def get_family(family: str | Family) -> Family:
     if not isinstance(family, str) or family.lower() not in FAMILIES:
         raise ValueError(f"family must be one of {sorted(FAMILIES)}; got {family!r}.")
     return FAMILIES[family.lower()]()
+
+
+def null_intercept(
+    family: Family,
+    y: np.ndarray,
+    sw: np.ndarray,
+    offset: np.ndarray | None,
+    fit_intercept: bool = True,
+) -> float:
+    """β0 of the intercept-only GLM with offset (the null model of the deviance).
+
+    Parameters
+    ----------
+    family : Family
+        Distribution.
+    y, sw : ndarray of shape (n,)
+        Response and weights.
+    offset : ndarray of shape (n,) or None
+        Offset.
+    fit_intercept : bool, default=True
+        Without an intercept the null model is the offset alone (β0 = 0).
+
+    Returns
+    -------
+    float
+        The intercept of the null model.
+    """
+    if not fit_intercept:
+        return 0.0
+    off = np.zeros_like(y) if offset is None else offset
+    W = float(sw.sum())
+    if family.name == "gaussian":
+        return float(np.sum(sw * (y - off)) / W)
+    if family.name == "poisson":
+        return float(math.log(max(np.sum(sw * y), 1e-300) / np.sum(sw * np.exp(off))))
+    ybar = min(max(float(np.sum(sw * y) / W), 1e-10), 1 - 1e-10)
+    b0 = math.log(ybar / (1 - ybar)) - float(np.sum(sw * off) / W)
+    for _ in range(100):
+        mu = family.mean(b0 + off)
+        g = float(np.sum(sw * (mu - y)))
+        h = float(np.sum(sw * mu * (1 - mu)))
+        if h <= 0:
+            break
+        step = g / h
+        b0 -= step
+        if abs(step) < 1e-13 * max(1.0, abs(b0)):
+            break
+    return float(b0)

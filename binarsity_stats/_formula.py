@@ -92,6 +92,31 @@ def _as_float(data: Any, name: str, what: str, hint: str | None = None) -> np.nd
     raise TypeError(f"{what} needs a numeric column; column '{name}' has dtype {dtype}. {hint}")
 
 
+def _column_or_array(value: Any, data, name: str, n: int) -> tuple[np.ndarray | None, str | None]:
+    """An (n,) finite float array from an array-like or a column name of ``data``.
+
+    Used for ``sample_weight`` and ``offset`` at fit time and for an offset column at
+    predict time; errors name the argument and, for a column, the column.
+    """
+    if value is None:
+        return None, None
+    column, what = None, name
+    if isinstance(value, str):
+        if value not in data.columns:
+            raise ValueError(f"{name}={value!r} is not a column of the data.")
+        column, what = value, f"{name} (column '{value}')"
+        value = _as_float(data[value], value, f"{name}={value!r}", "Convert it to numbers first.")
+    try:
+        arr = np.asarray(value, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be numeric.") from None
+    if arr.shape[0] != n:
+        raise ValueError(f"{what} has {arr.shape[0]} rows but the data has {n}.")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{what} contains NaN or infinite values.")
+    return arr, column
+
+
 def code_dtype(n_levels: int) -> type:
     """The narrowest unsigned integer type holding ``n_levels`` codes (design.md §3)."""
     if n_levels <= 256:
