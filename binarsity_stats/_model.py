@@ -205,7 +205,7 @@ class BinarsityModel:
         off_arg, self.offset_column = _column_or_array(offset, frame, "offset", n)
         spec, design, y, response = build_design(
             formula, frame, n_bins=n_bins, missing=missing, sample_weight=sw,
-            family=self.family.name,
+            family=self.family,
         )  # fmt: skip
         self.family.validate_y(y)
         self.formula = formula
@@ -386,8 +386,9 @@ class BinarsityModel:
         Parameters
         ----------
         phi : float, optional
-            Dispersion φ. Default: 1 for binomial and poisson, the weighted variance of
-            y (an upper bound on σ²) for gaussian.
+            Dispersion φ. Default: 1 for binomial and poisson; for a family with an
+            estimated dispersion, Pearson's χ² / W at the null fit (an upper bound on φ;
+            for gaussian the weighted variance of y, an upper bound on σ²).
         A : float, default=log(40)
             Confidence parameter: the bound holds with probability ≥ 1 − 2e^{−A}.
 
@@ -400,17 +401,18 @@ class BinarsityModel:
         n_eff = float(sw.sum() ** 2 / np.sum(sw**2))
         d = sum(b.n_levels for b in self.spec.blocks if b.penalized)
         d = max(d, 2)
-        fam = self.family.name
-        if fam == "gaussian":
-            U = 1.0
-            if phi is None:
-                r = self.y if self.offset is None else self.y - self.offset
-                phi = float(np.average((r - np.average(r, weights=sw)) ** 2, weights=sw))
-        elif fam == "binomial":
-            U, phi = 0.25, 1.0 if phi is None else phi
-        else:
-            U = float(np.max(self.family.mean(self._null_eta())))
-            phi = 1.0 if phi is None else phi
+        fam = self.family
+        # U bounds the curvature (b'' or the Fisher weight): the family's bound, else
+        # its largest value at the null fit (poisson: the largest null mean)
+        U = fam.curvature_bound()
+        if U is None:
+            U = float(np.max(fam.curvature(self._null_eta())))
+        if phi is None:
+            phi = (
+                fam.null_dispersion(self.y, self.sample_weight, self.offset)
+                if fam.estimate_dispersion
+                else 1.0
+            )
         return math.sqrt(2.0 * U * phi * (A + math.log(d)) / n_eff)
 
     def _null_eta(self) -> np.ndarray:
@@ -463,15 +465,13 @@ class BinarsityModel:
             value = self.lambda_theory()
             sol = prepared.solve(value, warm_start=warm_start, **opts)
             how = "theory"
-            if self.family.name == "gaussian":
+            if self.family.estimate_dispersion:
                 first = BinarsityResults(self, sol, "theory (first pass)")
-                dof = first.df
-                n_eff = float(self.sample_weight.sum() ** 2 / np.sum(self.sample_weight**2))
-                rss = float(np.sum(self.sample_weight * (self.y - sol.eta) ** 2))
-                phi = rss / float(self.sample_weight.sum()) * n_eff / max(n_eff - dof, 1.0)
+                mu = self.family.mean(sol.eta)
+                phi = self.family.dispersion(self.y, mu, self.sample_weight, first.df)
                 value = self.lambda_theory(phi=phi)
                 sol = prepared.solve(value, warm_start=sol, **opts)
-                how = f"theory (sigma^2 estimated: {phi:.4g})"
+                how = f"theory ({self.family.dispersion_name} estimated: {phi:.4g})"
             return BinarsityResults(self, sol, how)
         sol = prepared.solve(lam, warm_start=warm_start, **opts)
         return BinarsityResults(self, sol, "user")
@@ -626,7 +626,7 @@ class BinarsityModel:
 
         if scoring not in SCORINGS:
             raise ValueError(f"scoring must be one of {SCORINGS}; got {scoring!r}.")
-        if scoring == "auc" and self.family.name != "binomial":
+        if scoring == "auc" and not self.family.binary:
             raise ValueError("scoring='auc' needs family='binomial'.")
         if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)):
             raise TypeError(f"folds must be an integer >= 2; got {folds!r}.")
@@ -638,7 +638,7 @@ class BinarsityModel:
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
         if groups is None:
             fold_id = fold_ids(
-                self.y, int(folds), stratify=self.family.name == "binomial",
+                self.y, int(folds), stratify=self.family.binary,
                 random_state=random_state,
             )  # fmt: skip
         else:
@@ -807,25 +807,7 @@ def null_intercept(
     """
     if not fit_intercept:
         return 0.0
-    off = np.zeros_like(y) if offset is None else offset
-    W = float(sw.sum())
-    if family.name == "gaussian":
-        return float(np.sum(sw * (y - off)) / W)
-    if family.name == "poisson":
-        return float(math.log(max(np.sum(sw * y), 1e-300) / np.sum(sw * np.exp(off))))
-    ybar = min(max(float(np.sum(sw * y) / W), 1e-10), 1 - 1e-10)
-    b0 = math.log(ybar / (1 - ybar)) - float(np.sum(sw * off) / W)
-    for _ in range(100):
-        mu = family.mean(b0 + off)
-        g = float(np.sum(sw * (mu - y)))
-        h = float(np.sum(sw * mu * (1 - mu)))
-        if h <= 0:
-            break
-        step = g / h
-        b0 -= step
-        if abs(step) < 1e-13 * max(1.0, abs(b0)):
-            break
-    return float(b0)
+    return family.null_intercept(y, sw, offset)
 
 
 def fold_ids(

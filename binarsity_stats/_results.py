@@ -490,11 +490,7 @@ class BinarsityResults:
 
         m = self.model
         X, names = self.selected_design()
-        fam = {
-            "gaussian": sm.families.Gaussian,
-            "binomial": sm.families.Binomial,
-            "poisson": sm.families.Poisson,
-        }[m.family.name]()
+        fam = m.family.to_statsmodels()
         exog = pd.DataFrame(X, columns=names)
         kwargs: dict[str, Any] = {"family": fam}
         if m.offset is not None:
