@@ -77,7 +77,10 @@ def glm(
         points are learned here and replayed on new data; ``C(x)`` (or a bare
         non-numeric column): an unpenalised categorical; other numeric terms
         (``x``, ``log(x)``, ``x:z``): unpenalised linear; ``offset(expr)``: an offset,
-        e.g. ``offset(log(exposure))``. ``- 1`` removes the intercept. The response may
+        e.g. ``offset(log(exposure))``. ``- 1`` removes the intercept as in R: the first
+        ``bin()`` or ``C()`` term then carries full coding (its levels absorb the
+        intercept and are not constrained to a weighted sum of zero); with no such
+        term the model has no intercept at all. The response may
         be numeric, boolean (``I(affairs > 0)``) or, for binomial, a two-level factor
         whose second level is the event.
     data : DataFrame or mapping of columns
@@ -242,6 +245,46 @@ class BinarsityModel:
         """Whether the formula has an intercept."""
         return self.spec.fit_intercept
 
+    @property
+    def intercept_absorbed(self) -> bool:
+        """Whether the first code block carries the intercept (``- 1`` with a block).
+
+        Without an intercept, R codes the first factor with one column per level. Here
+        the first ``bin()``/``C()`` block drops its sum-to-zero constraint instead: the
+        engine fits the model with an intercept β0 and the reported levels of the first
+        block are θ_1k + β0. The total-variation penalty is unchanged by a common shift
+        of a block's levels, so this is exactly the optimum of the model whose first
+        block is freely coded.
+        """
+        return not self.spec.fit_intercept and bool(self.spec.blocks)
+
+    @property
+    def _solver_intercept(self) -> bool:
+        """Whether the engine fits an intercept (also when the first block absorbs it)."""
+        return self.spec.fit_intercept or self.intercept_absorbed
+
+    def report_coef(self, solution: Any) -> tuple[np.ndarray, float]:
+        """θ and β0 of an engine solution as reported (see :attr:`intercept_absorbed`).
+
+        Parameters
+        ----------
+        solution : Solution
+            The engine's solution on this model's design.
+
+        Returns
+        -------
+        coef : ndarray of shape (d,)
+            θ; with an absorbed intercept the first block's levels include β0.
+        intercept : float
+            β0; 0 with an absorbed intercept.
+        """
+        coef = np.array(solution.coef, dtype=np.float64)
+        intercept = float(solution.intercept)
+        if self.intercept_absorbed:
+            coef[int(self.block_ptr[0]) : int(self.block_ptr[1])] += intercept
+            intercept = 0.0
+        return coef, intercept
+
     @staticmethod
     def _bin_counts(design: Design, sw: np.ndarray) -> np.ndarray:
         counts = np.zeros(int(design.block_ptr[-1]))
@@ -317,7 +360,7 @@ class BinarsityModel:
             "dense": dense,
             "sample_weight": sw if self.weighted else None,
             "offset": off,
-            "fit_intercept": self.fit_intercept,
+            "fit_intercept": self._solver_intercept,
         }
 
     def _prepare(self, rows: np.ndarray | None = None):
@@ -418,7 +461,7 @@ class BinarsityModel:
     def _null_eta(self) -> np.ndarray:
         """Linear predictor of the intercept(+offset)-only fit."""
         b0 = null_intercept(
-            self.family, self.y, self.sample_weight, self.offset, self.fit_intercept
+            self.family, self.y, self.sample_weight, self.offset, self._solver_intercept
         )
         eta = np.full(self.nobs, b0)
         return eta if self.offset is None else eta + self.offset

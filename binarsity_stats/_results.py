@@ -81,9 +81,9 @@ class BinarsityResults:
         self.solution = solution
         self.lam = float(solution.lam)
         self.lam_source = lam_source
-        self.coef = np.asarray(solution.coef, dtype=np.float64)
+        # with '- 1' the first block's levels carry the engine's intercept
+        self.coef, self.intercept = model.report_coef(solution)
         self.dense_coef = np.asarray(solution.dense_coef, dtype=np.float64)
-        self.intercept = float(solution.intercept)
         self.converged = bool(solution.converged)
         self.n_iter = int(solution.n_iter)
         self.kkt_violation = float(solution.kkt_violation)
@@ -128,7 +128,8 @@ class BinarsityResults:
         """
         m = self.model
         counts = m.bin_counts
-        dof = int(m.fit_intercept) + len(self.dense_coef) + self.n_jumps
+        # an intercept absorbed by the first block ('- 1') is one parameter all the same
+        dof = int(m.fit_intercept or m.intercept_absorbed) + len(self.dense_coef) + self.n_jumps
         for j, block in enumerate(m.spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
             if block.penalized:
