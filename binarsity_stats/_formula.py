@@ -773,7 +773,7 @@ def build_design(
     n_bins: int = 50,
     missing: str = "error",
     sample_weight: np.ndarray | None = None,
-    family: str = "gaussian",
+    family: Any = "gaussian",
 ) -> tuple[DesignSpec, Design, np.ndarray, Response]:
     """Materialise a formula on training data.
 
@@ -790,8 +790,8 @@ def build_design(
         level of their own outside the TV chain.
     sample_weight : ndarray of shape (n,), optional
         Row weights (used for the weighted quantiles of ``bin()``).
-    family : str, default="gaussian"
-        Used to read the response (a two-level factor is allowed for binomial).
+    family : str or Family, default="gaussian"
+        Used to read the response (a two-level factor is allowed for a binary family).
 
     Returns
     -------
@@ -962,10 +962,13 @@ def _is_logical(expr: str) -> bool:
 
 
 def _read_response(
-    lhs: pd.DataFrame, name: str, family: str, data: pd.DataFrame
+    lhs: pd.DataFrame, name: str, family: Any, data: pd.DataFrame
 ) -> tuple[np.ndarray, Response]:
     """The response as float64 and how it was read (numeric, boolean, 2-level factor)."""
-    fam = getattr(family, "name", family)
+    from ._families import get_family
+
+    family = get_family(family)
+    fam = family.label
     cols = list(lhs.columns)
     spec = lhs.model_spec
     enc = spec.encoder_state or {}
@@ -973,10 +976,10 @@ def _read_response(
     if categorical:
         (kind, state), *_ = enc.values()
         levels = list(state.get("categories", [c.split("[", 1)[-1][:-1] for c in cols]))
-        if len(levels) != 2 or fam != "binomial":
+        if len(levels) != 2 or not family.binary:
             what = (
-                "binomial needs exactly two levels"
-                if fam == "binomial"
+                f"{fam} needs exactly two levels"
+                if family.binary
                 else (f"family={fam!r} needs a numeric response")
             )
             raise ValueError(

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from . import _histogram
-from ._families import Family, get_family, null_intercept
+from ._families import Family, get_family
 from ._formula import Design, DesignSpec, Response, _as_frame, _column_or_array, build_design
 from ._path import (
     SCORINGS,
@@ -53,9 +53,8 @@ from ._results import BinarsityResults, CVResults, PathResults, degrees_of_freed
 
 __all__ = ["glm", "BinarsityModel", "SCORINGS"]
 
-# Re-exported: the engine's path and CV helpers (_path) and the null fit (_families)
-# were defined here before 0.2.
-_REEXPORTED = (fold_ids, group_fold_ids, weighted_auc, null_intercept)
+# Re-exported: the engine's path and CV helpers (_path) were defined here before 0.2.
+_REEXPORTED = (fold_ids, group_fold_ids, weighted_auc)
 
 #: A of Theorem 1: the oracle bound holds with probability 1 − 2e^{−A} = 0.95.
 THEORY_A = math.log(40.0)
@@ -84,7 +83,10 @@ def glm(
         points are learned here and replayed on new data; ``C(x)`` (or a bare
         non-numeric column): an unpenalised categorical; other numeric terms
         (``x``, ``log(x)``, ``x:z``): unpenalised linear; ``offset(expr)``: an offset,
-        e.g. ``offset(log(exposure))``. ``- 1`` removes the intercept. The response may
+        e.g. ``offset(log(exposure))``. ``- 1`` removes the intercept as in R: the first
+        ``bin()`` or ``C()`` term then carries full coding (its levels absorb the
+        intercept and are not constrained to a weighted sum of zero); with no such
+        term the model has no intercept at all. The response may
         be numeric, boolean (``I(affairs > 0)``) or, for binomial, a two-level factor
         whose second level is the event.
     data : DataFrame or mapping of columns
@@ -187,7 +189,7 @@ class BinarsityModel:
         off_arg, self.offset_column = _column_or_array(offset, frame, "offset", n)
         spec, design, y, response = build_design(
             formula, frame, n_bins=n_bins, missing=missing, sample_weight=sw,
-            family=self.family.name,
+            family=self.family,
         )  # fmt: skip
         self.family.validate_y(y)
         self.formula = formula
@@ -223,6 +225,46 @@ class BinarsityModel:
     def fit_intercept(self) -> bool:
         """Whether the formula has an intercept."""
         return self.spec.fit_intercept
+
+    @property
+    def intercept_absorbed(self) -> bool:
+        """Whether the first code block carries the intercept (``- 1`` with a block).
+
+        Without an intercept, R codes the first factor with one column per level. Here
+        the first ``bin()``/``C()`` block drops its sum-to-zero constraint instead: the
+        engine fits the model with an intercept β0 and the reported levels of the first
+        block are θ_1k + β0. The total-variation penalty is unchanged by a common shift
+        of a block's levels, so this is exactly the optimum of the model whose first
+        block is freely coded.
+        """
+        return not self.spec.fit_intercept and bool(self.spec.blocks)
+
+    @property
+    def _solver_intercept(self) -> bool:
+        """Whether the engine fits an intercept (also when the first block absorbs it)."""
+        return self.spec.fit_intercept or self.intercept_absorbed
+
+    def report_coef(self, solution: Any) -> tuple[np.ndarray, float]:
+        """θ and β0 of an engine solution as reported (see :attr:`intercept_absorbed`).
+
+        Parameters
+        ----------
+        solution : Solution
+            The engine's solution on this model's design.
+
+        Returns
+        -------
+        coef : ndarray of shape (d,)
+            θ; with an absorbed intercept the first block's levels include β0.
+        intercept : float
+            β0; 0 with an absorbed intercept.
+        """
+        coef = np.array(solution.coef, dtype=np.float64)
+        intercept = float(solution.intercept)
+        if self.intercept_absorbed:
+            coef[int(self.block_ptr[0]) : int(self.block_ptr[1])] += intercept
+            intercept = 0.0
+        return coef, intercept
 
     @staticmethod
     def _bin_counts(design: Design, sw: np.ndarray) -> np.ndarray:
@@ -286,7 +328,7 @@ class BinarsityModel:
         return PathData(
             d.codes, d.block_ptr, self.y, self.family, self.penalty_weights, dense=d.dense,
             sample_weight=self.sample_weight if self.weighted else None, offset=self.offset,
-            fit_intercept=self.fit_intercept,
+            fit_intercept=self._solver_intercept,
         )  # fmt: skip
 
     def _prepare(self, rows: np.ndarray | None = None):
@@ -328,8 +370,9 @@ class BinarsityModel:
         Parameters
         ----------
         phi : float, optional
-            Dispersion φ. Default: 1 for binomial and poisson, the weighted variance of
-            y (an upper bound on σ²) for gaussian.
+            Dispersion φ. Default: 1 for binomial and poisson; for a family with an
+            estimated dispersion, Pearson's χ² / W at the null fit (an upper bound on φ;
+            for gaussian the weighted variance of y, an upper bound on σ²).
         A : float, default=log(40)
             Confidence parameter: the bound holds with probability ≥ 1 − 2e^{−A}.
 
@@ -342,23 +385,24 @@ class BinarsityModel:
         n_eff = float(sw.sum() ** 2 / np.sum(sw**2))
         d = sum(b.n_levels for b in self.spec.blocks if b.penalized)
         d = max(d, 2)
-        fam = self.family.name
-        if fam == "gaussian":
-            U = 1.0
-            if phi is None:
-                r = self.y if self.offset is None else self.y - self.offset
-                phi = float(np.average((r - np.average(r, weights=sw)) ** 2, weights=sw))
-        elif fam == "binomial":
-            U, phi = 0.25, 1.0 if phi is None else phi
-        else:
-            U = float(np.max(self.family.mean(self._null_eta())))
-            phi = 1.0 if phi is None else phi
+        fam = self.family
+        # U bounds the curvature (b'' or the Fisher weight): the family's bound, else
+        # its largest value at the null fit (poisson: the largest null mean)
+        U = fam.curvature_bound()
+        if U is None:
+            U = float(np.max(fam.curvature(self._null_eta())))
+        if phi is None:
+            phi = (
+                fam.null_dispersion(self.y, self.sample_weight, self.offset)
+                if fam.estimate_dispersion
+                else 1.0
+            )
         return math.sqrt(2.0 * U * phi * (A + math.log(d)) / n_eff)
 
     def _null_eta(self) -> np.ndarray:
         """Linear predictor of the intercept(+offset)-only fit."""
         b0 = null_intercept(
-            self.family, self.y, self.sample_weight, self.offset, self.fit_intercept
+            self.family, self.y, self.sample_weight, self.offset, self._solver_intercept
         )
         eta = np.full(self.nobs, b0)
         return eta if self.offset is None else eta + self.offset
@@ -403,14 +447,13 @@ class BinarsityModel:
             value = self.lambda_theory()
             sol = prepared.solve(value, warm_start=warm_start, **opts)
             how = "theory"
-            if self.family.name == "gaussian":
+            if self.family.estimate_dispersion:
                 dof = degrees_of_freedom(self, sol.coef, len(sol.dense_coef))
-                n_eff = float(self.sample_weight.sum() ** 2 / np.sum(self.sample_weight**2))
-                rss = float(np.sum(self.sample_weight * (self.y - sol.eta) ** 2))
-                phi = rss / float(self.sample_weight.sum()) * n_eff / max(n_eff - dof, 1.0)
+                mu = self.family.mean(sol.eta)
+                phi = self.family.dispersion(self.y, mu, self.sample_weight, dof)
                 value = self.lambda_theory(phi=phi)
                 sol = prepared.solve(value, warm_start=sol, **opts)
-                how = f"theory (sigma^2 estimated: {phi:.4g})"
+                how = f"theory ({self.family.dispersion_name} estimated: {phi:.4g})"
             return BinarsityResults(self, sol, how)
         sol = prepared.solve(lam, warm_start=warm_start, **opts)
         return BinarsityResults(self, sol, "user")
@@ -547,7 +590,7 @@ class BinarsityModel:
         """
         if scoring not in SCORINGS:
             raise ValueError(f"scoring must be one of {SCORINGS}; got {scoring!r}.")
-        if scoring == "auc" and self.family.name != "binomial":
+        if scoring == "auc" and not self.family.binary:
             raise ValueError("scoring='auc' needs family='binomial'.")
         if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)):
             raise TypeError(f"folds must be an integer >= 2; got {folds!r}.")
@@ -557,7 +600,7 @@ class BinarsityModel:
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
         if groups is None:
             fold_id = fold_ids(
-                self.y, int(folds), stratify=self.family.name == "binomial",
+                self.y, int(folds), stratify=self.family.binary,
                 random_state=random_state,
             )  # fmt: skip
         else:
@@ -589,6 +632,36 @@ class BinarsityModel:
             f"BinarsityModel({self.formula!r}, family={self.family.name!r}, "
             f"n={self.nobs}, blocks={len(self.spec.blocks)})"
         )
+
+
+def null_intercept(
+    family: Family,
+    y: np.ndarray,
+    sw: np.ndarray,
+    offset: np.ndarray | None,
+    fit_intercept: bool = True,
+) -> float:
+    """β0 of the intercept-only GLM with offset (the null model of the deviance).
+
+    Parameters
+    ----------
+    family : Family
+        Distribution.
+    y, sw : ndarray of shape (n,)
+        Response and weights.
+    offset : ndarray of shape (n,) or None
+        Offset.
+    fit_intercept : bool, default=True
+        Without an intercept the null model is the offset alone (β0 = 0).
+
+    Returns
+    -------
+    float
+        The intercept of the null model.
+    """
+    if not fit_intercept:
+        return 0.0
+    return family.null_intercept(y, sw, offset)
 
 
 class _progress:

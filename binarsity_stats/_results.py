@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ._families import null_intercept
 from ._formula import Block, _as_frame, _column_or_array, format_cut
 from ._path import select_lambda, strip_eta
 
@@ -74,7 +73,8 @@ def degrees_of_freedom(
     if jumps is None:
         jumps = _jump_mask(coef, m.spec.blocks, m.block_ptr)
     counts = m.bin_counts
-    dof = int(m.fit_intercept) + int(n_dense) + int(jumps.sum())
+    # an intercept absorbed by the first block ('- 1') is one parameter all the same
+    dof = int(m.fit_intercept or m.intercept_absorbed) + int(n_dense) + int(jumps.sum())
     for j, block in enumerate(m.spec.blocks):
         s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
         if block.penalized:
@@ -119,9 +119,9 @@ class BinarsityResults:
         self.solution = solution
         self.lam = float(solution.lam)
         self.lam_source = lam_source
-        self.coef = np.asarray(solution.coef, dtype=np.float64)
+        # with '- 1' the first block's levels carry the engine's intercept
+        self.coef, self.intercept = model.report_coef(solution)
         self.dense_coef = np.asarray(solution.dense_coef, dtype=np.float64)
-        self.intercept = float(solution.intercept)
         self.converged = bool(solution.converged)
         self.n_iter = int(solution.n_iter)
         self.kkt_violation = float(solution.kkt_violation)
@@ -196,7 +196,7 @@ class BinarsityResults:
     def null_deviance(self) -> float:
         """Deviance of the intercept(+offset)-only model."""
         m = self.model
-        b0 = null_intercept(m.family, m.y, m.sample_weight, m.offset, m.fit_intercept)
+        b0 = m.family.null_intercept(m.y, m.sample_weight, m.offset) if m.fit_intercept else 0.0
         eta = np.full(m.nobs, b0) if m.offset is None else b0 + m.offset
         return float(m.family.deviance(m.y, m.family.mean(eta), m.sample_weight))
 
@@ -518,11 +518,7 @@ class BinarsityResults:
 
         m = self.model
         X, names = self.selected_design()
-        fam = {
-            "gaussian": sm.families.Gaussian,
-            "binomial": sm.families.Binomial,
-            "poisson": sm.families.Poisson,
-        }[m.family.name]()
+        fam = m.family.to_statsmodels()
         exog = pd.DataFrame(X, columns=names)
         kwargs: dict[str, Any] = {"family": fam}
         if m.offset is not None:
