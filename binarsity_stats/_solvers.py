@@ -653,8 +653,8 @@ def solve(
         Offsets of the blocks in θ.
     y : ndarray of shape (n,)
         Response.
-    family : {"gaussian", "binomial", "poisson"} or Family
-        Distribution (canonical link).
+    family : {"gaussian", "binomial", "poisson"}, statsmodels family or Family
+        Distribution (see ``_families.get_family``).
     lam : float
         λ ≥ 0.
     penalty_weights : ndarray of shape (d,)
