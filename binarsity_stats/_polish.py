@@ -276,7 +276,7 @@ def polish(prob, theta, beta, b0, lam, objective=None) -> PolishResult | None:
     F = loss + c @ face.gamma + 0.0
     # gradient components below this in the flat directions are rounding noise
     null_tol = 1e-9 * max(lam * float(prob.weights.max(initial=0.0)), 1e-300)
-    quadratic = prob.family.name == "gaussian"
+    quadratic = bool(prob.family.quadratic)
     K = None
     n_newton = 0
     full_steps = 0
