@@ -94,6 +94,31 @@ def _as_float(data: Any, name: str, what: str, hint: str | None = None) -> np.nd
     raise TypeError(f"{what} needs a numeric column; column '{name}' has dtype {dtype}. {hint}")
 
 
+def _column_or_array(value: Any, data, name: str, n: int) -> tuple[np.ndarray | None, str | None]:
+    """An (n,) finite float array from an array-like or a column name of ``data``.
+
+    Used for ``sample_weight`` and ``offset`` at fit time and for an offset column at
+    predict time; errors name the argument and, for a column, the column.
+    """
+    if value is None:
+        return None, None
+    column, what = None, name
+    if isinstance(value, str):
+        if value not in data.columns:
+            raise ValueError(f"{name}={value!r} is not a column of the data.")
+        column, what = value, f"{name} (column '{value}')"
+        value = _as_float(data[value], value, f"{name}={value!r}", "Convert it to numbers first.")
+    try:
+        arr = np.asarray(value, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be numeric.") from None
+    if arr.shape[0] != n:
+        raise ValueError(f"{what} has {arr.shape[0]} rows but the data has {n}.")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{what} contains NaN or infinite values.")
+    return arr, column
+
+
 def code_dtype(n_levels: int) -> type:
     """The narrowest unsigned integer type holding ``n_levels`` codes (design.md §3)."""
     if n_levels <= 256:
@@ -878,7 +903,7 @@ def build_design(
     n_bins: int = 50,
     missing: str = "error",
     sample_weight: np.ndarray | None = None,
-    family: str = "gaussian",
+    family: Any = "gaussian",
 ) -> tuple[DesignSpec, Design, np.ndarray, Response]:
     """Materialise a formula on training data.
 
@@ -895,8 +920,8 @@ def build_design(
         level of their own outside the TV chain.
     sample_weight : ndarray of shape (n,), optional
         Row weights (used for the weighted quantiles of ``bin()``).
-    family : str, default="gaussian"
-        Used to read the response (a two-level factor is allowed for binomial).
+    family : str or Family, default="gaussian"
+        Used to read the response (a two-level factor is allowed for a binary family).
 
     Returns
     -------
@@ -1070,10 +1095,13 @@ def _is_logical(expr: str) -> bool:
 
 
 def _read_response(
-    lhs: pd.DataFrame, name: str, family: str, data: pd.DataFrame
+    lhs: pd.DataFrame, name: str, family: Any, data: pd.DataFrame
 ) -> tuple[np.ndarray, Response]:
     """The response as float64 and how it was read (numeric, boolean, 2-level factor)."""
-    fam = getattr(family, "name", family)
+    from ._families import get_family
+
+    family = get_family(family)
+    fam = family.label
     cols = list(lhs.columns)
     spec = lhs.model_spec
     enc = spec.encoder_state or {}
@@ -1081,10 +1109,10 @@ def _read_response(
     if categorical:
         (kind, state), *_ = enc.values()
         levels = list(state.get("categories", [c.split("[", 1)[-1][:-1] for c in cols]))
-        if len(levels) != 2 or fam != "binomial":
+        if len(levels) != 2 or not family.binary:
             what = (
-                "binomial needs exactly two levels"
-                if fam == "binomial"
+                f"{fam} needs exactly two levels"
+                if family.binary
                 else (f"family={fam!r} needs a numeric response")
             )
             raise ValueError(

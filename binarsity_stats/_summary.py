@@ -163,14 +163,13 @@ def make_summary(res: Any, precision: int | None = None) -> Summary:
     event = "-"
     if resp.kind == "factor":
         event = f"{resp.event!r} (vs {resp.levels[0]!r})"
-    elif resp.kind == "boolean" or fam.name == "binomial":
+    elif resp.kind == "boolean" or fam.binary:
         event = "y == 1" if resp.kind != "boolean" else "True"
     left = [
         ("Dep. Variable", resp.name),
         ("Event level", event),
         ("Model", "Binarsity GLM"),
-        ("Model Family", type(fam).__name__),
-        ("Link Function", fam.link),
+        *fam.header_rows(),
         ("Method", "penalized ML"),
         ("Penalty weights", m.penalty_kind),
         ("Lambda", _fmt(res.lam)),
