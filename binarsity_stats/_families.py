@@ -440,6 +440,7 @@ class Family:
         mu: np.ndarray,
         var_weights: np.ndarray | None = None,
         freq_weights: np.ndarray | None = None,
+        df: float = 0.0,
     ) -> float:
         """Full log-likelihood (with normalising constants), as statsmodels' GLM reports it.
 
@@ -453,6 +454,10 @@ class Family:
             Response and mean.
         var_weights, freq_weights : ndarray of shape (n,), optional
             Analytic and frequency weights (ones when omitted).
+        df : float, default=0
+            Degrees of freedom of the fit. statsmodels' convention for the dispersion
+            in the likelihood: RSS / Σ f for the gaussian, Pearson χ² / (Σ f − df) for
+            other families with an estimated dispersion.
 
         Returns
         -------
@@ -562,7 +567,7 @@ class Gaussian(Family):
     def pearson_chi2(self, y, mu, sample_weight):
         return float(np.sum(sample_weight * (y - mu) ** 2))
 
-    def log_likelihood(self, y, mu, var_weights=None, freq_weights=None):
+    def log_likelihood(self, y, mu, var_weights=None, freq_weights=None, df=0.0):
         # statsmodels' convention: σ² at its MLE Σ f v r² / Σ f; an analytic weight v_i
         # makes row i's variance σ²/v_i, so rescaling v leaves the llf unchanged
         v = np.ones_like(y) if var_weights is None else var_weights
@@ -832,6 +837,12 @@ class StatsmodelsFamily(Family):
     # -- the engine --------------------------------------------------------------------
     def _half_deviance(self, eta, y, sw) -> np.ndarray:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            if self.binary:
+                # −y log μ − (1−y) log(1−μ) + the same at μ = y, with logs in closed form
+                log_mu, log_1mmu = _binomial_logs(self._key_[1], eta)
+                d = -(y * log_mu + (1 - y) * log_1mmu)
+                d = d + special.xlogy(y, y) + special.xlogy(1 - y, 1 - y)
+                return sw * np.where(sw > 0, d, 0.0)
             mu = self.sm_family.link.inverse(eta)
             d = self.sm_family._resid_dev(y, mu)
         return 0.5 * sw * np.where(sw > 0, d, 0.0)
@@ -847,6 +858,12 @@ class StatsmodelsFamily(Family):
         link, var = self.sm_family.link, self.sm_family.variance
         e = np.clip(eta, -self._eta_max, self._eta_max)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+            if self.binary:
+                # a = (log μ)' = μ'/μ and b = −(log(1−μ))' = μ'/(1−μ): the gradient
+                # −y a + (1−y) b = (μ−y) μ'/V(μ) and the weight a b = μ'²/V(μ), stable
+                # in both tails (μ' and V underflow together)
+                a, b = _binomial_dlogs(self._key_[1], e)
+                return (1 - y) * b - y * a, a * b
             mu = link.inverse(e)
             dmu = link.inverse_deriv(e)
             v = var(mu)
@@ -947,16 +964,44 @@ class StatsmodelsFamily(Family):
     def unit_deviance(self, y, mu):
         return self.sm_family._resid_dev(y, mu)
 
-    def log_likelihood(self, y, mu, var_weights=None, freq_weights=None):
+    def log_likelihood(self, y, mu, var_weights=None, freq_weights=None, df=0.0):
         v = np.ones_like(y) if var_weights is None else var_weights
         f = np.ones_like(y) if freq_weights is None else freq_weights
         scale = 1.0
-        if self.estimate_dispersion:
-            # the maximum-likelihood-like estimate Σ f v d / Σ f (gaussian: σ̂² = RSS/n)
+        if self.quadratic:  # the gaussian's concentrated likelihood: σ̂² = Σ f v r² / Σ f
             scale = self.deviance(y, mu, f * v) / float(f.sum())
-            if scale <= 0:
-                return np.inf
+        elif self.estimate_dispersion:  # statsmodels' scale: Pearson χ² / residual df
+            scale = self.pearson_chi2(y, mu, f * v) / max(float(f.sum()) - df, 1.0)
+        if not scale > 0:
+            return np.inf  # a perfect fit: the likelihood is unbounded
         return float(self.sm_family.loglike(y, mu, var_weights=v, freq_weights=f, scale=scale))
+
+
+def _binomial_logs(link: str, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """log μ and log(1 − μ) for the binomial links, without cancellation."""
+    if link == "Logit":
+        return -np.logaddexp(0.0, -z), -np.logaddexp(0.0, z)
+    if link == "Probit":
+        return special.log_ndtr(z), special.log_ndtr(-z)
+    if link == "CLogLog":  # μ = 1 − exp(−e^z)
+        ez = np.exp(z)
+        return np.log(-np.expm1(-ez)), -ez
+    ez = np.exp(-z)  # LogLog: μ = exp(−e^{−z})
+    return -ez, np.log(-np.expm1(-ez))
+
+
+def _binomial_dlogs(link: str, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(log μ)' and −(log(1 − μ))' for the binomial links (see _binomial_logs)."""
+    if link == "Logit":
+        return special.expit(-z), special.expit(z)
+    if link == "Probit":
+        log_pdf = -0.5 * z * z - 0.5 * math.log(2 * math.pi)
+        return np.exp(log_pdf - special.log_ndtr(z)), np.exp(log_pdf - special.log_ndtr(-z))
+    if link == "CLogLog":
+        ez = np.exp(np.minimum(z, _LOG_ETA_MAX))
+        return np.where(ez > 0, ez / np.expm1(ez), 1.0), ez
+    ez = np.exp(np.minimum(-z, _LOG_ETA_MAX))  # LogLog
+    return ez, np.where(ez > 0, ez / np.expm1(ez), 1.0)
 
 
 def get_family(family: str | Family | Any) -> Family:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ._formula import Block, _as_frame, _column_or_array, format_cut
+from ._formula import Block, _as_frame, _column_or_array
 from ._path import select_lambda, strip_eta
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -159,7 +159,8 @@ class BinarsityResults:
         """All coefficients with readable names.
 
         ``Intercept``, then every level of every code block
-        (``bin(age, 50)[38.0, 41.0]`` is the level of ages in (38, 41];
+        (``bin(age, 50)[(38, 41]]`` is the level of ages in (38, 41], ``[= 38]`` a level
+        whose training rows all had age 38;
         ``C(sex)[male]``), then the dense terms.
         """
         names, values = [], []
@@ -240,8 +241,10 @@ class BinarsityResults:
         var_w, freq_w = m.var_weights, m.freq_weights
         if var_w is not None:
             keep = var_w > 0  # a zero analytic weight removes the row (as R's glm does)
-            return float(m.family.log_likelihood(m.y[keep], mu[keep], var_weights=var_w[keep]))
-        return float(m.family.log_likelihood(m.y, mu, freq_weights=freq_w))
+            return float(
+                m.family.log_likelihood(m.y[keep], mu[keep], var_weights=var_w[keep], df=self.df)
+            )
+        return float(m.family.log_likelihood(m.y, mu, freq_weights=freq_w, df=self.df))
 
     @property
     def aic(self) -> float:
@@ -298,14 +301,29 @@ class BinarsityResults:
         return eta if type == "link" else m.family.mean(eta)
 
     # -- interpretation --------------------------------------------------------------------
-    def cut_points(self) -> pd.DataFrame:
+    def _segments(self, j: int) -> list[tuple[int, int]]:
+        """Chain positions (first, last) of the constant segments of binned block j."""
+        block = self.model.spec.blocks[j]
+        s = int(self.model.block_ptr[j])
+        starts = [0] + [k for k in range(1, block.chain_length) if self.jumps[s + k]]
+        ends = [k - 1 for k in starts[1:]] + [block.chain_length - 1]
+        return list(zip(starts, ends, strict=True))
+
+    def cut_points(self, precision: int | None = None) -> pd.DataFrame:
         """The cut-points kept: where a binned term's step function jumps.
+
+        Parameters
+        ----------
+        precision : int, optional
+            Significant digits of the interval labels (default 6).
 
         Returns
         -------
         DataFrame
             One row per jump: ``term``, ``column``, ``cut`` (x ≤ cut is left of the
-            jump) and ``jump`` (θ_right − θ_left, on the link scale).
+            jump), ``left`` and ``right`` (the constant segments on either side, as
+            right-closed intervals ``(low, high]`` or ``= v`` for a single training
+            value) and ``jump`` (θ_right − θ_left, on the link scale).
         """
         rows = []
         m = self.model
@@ -313,54 +331,53 @@ class BinarsityResults:
             if not block.penalized:
                 continue
             s = int(m.block_ptr[j])
-            for k in range(1, block.chain_length):
-                if self.jumps[s + k]:
-                    rows.append(
-                        {
-                            "term": block.term,
-                            "column": block.column,
-                            "cut": float(block.edges[k - 1]),
-                            "jump": float(self.coef[s + k] - self.coef[s + k - 1]),
-                        }
-                    )
-        return pd.DataFrame(rows, columns=["term", "column", "cut", "jump"])
+            segs = self._segments(j)
+            for (a, b), (c, d) in zip(segs[:-1], segs[1:], strict=True):
+                rows.append(
+                    {
+                        "term": block.term,
+                        "column": block.column,
+                        "cut": float(block.edges[c - 1]),
+                        "left": block.segment_label(a, b, precision),
+                        "right": block.segment_label(c, d, precision),
+                        "jump": float(self.coef[s + c] - self.coef[s + c - 1]),
+                    }
+                )
+        return pd.DataFrame(rows, columns=["term", "column", "cut", "left", "right", "jump"])
 
-    def shape_functions(self, merge: bool = False) -> pd.DataFrame:
+    def shape_functions(self, merge: bool = False, precision: int | None = None) -> pd.DataFrame:
         """The fitted step function of every code block.
 
         Parameters
         ----------
         merge : bool, default=False
             Merge neighbouring bins with equal levels into one segment.
+        precision : int, optional
+            Significant digits of the interval labels (default 6).
 
         Returns
         -------
         DataFrame
-            ``term``, ``label``, ``low``, ``high`` (the interval (low, high]; NaN for a
-            categorical or missing level), ``level`` (θ on the link scale) and ``count``
-            (weighted training rows).
+            ``term``, ``label`` (``(low, high]``, ``= v`` for a bin that held one
+            distinct training value, a category or ``missing``), ``low``, ``high`` (the
+            interval (low, high]; NaN for a categorical or missing level), ``level`` (θ
+            on the link scale) and ``count`` (weighted training rows).
         """
         m = self.model
         rows = []
         for j, block in enumerate(m.spec.blocks):
             s = int(m.block_ptr[j])
-            labels = block.level_labels()
+            labels = block.level_labels(precision)
             theta = self.coef[s : int(m.block_ptr[j + 1])]
             counts = m.bin_counts[s : int(m.block_ptr[j + 1])]
             if block.penalized:
                 lo, hi = block.intervals()
-                for k in range(block.chain_length):
-                    if merge and k > 0 and not self.jumps[s + k]:
-                        rows[-1]["high"] = float(hi[k])
-                        rows[-1]["count"] += float(counts[k])
-                        rows[-1]["label"] = (
-                            f"[{format_cut(rows[-1]['low'])}, {format_cut(float(hi[k]))}]"
-                        )
-                        continue
+                segs = self._segments(j) if merge else [(k, k) for k in range(block.chain_length)]
+                for a, b in segs:
                     rows.append(
-                        {"term": block.term, "label": labels[k], "low": float(lo[k]),
-                         "high": float(hi[k]), "level": float(theta[k]),
-                         "count": float(counts[k])}
+                        {"term": block.term, "label": block.segment_label(a, b, precision),
+                         "low": float(lo[a]), "high": float(hi[b]), "level": float(theta[a]),
+                         "count": float(np.sum(counts[a : b + 1]))}
                     )  # fmt: skip
                 extra = range(block.chain_length, block.n_levels)
             else:
@@ -452,8 +469,13 @@ class BinarsityResults:
         table = self.term_table()
         return [str(t) for t in table.index[table["selected"].astype(bool)]]
 
-    def summary(self) -> Summary:
+    def summary(self, precision: int | None = None) -> Summary:
         """A statsmodels-style report of the fit.
+
+        Parameters
+        ----------
+        precision : int, optional
+            Significant digits of the cut points and interval labels (default 6).
 
         Returns
         -------
@@ -462,7 +484,7 @@ class BinarsityResults:
         """
         from ._summary import make_summary
 
-        return make_summary(self)
+        return make_summary(self, precision=precision)
 
     # -- unpenalised refit -------------------------------------------------------------------
     @cached_property
@@ -485,13 +507,11 @@ class BinarsityResults:
                 seg_of_level = np.concatenate(
                     [seg, np.arange(block.chain_length, e - s) - block.chain_length + seg[-1] + 1]
                 )
-                lo, hi = block.intervals()
                 seg_names = []
                 for sid in range(int(seg[-1]) + 1):
                     levels = np.flatnonzero(seg == sid)
-                    seg_names.append(
-                        f"{block.term}[{format_cut(lo[levels[0]])}, {format_cut(hi[levels[-1]])}]"
-                    )
+                    label = block.segment_label(int(levels[0]), int(levels[-1]))
+                    seg_names.append(f"{block.term}[{label}]")
                 if block.has_missing_level:
                     seg_names.append(f"{block.term}[missing]")
                 n_seg = len(seg_names)
