@@ -42,6 +42,7 @@ from formulaic.utils.code import format_expr, sanitize_variable_names
 from formulaic.utils.stateful_transforms import stateful_transform
 
 from ._binarizer import Binarizer, bin_codes, is_datetime_like
+from ._validation import code_dtype
 
 __all__ = [
     "Block",
@@ -90,15 +91,6 @@ def _as_float(data: Any, name: str, what: str, hint: str | None = None) -> np.nd
             return data.astype(np.float64, copy=False).ravel()
     hint = f"Use C({name}) for a categorical variable." if hint is None else hint
     raise TypeError(f"{what} needs a numeric column; column '{name}' has dtype {dtype}. {hint}")
-
-
-def code_dtype(n_levels: int) -> type:
-    """The narrowest unsigned integer type holding ``n_levels`` codes (design.md §3)."""
-    if n_levels <= 256:
-        return np.uint8
-    if n_levels <= 65536:
-        return np.uint16
-    raise ValueError(f"a term has {n_levels} levels; at most 65536 are supported.")
 
 
 def format_cut(value: float) -> str:

@@ -29,7 +29,6 @@ Choices documented here (the docs repeat them):
 from __future__ import annotations
 
 import math
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -40,6 +39,20 @@ import numpy as np
 from . import _histogram
 from ._families import Family, get_family
 from ._formula import Design, DesignSpec, Response, _as_float, _as_frame, build_design
+from ._validation import (
+    check_bool,
+    check_cv_tol,
+    check_groups,
+    check_lam,
+    check_max_iter,
+    check_n_jobs,
+    check_offset,
+    check_offset_loss,
+    check_random_state,
+    check_sample_weight,
+    check_tol,
+    normalized_weights,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._results import BinarsityResults, CVResults, PathResults
@@ -139,15 +152,8 @@ def _column_or_array(value: Any, data, name: str, n: int) -> tuple[np.ndarray | 
             raise ValueError(f"{name}={value!r} is not a column of the data.")
         column, what = value, f"{name} (column '{value}')"
         value = _as_float(data[value], value, f"{name}={value!r}", "Convert it to numbers first.")
-    try:
-        arr = np.asarray(value, dtype=np.float64).ravel()
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be numeric.") from None
-    if arr.shape[0] != n:
-        raise ValueError(f"{what} has {arr.shape[0]} rows but the data has {n}.")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{what} contains NaN or infinite values.")
-    return arr, column
+    check = check_sample_weight if name == "sample_weight" else check_offset
+    return check(value, n, rows_of="the data", name=what), column
 
 
 class BinarsityModel:
@@ -197,11 +203,6 @@ class BinarsityModel:
         frame = _as_frame(data)
         n = len(frame)
         sw, self.weight_column = _column_or_array(sample_weight, frame, "sample_weight", n)
-        if sw is not None:
-            if np.any(sw < 0):
-                raise ValueError("sample_weight must be non-negative.")
-            if not np.any(sw > 0):
-                raise ValueError("sample_weight is zero for every row.")
         off_arg, self.offset_column = _column_or_array(offset, frame, "offset", n)
         spec, design, y, response = build_design(
             formula, frame, n_bins=n_bins, missing=missing, sample_weight=sw,
@@ -223,7 +224,13 @@ class BinarsityModel:
         self.n_bins = n_bins
         self.missing = missing
         self.penalty_kind = penalty_weights if isinstance(penalty_weights, str) else "array"
-        self.bin_counts = self._bin_counts(self.design, self.sample_weight)
+        # sums over rows are taken on weights scaled to a maximum in [1, 2): the fit does
+        # not depend on their scale, and the totals can neither overflow nor underflow
+        self.unit_weight, self.weight_scale = (
+            (self.sample_weight, 1.0) if sw is None else normalized_weights(sw)
+        )
+        check_offset_loss(self.family, y, self.offset, self.unit_weight)
+        self.bin_counts = self._bin_counts(self.design, self.unit_weight) * self.weight_scale
         self.penalty_weights = self._penalty_weights(penalty_weights)
 
     # -- design helpers ------------------------------------------------------------------
@@ -253,7 +260,8 @@ class BinarsityModel:
         from ._penalty import penalty_weights as engine_weights
 
         blocks = self.spec.blocks
-        w = engine_weights(kind, self.bin_counts, self.block_ptr, self.spec.chain_length)
+        counts = self._bin_counts(self.design, self.unit_weight)  # shares only: no overflow
+        w = engine_weights(kind, counts, self.block_ptr, self.spec.chain_length)
         if isinstance(kind, str):
             for j, block in enumerate(blocks):
                 if not block.penalized:
@@ -396,7 +404,7 @@ class BinarsityModel:
         float
             λ_theory.
         """
-        sw = self.sample_weight
+        sw = self.unit_weight
         n_eff = float(sw.sum() ** 2 / np.sum(sw**2))
         d = sum(b.n_levels for b in self.spec.blocks if b.penalized)
         d = max(d, 2)
@@ -455,20 +463,23 @@ class BinarsityModel:
         """
         from ._results import BinarsityResults
 
-        opts = {"solver": solver, "tol": tol, "max_iter": max_iter}
+        opts = _solver_options(solver, tol, max_iter)
+        if not isinstance(lam, str):
+            lam = check_lam(lam)
+        elif lam != "theory":
+            raise ValueError(f"lam must be a non-negative number or 'theory'; got {lam!r}.")
         prepared = self._prepare()
-        if isinstance(lam, str):
-            if lam != "theory":
-                raise ValueError(f"lam must be a non-negative number or 'theory'; got {lam!r}.")
+        if lam == "theory":
             value = self.lambda_theory()
             sol = prepared.solve(value, warm_start=warm_start, **opts)
             how = "theory"
             if self.family.name == "gaussian":
                 first = BinarsityResults(self, sol, "theory (first pass)")
                 dof = first.df
-                n_eff = float(self.sample_weight.sum() ** 2 / np.sum(self.sample_weight**2))
-                rss = float(np.sum(self.sample_weight * (self.y - sol.eta) ** 2))
-                phi = rss / float(self.sample_weight.sum()) * n_eff / max(n_eff - dof, 1.0)
+                sw = self.unit_weight
+                n_eff = float(sw.sum() ** 2 / np.sum(sw**2))
+                rss = float(np.sum(sw * (self.y - sol.eta) ** 2))
+                phi = rss / float(sw.sum()) * n_eff / max(n_eff - dof, 1.0)
                 value = self.lambda_theory(phi=phi)
                 sol = prepared.solve(value, warm_start=sol, **opts)
                 how = f"theory (sigma^2 estimated: {phi:.4g})"
@@ -530,8 +541,8 @@ class BinarsityModel:
         """
         from ._results import PathResults
 
+        opts = _solver_options(solver, tol, max_iter)
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
-        opts = {"solver": solver, "tol": tol, "max_iter": max_iter}
         with _progress(len(grid), verbose, "path") as tick:
             sols = self._path(grid, None, opts, tick)
         return PathResults(self, grid, sols)
@@ -632,9 +643,11 @@ class BinarsityModel:
             raise TypeError(f"folds must be an integer >= 2; got {folds!r}.")
         if not 2 <= folds <= self.nobs:
             raise ValueError(f"folds must be between 2 and n = {self.nobs}; got {folds}.")
-        if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
-            raise ValueError(f"n_jobs must be a non-zero integer; got {n_jobs!r}.")
-        workers = (os.cpu_count() or 1) if n_jobs < 0 else int(n_jobs)
+        workers = check_n_jobs(n_jobs)
+        random_state = check_random_state(random_state)
+        opts = _solver_options(solver, tol, max_iter)
+        cv_tol = check_cv_tol(cv_tol)
+        check_bool(early_stopping, "early_stopping")
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
         if groups is None:
             fold_id = fold_ids(
@@ -643,9 +656,6 @@ class BinarsityModel:
             )  # fmt: skip
         else:
             fold_id = group_fold_ids(groups, int(folds), self.nobs, random_state=random_state)
-        opts = {"solver": solver, "tol": tol, "max_iter": max_iter}
-        if cv_tol is not None and not (isinstance(cv_tol, (int, float)) and cv_tol > 0):
-            raise ValueError(f"cv_tol must be a positive number or None; got {cv_tol!r}.")
         fold_opts = dict(opts, tol=tol if cv_tol is None else float(cv_tol))
         if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)):
             raise TypeError(f"patience must be a positive integer; got {patience!r}.")
@@ -739,6 +749,15 @@ class BinarsityModel:
 # ---------------------------------------------------------------------------------------
 
 
+def _solver_options(solver: Any, tol: Any, max_iter: Any) -> dict[str, Any]:
+    """The solver arguments of fit/fit_path/fit_cv, checked before any work."""
+    from ._solvers import SOLVERS
+
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
+    return {"solver": solver, "tol": check_tol(tol), "max_iter": check_max_iter(max_iter)}
+
+
 def cv_mean_se(fold_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean over folds and its standard error (std / sqrt(K)) per λ, NaN-aware.
 
@@ -808,6 +827,7 @@ def null_intercept(
     if not fit_intercept:
         return 0.0
     off = np.zeros_like(y) if offset is None else offset
+    sw = normalized_weights(np.asarray(sw, dtype=np.float64))[0]  # sums cannot overflow
     W = float(sw.sum())
     if family.name == "gaussian":
         return float(np.sum(sw * (y - off)) / W)
@@ -891,15 +911,7 @@ def group_fold_ids(groups: Any, folds: int, n: int, *, random_state: Any = None)
     """
     import pandas as pd
 
-    values = groups.to_numpy(dtype=object) if isinstance(groups, pd.Series) else groups
-    values = np.asarray(values, dtype=object)
-    if values.ndim != 1:
-        raise ValueError(f"groups must be 1-D (one label per row); got shape {values.shape}.")
-    labels = pd.Series(values)
-    if labels.shape[0] != n:
-        raise ValueError(f"groups has {labels.shape[0]} rows but the data has {n}.")
-    if labels.isna().any():
-        raise ValueError("groups contains missing values; give every row a group.")
+    labels = pd.Series(check_groups(groups, n))
     codes, uniques = pd.factorize(labels, sort=True)
     n_groups = len(uniques)
     if n_groups < folds:
