@@ -27,7 +27,8 @@ formula terms:
   C(x)                    unpenalised categorical (a bare text column is read as C(x))
   x, log(x), x:z          unpenalised linear terms
   offset(log(exposure))   offset with coefficient one
-  -1                      no intercept
+  - 1                     no intercept, as in R: the first bin() or C() term then
+                          has one free level per category (they absorb the intercept)
 
 examples:
   python -m binarsity_stats fit "y ~ bin(age) + bin(income, 20) + C(region)" \\

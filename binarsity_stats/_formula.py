@@ -42,7 +42,7 @@ from formulaic.utils.code import format_expr, sanitize_variable_names
 from formulaic.utils.stateful_transforms import stateful_transform
 
 from ._binarizer import Binarizer, bin_codes, is_datetime_like
-from ._validation import code_dtype
+from ._validation import check_offset, check_sample_weight, code_dtype
 
 __all__ = [
     "Block",
@@ -91,6 +91,24 @@ def _as_float(data: Any, name: str, what: str, hint: str | None = None) -> np.nd
             return data.astype(np.float64, copy=False).ravel()
     hint = f"Use C({name}) for a categorical variable." if hint is None else hint
     raise TypeError(f"{what} needs a numeric column; column '{name}' has dtype {dtype}. {hint}")
+
+
+def _column_or_array(value: Any, data, name: str, n: int) -> tuple[np.ndarray | None, str | None]:
+    """An (n,) finite float array from an array-like or a column name of ``data``.
+
+    Used for ``sample_weight`` and ``offset`` at fit time and for an offset column at
+    predict time; errors name the argument and, for a column, the column.
+    """
+    if value is None:
+        return None, None
+    column, what = None, name
+    if isinstance(value, str):
+        if value not in data.columns:
+            raise ValueError(f"{name}={value!r} is not a column of the data.")
+        column, what = value, f"{name} (column '{value}')"
+        value = _as_float(data[value], value, f"{name}={value!r}", "Convert it to numbers first.")
+    check = check_sample_weight if name == "sample_weight" else check_offset
+    return check(value, n, rows_of="the data", name=what), column
 
 
 def format_cut(value: float) -> str:
@@ -740,7 +758,7 @@ def build_design(
     n_bins: int = 50,
     missing: str = "error",
     sample_weight: np.ndarray | None = None,
-    family: str = "gaussian",
+    family: Any = "gaussian",
 ) -> tuple[DesignSpec, Design, np.ndarray, Response]:
     """Materialise a formula on training data.
 
@@ -757,8 +775,8 @@ def build_design(
         level of their own outside the TV chain.
     sample_weight : ndarray of shape (n,), optional
         Row weights (used for the weighted quantiles of ``bin()``).
-    family : str, default="gaussian"
-        Used to read the response (a two-level factor is allowed for binomial).
+    family : str or Family, default="gaussian"
+        Used to read the response (a two-level factor is allowed for a binary family).
 
     Returns
     -------
@@ -929,10 +947,13 @@ def _is_logical(expr: str) -> bool:
 
 
 def _read_response(
-    lhs: pd.DataFrame, name: str, family: str, data: pd.DataFrame
+    lhs: pd.DataFrame, name: str, family: Any, data: pd.DataFrame
 ) -> tuple[np.ndarray, Response]:
     """The response as float64 and how it was read (numeric, boolean, 2-level factor)."""
-    fam = getattr(family, "name", family)
+    from ._families import get_family
+
+    family = get_family(family)
+    fam = family.label
     cols = list(lhs.columns)
     spec = lhs.model_spec
     enc = spec.encoder_state or {}
@@ -940,10 +961,10 @@ def _read_response(
     if categorical:
         (kind, state), *_ = enc.values()
         levels = list(state.get("categories", [c.split("[", 1)[-1][:-1] for c in cols]))
-        if len(levels) != 2 or fam != "binomial":
+        if len(levels) != 2 or not family.binary:
             what = (
-                "binomial needs exactly two levels"
-                if fam == "binomial"
+                f"{fam} needs exactly two levels"
+                if family.binary
                 else (f"family={fam!r} needs a numeric response")
             )
             raise ValueError(

@@ -14,22 +14,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ._formula import Block, _as_frame, format_cut
-from ._model import (
-    JUMP_TOL,
-    BinarsityModel,
-    _column_or_array,
-    cv_mean_se,
-    null_intercept,
-    strip_eta,
-)
+from ._formula import Block, _as_frame, _column_or_array, format_cut
+from ._path import select_lambda, strip_eta
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
+    from ._model import BinarsityModel
     from ._summary import Summary
 
-__all__ = ["BinarsityResults", "PathResults", "CVResults", "RefitResults"]
+__all__ = ["BinarsityResults", "PathResults", "CVResults", "RefitResults", "degrees_of_freedom"]
+
+#: Relative size below which two neighbouring levels count as equal (no jump).
+JUMP_TOL = 1e-10
 
 
 def _jump_mask(theta: np.ndarray, blocks: list[Block], block_ptr: np.ndarray) -> np.ndarray:
@@ -45,6 +42,47 @@ def _jump_mask(theta: np.ndarray, blocks: list[Block], block_ptr: np.ndarray) ->
         scale = max(1.0, float(np.max(np.abs(theta[s : int(block_ptr[j + 1])]))))
         jump[s + 1 : s + block.chain_length] = np.abs(np.diff(chain)) > JUMP_TOL * scale
     return jump
+
+
+def degrees_of_freedom(
+    model: BinarsityModel, coef: np.ndarray, n_dense: int, jumps: np.ndarray | None = None
+) -> int:
+    """Degrees of freedom of a fit: jumps + intercept + unpenalised parameters.
+
+    The fused-lasso estimate (design.md §2): each binned term contributes its constant
+    segments minus one (the constraint), plus one for a populated missing level; a
+    ``C()`` term its populated levels minus one; each dense column one.
+
+    Parameters
+    ----------
+    model : BinarsityModel
+        The model fitted.
+    coef : ndarray of shape (d,)
+        θ.
+    n_dense : int
+        Number of dense (unpenalised numeric) columns.
+    jumps : ndarray of bool, optional
+        The jump mask of ``coef`` when already computed.
+
+    Returns
+    -------
+    int
+        The degrees of freedom.
+    """
+    m = model
+    if jumps is None:
+        jumps = _jump_mask(coef, m.spec.blocks, m.block_ptr)
+    counts = m.bin_counts
+    # an intercept absorbed by the first block ('- 1') is one parameter all the same
+    dof = int(m.fit_intercept or m.intercept_absorbed) + int(n_dense) + int(jumps.sum())
+    for j, block in enumerate(m.spec.blocks):
+        s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+        if block.penalized:
+            if block.has_missing_level and counts[e - 1] > 0:
+                dof += 1
+        else:
+            dof += max(int(np.sum(counts[s:e] > 0)) - 1, 0)
+    return dof
 
 
 class BinarsityResults:
@@ -81,9 +119,9 @@ class BinarsityResults:
         self.solution = solution
         self.lam = float(solution.lam)
         self.lam_source = lam_source
-        self.coef = np.asarray(solution.coef, dtype=np.float64)
+        # with '- 1' the first block's levels carry the engine's intercept
+        self.coef, self.intercept = model.report_coef(solution)
         self.dense_coef = np.asarray(solution.dense_coef, dtype=np.float64)
-        self.intercept = float(solution.intercept)
         self.converged = bool(solution.converged)
         self.n_iter = int(solution.n_iter)
         self.kkt_violation = float(solution.kkt_violation)
@@ -126,17 +164,7 @@ class BinarsityResults:
         constant segments minus one (the constraint), plus one for a populated missing
         level; a ``C()`` term its populated levels minus one; each dense column one.
         """
-        m = self.model
-        counts = m.bin_counts
-        dof = int(m.fit_intercept) + len(self.dense_coef) + self.n_jumps
-        for j, block in enumerate(m.spec.blocks):
-            s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
-            if block.penalized:
-                if block.has_missing_level and counts[e - 1] > 0:
-                    dof += 1
-            else:
-                dof += max(int(np.sum(counts[s:e] > 0)) - 1, 0)
-        return dof
+        return degrees_of_freedom(self.model, self.coef, len(self.dense_coef), self.jumps)
 
     # -- fitted values and statistics ------------------------------------------------------
     @cached_property
@@ -168,7 +196,7 @@ class BinarsityResults:
     def null_deviance(self) -> float:
         """Deviance of the intercept(+offset)-only model."""
         m = self.model
-        b0 = null_intercept(m.family, m.y, m.sample_weight, m.offset, m.fit_intercept)
+        b0 = m.family.null_intercept(m.y, m.sample_weight, m.offset) if m.fit_intercept else 0.0
         eta = np.full(m.nobs, b0) if m.offset is None else b0 + m.offset
         return float(m.family.deviance(m.y, m.family.mean(eta), m.sample_weight))
 
@@ -490,11 +518,7 @@ class BinarsityResults:
 
         m = self.model
         X, names = self.selected_design()
-        fam = {
-            "gaussian": sm.families.Gaussian,
-            "binomial": sm.families.Binomial,
-            "poisson": sm.families.Poisson,
-        }[m.family.name]()
+        fam = m.family.to_statsmodels()
         exog = pd.DataFrame(X, columns=names)
         kwargs: dict[str, Any] = {"family": fam}
         if m.offset is not None:
@@ -780,19 +804,7 @@ class CVResults:
         self.scoring = scoring
         self.fold_ids = fold_ids
         self.folds = self.fold_scores.shape[0]
-        if not np.any(np.isfinite(self.fold_scores)):
-            # e.g. scoring="auc" when no held-out fold contains both classes
-            raise ValueError(
-                f"scoring={scoring!r} is undefined on every fold (for 'auc' each held-out "
-                "fold needs both classes); use fewer folds or scoring='deviance'."
-            )
-        self.mean, self.se = cv_mean_se(self.fold_scores)
-        sign = -1.0 if scoring == "auc" else 1.0  # minimise sign * score
-        loss = sign * self.mean
-        self.idx_min = int(np.nanargmin(loss))
-        bound = loss[self.idx_min] + self.se[self.idx_min]
-        ok = np.flatnonzero(loss <= bound)
-        self.idx_1se = int(ok.min())  # grid is decreasing: smallest index = largest λ
+        self.mean, self.se, self.idx_min, self.idx_1se = select_lambda(self.fold_scores, scoring)
         self.lam_min = float(self.lams[self.idx_min])
         self.lam_1se = float(self.lams[self.idx_1se])
         self.path = PathResults(model, self.lams, full_path)

@@ -156,7 +156,9 @@ class _Problem:
         self.sw, self.sw_scale = (np.ones(n), 1.0) if sw is None else normalized_weights(sw)
         self.W = float(self.sw.sum())
         self.offset = check_offset(offset, n, rows_of="y")
-        check_offset_loss(self.family, self.y, self.offset, self.sw)
+        if self.offset is not None:
+            self.family.check_offset(self.offset)
+            check_offset_loss(self.family, self.y, self.offset, self.sw)
         if dense is None:
             self.dense = np.zeros((n, 0))
         else:
@@ -215,19 +217,11 @@ class _Problem:
     def gradient_scale(self) -> float:
         """Units of the loss gradient, by which ``tol`` is multiplied.
 
-        The gradient s_i (b'(η_i) − y_i) / W is in the units of y: a gaussian response in
-        large units (or poisson counts with a large mean) would otherwise need an
-        absolute tolerance below the rounding of its own gradient. The scale is
-        max(1, weighted sd of y) for gaussian, max(1, weighted mean of y) for poisson
-        and 1 for binomial, so it changes nothing for responses of unit scale.
+        The family's :meth:`~binarsity_stats._families.Family.gradient_units`: max(1,
+        weighted sd of y) for gaussian, max(1, weighted mean of y) for poisson, 1 for
+        binomial, so it changes nothing for responses of unit scale.
         """
-        w = self.sw / self.W
-        if self.family.name == "gaussian":
-            mean = float(w @ self.y)
-            return max(1.0, float(np.sqrt(w @ (self.y - mean) ** 2)))
-        if self.family.name == "poisson":
-            return max(1.0, float(w @ self.y))
-        return 1.0
+        return self.family.gradient_units(self.y, self.sw)
 
     def dense_dot(self, v) -> np.ndarray:
         """Zᵀ v for the dense columns (single-threaded, deterministic)."""
@@ -297,18 +291,8 @@ def _initial_point(prob: _Problem, warm_start):
         b0 += float(prob.dense_center @ beta)
         beta *= prob.dense_scale
     elif prob.fit_intercept:
-        # the intercept-only fit without offset, a good start for every family
-        mu0 = prob.family.null_mean(prob.y, prob.sw)
-        fam = prob.family.name
-        if fam == "binomial":
-            mu0 = min(max(mu0, 1e-10), 1 - 1e-10)
-        elif fam == "poisson":
-            mu0 = max(mu0, 1e-10)
-        b0 = float(prob.family.link_function(np.array([mu0]))[0])
-        if prob.offset is not None and fam != "gaussian":
-            b0 -= float(np.average(prob.offset, weights=prob.sw))
-        elif prob.offset is not None:
-            b0 = float(np.average(prob.y - prob.offset, weights=prob.sw))
+        # the intercept(+offset)-only fit, a good start for every family
+        b0 = prob.family.null_intercept(prob.y, prob.sw, prob.offset)
     return theta, beta, b0
 
 
@@ -321,7 +305,7 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
     lam_w = np.ascontiguousarray(lam * prob.weights)
     eta = prob.linear_predictor(theta, beta, b0)
     n, fam = prob.n, prob.family
-    quadratic = fam.name == "gaussian"
+    quadratic = fam.quadratic
     sizes = np.diff(prob.block_ptr)
     maxK = int(sizes.max()) if prob.p else 1
     work = np.empty(7 * maxK + fused_lasso_work_size_py(maxK))
@@ -564,7 +548,7 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
     prob.grad_hess(eta)
     # Lipschitz estimate: every row sits in one bin per block, so ‖X‖² ≤ (p + 1) · max
     # weighted bin mass of the curvature bound, plus the dense columns' norms.
-    hmax = {"gaussian": 1.0, "binomial": 0.25}.get(prob.family.name, None)
+    hmax = prob.family.curvature_bound()
     if hmax is None:
         hmax = float(np.max(prob._h * prob.W / np.maximum(prob.sw, 1e-300)))
     L = max(hmax * (float(prob.sw.max()) / prob.W) * (prob.p + 1) * 1.0, 1e-12)

@@ -159,14 +159,13 @@ def make_summary(res: Any) -> Summary:
     event = "-"
     if resp.kind == "factor":
         event = f"{resp.event!r} (vs {resp.levels[0]!r})"
-    elif resp.kind == "boolean" or fam.name == "binomial":
+    elif resp.kind == "boolean" or fam.binary:
         event = "y == 1" if resp.kind != "boolean" else "True"
     left = [
         ("Dep. Variable", resp.name),
         ("Event level", event),
         ("Model", "Binarsity GLM"),
-        ("Model Family", type(fam).__name__),
-        ("Link Function", fam.link),
+        *fam.header_rows(),
         ("Method", "penalized ML"),
         ("Penalty weights", m.penalty_kind),
         ("Lambda", _fmt(res.lam)),
@@ -226,11 +225,30 @@ def make_summary(res: Any) -> Summary:
     )
     if len(linear):
         tables.append(("Intercept and unpenalized linear terms", linear))
+    if m.intercept_absorbed:
+        first = m.spec.blocks[0].term
+        constraint = (
+            f"No intercept ('- 1'): the first term, {first}, carries full coding - its "
+            "levels absorb the intercept and are the linear predictor of its level at the "
+            "other terms' weighted average (the total-variation penalty is unchanged by a "
+            "common shift of a term's levels). Every other bin() and C() term satisfies "
+            "sum_k n_jk theta_jk = 0 (n_jk: weighted training rows in level k). The null "
+            "deviance is that of the offset alone (eta = offset), as in R."
+        )
+    elif not m.fit_intercept:
+        constraint = (
+            "No intercept ('- 1'): the linear predictor has no constant term; the null "
+            "deviance is that of the offset alone (eta = offset), as in R."
+        )
+    else:
+        constraint = (
+            "Each bin() and C() term satisfies the constraint sum_k n_jk theta_jk = 0 "
+            "(n_jk: weighted training rows in level k): its levels are effects relative to "
+            "the weighted average training row, and the intercept is the linear predictor "
+            "of that average row."
+        )
     notes = [
-        "Each bin() and C() term satisfies the constraint sum_k n_jk theta_jk = 0 "
-        "(n_jk: weighted training rows in level k): its levels are effects relative to "
-        "the weighted average training row, and the intercept is the linear predictor "
-        "of that average row.",
+        constraint,
         "df = number of jumps (cut-points kept) + intercept + unpenalized parameters "
         "(C() levels - 1, linear terms, missing levels); the fused-lasso estimate. AIC = "
         "-2 llf + 2 df, BIC = -2 llf + log(n) df.",
