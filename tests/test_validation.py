@@ -299,7 +299,7 @@ def test_offsets_that_overflow_the_loss_are_refused_by_name(family, offset):
         lambda: lambda_max(CODES, BP, y, family=family, penalty_weights=PW, offset=offset),
     ]
     for call in calls:
-        with pytest.raises(ValueError, match=r"offset has values as large as .* rescale"):
+        with pytest.raises(ValueError, match=r"offset has values as large as "):
             call()
 
 
