@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import warnings
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -160,8 +161,11 @@ class BinarsityGLM(BaseEstimator):
 
     Parameters
     ----------
-    family : {"gaussian", "binomial", "poisson"}, default="gaussian"
-        Distribution of the response (canonical link).
+    family : {"gaussian", "binomial", "poisson"} or statsmodels family, default="gaussian"
+        Distribution of the response: a name (canonical link, Cython kernels) or a
+        statsmodels family instance with a link whose loss is convex, e.g.
+        ``sm.families.Tweedie(var_power=1.5, link=sm.families.links.Log())`` (the loss
+        is then half the unit deviance; see ``_families``).
     lam : float, default=1e-3
         The penalty strength λ ≥ 0.
     n_bins : int or sequence of int, default=50
@@ -211,7 +215,7 @@ class BinarsityGLM(BaseEstimator):
 
     def __init__(
         self,
-        family: str = "gaussian",
+        family: Any = "gaussian",
         lam: float = 1e-3,
         n_bins=50,
         penalty_weights="theory",

@@ -101,8 +101,10 @@ def glm(
         whose second level is the event.
     data : DataFrame or mapping of columns
         Training data.
-    family : {"gaussian", "binomial", "poisson"} or Family, default="gaussian"
-        Distribution with its canonical link.
+    family : {"gaussian", "binomial", "poisson"}, statsmodels family or Family, default="gaussian"
+        Distribution: a name (canonical link) or a statsmodels family instance with a
+        convex link, e.g. ``sm.families.Gamma(sm.families.links.Log())`` (the loss is
+        then half the unit deviance, design.md §8).
     sample_weight : array-like of shape (n,) or str, optional
         Non-negative row weights s_i, or the name of a column of ``data``.
     offset : array-like of shape (n,) or str, optional

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ._formula import Block, _as_frame, _column_or_array, format_cut
+from ._formula import Block, _as_frame, _column_or_array
 from ._path import select_lambda, strip_eta
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -133,7 +133,8 @@ class BinarsityResults:
         """All coefficients with readable names.
 
         ``Intercept``, then every level of every code block
-        (``bin(age, 50)[38.0, 41.0]`` is the level of ages in (38, 41];
+        (``bin(age, 50)[(38, 41]]`` is the level of ages in (38, 41], ``[= 38]`` a level
+        whose training rows all had age 38;
         ``C(sex)[male]``), then the dense terms.
         """
         names, values = [], []
@@ -204,7 +205,7 @@ class BinarsityResults:
     def llf(self) -> float:
         """Log-likelihood (gaussian: σ² at its maximum-likelihood value RSS/n)."""
         m = self.model
-        return float(m.family.log_likelihood(m.y, self.fittedvalues, m.sample_weight))
+        return float(m.family.log_likelihood(m.y, self.fittedvalues, m.sample_weight, self.df))
 
     @property
     def aic(self) -> float:
@@ -276,14 +277,29 @@ class BinarsityResults:
         return eta if type == "link" else m.family.mean(eta)
 
     # -- interpretation --------------------------------------------------------------------
-    def cut_points(self) -> pd.DataFrame:
+    def _segments(self, j: int) -> list[tuple[int, int]]:
+        """Chain positions (first, last) of the constant segments of binned block j."""
+        block = self.model.spec.blocks[j]
+        s = int(self.model.block_ptr[j])
+        starts = [0] + [k for k in range(1, block.chain_length) if self.jumps[s + k]]
+        ends = [k - 1 for k in starts[1:]] + [block.chain_length - 1]
+        return list(zip(starts, ends, strict=True))
+
+    def cut_points(self, precision: int | None = None) -> pd.DataFrame:
         """The cut-points kept: where a binned term's step function jumps.
+
+        Parameters
+        ----------
+        precision : int, optional
+            Significant digits of the interval labels (default 6).
 
         Returns
         -------
         DataFrame
             One row per jump: ``term``, ``column``, ``cut`` (x ≤ cut is left of the
-            jump) and ``jump`` (θ_right − θ_left, on the link scale).
+            jump), ``left`` and ``right`` (the constant segments on either side, as
+            right-closed intervals ``(low, high]`` or ``= v`` for a single training
+            value) and ``jump`` (θ_right − θ_left, on the link scale).
         """
         rows = []
         m = self.model
@@ -291,54 +307,53 @@ class BinarsityResults:
             if not block.penalized:
                 continue
             s = int(m.block_ptr[j])
-            for k in range(1, block.chain_length):
-                if self.jumps[s + k]:
-                    rows.append(
-                        {
-                            "term": block.term,
-                            "column": block.column,
-                            "cut": float(block.edges[k - 1]),
-                            "jump": float(self.coef[s + k] - self.coef[s + k - 1]),
-                        }
-                    )
-        return pd.DataFrame(rows, columns=["term", "column", "cut", "jump"])
+            segs = self._segments(j)
+            for (a, b), (c, d) in zip(segs[:-1], segs[1:], strict=True):
+                rows.append(
+                    {
+                        "term": block.term,
+                        "column": block.column,
+                        "cut": float(block.edges[c - 1]),
+                        "left": block.segment_label(a, b, precision),
+                        "right": block.segment_label(c, d, precision),
+                        "jump": float(self.coef[s + c] - self.coef[s + c - 1]),
+                    }
+                )
+        return pd.DataFrame(rows, columns=["term", "column", "cut", "left", "right", "jump"])
 
-    def shape_functions(self, merge: bool = False) -> pd.DataFrame:
+    def shape_functions(self, merge: bool = False, precision: int | None = None) -> pd.DataFrame:
         """The fitted step function of every code block.
 
         Parameters
         ----------
         merge : bool, default=False
             Merge neighbouring bins with equal levels into one segment.
+        precision : int, optional
+            Significant digits of the interval labels (default 6).
 
         Returns
         -------
         DataFrame
-            ``term``, ``label``, ``low``, ``high`` (the interval (low, high]; NaN for a
-            categorical or missing level), ``level`` (θ on the link scale) and ``count``
-            (weighted training rows).
+            ``term``, ``label`` (``(low, high]``, ``= v`` for a bin that held one
+            distinct training value, a category or ``missing``), ``low``, ``high`` (the
+            interval (low, high]; NaN for a categorical or missing level), ``level`` (θ
+            on the link scale) and ``count`` (weighted training rows).
         """
         m = self.model
         rows = []
         for j, block in enumerate(m.spec.blocks):
             s = int(m.block_ptr[j])
-            labels = block.level_labels()
+            labels = block.level_labels(precision)
             theta = self.coef[s : int(m.block_ptr[j + 1])]
             counts = m.bin_counts[s : int(m.block_ptr[j + 1])]
             if block.penalized:
                 lo, hi = block.intervals()
-                for k in range(block.chain_length):
-                    if merge and k > 0 and not self.jumps[s + k]:
-                        rows[-1]["high"] = float(hi[k])
-                        rows[-1]["count"] += float(counts[k])
-                        rows[-1]["label"] = (
-                            f"[{format_cut(rows[-1]['low'])}, {format_cut(float(hi[k]))}]"
-                        )
-                        continue
+                segs = self._segments(j) if merge else [(k, k) for k in range(block.chain_length)]
+                for a, b in segs:
                     rows.append(
-                        {"term": block.term, "label": labels[k], "low": float(lo[k]),
-                         "high": float(hi[k]), "level": float(theta[k]),
-                         "count": float(counts[k])}
+                        {"term": block.term, "label": block.segment_label(a, b, precision),
+                         "low": float(lo[a]), "high": float(hi[b]), "level": float(theta[a]),
+                         "count": float(np.sum(counts[a : b + 1]))}
                     )  # fmt: skip
                 extra = range(block.chain_length, block.n_levels)
             else:
@@ -430,8 +445,13 @@ class BinarsityResults:
         table = self.term_table()
         return [str(t) for t in table.index[table["selected"].astype(bool)]]
 
-    def summary(self) -> Summary:
+    def summary(self, precision: int | None = None) -> Summary:
         """A statsmodels-style report of the fit.
+
+        Parameters
+        ----------
+        precision : int, optional
+            Significant digits of the cut points and interval labels (default 6).
 
         Returns
         -------
@@ -440,7 +460,7 @@ class BinarsityResults:
         """
         from ._summary import make_summary
 
-        return make_summary(self)
+        return make_summary(self, precision=precision)
 
     # -- unpenalised refit -------------------------------------------------------------------
     def selected_design(self) -> tuple[np.ndarray, list[str]]:
@@ -455,7 +475,7 @@ class BinarsityResults:
         X : ndarray of shape (n, k)
             Intercept, segment and level indicators, dense columns.
         names : list of str
-            Column names, e.g. ``bin(age, 50)[38.0, 52.0]`` for a merged segment.
+            Column names, e.g. ``bin(age, 50)[(38, 52]]`` for a merged segment.
         """
         m = self.model
         n = m.nobs
@@ -474,13 +494,11 @@ class BinarsityResults:
                 seg_of_level = np.concatenate(
                     [seg, np.arange(block.chain_length, e - s) - block.chain_length + seg[-1] + 1]
                 )
-                lo, hi = block.intervals()
                 seg_names = []
                 for sid in range(int(seg[-1]) + 1):
                     levels = np.flatnonzero(seg == sid)
-                    seg_names.append(
-                        f"{block.term}[{format_cut(lo[levels[0]])}, {format_cut(hi[levels[-1]])}]"
-                    )
+                    label = block.segment_label(int(levels[0]), int(levels[-1]))
+                    seg_names.append(f"{block.term}[{label}]")
                 if block.has_missing_level:
                     seg_names.append(f"{block.term}[missing]")
                 n_seg = len(seg_names)

@@ -29,6 +29,7 @@ from . import _cd_fast, _dense, _histogram
 from ._families import Family, get_family
 from ._fused_lasso import work_size as fused_lasso_work_size_py
 from ._penalty import BinarsityPenalty
+from ._polish import Polisher
 from ._validation import (
     check_bool,
     check_lam,
@@ -321,6 +322,7 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
     F = loss + lam * prob.penalty.value(theta)
     # the unpenalised columns (intercept first) are updated jointly by a Newton step
     n_free = prob.q + int(prob.fit_intercept)
+    polisher = Polisher(prob)
     while True:
         r, h = prob._r, prob._h
         G, H = np.zeros(prob.d), np.zeros(prob.d)
@@ -332,6 +334,13 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
             break
         if n_sweeps >= max_iter:
             break
+        if polisher.ready():
+            # the jump set has settled: Newton on its segments (design.md §9)
+            res = polisher.run(theta, beta, b0, lam, tol, F)
+            if res is not None:
+                theta, beta, b0, eta, F = res.theta, res.beta, res.b0, res.eta, res.objective
+                loss = prob.grad_hess(eta)
+                continue
         n_outer += 1
         # working set: blocks that have a jump, violate their condition, or are free
         if prob.p:
@@ -378,7 +387,8 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
                     beta += step[1:]
                 else:
                     beta += step
-            if viol <= inner_tol or n_sweeps >= max_iter:
+            polisher.observe(theta)
+            if viol <= inner_tol or n_sweeps >= max_iter or polisher.ready():
                 break
             # Anderson extrapolation of the sweeps (as skglm does for CD): on
             # ill-conditioned problems (near-duplicate features, tiny λ) Gauss–Seidel
@@ -650,8 +660,8 @@ def solve(
         Offsets of the blocks in θ.
     y : ndarray of shape (n,)
         Response.
-    family : {"gaussian", "binomial", "poisson"} or Family
-        Distribution (canonical link).
+    family : {"gaussian", "binomial", "poisson"}, statsmodels family or Family
+        Distribution (see ``_families.get_family``).
     lam : float
         λ ≥ 0.
     penalty_weights : ndarray of shape (d,)

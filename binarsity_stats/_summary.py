@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._formula import format_value
+
 __all__ = ["Summary", "make_summary"]
 
 _WIDTH = 78
@@ -140,13 +142,15 @@ def _iterations(res: Any) -> str:
     return f"{res.n_iter} ({sweeps} sweeps)" if sweeps is not None else str(res.n_iter)
 
 
-def make_summary(res: Any) -> Summary:
+def make_summary(res: Any, precision: int | None = None) -> Summary:
     """Build the :class:`Summary` of a :class:`BinarsityResults`.
 
     Parameters
     ----------
     res : BinarsityResults
         A fit.
+    precision : int, optional
+        Significant digits of the cut points and interval labels (default 6).
 
     Returns
     -------
@@ -208,6 +212,17 @@ def make_summary(res: Any) -> Summary:
             index=blocks.index,
         )
         tables.append(("Binned and categorical terms (effects on the link scale)", shown))
+    cuts = res.cut_points(precision=precision)
+    if len(cuts):
+        shown_cuts = pd.DataFrame(
+            {"cut": [format_value(c, precision) for c in cuts["cut"]],
+             "from": cuts["left"].to_numpy(), "to": cuts["right"].to_numpy(),
+             "jump": cuts["jump"].to_numpy()},
+            index=pd.Index(cuts["term"].to_numpy(), dtype=object),
+        )  # fmt: skip
+        tables.append(
+            ("Cut-points kept (jump of the linear predictor where x passes the cut)", shown_cuts)
+        )
     cat = res.categorical_effects()
     if len(cat):
         shown_cat = pd.DataFrame(
@@ -256,6 +271,11 @@ def make_summary(res: Any) -> Summary:
         "GLM on the selected cut-points, with standard errors conditional on the "
         "selection.",
     ]
+    if len(cuts):
+        notes.append(
+            "Bins are right-closed: (a, b] holds the values a < x <= b; '= v' marks a bin "
+            "whose training rows all had the value v."
+        )
     if any(not b.penalized for b in m.spec.blocks):
         notes.append(
             "C() terms are unpenalized; their reference-coded effects theta_k - theta_ref "
