@@ -44,6 +44,7 @@ from formulaic.utils.code import format_expr, sanitize_variable_names
 from formulaic.utils.stateful_transforms import stateful_transform
 
 from ._binarizer import Binarizer, bin_codes, is_datetime_like
+from ._validation import check_offset, check_sample_weight, code_dtype
 
 __all__ = [
     "Block",
@@ -110,24 +111,8 @@ def _column_or_array(value: Any, data, name: str, n: int) -> tuple[np.ndarray | 
             raise ValueError(f"{name}={value!r} is not a column of the data.")
         column, what = value, f"{name} (column '{value}')"
         value = _as_float(data[value], value, f"{name}={value!r}", "Convert it to numbers first.")
-    try:
-        arr = np.asarray(value, dtype=np.float64).ravel()
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be numeric.") from None
-    if arr.shape[0] != n:
-        raise ValueError(f"{what} has {arr.shape[0]} rows but the data has {n}.")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{what} contains NaN or infinite values.")
-    return arr, column
-
-
-def code_dtype(n_levels: int) -> type:
-    """The narrowest unsigned integer type holding ``n_levels`` codes (design.md §3)."""
-    if n_levels <= 256:
-        return np.uint8
-    if n_levels <= 65536:
-        return np.uint16
-    raise ValueError(f"a term has {n_levels} levels; at most 65536 are supported.")
+    check = check_sample_weight if name == "sample_weight" else check_offset
+    return check(value, n, rows_of="the data", name=what), column
 
 
 def format_cut(value: float) -> str:
