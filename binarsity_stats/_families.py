@@ -63,6 +63,7 @@ __all__ = [
     "Poisson",
     "StatsmodelsFamily",
     "get_family",
+    "family_from_dict",
     "FAMILIES",
     "CONVEX_LINKS",
 ]
@@ -496,6 +497,17 @@ class Family:
         """
         return [("Model Family", type(self).__name__), ("Link Function", self.link)]
 
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable description, rebuilt by :func:`family_from_dict`.
+
+        Returns
+        -------
+        dict
+            ``{"name": "poisson", "link": "log"}`` for a built-in family; a statsmodels
+            family adds ``"statsmodels"`` (its class), ``"sm_link"`` and its parameters.
+        """
+        return {"name": self.name, "link": self.link}
+
     # -- identity: families compare equal by value and pickle by value --------------------
     def _key(self) -> tuple:
         return (type(self).__name__,)
@@ -834,6 +846,12 @@ class StatsmodelsFamily(Family):
     def to_statsmodels(self):
         return _make_sm_family(*self._key_)
 
+    def to_dict(self):
+        fam_name, link_name, params = self._key_
+        out: dict[str, Any] = {"name": self.name, "link": self.link}
+        out.update(statsmodels=fam_name, sm_link=link_name, **dict(params))
+        return out
+
     # -- the engine --------------------------------------------------------------------
     def _half_deviance(self, eta, y, sw) -> np.ndarray:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -1032,6 +1050,27 @@ def get_family(family: str | Family | Any) -> Family:
         f"family must be one of {sorted(FAMILIES)} or a statsmodels family instance "
         f"(e.g. sm.families.Gamma(sm.families.links.Log())); got {family!r}."
     )
+
+
+def family_from_dict(spec: dict[str, Any]) -> Family:
+    """Rebuild a family from :meth:`Family.to_dict` (e.g. a model read back from JSON).
+
+    Parameters
+    ----------
+    spec : dict
+        The output of :meth:`Family.to_dict`.
+
+    Returns
+    -------
+    Family
+        A family equal to the one described.
+    """
+    if "statsmodels" not in spec:
+        return get_family(spec["name"])
+    params = tuple(
+        (k, float(spec[k])) for k in ("var_power", "alpha") if k in spec
+    )  # the order of _sm_key
+    return _from_key(spec["statsmodels"], spec["sm_link"], params)
 
 
 def _is_statsmodels_family(obj: Any) -> bool:
