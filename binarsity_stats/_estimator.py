@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import warnings
 from dataclasses import replace
-from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
 
@@ -20,6 +20,17 @@ from ._binarizer import Binarizer
 from ._families import get_family
 from ._penalty import penalty_weights as _penalty_weights
 from ._solvers import SOLVERS, Solution, solve
+from ._validation import (
+    as_real_array,
+    check_bool,
+    check_lam,
+    check_max_iter,
+    check_offset,
+    check_sample_weight,
+    check_tol,
+    is_missing,
+    normalized_weights,
+)
 
 __all__ = ["BinarsityGLM", "BinarsityClassifier"]
 
@@ -57,36 +68,15 @@ except ImportError:  # pragma: no cover
 def _check_params(est) -> None:
     """Validate constructor arguments at fit time (never mutate them)."""
     get_family(est.family)
-    lam = est.lam
-    if isinstance(lam, bool) or not isinstance(lam, Real):
-        raise TypeError(f"lam must be a non-negative number; got {lam!r}.")
-    if not np.isfinite(lam) or lam < 0:
-        raise ValueError(f"lam must be a finite non-negative number; got {lam!r}.")
+    check_lam(est.lam)
     if est.solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}; got {est.solver!r}.")
-    if isinstance(est.tol, bool) or not isinstance(est.tol, Real) or not est.tol > 0:
-        raise ValueError(f"tol must be a positive number; got {est.tol!r}.")
-    if isinstance(est.max_iter, bool) or not isinstance(est.max_iter, Integral):
-        raise TypeError(f"max_iter must be a positive integer; got {est.max_iter!r}.")
-    if est.max_iter < 1:
-        raise ValueError(f"max_iter must be a positive integer; got {est.max_iter!r}.")
+    check_tol(est.tol)
+    check_max_iter(est.max_iter)
+    check_bool(est.fit_intercept, "fit_intercept")
     pw = est.penalty_weights
     if isinstance(pw, str) and pw not in ("theory", "uniform"):
         raise ValueError(f"penalty_weights must be 'theory', 'uniform' or an array; got {pw!r}.")
-
-
-def _as_1d(values, name: str, n: int) -> np.ndarray | None:
-    if values is None:
-        return None
-    arr = np.asarray(values)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must be numeric; got dtype {arr.dtype}.")
-    arr = arr.astype(np.float64).reshape(-1) if arr.ndim <= 1 or 1 in arr.shape else None
-    if arr is None:
-        raise ValueError(f"{name} must be one-dimensional.")
-    if arr.shape[0] != n:
-        raise ValueError(f"{name} has {arr.shape[0]} rows but X has {n}.")
-    return arr
 
 
 def _y_array(y) -> np.ndarray:
@@ -105,7 +95,7 @@ def _y_array(y) -> np.ndarray:
     return y
 
 
-def _validate_X(X):
+def _validate_X(X, allow_empty=False):
     """Check the container of X before binning; messages follow scikit-learn's wording.
 
     DataFrames pass through (the Binarizer checks their columns by name); anything
@@ -142,34 +132,16 @@ def _validate_X(X):
         raise ValueError(
             f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required."
         )
-    if X.shape[0] == 0:
+    if X.shape[0] == 0 and not allow_empty:
         raise ValueError(
             f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required."
         )
     if X.dtype.kind == "c":
         raise ValueError("Complex data not supported: X must hold real numbers.")
     if X.dtype.kind == "O":
-        cols = []
-        for j in range(X.shape[1]):
-            try:
-                cols.append(np.asarray(X[:, j], dtype=np.float64))
-            except (TypeError, ValueError) as exc:
-                raise TypeError(f"column {j} is not numeric: {exc}") from None
-        X = np.column_stack(cols)
+        # numbers only (text is refused, not parsed); None, NaN and pd.NA are missing
+        X = np.column_stack([as_real_array(X[:, j], f"column {j}") for j in range(X.shape[1])])
     return X, int(X.shape[0])
-
-
-def _validate_sample_weight(sample_weight, n):
-    sw = _as_1d(sample_weight, "sample_weight", n)
-    if sw is None:
-        return None
-    if not np.all(np.isfinite(sw)):
-        raise ValueError("sample_weight contains NaN or infinite values.")
-    if np.any(sw < 0):
-        raise ValueError("sample_weight must be non-negative (negative weights found).")
-    if not np.any(sw > 0):
-        raise ValueError("sample_weight is zero for every row; at least one must be positive.")
-    return sw
 
 
 class BinarsityGLM(BaseEstimator):
@@ -186,8 +158,11 @@ class BinarsityGLM(BaseEstimator):
 
     Parameters
     ----------
-    family : {"gaussian", "binomial", "poisson"}, default="gaussian"
-        Distribution of the response (canonical link).
+    family : {"gaussian", "binomial", "poisson"} or statsmodels family, default="gaussian"
+        Distribution of the response: a name (canonical link, Cython kernels) or a
+        statsmodels family instance with a link whose loss is convex, e.g.
+        ``sm.families.Tweedie(var_power=1.5, link=sm.families.links.Log())`` (the loss
+        is then half the unit deviance; see ``_families``).
     lam : float, default=1e-3
         The penalty strength λ ≥ 0.
     n_bins : int or sequence of int, default=50
@@ -237,7 +212,7 @@ class BinarsityGLM(BaseEstimator):
 
     def __init__(
         self,
-        family: str = "gaussian",
+        family: Any = "gaussian",
         lam: float = 1e-3,
         n_bins=50,
         penalty_weights="theory",
@@ -263,9 +238,13 @@ class BinarsityGLM(BaseEstimator):
         if y.dtype.kind == "c":
             raise ValueError("Complex data not supported: y must hold real numbers.")
         if y.dtype.kind not in "biuf":
+            # numbers only: text (even "1.5") and dates are refused, not converted;
+            # None, NaN and pd.NA in an object array are missing values
             try:
-                y = y.astype(np.float64)
-            except (TypeError, ValueError):
+                if y.dtype.kind != "O":
+                    raise TypeError
+                y = as_real_array(y, "y")
+            except TypeError:
                 raise ValueError(
                     f"Unknown label type: y of dtype {y.dtype} is not numeric."
                 ) from None
@@ -296,8 +275,9 @@ class BinarsityGLM(BaseEstimator):
         family = get_family(self.family)
         X, n = _validate_X(X)
         y = self._prepare_y(y, n)
-        sw = _validate_sample_weight(sample_weight, n)
-        off = _as_1d(offset, "offset", n)
+        family.validate_y(y)  # 0/1 for binomial: no proportions here, unlike glm()
+        sw = check_sample_weight(sample_weight, n)
+        off = check_offset(offset, n)
         binarizer = Binarizer(n_bins=self.n_bins, missing=self.missing)
         # fit_transform codes the columns it has just read; .T is the (p, n) solver layout
         codes = binarizer.fit_transform(X, sample_weight=sw).T
@@ -310,7 +290,9 @@ class BinarsityGLM(BaseEstimator):
         counts = np.zeros(int(block_ptr[-1]))
         from ._histogram import bin_sums_all
 
-        bin_sums_all(codes, block_ptr, np.ones(codes.shape[1]) if sw is None else sw, counts)
+        # on the normalised weights (their total cannot overflow): ω depends on shares only
+        unit = np.ones(codes.shape[1]) if sw is None else normalized_weights(sw)[0]
+        bin_sums_all(codes, block_ptr, unit, counts)
         chain = sizes - np.asarray(binarizer.has_missing_level_, dtype=np.intp)
         weights = _penalty_weights(self.penalty_weights, counts, block_ptr, chain)
         sol: Solution = solve(
@@ -377,7 +359,7 @@ class BinarsityGLM(BaseEstimator):
         self._check_fitted()
         from ._histogram import gather_add_all
 
-        X, _ = _validate_X(X)
+        X, _ = _validate_X(X, allow_empty=True)  # no rows: no predictions, as for a DataFrame
         shape = getattr(X, "shape", None)
         if shape is not None and len(shape) == 2 and not hasattr(X, "columns"):
             if shape[1] != self.n_features_in_:
@@ -388,10 +370,8 @@ class BinarsityGLM(BaseEstimator):
         codes = self.binarizer_.transform_codes(X)
         n = codes.shape[1]
         eta = np.full(n, self.intercept_, dtype=np.float64)
-        off = _as_1d(offset, "offset", n)
+        off = check_offset(offset, n)
         if off is not None:
-            if not np.all(np.isfinite(off)):
-                raise ValueError("offset contains NaN or infinite values.")
             eta += off
         gather_add_all(codes, self.block_ptr_, self.coef_, eta)
         return eta
@@ -438,7 +418,8 @@ class BinarsityGLM(BaseEstimator):
         family = get_family(self.family)
         X, n = _validate_X(X)
         y = BinarsityGLM._prepare_y(self, y, n)
-        sw = np.ones(n) if sample_weight is None else _validate_sample_weight(sample_weight, n)
+        sw = check_sample_weight(sample_weight, n)
+        sw = np.ones(n) if sw is None else normalized_weights(sw)[0]
         mu = self.predict(X, offset=offset)
         dev = family.deviance(y, mu, sw)
         null = family.deviance(y, np.full(n, np.average(y, weights=sw)), sw)
@@ -534,7 +515,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
                     "Unknown label type: continuous target; BinarsityClassifier needs "
                     "two class labels (use BinarsityGLM for a numeric response)."
                 )
-        if y.dtype.kind == "O" and any(v is None or v != v for v in y):
+        if y.dtype.kind == "O" and any(is_missing(v) for v in y):
             raise ValueError("y contains missing labels (None or NaN).")
         try:
             classes, yi = np.unique(y, return_inverse=True)

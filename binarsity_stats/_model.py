@@ -8,8 +8,9 @@ Choices documented here (the docs repeat them):
 * **λ = "theory".** The paper's Theorem 1 weights are
   ω_jk = sqrt(2 U_n φ (A + log d) / n · π̂_jk); ``penalty_weights="theory"`` uses
   sqrt(π̂_jk), so the remaining scalar is λ_theory = sqrt(2 U_n φ (A + log d) / n) with
-  d the number of binary features of the binned terms, n the (Kish effective) number of
-  rows, A = log 40 (the bound then holds with probability ≥ 1 − 2e^{−A} = 0.95),
+  d the number of binary features of the binned terms, n the number of observations
+  (Σ s for frequency weights, so that they give the λ of the repeated rows; Kish's
+  effective number (Σ s)² / Σ s² for analytic weights), A = log 40 (the bound then holds with probability ≥ 1 − 2e^{−A} = 0.95),
   U_n the bound on b'' (gaussian 1, binomial 1/4, poisson the largest fitted mean of
   the null model) and φ the dispersion (1 for binomial and poisson; for gaussian σ² is
   estimated scaled-lasso style: a first fit with φ = var(y), then φ̂ = RSS / (n − df)
@@ -50,6 +51,16 @@ from ._path import (
     weighted_auc,
 )
 from ._results import BinarsityResults, CVResults, PathResults, degrees_of_freedom
+from ._validation import (
+    check_bool,
+    check_cv_tol,
+    check_lam,
+    check_max_iter,
+    check_offset_loss,
+    check_random_state,
+    check_tol,
+    normalized_weights,
+)
 
 __all__ = ["glm", "BinarsityModel", "SCORINGS"]
 
@@ -73,6 +84,7 @@ def glm(
     n_bins: int = 50,
     penalty_weights: str | np.ndarray = "theory",
     missing: str = "error",
+    weights_kind: str = "analytic",
 ) -> BinarsityModel:
     """Specify a binarsity-penalised GLM with an R-style formula.
 
@@ -91,8 +103,10 @@ def glm(
         whose second level is the event.
     data : DataFrame or mapping of columns
         Training data.
-    family : {"gaussian", "binomial", "poisson"} or Family, default="gaussian"
-        Distribution with its canonical link.
+    family : {"gaussian", "binomial", "poisson"}, statsmodels family or Family, default="gaussian"
+        Distribution: a name (canonical link) or a statsmodels family instance with a
+        convex link, e.g. ``sm.families.Gamma(sm.families.links.Log())`` (the loss is
+        then half the unit deviance, design.md §8).
     sample_weight : array-like of shape (n,) or str, optional
         Non-negative row weights s_i, or the name of a column of ``data``.
     offset : array-like of shape (n,) or str, optional
@@ -106,6 +120,15 @@ def glm(
     missing : {"error", "separate"}, default="error"
         NaN in ``bin()``/``C()`` columns: an error naming the column, or a level of its
         own outside the TV chain.
+    weights_kind : {"analytic", "freq"}, default="analytic"
+        What ``sample_weight`` means. ``"analytic"``: precision (variance) weights, row
+        i having variance φ/s_i, e.g. a mean over s_i units or a binomial proportion
+        over s_i trials (statsmodels' ``var_weights``); only their ratios matter for
+        the standard errors, and the n of ``lam="theory"`` is Kish's effective number
+        (Σ s)² / Σ s². ``"freq"``: row i stands for s_i identical rows (statsmodels'
+        ``freq_weights``): n = Σ s, and the fit, its λ, standard errors and
+        information criteria equal those of the repeated rows. The penalised
+        coefficients at a given λ are the same either way.
 
     Returns
     -------
@@ -131,7 +154,33 @@ def glm(
         n_bins=n_bins,
         penalty_weights=penalty_weights,
         missing=missing,
+        weights_kind=weights_kind,
     )
+
+
+#: What ``sample_weight`` can mean (``glm(weights_kind=)``).
+WEIGHTS_KINDS = ("analytic", "freq")
+
+
+def check_weights_kind(weights_kind: Any) -> str:
+    """Return ``weights_kind`` if it is ``"analytic"`` or ``"freq"``, else raise naming it.
+
+    Parameters
+    ----------
+    weights_kind : object
+        The value given.
+
+    Returns
+    -------
+    str
+        The value.
+    """
+    if not isinstance(weights_kind, str) or weights_kind not in WEIGHTS_KINDS:
+        raise ValueError(
+            f"weights_kind must be 'analytic' (precision weights, statsmodels' var_weights) "
+            f"or 'freq' (row counts, freq_weights); got {weights_kind!r}."
+        )
+    return weights_kind
 
 
 class BinarsityModel:
@@ -140,6 +189,8 @@ class BinarsityModel:
     Parameters
     ----------
     formula, data, family, sample_weight, offset, n_bins, penalty_weights, missing
+        As in :func:`glm`.
+    weights_kind : {"analytic", "freq"}, default="analytic"
         As in :func:`glm`.
 
     Attributes
@@ -163,7 +214,12 @@ class BinarsityModel:
         Weighted level counts n_jk.
     penalty_weights : ndarray of shape (d,)
         ω used in every fit.
+    weights_kind : {"analytic", "freq"}
+        What ``sample_weight`` means (see :func:`glm`).
     """
+
+    #: models pickled before ``weights_kind`` existed treated weights as row counts
+    weights_kind: str = "freq"
 
     def __init__(
         self,
@@ -176,22 +232,20 @@ class BinarsityModel:
         n_bins: int = 50,
         penalty_weights: str | np.ndarray = "theory",
         missing: str = "error",
+        weights_kind: str = "analytic",
     ) -> None:
         self.family = get_family(family)
+        self.weights_kind = check_weights_kind(weights_kind)
         frame = _as_frame(data)
         n = len(frame)
         sw, self.weight_column = _column_or_array(sample_weight, frame, "sample_weight", n)
-        if sw is not None:
-            if np.any(sw < 0):
-                raise ValueError("sample_weight must be non-negative.")
-            if not np.any(sw > 0):
-                raise ValueError("sample_weight is zero for every row.")
         off_arg, self.offset_column = _column_or_array(offset, frame, "offset", n)
         spec, design, y, response = build_design(
             formula, frame, n_bins=n_bins, missing=missing, sample_weight=sw,
             family=self.family,
         )  # fmt: skip
-        self.family.validate_y(y)
+        # a binomial response may be a proportion (the trials as sample weights)
+        self.family.validate_y(y, proportions=True)
         self.formula = formula
         self.spec: DesignSpec = spec
         self.design: Design = design
@@ -207,7 +261,15 @@ class BinarsityModel:
         self.n_bins = n_bins
         self.missing = missing
         self.penalty_kind = penalty_weights if isinstance(penalty_weights, str) else "array"
-        self.bin_counts = self._bin_counts(self.design, self.sample_weight)
+        # sums over rows are taken on weights scaled to a maximum in [1, 2): the fit does
+        # not depend on their scale, and the totals can neither overflow nor underflow
+        self.unit_weight, self.weight_scale = (
+            (self.sample_weight, 1.0) if sw is None else normalized_weights(sw)
+        )
+        if self.offset is not None:
+            self.family.check_offset(self.offset)
+            check_offset_loss(self.family, y, self.offset, self.unit_weight)
+        self.bin_counts = self._bin_counts(self.design, self.unit_weight) * self.weight_scale
         self.penalty_weights = self._penalty_weights(penalty_weights)
 
     # -- design helpers ------------------------------------------------------------------
@@ -215,6 +277,35 @@ class BinarsityModel:
     def nobs(self) -> int:
         """Number of training rows."""
         return int(self.y.shape[0])
+
+    @property
+    def wnobs(self) -> float:
+        """Number of observations the weights stand for: Σ s for frequency weights,
+        else the number of rows of positive weight (the n of BIC)."""
+        if self.weighted and self.weights_kind == "freq":
+            return float(self.unit_weight.sum()) * self.weight_scale
+        if self.weighted:  # a zero analytic weight removes the row (as in R's glm)
+            return float(np.count_nonzero(self.sample_weight > 0))
+        return float(self.nobs)
+
+    @property
+    def n_effective(self) -> float:
+        """The n of ``lam="theory"``: Σ s for frequency weights, Kish's effective
+        number (Σ s)² / Σ s² for analytic ones (n when unweighted)."""
+        sw = self.unit_weight  # scaled to a maximum in [1, 2): no overflow in the sums
+        if self.weights_kind == "freq":
+            return float(sw.sum()) * self.weight_scale
+        return float(sw.sum() ** 2 / np.sum(sw**2))
+
+    @property
+    def var_weights(self) -> np.ndarray | None:
+        """The weights as statsmodels' ``var_weights`` (analytic weights), else None."""
+        return self.sample_weight if self.weighted and self.weights_kind == "analytic" else None
+
+    @property
+    def freq_weights(self) -> np.ndarray | None:
+        """The weights as statsmodels' ``freq_weights`` (row counts), else None."""
+        return self.sample_weight if self.weighted and self.weights_kind == "freq" else None
 
     @property
     def block_ptr(self) -> np.ndarray:
@@ -277,7 +368,8 @@ class BinarsityModel:
         from ._penalty import penalty_weights as engine_weights
 
         blocks = self.spec.blocks
-        w = engine_weights(kind, self.bin_counts, self.block_ptr, self.spec.chain_length)
+        counts = self._bin_counts(self.design, self.unit_weight)  # shares only: no overflow
+        w = engine_weights(kind, counts, self.block_ptr, self.spec.chain_length)
         if isinstance(kind, str):
             for j, block in enumerate(blocks):
                 if not block.penalized:
@@ -381,8 +473,7 @@ class BinarsityModel:
         float
             λ_theory.
         """
-        sw = self.sample_weight
-        n_eff = float(sw.sum() ** 2 / np.sum(sw**2))
+        n_eff = self.n_effective
         d = sum(b.n_levels for b in self.spec.blocks if b.penalized)
         d = max(d, 2)
         fam = self.family
@@ -393,7 +484,7 @@ class BinarsityModel:
             U = float(np.max(fam.curvature(self._null_eta())))
         if phi is None:
             phi = (
-                fam.null_dispersion(self.y, self.sample_weight, self.offset)
+                fam.null_dispersion(self.y, self.unit_weight, self.offset)
                 if fam.estimate_dispersion
                 else 1.0
             )
@@ -439,18 +530,22 @@ class BinarsityModel:
         BinarsityResults
             The fit at λ, with its statistics and report.
         """
-        opts = {"solver": solver, "tol": tol, "max_iter": max_iter}
+        opts = _solver_options(solver, tol, max_iter)
+        if not isinstance(lam, str):
+            lam = check_lam(lam)
+        elif lam != "theory":
+            raise ValueError(f"lam must be a non-negative number or 'theory'; got {lam!r}.")
         prepared = self._prepare()
-        if isinstance(lam, str):
-            if lam != "theory":
-                raise ValueError(f"lam must be a non-negative number or 'theory'; got {lam!r}.")
+        if lam == "theory":
             value = self.lambda_theory()
             sol = prepared.solve(value, warm_start=warm_start, **opts)
             how = "theory"
             if self.family.estimate_dispersion:
                 dof = degrees_of_freedom(self, sol.coef, len(sol.dense_coef))
                 mu = self.family.mean(sol.eta)
-                phi = self.family.dispersion(self.y, mu, self.sample_weight, dof)
+                phi = self.family.dispersion(
+                    self.y, mu, self.unit_weight, dof, nobs=self.n_effective
+                )
                 value = self.lambda_theory(phi=phi)
                 sol = prepared.solve(value, warm_start=sol, **opts)
                 how = f"theory ({self.family.dispersion_name} estimated: {phi:.4g})"
@@ -499,8 +594,8 @@ class BinarsityModel:
         PathResults
             Index it (``path[i]``) for the results at the i-th λ.
         """
+        opts = _solver_options(solver, tol, max_iter)
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
-        opts = {"solver": solver, "tol": tol, "max_iter": max_iter}
         with _progress(len(grid), verbose, "path") as tick:
             sols = self._path(grid, None, opts, tick)
         return PathResults(self, grid, sols)
@@ -592,11 +687,17 @@ class BinarsityModel:
             raise ValueError(f"scoring must be one of {SCORINGS}; got {scoring!r}.")
         if scoring == "auc" and not self.family.binary:
             raise ValueError("scoring='auc' needs family='binomial'.")
+        if scoring == "auc" and not np.all((self.y == 0) | (self.y == 1)):
+            raise ValueError("scoring='auc' needs a 0/1 response; y holds proportions.")
         if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)):
             raise TypeError(f"folds must be an integer >= 2; got {folds!r}.")
         if not 2 <= folds <= self.nobs:
             raise ValueError(f"folds must be between 2 and n = {self.nobs}; got {folds}.")
         workers = resolve_n_jobs(n_jobs)
+        random_state = check_random_state(random_state)
+        opts = _solver_options(solver, tol, max_iter)
+        cv_tol = check_cv_tol(cv_tol)
+        check_bool(early_stopping, "early_stopping")
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
         if groups is None:
             fold_id = fold_ids(
@@ -605,9 +706,6 @@ class BinarsityModel:
             )  # fmt: skip
         else:
             fold_id = group_fold_ids(groups, int(folds), self.nobs, random_state=random_state)
-        opts = {"solver": solver, "tol": tol, "max_iter": max_iter}
-        if cv_tol is not None and not (isinstance(cv_tol, (int, float)) and cv_tol > 0):
-            raise ValueError(f"cv_tol must be a positive number or None; got {cv_tol!r}.")
         fold_opts = dict(opts, tol=tol if cv_tol is None else float(cv_tol))
         if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)):
             raise TypeError(f"patience must be a positive integer; got {patience!r}.")
@@ -632,6 +730,15 @@ class BinarsityModel:
             f"BinarsityModel({self.formula!r}, family={self.family.name!r}, "
             f"n={self.nobs}, blocks={len(self.spec.blocks)})"
         )
+
+
+def _solver_options(solver: Any, tol: Any, max_iter: Any) -> dict[str, Any]:
+    """The solver arguments of fit/fit_path/fit_cv, checked before any work."""
+    from ._solvers import SOLVERS
+
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
+    return {"solver": solver, "tol": check_tol(tol), "max_iter": check_max_iter(max_iter)}
 
 
 def null_intercept(
@@ -661,6 +768,7 @@ def null_intercept(
     """
     if not fit_intercept:
         return 0.0
+    sw = normalized_weights(np.asarray(sw, dtype=np.float64))[0]  # sums cannot overflow
     return family.null_intercept(y, sw, offset)
 
 

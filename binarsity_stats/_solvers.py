@@ -31,6 +31,18 @@ from ._fused_lasso import work_size as fused_lasso_work_size_py
 from ._metric import DiagonalMetric
 from ._penalty import BinarsityPenalty
 from ._polish import Polisher
+from ._validation import (
+    check_bool,
+    check_lam,
+    check_max_iter,
+    check_offset,
+    check_offset_loss,
+    check_sample_weight,
+    check_tol,
+    check_warm_start,
+    code_dtype,
+    normalized_weights,
+)
 
 __all__ = ["Solution", "solve", "Prepared", "lambda_max", "ConvergenceWarning", "SOLVERS"]
 
@@ -114,7 +126,7 @@ class _Problem:
                     raise ValueError("codes must be whole numbers (no NaN or fractions).")
             if codes.size and (codes.min() < 0 or codes.max() > np.iinfo(np.uint16).max):
                 raise ValueError("codes must be integers in [0, 65535].")
-            codes = codes.astype(np.uint16 if codes.size and codes.max() > 255 else np.uint8)
+            codes = codes.astype(code_dtype(int(codes.max()) + 1 if codes.size else 1))
         self.codes = np.ascontiguousarray(codes)
         p, n = self.codes.shape
         self.block_ptr = np.ascontiguousarray(block_ptr, dtype=np.intp)
@@ -138,31 +150,19 @@ class _Problem:
             raise ValueError(f"y has {y.shape[0]} rows but the design has {n}.")
         if n == 0:
             raise ValueError("no rows to fit (n_samples = 0).")
-        self.family.validate_y(y)
+        # the loss is that of a proportion for a binomial y in [0, 1] (glm() allows it;
+        # the estimators refuse it before they get here)
+        self.family.validate_y(y, proportions=True)
         self.y = np.ascontiguousarray(y)
-        if sample_weight is None:
-            sw = np.ones(n)
-        else:
-            sw = np.asarray(sample_weight, dtype=np.float64).ravel()
-            if sw.shape[0] != n:
-                raise ValueError(f"sample_weight has {sw.shape[0]} rows but y has {n}.")
-            if not np.all(np.isfinite(sw)):
-                raise ValueError("sample_weight contains NaN or infinite values.")
-            if np.any(sw < 0):
-                raise ValueError("sample_weight must be non-negative.")
-            if not np.any(sw > 0):
-                raise ValueError("sample_weight is zero for every row.")
-        self.sw = np.ascontiguousarray(sw)
+        sw = check_sample_weight(sample_weight, n, rows_of="y")
+        # every sum is taken on weights scaled to a maximum in [1, 2) (the objective
+        # does not depend on their scale): W can neither overflow nor underflow
+        self.sw, self.sw_scale = (np.ones(n), 1.0) if sw is None else normalized_weights(sw)
         self.W = float(self.sw.sum())
-        if offset is None:
-            self.offset = None
-        else:
-            off = np.asarray(offset, dtype=np.float64).ravel()
-            if off.shape[0] != n:
-                raise ValueError(f"offset has {off.shape[0]} rows but y has {n}.")
-            if not np.all(np.isfinite(off)):
-                raise ValueError("offset contains NaN or infinite values.")
-            self.offset = np.ascontiguousarray(off)
+        self.offset = check_offset(offset, n, rows_of="y")
+        if self.offset is not None:
+            self.family.check_offset(self.offset)
+            check_offset_loss(self.family, self.y, self.offset, self.sw)
         if dense is None:
             self.dense = np.zeros((n, 0))
         else:
@@ -175,7 +175,7 @@ class _Problem:
                 raise ValueError("dense contains NaN or infinite values.")
             self.dense = np.asfortranarray(dense)
         self.q = self.dense.shape[1]
-        self.fit_intercept = bool(fit_intercept)
+        self.fit_intercept = check_bool(fit_intercept, "fit_intercept")
         # With an intercept the solver works on columns centred at their weighted mean
         # (same η, but no slow trade-off between β0 and an uncentred column); the
         # intercept is converted on the way in (warm start) and out (Solution).
@@ -280,14 +280,7 @@ class _Problem:
 
 def _check_warm_start(prob: _Problem, warm_start) -> None:
     """A warm start must match the design's levels and columns and be finite."""
-    if warm_start.coef.shape != (prob.d,) or warm_start.dense_coef.shape != (prob.q,):
-        raise ValueError("warm_start does not match the design (number of levels/columns).")
-    if not (
-        np.all(np.isfinite(warm_start.coef))
-        and np.all(np.isfinite(warm_start.dense_coef))
-        and np.isfinite(warm_start.intercept)
-    ):
-        raise ValueError("warm_start holds NaN or infinite coefficients.")
+    check_warm_start(warm_start, prob.d, prob.q)
 
 
 def _initial_point(prob: _Problem, warm_start):
@@ -515,26 +508,42 @@ def _anderson(history):
 def _finish(prob, theta, beta, b0, lam, eta, kkt, converged, n_iter, n_sweeps, tol):
     # re-centring moved levels into the intercept without changing η
     loss = prob.loss(eta)
-    if not converged:
+    beta = beta / prob.dense_scale
+    intercept = float(b0 - prob.dense_center @ beta)
+    objective = float(loss + lam * prob.penalty.value(theta))
+    finite = bool(
+        np.isfinite(objective) and np.isfinite(intercept) and np.isfinite(kkt)
+        and np.all(np.isfinite(theta)) and np.all(np.isfinite(beta))
+    )  # fmt: skip
+    if not finite:
+        # a NaN or infinite number is never an answer, whatever the KKT test said
+        converged = False
+        warnings.warn(
+            f"The solver ended on non-finite values (objective {objective:.3g}, intercept "
+            f"{intercept:.3g}): the fit failed; check the scale of y, the offset and the "
+            "weights.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    elif not converged:
         warnings.warn(
             f"The solver stopped after {n_iter} iterations ({n_sweeps} passes) with a KKT "
             f"violation of {kkt:.3g} > tol={tol:.3g}; increase max_iter or tol.",
             ConvergenceWarning,
             stacklevel=3,
         )
-    beta = beta / prob.dense_scale
     return Solution(
         coef=theta,
         dense_coef=beta,
-        intercept=float(b0 - prob.dense_center @ beta),
+        intercept=intercept,
         lam=float(lam),
-        objective=float(loss + lam * prob.penalty.value(theta)),
+        objective=objective,
         kkt_violation=float(kkt),
         converged=bool(converged),
         n_iter=int(n_iter),
         n_sweeps=int(n_sweeps),
         eta=eta,
-        bin_counts=prob.counts.copy(),
+        bin_counts=prob.counts * prob.sw_scale,  # in the user's units of weight
     )
 
 
@@ -642,16 +651,6 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
 # --------------------------------------------------------------------------- API
 
 
-def _check_lam(lam) -> float:
-    try:
-        lam = float(lam)
-    except (TypeError, ValueError):
-        raise TypeError(f"lam must be a non-negative number; got {lam!r}.") from None
-    if not np.isfinite(lam) or lam < 0:
-        raise ValueError(f"lam must be a finite non-negative number; got {lam!r}.")
-    return lam
-
-
 def solve(
     codes,
     block_ptr,
@@ -679,8 +678,8 @@ def solve(
         Offsets of the blocks in θ.
     y : ndarray of shape (n,)
         Response.
-    family : {"gaussian", "binomial", "poisson"} or Family
-        Distribution (canonical link).
+    family : {"gaussian", "binomial", "poisson"}, statsmodels family or Family
+        Distribution (see ``_families.get_family``).
     lam : float
         λ ≥ 0.
     penalty_weights : ndarray of shape (d,)
@@ -759,13 +758,11 @@ class Prepared:
         warm_start: Solution | None = None,
     ) -> Solution:
         """Fit at one λ; arguments and result as in :func:`solve`."""
-        lam = _check_lam(lam)
+        lam = check_lam(lam)
         if solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
-        if not (isinstance(tol, (int, float)) and np.isfinite(tol) and tol > 0):
-            raise ValueError(f"tol must be a positive number; got {tol!r}.")
-        if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
-            raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}.")
+        tol = check_tol(tol)
+        max_iter = check_max_iter(max_iter)
         if self.merged is not None:
             return self._solve_merged(lam, solver, tol, int(max_iter), warm_start)
         tol = tol * self.tol_scale
@@ -831,7 +828,7 @@ class Prepared:
                     lev -= counts @ lev / counts.sum()
                 theta[bp[j] : bp[j] + K] = lev
         sol.coef = theta
-        sol.bin_counts = prob.counts.copy()
+        sol.bin_counts = prob.counts * prob.sw_scale
         return sol
 
 
