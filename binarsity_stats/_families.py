@@ -274,13 +274,17 @@ class Family:
         return mu
 
     # -- the data checks -----------------------------------------------------------------
-    def validate_y(self, y: np.ndarray) -> None:
+    def validate_y(self, y: np.ndarray, *, proportions: bool = False) -> None:
         """Raise ``ValueError`` naming ``y`` and the family if a value is out of range.
 
         Parameters
         ----------
         y : ndarray of shape (n,)
             Response.
+        proportions : bool, default=False
+            Let a binomial response be a share of successes in [0, 1] (with the numbers
+            of trials as sample weights, as R's and statsmodels' GLMs allow); ``glm()``
+            and the engine allow it, the estimators do not. Other families ignore it.
         """
         if not np.all(np.isfinite(y)):
             raise ValueError(f"y contains NaN or infinite values (family={self.label!r}).")
@@ -380,7 +384,12 @@ class Family:
         return float(np.sum(sample_weight * (y - mu) ** 2 / self.variance(mu)))
 
     def dispersion(
-        self, y: np.ndarray, mu: np.ndarray, sample_weight: np.ndarray, df: float = 0.0
+        self,
+        y: np.ndarray,
+        mu: np.ndarray,
+        sample_weight: np.ndarray,
+        df: float = 0.0,
+        nobs: float | None = None,
     ) -> float:
         """Pearson estimate of φ: χ² / (W (n_eff − df) / n_eff), n_eff = W² / Σ s².
 
@@ -392,13 +401,16 @@ class Family:
             Response, mean and weights.
         df : float, default=0
             Degrees of freedom used by the fit.
+        nobs : float, optional
+            The number of observations n_eff (default Kish's W² / Σ s², for analytic
+            weights; W for frequency weights gives χ² / (W − df)).
 
         Returns
         -------
         float
         """
         sw = sample_weight
-        n_eff = float(sw.sum() ** 2 / np.sum(sw**2))
+        n_eff = float(sw.sum() ** 2 / np.sum(sw**2)) if nobs is None else float(nobs)
         chi2 = self.pearson_chi2(y, mu, sw)
         return chi2 / float(sw.sum()) * n_eff / max(n_eff - df, 1.0)
 
@@ -424,23 +436,40 @@ class Family:
         return chi2 / float(sample_weight.sum())
 
     def log_likelihood(
-        self, y: np.ndarray, mu: np.ndarray, sample_weight: np.ndarray, df: float = 0.0
+        self,
+        y: np.ndarray,
+        mu: np.ndarray,
+        var_weights: np.ndarray | None = None,
+        freq_weights: np.ndarray | None = None,
+        df: float = 0.0,
     ) -> float:
-        """Full log-likelihood (with normalising constants), as statsmodels reports it.
+        """Full log-likelihood (with normalising constants), as statsmodels' GLM reports it.
+
+        Σ_i f_i ℓ(y_i; μ_i, φ / v_i) with frequency weights f (row counts) and analytic
+        (variance) weights v, statsmodels' ``freq_weights`` and ``var_weights``; a
+        family with an estimated dispersion takes φ at its maximum-likelihood value.
 
         Parameters
         ----------
-        y, mu, sample_weight : ndarray of shape (n,)
-            Response, mean and weights.
+        y, mu : ndarray of shape (n,)
+            Response and mean.
+        var_weights, freq_weights : ndarray of shape (n,), optional
+            Analytic and frequency weights (ones when omitted).
         df : float, default=0
             Degrees of freedom of the fit. statsmodels' convention for the dispersion
-            in the likelihood: RSS / W for the gaussian, Pearson χ² / (n − df) (see
-            :meth:`dispersion`) for other families with an estimated dispersion.
+            in the likelihood: RSS / Σ f for the gaussian, Pearson χ² / (Σ f − df) for
+            other families with an estimated dispersion.
 
         Returns
         -------
         float
         """
+        v = np.ones_like(y) if var_weights is None else var_weights
+        f = np.ones_like(y) if freq_weights is None else freq_weights
+        return float(np.sum(f * v * self._unit_log_likelihood(y, mu)))
+
+    def _unit_log_likelihood(self, y: np.ndarray, mu: np.ndarray) -> np.ndarray:
+        """ℓ(y_i; μ_i) of one unweighted row (families without a dispersion)."""
         raise NotImplementedError
 
     def to_statsmodels(self) -> Any:
@@ -504,7 +533,7 @@ class Gaussian(Family):
     _loss_kernel = _k.gaussian_identity_loss
     _grad_hess_kernel = _k.gaussian_identity_grad_hess
 
-    def validate_y(self, y):
+    def validate_y(self, y, *, proportions=False):
         super().validate_y(y)
         top = float(np.max(np.abs(y))) if y.size else 0.0
         if top > 1e150:
@@ -550,15 +579,18 @@ class Gaussian(Family):
     def pearson_chi2(self, y, mu, sample_weight):
         return float(np.sum(sample_weight * (y - mu) ** 2))
 
-    def log_likelihood(self, y, mu, sample_weight, df=0.0):
-        # statsmodels' convention: scale = deviance / n (the MLE of σ²) for the llf
-        w = sample_weight
-        nobs = np.sum(w)
-        dev = np.sum(w * (y - mu) ** 2)
-        scale = dev / nobs
+    def log_likelihood(self, y, mu, var_weights=None, freq_weights=None, df=0.0):
+        # statsmodels' convention: σ² at its MLE Σ f v r² / Σ f; an analytic weight v_i
+        # makes row i's variance σ²/v_i, so rescaling v leaves the llf unchanged
+        v = np.ones_like(y) if var_weights is None else var_weights
+        f = np.ones_like(y) if freq_weights is None else freq_weights
+        nobs = np.sum(f)
+        scale = np.sum(f * v * (y - mu) ** 2) / nobs
         if scale <= 0:
             return np.inf  # a perfect fit: the likelihood is unbounded
-        return float(-nobs / 2 * (np.log(2 * np.pi * scale) + 1))
+        pos = (f > 0) & (v > 0)  # a zero-weight row carries no likelihood
+        log_v = np.sum(f[pos] * np.log(v[pos]))
+        return float(-nobs / 2 * (np.log(2 * np.pi * scale) + 1) + log_v / 2)
 
 
 class Binomial(Family):
@@ -571,8 +603,16 @@ class Binomial(Family):
     _grad_hess_kernel = _k.binomial_logit_grad_hess
     _grad_hess_noloss_kernel = _k.binomial_logit_grad_hess_noloss
 
-    def validate_y(self, y):
+    def validate_y(self, y, *, proportions=False):
         super().validate_y(y)
+        if proportions:
+            if np.any((y < 0) | (y > 1)):
+                bad = y[(y < 0) | (y > 1)][:3]
+                raise ValueError(
+                    "y must be 0 or 1 for family='binomial' (or a proportion in [0, 1] with "
+                    f"the numbers of trials as sample_weight); found values such as {bad.tolist()}."
+                )
+            return
         if not np.all((y == 0) | (y == 1)):
             bad = y[(y != 0) & (y != 1)][:3]
             raise ValueError(
@@ -598,10 +638,11 @@ class Binomial(Family):
         mu = np.clip(mu, 1e-300, 1 - 1e-16)
         return 2 * (special.xlogy(y, y / mu) + special.xlogy(1 - y, (1 - y) / (1 - mu)))
 
-    def log_likelihood(self, y, mu, sample_weight, df=0.0):
+    def _unit_log_likelihood(self, y, mu):
         mu = np.clip(mu, 1e-300, 1 - 1e-16)
         ll = special.xlogy(y, mu) + special.xlogy(1 - y, 1 - mu)
-        return float(np.sum(sample_weight * ll))
+        # statsmodels' constant for one trial, zero unless y is a proportion
+        return ll - special.gammaln(y + 1) - special.gammaln(2 - y)
 
 
 class Poisson(Family):
@@ -612,7 +653,7 @@ class Poisson(Family):
     _loss_kernel = _k.poisson_log_loss
     _grad_hess_kernel = _k.poisson_log_grad_hess
 
-    def validate_y(self, y):
+    def validate_y(self, y, *, proportions=False):
         super().validate_y(y)
         if np.any(y < 0):
             bad = y[y < 0][:3]
@@ -649,9 +690,8 @@ class Poisson(Family):
     def unit_deviance(self, y, mu):
         return 2 * (special.xlogy(y, y / mu) - (y - mu))
 
-    def log_likelihood(self, y, mu, sample_weight, df=0.0):
-        ll = special.xlogy(y, mu) - mu - special.gammaln(y + 1)
-        return float(np.sum(sample_weight * ll))
+    def _unit_log_likelihood(self, y, mu):
+        return special.xlogy(y, mu) - mu - special.gammaln(y + 1)
 
 
 def _check_log_offset(offset: np.ndarray, label: str) -> None:
@@ -685,8 +725,11 @@ CONVEX_LINKS: dict[str, tuple[str, ...]] = {
     "InverseGaussian": (),
 }
 
-#: Cython fast paths for statsmodels families, keyed by (family, link, parameters):
-#: kernels with the signatures of ``_glm_kernels`` (issue 14 adds gamma and Tweedie)
+#: Cython fast paths for statsmodels families, keyed by :func:`_sm_key` (family class,
+#: link class, parameters), e.g. ``("Gamma", "Log", ())``: a pair ``(loss, grad_hess)``
+#: of kernels with the signatures of ``_glm_kernels`` whose loss is the **half
+#: deviance** Σ s d/2 (not b(η) − yη) and whose curvature is the Fisher weight, so that
+#: they agree with the NumPy path (issue 14 adds gamma and Tweedie here)
 _FAST_PATHS: dict[tuple, tuple] = {}
 
 _LINK_NAMES = {
@@ -775,6 +818,10 @@ class StatsmodelsFamily(Family):
         self.estimate_dispersion = fam_name in ("Gaussian", "Gamma", "Tweedie")
         self.dispersion_name = "sigma^2" if self.quadratic else "phi"
         self._eta_max = _LOG_ETA_MAX if link_name == "Log" else np.inf
+        # closed forms in η for the log link: variance μ^p, or μ + αμ² (negative binomial)
+        powers = {"Poisson": 1.0, "Gamma": 2.0, "Tweedie": self._params.get("var_power")}
+        self._power = powers.get(fam_name) if link_name == "Log" else None
+        self._alpha = self._params.get("alpha") if link_name == "Log" else None
         self._fast = _FAST_PATHS.get(self._key_)
 
     # pickling by value: the statsmodels objects are rebuilt from the key
@@ -814,16 +861,28 @@ class StatsmodelsFamily(Family):
 
     # -- the engine --------------------------------------------------------------------
     def _half_deviance(self, eta, y, sw) -> np.ndarray:
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        """Per-row s d(y, μ)/2, in a closed form of η where one is known (no NaN in
+        the tails: +inf where the loss is infinite, the exact value where μ underflows).
+        """
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             if self.binary:
                 # −y log μ − (1−y) log(1−μ) + the same at μ = y, with logs in closed form
                 log_mu, log_1mmu = _binomial_logs(self._key_[1], eta)
-                d = -(y * log_mu + (1 - y) * log_1mmu)
+                d = -(_times(y, log_mu) + _times(1 - y, log_1mmu))
                 d = d + special.xlogy(y, y) + special.xlogy(1 - y, 1 - y)
-                return sw * np.where(sw > 0, d, 0.0)
-            mu = self.sm_family.link.inverse(eta)
-            d = self.sm_family._resid_dev(y, mu)
-        return 0.5 * sw * np.where(sw > 0, d, 0.0)
+            elif self._power is not None:
+                d = _log_link_power_half_deviance(self._power, eta, y)
+            elif self._alpha is not None:
+                # negative binomial: y log(y/μ) − (y + 1/α) log((1 + αy)/(1 + αμ))
+                a = self._alpha
+                d = (special.xlogy(y, y) - y * eta
+                     - (y + 1 / a) * (np.log1p(a * y) - np.logaddexp(0.0, math.log(a) + eta))
+                     )  # fmt: skip
+            else:
+                # the generic form: statsmodels' unit deviance at μ = g⁻¹(η)
+                mu = self.sm_family.link.inverse(eta)
+                d = 0.5 * self.sm_family._resid_dev(y, mu)
+        return sw * np.where(sw > 0, d, 0.0)
 
     def loss_sum(self, eta, y, sample_weight):
         if self._fast is not None:
@@ -833,7 +892,6 @@ class StatsmodelsFamily(Family):
 
     def _derivatives(self, eta, y):
         """(∂ℓ/∂η, Fisher weight) per row at unit weight."""
-        link, var = self.sm_family.link, self.sm_family.variance
         e = np.clip(eta, -self._eta_max, self._eta_max)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             if self.binary:
@@ -841,11 +899,22 @@ class StatsmodelsFamily(Family):
                 # −y a + (1−y) b = (μ−y) μ'/V(μ) and the weight a b = μ'²/V(μ), stable
                 # in both tails (μ' and V underflow together)
                 a, b = _binomial_dlogs(self._key_[1], e)
-                return (1 - y) * b - y * a, a * b
+                return _times(1 - y, b) - _times(y, a), a * b
+            if self._power is not None:
+                # log link, V = μ^p: μ'/V = μ^{1−p}; gradient μ^{2−p} − y μ^{1−p}
+                p = self._power
+                w = np.exp((2.0 - p) * e)
+                return w - _times(y, np.exp((1.0 - p) * e)), w
+            if self._alpha is not None:
+                # log link, V = μ + αμ²: μ'/V = 1/(1 + αμ)
+                mu = np.exp(e)
+                ratio = 1.0 / (1.0 + self._alpha * mu)
+                return (mu - y) * ratio, mu * ratio
+            # the generic form, from statsmodels' link and variance functions
+            link, var = self.sm_family.link, self.sm_family.variance
             mu = link.inverse(e)
             dmu = link.inverse_deriv(e)
-            v = var(mu)
-            ratio = dmu / v
+            ratio = dmu / var(mu)
             return (mu - y) * ratio, dmu * ratio
 
     def grad_hess(self, eta, y, sample_weight, scale, grad_out, hess_out):
@@ -904,7 +973,7 @@ class StatsmodelsFamily(Family):
         return mu
 
     # -- the data checks -----------------------------------------------------------------
-    def validate_y(self, y):
+    def validate_y(self, y, *, proportions=False):
         super().validate_y(y)
         fam_name = self._key_[0]
         if fam_name == "Binomial":
@@ -942,15 +1011,36 @@ class StatsmodelsFamily(Family):
     def unit_deviance(self, y, mu):
         return self.sm_family._resid_dev(y, mu)
 
-    def log_likelihood(self, y, mu, sample_weight, df=0.0):
+    def log_likelihood(self, y, mu, var_weights=None, freq_weights=None, df=0.0):
+        v = np.ones_like(y) if var_weights is None else var_weights
+        f = np.ones_like(y) if freq_weights is None else freq_weights
         scale = 1.0
-        if self.quadratic:
-            scale = self.deviance(y, mu, sample_weight) / float(sample_weight.sum())
-        elif self.estimate_dispersion:
-            scale = self.dispersion(y, mu, sample_weight, df)
+        if self.quadratic:  # the gaussian's concentrated likelihood: σ̂² = Σ f v r² / Σ f
+            scale = self.deviance(y, mu, f * v) / float(f.sum())
+        elif self.estimate_dispersion:  # statsmodels' scale: Pearson χ² / residual df
+            scale = self.pearson_chi2(y, mu, f * v) / max(float(f.sum()) - df, 1.0)
         if not scale > 0:
             return np.inf  # a perfect fit: the likelihood is unbounded
-        return float(self.sm_family.loglike(y, mu, var_weights=sample_weight, scale=scale))
+        return float(self.sm_family.loglike(y, mu, var_weights=v, freq_weights=f, scale=scale))
+
+
+def _times(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a·b with 0·(±inf) = 0 (a weight of zero on an infinite log or ratio)."""
+    return np.where(a == 0, 0.0, a * b)
+
+
+def _log_link_power_half_deviance(p: float, eta: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """d(y, e^η)/2 for the variance μ^p (Tweedie; p = 1 Poisson, p = 2 gamma).
+
+    p = 1: e^η − yη + y log y − y; p = 2: y e^{−η} + η − 1 − log y; otherwise
+    y^{2−p}/((1−p)(2−p)) − y e^{(1−p)η}/(1−p) + e^{(2−p)η}/(2−p).
+    """
+    if p == 1.0:
+        return np.exp(eta) - y * eta + special.xlogy(y, y) - y
+    if p == 2.0:
+        return y * np.exp(-eta) + eta - 1.0 - np.log(y)
+    a, b = 1.0 - p, 2.0 - p
+    return y**b / (a * b) - _times(y, np.exp(a * eta)) / a + np.exp(b * eta) / b
 
 
 def _binomial_logs(link: str, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
