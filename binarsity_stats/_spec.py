@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from . import _histogram
+from ._version import __version__
 
 __all__ = ["SPEC_FORMAT", "SPEC_VERSION", "SpecModel", "from_spec", "make_spec"]
 
@@ -195,8 +196,6 @@ def make_spec(
     dict
         The JSON-serialisable description.
     """
-    from . import __version__
-
     spec = {
         "format": SPEC_FORMAT,
         "format_version": SPEC_VERSION,

@@ -94,7 +94,9 @@ def test_the_description_names_each_kind_of_term():
     assert spec["intercept"] == res.intercept and spec["lam"] == res.lam
     inter = glm(FORMULAS["transformed linear"][0], TRAIN).fit(lam=1e-3).to_spec()
     assert [t["factors"] for t in inter["terms"] if t["kind"] == "linear"] == [
-        ["log(x2)"], ["I(z ** 2)"], ["x1", "z"]
+        ["log(x2)"],
+        ["I(z ** 2)"],
+        ["x1", "z"],
     ]
     assert glm(FORMULAS["no intercept"][0], TRAIN).fit(lam=1e-3).to_spec()["fit_intercept"] is False
 
