@@ -29,6 +29,7 @@ from . import _cd_fast, _dense, _histogram
 from ._families import Family, get_family
 from ._fused_lasso import work_size as fused_lasso_work_size_py
 from ._penalty import BinarsityPenalty
+from ._validation import check_block_ptr, check_codes
 
 __all__ = ["Solution", "solve", "Prepared", "lambda_max", "ConvergenceWarning", "SOLVERS"]
 
@@ -101,34 +102,13 @@ class _Problem:
         fit_intercept,
     ):
         self.family: Family = get_family(family)
+        # every index a kernel uses is checked here (codes < block size, offsets)
         codes = np.asarray(codes)
         if codes.ndim != 2:
             raise ValueError(f"codes must be 2-D (n_blocks, n_samples); got shape {codes.shape}.")
-        if codes.dtype not in (np.uint8, np.uint16):
-            if codes.dtype.kind not in "biuf":
-                raise TypeError(f"codes must be integers; got dtype {codes.dtype}.")
-            if codes.dtype.kind == "f" and codes.size:
-                if not np.all(np.isfinite(codes)) or np.any(codes != np.round(codes)):
-                    raise ValueError("codes must be whole numbers (no NaN or fractions).")
-            if codes.size and (codes.min() < 0 or codes.max() > np.iinfo(np.uint16).max):
-                raise ValueError("codes must be integers in [0, 65535].")
-            codes = codes.astype(np.uint16 if codes.size and codes.max() > 255 else np.uint8)
-        self.codes = np.ascontiguousarray(codes)
+        self.block_ptr = check_block_ptr(block_ptr, n_blocks=codes.shape[0])
+        self.codes = check_codes(codes, self.block_ptr)
         p, n = self.codes.shape
-        self.block_ptr = np.ascontiguousarray(block_ptr, dtype=np.intp)
-        if self.block_ptr.shape != (p + 1,) or self.block_ptr[0] != 0:
-            raise ValueError(f"block_ptr must have length n_blocks + 1 = {p + 1} and start at 0.")
-        sizes = np.diff(self.block_ptr)
-        if np.any(sizes < 1):
-            raise ValueError("block_ptr must be strictly increasing (every block has a level).")
-        if p and n:
-            top = self.codes.max(axis=1)
-            bad = np.flatnonzero(top >= sizes)
-            if bad.size:
-                j = int(bad[0])
-                raise ValueError(
-                    f"codes of block {j} reach {int(top[j])} but the block has {sizes[j]} levels."
-                )
         self.d = int(self.block_ptr[-1])
         self.n, self.p = n, p
         y = np.asarray(y, dtype=np.float64).ravel()
