@@ -730,7 +730,7 @@ def test_missing_column_at_transform_is_named():
 def test_wrong_number_of_features_for_arrays():
     """Arrays are matched by position: the column count must be the fitted one."""
     b = Binarizer().fit(np.ones((3, 2)))
-    with pytest.raises(ValueError, match="X has 3 features, but .* fitted with 2"):
+    with pytest.raises(ValueError, match="X has 3 features, but .* expecting 2 features"):
         b.transform(np.ones((3, 3)))
 
 
@@ -765,7 +765,7 @@ def test_n_bins_limit_accounts_for_the_missing_level():
     [
         (np.empty((0, 3)), ValueError, "no rows"),
         (pd.DataFrame({"a": []}, dtype=float), ValueError, "no rows"),
-        (np.empty((5, 0)), ValueError, "no features"),
+        (np.empty((5, 0)), ValueError, r"0 feature\(s\)"),
         (np.arange(5.0), ValueError, "must be 2-D.*reshape"),
         (pd.Series([1.0, 2.0]), ValueError, "must be 2-D"),
         (np.ones((2, 2, 2)), ValueError, "got 3-D"),
@@ -784,7 +784,7 @@ def test_bad_options_weights_and_unfitted_use():
         Binarizer(method="kmeans").fit(X)
     with pytest.raises(ValueError, match="missing must be one of"):
         Binarizer(missing="impute").fit(X)
-    for w, match in [([1, 2], "shape"), ([1, -1, 1], "non-negative"), ([0, 0, 0], "no positive")]:
+    for w, match in [([1, 2], "shape"), ([1, -1, 1], "non-negative"), ([0, 0, 0], "zero for every row")]:
         with pytest.raises(ValueError, match=match):
             Binarizer().fit(X, sample_weight=w)
     with pytest.raises(ValueError, match="column 0 has no non-missing value with a positive"):
