@@ -39,6 +39,7 @@ from ._base import (
     publish_fitted,
 )
 from ._binning import assign_codes, assign_codes_2d, compact_column
+from ._validation import check_sample_weight, code_dtype
 
 __all__ = ["Binarizer"]
 
@@ -405,7 +406,7 @@ def _code_all(cols: _Columns, state: _State) -> np.ndarray:
     ``n_bins - 1``), and the output dtype holds ``max(n_bins)`` levels.
     """
     n, p = cols.n_samples, cols.n_features
-    out = np.empty((p, n), dtype=np.uint8 if int(state.n_bins.max()) <= 256 else np.uint16)
+    out = np.empty((p, n), dtype=code_dtype(int(state.n_bins.max())))
     if cols.matrix is None and cols.rows is None:  # DataFrame: column by column
         for j in range(p):
             x = cols.get(j)
@@ -470,7 +471,7 @@ def bin_codes(
     if out is None:
         if n_levels > MAX_LEVELS:
             raise ValueError(f"{n_levels} levels do not fit uint16 codes (at most {MAX_LEVELS}).")
-        out = np.empty(x.shape[0], dtype=np.uint8 if n_levels <= 256 else np.uint16)
+        out = np.empty(x.shape[0], dtype=code_dtype(n_levels))
     missing_code = edges.shape[0] + 1 if has_missing_level else -1
     return out, int(assign_codes(x, edges, out, missing_code))
 
@@ -513,19 +514,8 @@ def _check_n_bins(n_bins: Any, n_features: int, missing: str) -> np.ndarray:
 
 
 def _check_sample_weight(sample_weight: Any, n: int) -> tuple[np.ndarray, int] | None:
-    if sample_weight is None:
-        return None
-    w = np.asarray(sample_weight)
-    if w.dtype.kind not in "biuf":
-        raise TypeError(f"sample_weight must be numeric, got dtype {w.dtype}.")
-    w = np.ascontiguousarray(w, dtype=np.float64)
-    if w.shape != (n,):
-        raise ValueError(f"sample_weight must have shape ({n},), got {w.shape}.")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("sample_weight must be finite and non-negative.")
-    if not np.any(w > 0):
-        raise ValueError("sample_weight is zero for every row; at least one must be positive.")
-    return _fixed_point(w)
+    w = check_sample_weight(sample_weight, n)
+    return None if w is None else _fixed_point(w)
 
 
 def _fixed_point(w: np.ndarray) -> tuple[np.ndarray, int]:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import replace
-from numbers import Integral, Real
+from numbers import Real
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,17 @@ from ._binarizer import Binarizer
 from ._families import get_family
 from ._penalty import penalty_weights as _penalty_weights
 from ._solvers import SOLVERS, Solution, solve
-from ._validation import check_block_ptr, check_codes
+from ._validation import (
+    check_block_ptr,
+    check_bool,
+    check_codes,
+    check_lam,
+    check_max_iter,
+    check_offset,
+    check_sample_weight,
+    check_tol,
+    normalized_weights,
+)
 
 __all__ = ["BinarsityGLM", "BinarsityClassifier"]
 
@@ -41,36 +52,15 @@ __all__ = ["BinarsityGLM", "BinarsityClassifier"]
 def _check_params(est) -> None:
     """Validate constructor arguments at fit time (never mutate them)."""
     get_family(est.family)
-    lam = est.lam
-    if isinstance(lam, bool) or not isinstance(lam, Real):
-        raise TypeError(f"lam must be a non-negative number; got {lam!r}.")
-    if not np.isfinite(lam) or lam < 0:
-        raise ValueError(f"lam must be a finite non-negative number; got {lam!r}.")
+    check_lam(est.lam)
     if est.solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}; got {est.solver!r}.")
-    if isinstance(est.tol, bool) or not isinstance(est.tol, Real) or not est.tol > 0:
-        raise ValueError(f"tol must be a positive number; got {est.tol!r}.")
-    if isinstance(est.max_iter, bool) or not isinstance(est.max_iter, Integral):
-        raise TypeError(f"max_iter must be a positive integer; got {est.max_iter!r}.")
-    if est.max_iter < 1:
-        raise ValueError(f"max_iter must be a positive integer; got {est.max_iter!r}.")
+    check_tol(est.tol)
+    check_max_iter(est.max_iter)
+    check_bool(est.fit_intercept, "fit_intercept")
     pw = est.penalty_weights
     if isinstance(pw, str) and pw not in ("theory", "uniform"):
         raise ValueError(f"penalty_weights must be 'theory', 'uniform' or an array; got {pw!r}.")
-
-
-def _as_1d(values, name: str, n: int) -> np.ndarray | None:
-    if values is None:
-        return None
-    arr = np.asarray(values)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must be numeric; got dtype {arr.dtype}.")
-    arr = arr.astype(np.float64).reshape(-1) if arr.ndim <= 1 or 1 in arr.shape else None
-    if arr is None:
-        raise ValueError(f"{name} must be one-dimensional.")
-    if arr.shape[0] != n:
-        raise ValueError(f"{name} has {arr.shape[0]} rows but X has {n}.")
-    return arr
 
 
 def _y_array(y) -> np.ndarray:
@@ -143,19 +133,6 @@ def _validate_X(X):
     return X, int(X.shape[0])
 
 
-def _validate_sample_weight(sample_weight, n):
-    sw = _as_1d(sample_weight, "sample_weight", n)
-    if sw is None:
-        return None
-    if not np.all(np.isfinite(sw)):
-        raise ValueError("sample_weight contains NaN or infinite values.")
-    if np.any(sw < 0):
-        raise ValueError("sample_weight must be non-negative (negative weights found).")
-    if not np.any(sw > 0):
-        raise ValueError("sample_weight is zero for every row; at least one must be positive.")
-    return sw
-
-
 class BinarsityGLM(BaseEstimator):
     """Generalized linear model on quantile-binned features under the binarsity penalty.
 
@@ -170,8 +147,11 @@ class BinarsityGLM(BaseEstimator):
 
     Parameters
     ----------
-    family : {"gaussian", "binomial", "poisson"}, default="gaussian"
-        Distribution of the response (canonical link).
+    family : {"gaussian", "binomial", "poisson"} or statsmodels family, default="gaussian"
+        Distribution of the response: a name (canonical link, Cython kernels) or a
+        statsmodels family instance with a link whose loss is convex, e.g.
+        ``sm.families.Tweedie(var_power=1.5, link=sm.families.links.Log())`` (the loss
+        is then half the unit deviance; see ``_families``).
     lam : float, default=1e-3
         The penalty strength λ ≥ 0.
     n_bins : int or sequence of int, default=50
@@ -221,7 +201,7 @@ class BinarsityGLM(BaseEstimator):
 
     def __init__(
         self,
-        family: str = "gaussian",
+        family: Any = "gaussian",
         lam: float = 1e-3,
         n_bins=50,
         penalty_weights="theory",
@@ -280,8 +260,8 @@ class BinarsityGLM(BaseEstimator):
         family = get_family(self.family)
         X, n = _validate_X(X)
         y, extra = self._prepare_y(y, n)
-        sw = _validate_sample_weight(sample_weight, n)
-        off = _as_1d(offset, "offset", n)
+        sw = check_sample_weight(sample_weight, n)
+        off = check_offset(offset, n)
         binarizer = Binarizer(n_bins=self.n_bins, missing=self.missing)
         # fit_transform codes the columns it has just read; .T is the (p, n) solver layout
         codes = binarizer.fit_transform(X, sample_weight=sw).T
@@ -294,7 +274,9 @@ class BinarsityGLM(BaseEstimator):
         counts = np.zeros(int(block_ptr[-1]))
         from ._histogram import bin_sums_all
 
-        bin_sums_all(codes, block_ptr, np.ones(codes.shape[1]) if sw is None else sw, counts)
+        # on the normalised weights (their total cannot overflow): ω depends on shares only
+        unit = np.ones(codes.shape[1]) if sw is None else normalized_weights(sw)[0]
+        bin_sums_all(codes, block_ptr, unit, counts)
         chain = sizes - np.asarray(binarizer.has_missing_level_, dtype=np.intp)
         weights = _penalty_weights(self.penalty_weights, counts, block_ptr, chain)
         sol: Solution = solve(
@@ -427,10 +409,8 @@ class BinarsityGLM(BaseEstimator):
             raise inconsistent(str(exc)) from None
         n = codes.shape[1]
         eta = np.full(n, st["intercept_"], dtype=np.float64)
-        off = _as_1d(offset, "offset", n)
+        off = check_offset(offset, n)
         if off is not None:
-            if not np.all(np.isfinite(off)):
-                raise ValueError("offset contains NaN or infinite values.")
             eta += off
         gather_add_all(codes, st["block_ptr_"], st["coef_"], eta)
         return eta
@@ -477,7 +457,8 @@ class BinarsityGLM(BaseEstimator):
         family = get_family(self.family)
         X, n = _validate_X(X)
         y, _ = BinarsityGLM._prepare_y(self, y, n)
-        sw = np.ones(n) if sample_weight is None else _validate_sample_weight(sample_weight, n)
+        sw = check_sample_weight(sample_weight, n)
+        sw = np.ones(n) if sw is None else normalized_weights(sw)[0]
         mu = self.predict(X, offset=offset)
         dev = family.deviance(y, mu, sw)
         null = family.deviance(y, np.full(n, np.average(y, weights=sw)), sw)

@@ -27,10 +27,12 @@ model predicts exactly like the original.
 from __future__ import annotations
 
 import ast
+import keyword
 import math
+import re
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -42,6 +44,7 @@ from formulaic.utils.code import format_expr, sanitize_variable_names
 from formulaic.utils.stateful_transforms import stateful_transform
 
 from ._binarizer import Binarizer, bin_codes, is_datetime_like
+from ._validation import check_offset, check_sample_weight, code_dtype
 
 __all__ = [
     "Block",
@@ -51,6 +54,8 @@ __all__ = [
     "build_design",
     "transform_context",
     "format_cut",
+    "format_value",
+    "interval_label",
 ]
 
 #: Marker written into the transform state of our stateful transforms.
@@ -92,13 +97,22 @@ def _as_float(data: Any, name: str, what: str, hint: str | None = None) -> np.nd
     raise TypeError(f"{what} needs a numeric column; column '{name}' has dtype {dtype}. {hint}")
 
 
-def code_dtype(n_levels: int) -> type:
-    """The narrowest unsigned integer type holding ``n_levels`` codes (design.md §3)."""
-    if n_levels <= 256:
-        return np.uint8
-    if n_levels <= 65536:
-        return np.uint16
-    raise ValueError(f"a term has {n_levels} levels; at most 65536 are supported.")
+def _column_or_array(value: Any, data, name: str, n: int) -> tuple[np.ndarray | None, str | None]:
+    """An (n,) finite float array from an array-like or a column name of ``data``.
+
+    Used for ``sample_weight`` and ``offset`` at fit time and for an offset column at
+    predict time; errors name the argument and, for a column, the column.
+    """
+    if value is None:
+        return None, None
+    column, what = None, name
+    if isinstance(value, str):
+        if value not in data.columns:
+            raise ValueError(f"{name}={value!r} is not a column of the data.")
+        column, what = value, f"{name} (column '{value}')"
+        value = _as_float(data[value], value, f"{name}={value!r}", "Convert it to numbers first.")
+    check = check_sample_weight if name == "sample_weight" else check_offset
+    return check(value, n, rows_of="the data", name=what), column
 
 
 def format_cut(value: float) -> str:
@@ -117,6 +131,87 @@ def format_cut(value: float) -> str:
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     return np.format_float_positional(float(value), precision=6, unique=True, trim="0")
+
+
+def format_value(value: float, precision: int | None = None) -> str:
+    """A number as shown in an interval label: ``38``, ``0.125``, ``-inf``, ``1.5e+09``.
+
+    Parameters
+    ----------
+    value : float
+        A cut point or a training value.
+    precision : int, optional
+        Significant digits (default 6); trailing zeros and a bare decimal point are
+        dropped.
+
+    Returns
+    -------
+    str
+        The shortest form of ``value`` rounded to ``precision`` significant digits.
+    """
+    digits = _check_precision(precision)
+    v = float(value)
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if v == 0:
+        return "0"
+    if 1e-4 <= abs(v) < 10.0 ** max(digits, 6):
+        return np.format_float_positional(v, precision=digits, unique=True, fractional=False,
+                                          trim="-")  # fmt: skip
+    return np.format_float_scientific(v, precision=digits - 1, unique=True, trim="-")
+
+
+def _check_precision(precision: Any) -> int:
+    if precision is None:
+        return 6
+    if isinstance(precision, bool) or not isinstance(precision, (int, np.integer)):
+        raise TypeError(f"precision must be an integer >= 1; got {precision!r}.")
+    if not 1 <= precision <= 17:
+        raise ValueError(f"precision must be between 1 and 17; got {precision}.")
+    return int(precision)
+
+
+def interval_label(
+    low: float, high: float, single: float | None = None, precision: int | None = None
+) -> str:
+    """Right-closed interval label of a bin: ``(-inf, 1]``, ``(1, 2]``, ``(4, inf]``.
+
+    A bin holds the values x with low < x ≤ high (codes are
+    ``searchsorted(edges, x, side="left")``). When it held one distinct training value,
+    the label is that value: ``= 5``.
+
+    Parameters
+    ----------
+    low, high : float
+        The bounds; the end bins reach ±inf.
+    single : float, optional
+        The one distinct training value of the bin, if it had exactly one.
+    precision : int, optional
+        Significant digits of the numbers (default 6).
+
+    Returns
+    -------
+    str
+        The label.
+    """
+    if single is not None and not math.isnan(single):
+        return f"= {format_value(single, precision)}"
+    return f"({format_value(low, precision)}, {format_value(high, precision)}]"
+
+
+def _distinct_per_bin(x: np.ndarray, edges: np.ndarray) -> tuple[list[int], list[float]]:
+    """Per chain level: the number of distinct training values (capped at 2) and, when
+    there is exactly one, that value (NaN otherwise)."""
+    finite = np.unique(x[~np.isnan(x)])
+    n_chain = len(edges) + 1
+    codes = np.searchsorted(edges, finite, side="left")
+    count = np.minimum(np.bincount(codes, minlength=n_chain), 2)
+    single = np.full(n_chain, np.nan)
+    one = np.flatnonzero(count == 1)
+    if one.size:
+        first = np.searchsorted(codes, one, side="left")  # codes are sorted with finite
+        single[one] = finite[first]
+    return [int(c) for c in count], [float(v) for v in single]
 
 
 def _level_label(level: Any) -> str:
@@ -166,6 +261,8 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
                     "data_max": float(np.nanmax(x)),
                 }
             )
+            counts, singles = _distinct_per_bin(x, edges)
+            _state.update({"distinct": counts, "single_values": singles})
         return _replay_bin(x, _state, name)
 
     return bin
@@ -365,6 +462,12 @@ class Block:
         Whether the last code is a "missing" level outside the TV chain.
     data_min, data_max : float or None
         Training range of a ``bin()`` term (for plots).
+    distinct : tuple of int or None
+        Distinct training values in each chain level of a ``bin()`` term, capped at 2
+        (None for models saved before it was recorded).
+    single_values : tuple of float or None
+        The training value of each chain level that held exactly one distinct value
+        (NaN for the others); such a level is labelled ``= value``.
     """
 
     term: str
@@ -376,6 +479,8 @@ class Block:
     has_missing_level: bool = False
     data_min: float | None = None
     data_max: float | None = None
+    distinct: tuple | None = None
+    single_values: tuple | None = None
 
     @property
     def chain_length(self) -> int:
@@ -401,35 +506,67 @@ class Block:
         hi = np.concatenate([self.edges, [np.inf]])
         return lo, hi
 
-    def level_labels(self) -> list[str]:
-        """Readable labels of every level, e.g. ``[38.0, 41.0]`` or ``male``.
+    def segment_label(self, first: int, last: int, precision: int | None = None) -> str:
+        """Label of the chain levels ``first..last`` taken together (a merged segment).
+
+        Parameters
+        ----------
+        first, last : int
+            Chain positions, ``first <= last``.
+        precision : int, optional
+            Significant digits (default 6).
+
+        Returns
+        -------
+        str
+            ``(low, high]`` of the union, or ``= v`` when the training rows in it held
+            one distinct value v.
+        """
+        lo, hi = self.intervals()
+        single = None
+        if self.distinct is not None and self.single_values is not None:
+            filled = [k for k in range(first, last + 1) if self.distinct[k] > 0]
+            if len(filled) == 1 and self.distinct[filled[0]] == 1:
+                single = self.single_values[filled[0]]
+        return interval_label(lo[first], hi[last], single, precision)
+
+    def level_labels(self, precision: int | None = None) -> list[str]:
+        """Readable labels of every level, e.g. ``(38, 41]``, ``= 5`` or ``male``.
+
+        Parameters
+        ----------
+        precision : int, optional
+            Significant digits of interval bounds (default 6).
 
         Returns
         -------
         list of str
-            One label per level, ``"missing"`` for a missing level.
+            One label per level, ``"missing"`` for a missing level. A binned level k
+            holds the values x with low < x ≤ high: ``(low, high]`` (right-closed, the
+            end levels reach ±inf), or ``= v`` when it held one distinct training value.
         """
         if self.kind == "bin":
-            lo, hi = self.intervals()
-            labels = [f"[{format_cut(a)}, {format_cut(b)}]" for a, b in zip(lo, hi, strict=True)]
+            labels = [self.segment_label(k, k, precision) for k in range(self.chain_length)]
         else:
             labels = [_level_label(v) for v in self.levels]
         if self.has_missing_level:
             labels.append("missing")
         return labels
 
-    def param_names(self) -> list[str]:
-        """Coefficient names, e.g. ``bin(age, 50)[38.0, 41.0]``, ``C(sex)[male]``.
+    def param_names(self, precision: int | None = None) -> list[str]:
+        """Coefficient names, e.g. ``bin(age, 50)[(38, 41]]``, ``C(sex)[male]``.
+
+        Parameters
+        ----------
+        precision : int, optional
+            Significant digits of interval bounds (default 6).
 
         Returns
         -------
         list of str
-            One name per level.
+            One name per level: the term, then its level label in brackets.
         """
-        return [
-            f"{self.term}{lab}" if lab.startswith("[") else f"{self.term}[{lab}]"
-            for lab in self.level_labels()
-        ]
+        return [f"{self.term}[{lab}]" for lab in self.level_labels(precision)]
 
 
 @dataclass
@@ -520,6 +657,13 @@ class DesignSpec:
         Defaults the transforms were created with.
     required : list of str
         Data columns the right-hand side reads (checked before every replay).
+    aliases : dict or None
+        Identifiers that stand for column names formulaic cannot read as they are
+        (Python keywords, columns named like a function the formula calls), mapped to
+        the column names; added to the data before every replay.
+    shadowed : list of str or None
+        Data columns named like a function the formula calls (``bin``, ``C``...), left
+        out of the data formulaic sees so that they do not hide the function.
     """
 
     formula: str
@@ -533,6 +677,8 @@ class DesignSpec:
     n_bins: int
     missing: str
     required: list[str] = field(default_factory=list)
+    aliases: dict | None = None
+    shadowed: list | None = None
 
     @property
     def block_ptr(self) -> np.ndarray:
@@ -545,15 +691,20 @@ class DesignSpec:
         """Levels of each block in its TV chain (a missing level is outside)."""
         return np.array([b.chain_length for b in self.blocks], dtype=np.intp)
 
-    def param_names(self) -> list[str]:
+    def param_names(self, precision: int | None = None) -> list[str]:
         """Names of θ, block after block.
+
+        Parameters
+        ----------
+        precision : int, optional
+            Significant digits of interval bounds (default 6).
 
         Returns
         -------
         list of str
             One name per level of every block.
         """
-        return [name for b in self.blocks for name in b.param_names()]
+        return [name for b in self.blocks for name in b.param_names(precision)]
 
     def transform(self, data: Any) -> Design:
         """Replay the learned design on new data.
@@ -580,6 +731,7 @@ class DesignSpec:
             raise ValueError(
                 f"column(s) {missing_cols} required by the formula are missing from the data."
             )
+        data = _with_aliases(data, self.aliases, self.shadowed)
         _check_formulaic_levels(self.model_spec, data)
         ctx = transform_context(self.n_bins, self.missing)
         with warnings.catch_warnings():
@@ -587,12 +739,13 @@ class DesignSpec:
             try:
                 mm = self.model_spec.get_model_matrix(data, context=ctx)
             except FormulaicError as exc:
-                raise _unwrap(exc) from exc
+                raise _unwrap(exc, self.aliases) from exc
             except Warning as exc:  # pragma: no cover - levels are checked above
                 raise ValueError(str(exc)) from exc
         return _assemble(
-            mm, self.blocks, self.block_columns, self.dense_columns, self.offset_columns
-        )
+            mm, self.blocks, self.block_columns, self.dense_columns, self.offset_columns,
+            self.aliases,
+        )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------
@@ -616,16 +769,28 @@ def _data_mismatch_warning() -> type[Warning]:
     return DataMismatchWarning
 
 
-def _unwrap(exc: BaseException) -> Exception:
-    """Turn formulaic's wrapper into the ValueError/TypeError our transforms raised."""
+def _unwrap(
+    exc: BaseException, aliases: Mapping[str, str] | None = None, formula: str | None = None
+) -> Exception:
+    """Turn formulaic's wrapper into a plain ValueError/TypeError with a readable message.
+
+    Errors our transforms raised (they name the column) keep their type and message;
+    anything else (a syntax error, an unknown function or name) becomes a ValueError
+    naming the formula. Alias identifiers are replaced by the original column names
+    and formulaic's colour codes are removed.
+    """
     cause = exc.__cause__ or exc.__context__
     while cause is not None and isinstance(cause, FormulaicError):
         cause = cause.__cause__ or cause.__context__
+    where = f"formula {formula!r}: " if formula is not None else ""
     if isinstance(cause, TypeError):
-        return TypeError(str(cause))
-    if isinstance(cause, (ValueError, NameError, KeyError)):
-        return ValueError(str(cause))
-    return ValueError(str(exc))
+        return TypeError(_unalias(_clean_message(cause), aliases))
+    if isinstance(cause, ValueError) and not isinstance(cause, SyntaxError):
+        return ValueError(_unalias(_clean_message(cause), aliases))
+    if isinstance(cause, SyntaxError):
+        return ValueError(f"cannot parse {where}{_clean_message(cause)}")
+    text = _unalias(_clean_message(cause if cause is not None else exc), aliases)
+    return ValueError(f"{where}{text}" if where else text)
 
 
 def _check_formulaic_levels(model_spec: Any, data: pd.DataFrame) -> None:
@@ -689,7 +854,14 @@ def _date_columns(factors: list, data: pd.DataFrame) -> list[str]:
 
 
 def _quote(name: str) -> str:
-    return name if name.isidentifier() else f"`{name}`"
+    return name if name.isidentifier() and not keyword.iskeyword(name) else f"`{name}`"
+
+
+def _term_str(term: Any) -> str:
+    """A parsed term written back as formula text (``str(term)`` drops backticks)."""
+    return ":".join(
+        _quote(f.expr) if f.eval_method.value == "lookup" else f.expr for f in term.factors
+    )
 
 
 def _rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
@@ -724,21 +896,199 @@ def _rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
         ):
             terms.append(f"C({_quote(factors[0].expr)})")
         else:
-            terms.append(str(term))
+            terms.append(_term_str(term))
     if not terms:
         return "1" if intercept else "0"
     return ("1 + " if intercept else "0 + ") + " + ".join(terms)
 
 
-def _required_columns(formula: Any, data: pd.DataFrame, side: str) -> list[str]:
-    names = []
+def _required_columns(formula: Any, side: str, aliases: Mapping[str, str]) -> list[str]:
+    """The data columns one side of a parsed formula reads (original names).
+
+    Computed from the factors' expressions (formulaic's ``required_variables`` reads
+    ``x`` for a backticked ``x.1``): a looked-up factor is a column; in a Python
+    expression every name that is neither called nor the base of an attribute
+    (``np.log``) is one, except formulaic's and this package's transform names.
+    """
+    names: set[str] = set()
     context = set(TRANSFORMS) | set(_OWN)
-    part = getattr(formula, side)
-    for var in part.required_variables:
-        roles = {getattr(r, "value", r) for r in var.roles}
-        if "value" in roles and str(var) not in context:
-            names.append(str(var))
-    return sorted(set(names))
+    for term in getattr(formula, side):
+        for factor in term.factors:
+            method = factor.eval_method.value
+            if method == "lookup":
+                names.add(factor.expr)
+            elif method == "python":
+                local: dict[str, str] = {}
+                code = sanitize_variable_names(factor.expr, {}, local, template="_bsv_{}_")
+                try:
+                    tree = ast.parse(code, mode="eval")
+                except SyntaxError:
+                    continue  # formulaic reports it when it evaluates the term
+                skip = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+                skip |= {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+                for node in ast.walk(tree):
+                    if isinstance(node, ast.Name) and id(node) not in skip:
+                        name = local.get(node.id, node.id)
+                        if name in aliases or name not in context:
+                            names.add(name)
+    return sorted(aliases.get(n, n) for n in names)
+
+
+# ---------------------------------------------------------------------------------------
+# Column names that formulaic cannot take as they are
+# ---------------------------------------------------------------------------------------
+
+#: Template of the identifiers that stand for awkward column names inside formulaic.
+_ALIAS = "_bs{}_"
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_MARKED = re.compile(r"\u29db(.*?)\u29da", re.DOTALL)
+
+
+def _scan(formula: str):
+    """Split a formula into (kind, text) pieces: "str", "quoted", "name", "number", "other".
+
+    ``quoted`` pieces are backticked names (text without the backticks); an unclosed
+    backtick or quote is left to formulaic's parser to report.
+    """
+    i, n = 0, len(formula)
+    while i < n:
+        ch = formula[i]
+        if ch in "'\"":
+            j = i + 1
+            while j < n and formula[j] != ch:
+                j += 2 if formula[j] == "\\" else 1
+            yield "str", formula[i : j + 1]
+            i = j + 1
+        elif ch == "`":
+            j = formula.find("`", i + 1)
+            if j < 0:
+                yield "other", formula[i:]
+                return
+            yield "quoted", formula[i + 1 : j]
+            i = j + 1
+        elif ch.isidentifier():
+            j = i + 1
+            while j < n and (formula[j].isidentifier() or formula[j].isdigit()):
+                j += 1
+            yield "name", formula[i:j]
+            i = j
+        elif ch.isdigit():
+            j = i + 1
+            while j < n and (formula[j].isalnum() or formula[j] in "._"):
+                j += 1
+            yield "number", formula[i:j]
+            i = j
+        else:
+            yield "other", ch
+            i += 1
+
+
+def _alias_names(formula: str, columns: Any) -> tuple[str, dict[str, str], list[str]]:
+    """Rewrite the formula so that formulaic reads every column name as intended.
+
+    * A backticked Python keyword (`` `class` ``) becomes an alias identifier
+      (formulaic 1.2 leaves it as is and the expression does not parse).
+    * A backticked plain identifier loses its backticks (formulaic puts them back by
+      text replacement, which also hits other names containing it).
+    * A data column whose name the formula calls or uses as a module (``bin``, ``C``,
+      ``offset``, ``np``, ``log``...) would shadow that function: it is left out of the
+      data formulaic sees, and the formula's references to it (bare or backticked, not
+      called) become an alias.
+
+    Returns
+    -------
+    formula : str
+        The rewritten formula.
+    aliases : dict
+        alias -> original column name.
+    shadowed : list of str
+        Data columns to leave out of the data formulaic sees.
+    """
+    pieces = list(_scan(formula))
+    called = set(_OWN)
+    for k, (kind, text) in enumerate(pieces):
+        if kind != "name":
+            continue
+        rest = "".join(t for _, t in pieces[k + 1 :]).lstrip()
+        if rest.startswith(("(", ".")):
+            called.add(text)
+    names = [c for c in columns if isinstance(c, str)]
+    shadowed = [c for c in names if c in called]
+    taken = set(names) | {t for kind, t in pieces if kind == "name"}
+    aliases: dict[str, str] = {}
+    by_name: dict[str, str] = {}
+
+    def alias(name: str) -> str:
+        if name not in by_name:
+            k = len(by_name)
+            while _ALIAS.format(k) in taken:
+                k += 1
+            by_name[name] = _ALIAS.format(k)
+            taken.add(by_name[name])
+            aliases[by_name[name]] = name
+        return by_name[name]
+
+    out = []
+    for k, (kind, text) in enumerate(pieces):
+        before = "".join(t for _, t in pieces[:k]).rstrip()
+        after = "".join(t for _, t in pieces[k + 1 :]).lstrip()
+        if kind == "quoted":
+            if keyword.iskeyword(text) or text in shadowed:
+                out.append(alias(text))
+            elif text.isidentifier():
+                out.append(text)
+            else:
+                out.append(f"`{text}`")
+        elif (
+            kind == "name"
+            and text in shadowed
+            and not before.endswith(".")
+            and not after.startswith(("(", "."))
+        ):
+            out.append(alias(text))
+        else:
+            out.append(text)
+    return "".join(out), aliases, shadowed
+
+
+def _with_aliases(
+    data: pd.DataFrame, aliases: Mapping[str, str] | None, shadowed: list[str] | None
+) -> pd.DataFrame:
+    """The data formulaic sees: alias columns added, shadowing columns left out."""
+    if not aliases and not shadowed:
+        return data
+    present = [a for a, name in (aliases or {}).items() if name in data.columns]
+    frame = data.drop(columns=[c for c in shadowed or [] if c in data.columns])
+    if present:
+        extra = pd.DataFrame({a: data[(aliases or {})[a]] for a in present}, index=data.index)
+        frame = pd.concat([frame, extra], axis=1)
+    return frame
+
+
+def _unalias(text: str, aliases: Mapping[str, str] | None, quote: bool = True) -> str:
+    """Replace alias identifiers in a name or message by the original column names."""
+    for a, name in (aliases or {}).items():
+        text = re.sub(rf"\b{a}\b", f"`{name}`" if quote else name, text)
+    return text
+
+
+_NAME_HINT = (
+    " Write column names that are not Python names (spaces, dots, keywords) in "
+    "backticks, e.g. bin(`x.1`) or C(`class`)."
+)
+
+
+def _clean_message(text: Any) -> str:
+    """One plain line from a formulaic message: no ANSI colours, no repeated formula."""
+    if isinstance(text, SyntaxError):
+        msg = str(text.msg).rstrip(".")
+        return f"{msg}{'' if msg.endswith('?') else '.'}{_NAME_HINT}"
+    text = _ANSI.sub("", str(text))
+    marked = _MARKED.search(text)
+    first = text.strip().splitlines()[0] if text.strip() else text
+    if marked:
+        first = f"{first.rstrip('.')} (at {marked.group(1).strip()!r})."
+    return " ".join(first.split())
 
 
 def build_design(
@@ -748,7 +1098,7 @@ def build_design(
     n_bins: int = 50,
     missing: str = "error",
     sample_weight: np.ndarray | None = None,
-    family: str = "gaussian",
+    family: Any = "gaussian",
 ) -> tuple[DesignSpec, Design, np.ndarray, Response]:
     """Materialise a formula on training data.
 
@@ -765,8 +1115,8 @@ def build_design(
         level of their own outside the TV chain.
     sample_weight : ndarray of shape (n,), optional
         Row weights (used for the weighted quantiles of ``bin()``).
-    family : str, default="gaussian"
-        Used to read the response (a two-level factor is allowed for binomial).
+    family : str or Family, default="gaussian"
+        Used to read the response (a two-level factor is allowed for a binary family).
 
     Returns
     -------
@@ -787,18 +1137,22 @@ def build_design(
     data = _as_frame(data)
     if len(data) == 0:
         raise ValueError("data has no rows.")
+    source, aliases, shadowed = _alias_names(formula, data.columns)
     try:
-        parsed = Formula(formula)
-    except FormulaicError as exc:
-        raise ValueError(f"cannot parse formula {formula!r}: {exc}") from exc
+        parsed = Formula(source)
+    except (FormulaicError, SyntaxError, ValueError) as exc:
+        msg = _unalias(_clean_message(exc), aliases)
+        raise ValueError(f"cannot parse formula {formula!r}: {msg}") from None
     if not hasattr(parsed, "lhs") or len(parsed.lhs) == 0:
         raise ValueError(f"formula {formula!r} has no response; write 'y ~ terms'.")
-    lhs_cols = _required_columns(parsed, data, "lhs")
-    rhs_cols = _required_columns(parsed, data, "rhs")
+    lhs_cols = _required_columns(parsed, "lhs", aliases)
+    rhs_cols = _required_columns(parsed, "rhs", aliases)
     absent = [c for c in lhs_cols + rhs_cols if c not in data.columns]
     if absent:
         raise ValueError(f"formula {formula!r} names column(s) {absent} that are not in the data.")
-    lhs = " + ".join(str(t) for t in parsed.lhs)
+    original = data
+    data = _with_aliases(data, aliases, shadowed)
+    lhs = " + ".join(_term_str(t) for t in parsed.lhs)
     dates = _date_columns([f for t in parsed.lhs for f in t.factors], data)
     if dates:
         raise TypeError(
@@ -811,19 +1165,25 @@ def build_design(
     try:
         mms = model_matrix(f"{lhs} ~ {rhs}", data, context=ctx, na_action="ignore")
     except FormulaicError as exc:
-        raise _unwrap(exc) from exc
+        raise _unwrap(exc, aliases, formula) from exc
+    except SyntaxError as exc:
+        raise ValueError(f"cannot parse formula {formula!r}: {_clean_message(exc)}") from None
     except TypeError as exc:  # NumPy refusing a date/time inside an expression, e.g. I(t)
-        dates = [c for c in lhs_cols + rhs_cols if is_datetime_like(data[c].dtype)]
+        dates = [c for c in lhs_cols + rhs_cols if is_datetime_like(original[c].dtype)]
         if not dates:
             raise
         raise TypeError(
             f"formula {formula!r} reads date/time column(s) {dates} in an expression that "
             f"needs numbers ({exc}); convert them to numbers first."
         ) from exc
-    y, response = _read_response(mms.lhs, lhs, family, data)
+    try:
+        y, response = _read_response(mms.lhs, lhs, family, data)
+    except ValueError as exc:
+        raise ValueError(_unalias(str(exc), aliases)) from None
+    response = replace(response, name=_unalias(response.name, aliases))
     mm = mms.rhs
     spec_rhs = mm.model_spec
-    blocks, block_cols, dense_cols, offset_cols, intercept = _classify(spec_rhs, mm)
+    blocks, block_cols, dense_cols, offset_cols, intercept = _classify(spec_rhs, mm, aliases)
     spec = DesignSpec(
         formula=formula,
         rhs_formula=rhs,
@@ -836,13 +1196,18 @@ def build_design(
         n_bins=n_bins,
         missing=missing,
         required=rhs_cols,
+        aliases=aliases or None,
+        shadowed=shadowed or None,
     )
-    design = _assemble(mm, blocks, block_cols, dense_cols, offset_cols)
+    design = _assemble(mm, blocks, block_cols, dense_cols, offset_cols, aliases)
     return spec, design, y, response
 
 
-def _classify(model_spec: Any, mm: pd.DataFrame):
-    """Sort formulaic's terms into code blocks, dense columns, offsets, intercept."""
+def _classify(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | None = None):
+    """Sort formulaic's terms into code blocks, dense columns, offsets, intercept.
+
+    Term and column names are returned with the original column names (no aliases).
+    """
     blocks: list[Block] = []
     block_cols: list[str] = []
     dense_cols: list[str] = []
@@ -862,7 +1227,7 @@ def _classify(model_spec: Any, mm: pd.DataFrame):
             )
         kind = own[0] if own else None
         if kind == "offset":
-            offset_cols.extend(st.columns)
+            offset_cols.extend(_unalias(c, aliases) for c in st.columns)
             continue
         if kind in ("bin", "C"):
             (col,) = st.columns
@@ -870,28 +1235,31 @@ def _classify(model_spec: Any, mm: pd.DataFrame):
             if kind == "bin":
                 edges = np.asarray(s["edges"], dtype=np.float64)
                 block = Block(
-                    term=str(st.term),
+                    term=_unalias(str(st.term), aliases),
                     kind="bin",
-                    column=s["column"],
+                    column=_unalias(s["column"], aliases, quote=False),
                     n_levels=len(edges) + 1 + int(s["has_missing_level"]),
                     edges=edges,
                     has_missing_level=bool(s["has_missing_level"]),
                     data_min=s.get("data_min"),
                     data_max=s.get("data_max"),
+                    # recorded since 0.2: older pickled specs label every level (low, high]
+                    distinct=tuple(s["distinct"]) if "distinct" in s else None,
+                    single_values=tuple(s["single_values"]) if "single_values" in s else None,
                 )
             else:
                 block = Block(
-                    term=str(st.term),
+                    term=_unalias(str(st.term), aliases),
                     kind="categorical",
-                    column=s["column"],
+                    column=_unalias(s["column"], aliases, quote=False),
                     n_levels=len(s["levels"]) + int(s["has_missing_level"]),
                     levels=tuple(s["levels"]),
                     has_missing_level=bool(s["has_missing_level"]),
                 )
             blocks.append(block)
-            block_cols.append(col)
+            block_cols.append(_unalias(col, aliases))
             continue
-        dense_cols.extend(st.columns)
+        dense_cols.extend(_unalias(c, aliases) for c in st.columns)
     return blocks, block_cols, dense_cols, offset_cols, intercept
 
 
@@ -901,7 +1269,10 @@ def _assemble(
     block_cols: list[str],
     dense_cols: list[str],
     offset_cols: list[str],
+    aliases: Mapping[str, str] | None = None,
 ) -> Design:
+    if aliases:  # the names are the original ones; formulaic's columns use the aliases
+        mm = mm.rename(columns={c: _unalias(c, aliases) for c in mm.columns})
     n = len(mm)
     dtype = code_dtype(max((b.n_levels for b in blocks), default=1))
     codes = np.empty((len(blocks), n), dtype=dtype)
@@ -937,10 +1308,13 @@ def _is_logical(expr: str) -> bool:
 
 
 def _read_response(
-    lhs: pd.DataFrame, name: str, family: str, data: pd.DataFrame
+    lhs: pd.DataFrame, name: str, family: Any, data: pd.DataFrame
 ) -> tuple[np.ndarray, Response]:
     """The response as float64 and how it was read (numeric, boolean, 2-level factor)."""
-    fam = getattr(family, "name", family)
+    from ._families import get_family
+
+    family = get_family(family)
+    fam = family.label
     cols = list(lhs.columns)
     spec = lhs.model_spec
     enc = spec.encoder_state or {}
@@ -948,10 +1322,10 @@ def _read_response(
     if categorical:
         (kind, state), *_ = enc.values()
         levels = list(state.get("categories", [c.split("[", 1)[-1][:-1] for c in cols]))
-        if len(levels) != 2 or fam != "binomial":
+        if len(levels) != 2 or not family.binary:
             what = (
-                "binomial needs exactly two levels"
-                if fam == "binomial"
+                f"{fam} needs exactly two levels"
+                if family.binary
                 else (f"family={fam!r} needs a numeric response")
             )
             raise ValueError(

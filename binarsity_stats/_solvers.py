@@ -29,7 +29,20 @@ from . import _cd_fast, _dense, _histogram
 from ._families import Family, get_family
 from ._fused_lasso import work_size as fused_lasso_work_size_py
 from ._penalty import BinarsityPenalty
-from ._validation import check_block_ptr, check_codes
+from ._polish import Polisher
+from ._validation import (
+    check_block_ptr,
+    check_bool,
+    check_codes,
+    check_lam,
+    check_max_iter,
+    check_offset,
+    check_offset_loss,
+    check_sample_weight,
+    check_tol,
+    check_warm_start,
+    normalized_weights,
+)
 
 __all__ = ["Solution", "solve", "Prepared", "lambda_max", "ConvergenceWarning", "SOLVERS"]
 
@@ -118,29 +131,15 @@ class _Problem:
             raise ValueError("no rows to fit (n_samples = 0).")
         self.family.validate_y(y)
         self.y = np.ascontiguousarray(y)
-        if sample_weight is None:
-            sw = np.ones(n)
-        else:
-            sw = np.asarray(sample_weight, dtype=np.float64).ravel()
-            if sw.shape[0] != n:
-                raise ValueError(f"sample_weight has {sw.shape[0]} rows but y has {n}.")
-            if not np.all(np.isfinite(sw)):
-                raise ValueError("sample_weight contains NaN or infinite values.")
-            if np.any(sw < 0):
-                raise ValueError("sample_weight must be non-negative.")
-            if not np.any(sw > 0):
-                raise ValueError("sample_weight is zero for every row.")
-        self.sw = np.ascontiguousarray(sw)
+        sw = check_sample_weight(sample_weight, n, rows_of="y")
+        # every sum is taken on weights scaled to a maximum in [1, 2) (the objective
+        # does not depend on their scale): W can neither overflow nor underflow
+        self.sw, self.sw_scale = (np.ones(n), 1.0) if sw is None else normalized_weights(sw)
         self.W = float(self.sw.sum())
-        if offset is None:
-            self.offset = None
-        else:
-            off = np.asarray(offset, dtype=np.float64).ravel()
-            if off.shape[0] != n:
-                raise ValueError(f"offset has {off.shape[0]} rows but y has {n}.")
-            if not np.all(np.isfinite(off)):
-                raise ValueError("offset contains NaN or infinite values.")
-            self.offset = np.ascontiguousarray(off)
+        self.offset = check_offset(offset, n, rows_of="y")
+        if self.offset is not None:
+            self.family.check_offset(self.offset)
+            check_offset_loss(self.family, self.y, self.offset, self.sw)
         if dense is None:
             self.dense = np.zeros((n, 0))
         else:
@@ -153,7 +152,7 @@ class _Problem:
                 raise ValueError("dense contains NaN or infinite values.")
             self.dense = np.asfortranarray(dense)
         self.q = self.dense.shape[1]
-        self.fit_intercept = bool(fit_intercept)
+        self.fit_intercept = check_bool(fit_intercept, "fit_intercept")
         # With an intercept the solver works on columns centred at their weighted mean
         # (same η, but no slow trade-off between β0 and an uncentred column); the
         # intercept is converted on the way in (warm start) and out (Solution).
@@ -199,19 +198,11 @@ class _Problem:
     def gradient_scale(self) -> float:
         """Units of the loss gradient, by which ``tol`` is multiplied.
 
-        The gradient s_i (b'(η_i) − y_i) / W is in the units of y: a gaussian response in
-        large units (or poisson counts with a large mean) would otherwise need an
-        absolute tolerance below the rounding of its own gradient. The scale is
-        max(1, weighted sd of y) for gaussian, max(1, weighted mean of y) for poisson
-        and 1 for binomial, so it changes nothing for responses of unit scale.
+        The family's :meth:`~binarsity_stats._families.Family.gradient_units`: max(1,
+        weighted sd of y) for gaussian, max(1, weighted mean of y) for poisson, 1 for
+        binomial, so it changes nothing for responses of unit scale.
         """
-        w = self.sw / self.W
-        if self.family.name == "gaussian":
-            mean = float(w @ self.y)
-            return max(1.0, float(np.sqrt(w @ (self.y - mean) ** 2)))
-        if self.family.name == "poisson":
-            return max(1.0, float(w @ self.y))
-        return 1.0
+        return self.family.gradient_units(self.y, self.sw)
 
     def dense_dot(self, v) -> np.ndarray:
         """Zᵀ v for the dense columns (single-threaded, deterministic)."""
@@ -266,14 +257,7 @@ class _Problem:
 
 def _check_warm_start(prob: _Problem, warm_start) -> None:
     """A warm start must match the design's levels and columns and be finite."""
-    if warm_start.coef.shape != (prob.d,) or warm_start.dense_coef.shape != (prob.q,):
-        raise ValueError("warm_start does not match the design (number of levels/columns).")
-    if not (
-        np.all(np.isfinite(warm_start.coef))
-        and np.all(np.isfinite(warm_start.dense_coef))
-        and np.isfinite(warm_start.intercept)
-    ):
-        raise ValueError("warm_start holds NaN or infinite coefficients.")
+    check_warm_start(warm_start, prob.d, prob.q)
 
 
 def _initial_point(prob: _Problem, warm_start):
@@ -288,18 +272,8 @@ def _initial_point(prob: _Problem, warm_start):
         b0 += float(prob.dense_center @ beta)
         beta *= prob.dense_scale
     elif prob.fit_intercept:
-        # the intercept-only fit without offset, a good start for every family
-        mu0 = prob.family.null_mean(prob.y, prob.sw)
-        fam = prob.family.name
-        if fam == "binomial":
-            mu0 = min(max(mu0, 1e-10), 1 - 1e-10)
-        elif fam == "poisson":
-            mu0 = max(mu0, 1e-10)
-        b0 = float(prob.family.link_function(np.array([mu0]))[0])
-        if prob.offset is not None and fam != "gaussian":
-            b0 -= float(np.average(prob.offset, weights=prob.sw))
-        elif prob.offset is not None:
-            b0 = float(np.average(prob.y - prob.offset, weights=prob.sw))
+        # the intercept(+offset)-only fit, a good start for every family
+        b0 = prob.family.null_intercept(prob.y, prob.sw, prob.offset)
     return theta, beta, b0
 
 
@@ -312,7 +286,7 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
     lam_w = np.ascontiguousarray(lam * prob.weights)
     eta = prob.linear_predictor(theta, beta, b0)
     n, fam = prob.n, prob.family
-    quadratic = fam.name == "gaussian"
+    quadratic = fam.quadratic
     sizes = np.diff(prob.block_ptr)
     maxK = int(sizes.max()) if prob.p else 1
     work = np.empty(7 * maxK + fused_lasso_work_size_py(maxK))
@@ -328,6 +302,7 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
     F = loss + lam * prob.penalty.value(theta)
     # the unpenalised columns (intercept first) are updated jointly by a Newton step
     n_free = prob.q + int(prob.fit_intercept)
+    polisher = Polisher(prob)
     while True:
         r, h = prob._r, prob._h
         G, H = np.zeros(prob.d), np.zeros(prob.d)
@@ -339,6 +314,13 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
             break
         if n_sweeps >= max_iter:
             break
+        if polisher.ready():
+            # the jump set has settled: Newton on its segments (design.md §9)
+            res = polisher.run(theta, beta, b0, lam, tol, F)
+            if res is not None:
+                theta, beta, b0, eta, F = res.theta, res.beta, res.b0, res.eta, res.objective
+                loss = prob.grad_hess(eta)
+                continue
         n_outer += 1
         # working set: blocks that have a jump, violate their condition, or are free
         if prob.p:
@@ -385,7 +367,8 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
                     beta += step[1:]
                 else:
                     beta += step
-            if viol <= inner_tol or n_sweeps >= max_iter:
+            polisher.observe(theta)
+            if viol <= inner_tol or n_sweeps >= max_iter or polisher.ready():
                 break
             # Anderson extrapolation of the sweeps (as skglm does for CD): on
             # ill-conditioned problems (near-duplicate features, tiny λ) Gauss–Seidel
@@ -502,26 +485,42 @@ def _anderson(history):
 def _finish(prob, theta, beta, b0, lam, eta, kkt, converged, n_iter, n_sweeps, tol):
     # re-centring moved levels into the intercept without changing η
     loss = prob.loss(eta)
-    if not converged:
+    beta = beta / prob.dense_scale
+    intercept = float(b0 - prob.dense_center @ beta)
+    objective = float(loss + lam * prob.penalty.value(theta))
+    finite = bool(
+        np.isfinite(objective) and np.isfinite(intercept) and np.isfinite(kkt)
+        and np.all(np.isfinite(theta)) and np.all(np.isfinite(beta))
+    )  # fmt: skip
+    if not finite:
+        # a NaN or infinite number is never an answer, whatever the KKT test said
+        converged = False
+        warnings.warn(
+            f"The solver ended on non-finite values (objective {objective:.3g}, intercept "
+            f"{intercept:.3g}): the fit failed; check the scale of y, the offset and the "
+            "weights.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    elif not converged:
         warnings.warn(
             f"The solver stopped after {n_iter} iterations ({n_sweeps} passes) with a KKT "
             f"violation of {kkt:.3g} > tol={tol:.3g}; increase max_iter or tol.",
             ConvergenceWarning,
             stacklevel=3,
         )
-    beta = beta / prob.dense_scale
     return Solution(
         coef=theta,
         dense_coef=beta,
-        intercept=float(b0 - prob.dense_center @ beta),
+        intercept=intercept,
         lam=float(lam),
-        objective=float(loss + lam * prob.penalty.value(theta)),
+        objective=objective,
         kkt_violation=float(kkt),
         converged=bool(converged),
         n_iter=int(n_iter),
         n_sweeps=int(n_sweeps),
         eta=eta,
-        bin_counts=prob.counts.copy(),
+        bin_counts=prob.counts * prob.sw_scale,  # in the user's units of weight
     )
 
 
@@ -539,7 +538,7 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
     prob.grad_hess(eta)
     # Lipschitz estimate: every row sits in one bin per block, so ‖X‖² ≤ (p + 1) · max
     # weighted bin mass of the curvature bound, plus the dense columns' norms.
-    hmax = {"gaussian": 1.0, "binomial": 0.25}.get(prob.family.name, None)
+    hmax = prob.family.curvature_bound()
     if hmax is None:
         hmax = float(np.max(prob._h * prob.W / np.maximum(prob.sw, 1e-300)))
     L = max(hmax * (float(prob.sw.max()) / prob.W) * (prob.p + 1) * 1.0, 1e-12)
@@ -614,16 +613,6 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
 # --------------------------------------------------------------------------- API
 
 
-def _check_lam(lam) -> float:
-    try:
-        lam = float(lam)
-    except (TypeError, ValueError):
-        raise TypeError(f"lam must be a non-negative number; got {lam!r}.") from None
-    if not np.isfinite(lam) or lam < 0:
-        raise ValueError(f"lam must be a finite non-negative number; got {lam!r}.")
-    return lam
-
-
 def solve(
     codes,
     block_ptr,
@@ -651,8 +640,8 @@ def solve(
         Offsets of the blocks in θ.
     y : ndarray of shape (n,)
         Response.
-    family : {"gaussian", "binomial", "poisson"} or Family
-        Distribution (canonical link).
+    family : {"gaussian", "binomial", "poisson"}, statsmodels family or Family
+        Distribution (see ``_families.get_family``).
     lam : float
         λ ≥ 0.
     penalty_weights : ndarray of shape (d,)
@@ -731,13 +720,11 @@ class Prepared:
         warm_start: Solution | None = None,
     ) -> Solution:
         """Fit at one λ; arguments and result as in :func:`solve`."""
-        lam = _check_lam(lam)
+        lam = check_lam(lam)
         if solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
-        if not (isinstance(tol, (int, float)) and np.isfinite(tol) and tol > 0):
-            raise ValueError(f"tol must be a positive number; got {tol!r}.")
-        if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
-            raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}.")
+        tol = check_tol(tol)
+        max_iter = check_max_iter(max_iter)
         if self.merged is not None:
             return self._solve_merged(lam, solver, tol, int(max_iter), warm_start)
         tol = tol * self.tol_scale
@@ -803,7 +790,7 @@ class Prepared:
                     lev -= counts @ lev / counts.sum()
                 theta[bp[j] : bp[j] + K] = lev
         sol.coef = theta
-        sol.bin_counts = prob.counts.copy()
+        sol.bin_counts = prob.counts * prob.sw_scale
         return sol
 
 
