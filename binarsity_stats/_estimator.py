@@ -260,6 +260,7 @@ class BinarsityGLM(BaseEstimator):
         family = get_family(self.family)
         X, n = _validate_X(X)
         y, extra = self._prepare_y(y, n)
+        family.validate_y(y)  # 0/1 for binomial: no proportions here, unlike glm()
         sw = check_sample_weight(sample_weight, n)
         off = check_offset(offset, n)
         binarizer = Binarizer(n_bins=self.n_bins, missing=self.missing)

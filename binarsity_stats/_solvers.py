@@ -129,7 +129,9 @@ class _Problem:
             raise ValueError(f"y has {y.shape[0]} rows but the design has {n}.")
         if n == 0:
             raise ValueError("no rows to fit (n_samples = 0).")
-        self.family.validate_y(y)
+        # the loss is that of a proportion for a binomial y in [0, 1] (glm() allows it;
+        # the estimators refuse it before they get here)
+        self.family.validate_y(y, proportions=True)
         self.y = np.ascontiguousarray(y)
         sw = check_sample_weight(sample_weight, n, rows_of="y")
         # every sum is taken on weights scaled to a maximum in [1, 2) (the objective
