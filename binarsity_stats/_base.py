@@ -3,7 +3,8 @@
 scikit-learn is not a run-time dependency. When it is installed the estimators and the
 ``Binarizer`` derive from its base classes (so they work in ``Pipeline``,
 ``GridSearchCV``, ``clone``); otherwise the minimal classes below stand in, with the
-same ``get_params``/``set_params`` contract. Also: the fitted-state helpers shared by
+same ``get_params``/``set_params`` contract. They are resolved on first use (the
+formula layer never imports scikit-learn). Also: the fitted-state helpers shared by
 every fitted object (publication in one assignment, one snapshot per read).
 """
 
@@ -12,23 +13,48 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-__all__ = [
+# also BaseEstimator, ClassifierMixin, TransformerMixin, NotFittedError and
+# DataConversionWarning, resolved on first use (module __getattr__ below)
+__all__ = ["not_fitted", "publish_fitted", "fitted_snapshot", "inconsistent"]
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: scikit-learn (or the stand-ins) is imported only by the modules that
+    # derive from its classes (the estimators, the public Binarizer), never by the
+    # formula layer: ``from binarsity_stats import glm`` does not load scikit-learn.
+    if name in _SKLEARN_NAMES:
+        value = _sklearn_names()[name]
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+_SKLEARN_NAMES = (
     "BaseEstimator",
     "ClassifierMixin",
     "TransformerMixin",
     "NotFittedError",
     "DataConversionWarning",
-    "publish_fitted",
-    "fitted_snapshot",
-    "inconsistent",
-]
+)
 
-try:  # pragma: no cover - exercised when scikit-learn is installed (tests)
-    from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
-    from sklearn.exceptions import DataConversionWarning, NotFittedError
-except ImportError:  # pragma: no cover
 
-    class BaseEstimator:  # type: ignore[no-redef]
+def _sklearn_names() -> dict[str, Any]:
+    try:  # pragma: no cover - exercised when scikit-learn is installed (tests)
+        from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+        from sklearn.exceptions import DataConversionWarning, NotFittedError
+    except ImportError:  # pragma: no cover
+        return _stand_ins()
+    return {
+        "BaseEstimator": BaseEstimator,
+        "ClassifierMixin": ClassifierMixin,
+        "TransformerMixin": TransformerMixin,
+        "NotFittedError": NotFittedError,
+        "DataConversionWarning": DataConversionWarning,
+    }
+
+
+def _stand_ins() -> dict[str, Any]:
+    class BaseEstimator:
         """Minimal stand-in for ``sklearn.base.BaseEstimator``."""
 
         @classmethod
@@ -48,20 +74,34 @@ except ImportError:  # pragma: no cover
                 setattr(self, k, v)
             return self
 
-    class ClassifierMixin:  # type: ignore[no-redef]
+    class ClassifierMixin:
         """Stand-in for ``sklearn.base.ClassifierMixin``."""
 
-    class TransformerMixin:  # type: ignore[no-redef]
+    class TransformerMixin:
         """Stand-in for ``sklearn.base.TransformerMixin``."""
 
         def fit_transform(self, X, y=None, **fit_params):
             """Fit, then transform X."""
             return self.fit(X, **fit_params).transform(X)
 
-    class NotFittedError(ValueError, AttributeError):  # type: ignore[no-redef]
-        """Stand-in for ``sklearn.exceptions.NotFittedError``."""
+    return {
+        "BaseEstimator": BaseEstimator,
+        "ClassifierMixin": ClassifierMixin,
+        "TransformerMixin": TransformerMixin,
+        "NotFittedError": _NotFittedError,
+        "DataConversionWarning": UserWarning,
+    }
 
-    DataConversionWarning = UserWarning  # type: ignore[misc,assignment]
+
+class _NotFittedError(ValueError, AttributeError):
+    """Stand-in for ``sklearn.exceptions.NotFittedError``."""
+
+
+def not_fitted(name: str) -> Exception:
+    """The error of a method that needs a fitted object (scikit-learn's class if installed)."""
+    return __getattr__("NotFittedError")(
+        f"This {name} instance is not fitted yet; call 'fit' first."
+    )
 
 
 def _is_fitted_name(name: str) -> bool:

@@ -30,18 +30,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._base import (
-    BaseEstimator,
-    NotFittedError,
-    TransformerMixin,
-    fitted_snapshot,
-    inconsistent,
-    publish_fitted,
-)
+from ._base import fitted_snapshot, inconsistent, not_fitted, publish_fitted
 from ._binning import assign_codes, assign_codes_2d, compact_column
 from ._validation import as_real_array, check_sample_weight, code_dtype
 
-__all__ = ["Binarizer"]
+__all__ = ["Binarizer", "BinarizerCore"]  # noqa: F822 - Binarizer: built on first use
 
 #: Largest number of levels (chain bins + missing level) that uint16 codes can hold.
 MAX_LEVELS = 65536
@@ -55,7 +48,37 @@ _MISSING = ("error", "separate")
 # =====================================================================================
 
 
-class Binarizer(TransformerMixin, BaseEstimator):
+def __getattr__(name: str) -> Any:
+    # PEP 562: the scikit-learn transformer is built on first use, so that the formula
+    # layer (which uses BinarizerCore) never imports scikit-learn
+    if name == "Binarizer":
+        cls = _make_binarizer()
+        globals()["Binarizer"] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _make_binarizer() -> type:
+    from ._base import BaseEstimator, TransformerMixin
+
+    class Binarizer(BinarizerCore, TransformerMixin, BaseEstimator):
+        __doc__ = BinarizerCore.__doc__
+
+        def __sklearn_tags__(self):
+            tags = super().__sklearn_tags__()
+            tags.input_tags.allow_nan = self.missing == "separate"
+            # the output is integer codes (uint8/uint16), whatever the input dtype
+            tags.transformer_tags.preserves_dtype = []
+            return tags
+
+    # pickles name the class binarsity_stats._binarizer.Binarizer (found through
+    # this module's __getattr__), as they did when it was defined at module level
+    Binarizer.__qualname__ = "Binarizer"
+    Binarizer.__module__ = __name__
+    return Binarizer
+
+
+class BinarizerCore:
     """Cut each continuous feature into ordered bins and return integer bin codes.
 
     A scikit-learn transformer (``get_params``/``set_params``, ``clone``, ``Pipeline``,
@@ -173,7 +196,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
         self.missing = missing
 
     # -- public API -------------------------------------------------------------------
-    def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> Binarizer:
+    def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> BinarizerCore:
         """Learn the cut points of every feature.
 
         Parameters
@@ -280,13 +303,6 @@ class Binarizer(TransformerMixin, BaseEstimator):
             raise ValueError("input_features is not equal to feature_names_in_")
         return given
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = self.missing == "separate"
-        # the output is integer codes (uint8/uint16), whatever the input dtype
-        tags.transformer_tags.preserves_dtype = []
-        return tags
-
     # -- fitting ----------------------------------------------------------------------
     def _fit(self, X: Any, sample_weight: Any) -> tuple[_Columns, _State]:
         method = _check_choice(self.method, "method", _METHODS)
@@ -350,7 +366,7 @@ class _State:
     @classmethod
     def of(cls, attrs: dict[str, Any]) -> _State:
         if "edges_" not in attrs:
-            raise NotFittedError("This Binarizer instance is not fitted yet; call 'fit' first.")
+            raise not_fitted("Binarizer")
         p = attrs.get("n_features_in_")
         if isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 1:
             raise inconsistent(f"n_features_in_ is {p!r}")

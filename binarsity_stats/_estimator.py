@@ -30,7 +30,7 @@ from ._base import (
     publish_fitted,
 )
 from ._base import DataConversionWarning as _DataConversionWarning
-from ._binarizer import Binarizer
+from ._binarizer import Binarizer, BinarizerCore
 from ._families import get_family
 from ._penalty import penalty_weights as _penalty_weights
 from ._solvers import SOLVERS, Solution, solve
@@ -340,7 +340,7 @@ class BinarsityGLM(BaseEstimator):
         self._check_fitted()
         st = fitted_snapshot(self)
         binarizer = st.get("binarizer_")
-        if not isinstance(binarizer, Binarizer):
+        if not isinstance(binarizer, BinarizerCore):
             raise inconsistent("binarizer_ is not a fitted Binarizer")
         try:
             bins = binarizer._fitted_state()
