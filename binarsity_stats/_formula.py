@@ -43,7 +43,7 @@ from formulaic.transforms import TRANSFORMS
 from formulaic.utils.code import format_expr, sanitize_variable_names
 from formulaic.utils.stateful_transforms import stateful_transform
 
-from ._binarizer import Binarizer, bin_codes, is_datetime_like
+from ._binarizer import BinarizerCore, bin_codes, is_datetime_like
 from ._validation import (
     as_real_array,
     check_n_bins,
@@ -302,7 +302,7 @@ def _learn_edges(
         raise ValueError(f"column '{name}' has no rows.")
     if np.all(np.isnan(x)):
         raise ValueError(f"column '{name}' has only missing values.")
-    binarizer = Binarizer(n_bins=int(n_bins), method="quantile", missing=missing)
+    binarizer = BinarizerCore(n_bins=int(n_bins), method="quantile", missing=missing)
     binarizer.fit(pd.DataFrame({name: x}), sample_weight=sample_weight)
     edges = np.asarray(binarizer.edges_[0], dtype=np.float64)
     has_missing = bool(binarizer.has_missing_level_[0])
