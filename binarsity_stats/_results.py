@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ._base import inconsistent
 from ._formula import Block, _as_frame, _column_or_array
 from ._path import select_lambda, strip_eta
 
@@ -291,6 +292,12 @@ class BinarsityResults:
         if type not in ("response", "link"):
             raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
         m = self.model
+        if not (
+            np.all(np.isfinite(self.coef))
+            and np.all(np.isfinite(self.dense_coef))
+            and np.isfinite(self.intercept)
+        ):
+            raise inconsistent("the coefficients hold NaN or infinite values")
         if newdata is None:
             if offset is not None:
                 raise ValueError("offset is only used together with newdata.")
