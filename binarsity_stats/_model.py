@@ -501,8 +501,9 @@ class BinarsityModel:
         ----------
         lam : float or "theory", default="theory"
             λ ≥ 0 of design.md §1, or ``"theory"`` for the data-driven scale of the
-            paper's Theorem 1 (see :meth:`lambda_theory`; for gaussian σ² is estimated
-            from a first fit and the model refitted once).
+            paper's Theorem 1 (see :meth:`lambda_theory`; for a family with an unknown
+            dispersion — gaussian σ², gamma and Tweedie φ — it is estimated from a first
+            fit by Pearson's χ²/df and the model refitted once).
         solver : {"cd", "fista"}, default="cd"
             Engine solver.
         tol : float, default=1e-7
