@@ -16,6 +16,7 @@ import pandas as pd
 
 from ._formula import Block, _as_frame, _column_or_array
 from ._path import select_lambda, strip_eta
+from ._validation import check_offset, check_sample_weight
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -40,9 +41,7 @@ def _new_design(model: BinarsityModel, newdata: Any, offset: Any) -> tuple[Any, 
     off = design.offset
     extra = None
     if offset is not None:
-        extra = np.asarray(offset, dtype=np.float64).ravel()
-        if extra.shape[0] != design.n_obs or not np.all(np.isfinite(extra)):
-            raise ValueError(f"offset must be {design.n_obs} finite values (one per row).")
+        extra = check_offset(offset, design.n_obs, rows_of="the data")
     elif model.offset_column is not None:
         if model.offset_column not in newdata.columns:
             raise ValueError(
@@ -866,9 +865,12 @@ class RefitResults:
         if sample_weight is None:
             w = np.ones(n)
         else:
-            w = np.asarray(sample_weight, dtype=np.float64).ravel()
-            if w.shape[0] != n or not np.all(np.isfinite(w)) or np.any(w <= 0):
-                raise ValueError(f"sample_weight must be {n} positive finite values.")
+            w = check_sample_weight(sample_weight, n, rows_of="the data")
+            if np.any(w <= 0):  # the observation variance is scale / w
+                row = int(np.flatnonzero(w <= 0)[0])
+                raise ValueError(
+                    f"sample_weight must be positive for a prediction interval; row {row} has 0."
+                )
         return PredictionResults(
             np.asarray(lin.predicted), np.asarray(lin.var_pred),
             var_resid=self.sm_results.scale / w, df=self.sm_results.df_resid,
