@@ -18,6 +18,7 @@ import numpy as np
 
 from ._binarizer import Binarizer
 from ._families import get_family
+from ._penalty import lambda_theory, theory_nobs
 from ._penalty import penalty_weights as _penalty_weights
 from ._solvers import SOLVERS, Solution, solve
 from ._validation import (
@@ -28,6 +29,7 @@ from ._validation import (
     check_offset,
     check_sample_weight,
     check_tol,
+    check_weights_kind,
     is_missing,
     normalized_weights,
 )
@@ -68,7 +70,12 @@ except ImportError:  # pragma: no cover
 def _check_params(est) -> None:
     """Validate constructor arguments at fit time (never mutate them)."""
     get_family(est.family)
-    check_lam(est.lam)
+    if isinstance(est.lam, str):
+        if est.lam != "theory":
+            raise TypeError(f"lam must be a non-negative number or 'theory'; got {est.lam!r}.")
+    else:
+        check_lam(est.lam)
+    check_weights_kind(getattr(est, "weights_kind", "analytic"))
     if est.solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}; got {est.solver!r}.")
     check_tol(est.tol)
@@ -163,8 +170,10 @@ class BinarsityGLM(BaseEstimator):
         statsmodels family instance with a link whose loss is convex, e.g.
         ``sm.families.Tweedie(var_power=1.5, link=sm.families.links.Log())`` (the loss
         is then half the unit deviance; see ``_families``).
-    lam : float, default=1e-3
-        The penalty strength λ ≥ 0.
+    lam : float or "theory", default=1e-3
+        The penalty strength λ ≥ 0, or ``"theory"`` for the paper's Theorem 1 scale
+        sqrt(2 U φ (A + log d) / n) (as ``glm().fit(lam="theory")``; φ estimated from a
+        first fit and the model refitted once for the gaussian).
     n_bins : int or sequence of int, default=50
         Number of bins per feature (fewer when a feature has fewer distinct values).
     penalty_weights : {"theory", "uniform"} or array of shape (d,), default="theory"
@@ -181,6 +190,10 @@ class BinarsityGLM(BaseEstimator):
         Whether to fit an intercept.
     missing : {"error", "separate"}, default="error"
         NaN in a feature raises, or gets its own level outside the TV chain.
+    weights_kind : {"analytic", "freq"}, default="analytic"
+        What ``sample_weight`` means for ``lam="theory"``: analytic (precision) weights
+        give n = Kish's effective number (Σ s)² / Σ s², frequency weights n = Σ s (the
+        n of the repeated rows). The fit at a given λ does not depend on it.
 
     Attributes
     ----------
@@ -192,6 +205,8 @@ class BinarsityGLM(BaseEstimator):
         Offsets of each feature's levels in ``coef_``.
     intercept_ : float
         β0.
+    lam_ : float
+        The λ fitted (the value of ``lam="theory"``).
     penalty_weights_ : ndarray of shape (d,)
         ω used (0 at each block start).
     bin_counts_ : ndarray of shape (d,)
@@ -210,6 +225,9 @@ class BinarsityGLM(BaseEstimator):
         Column names, when ``X`` was a DataFrame with string column names.
     """
 
+    #: estimators pickled before ``weights_kind`` existed read as the default
+    weights_kind: str = "analytic"
+
     def __init__(
         self,
         family: Any = "gaussian",
@@ -221,6 +239,7 @@ class BinarsityGLM(BaseEstimator):
         max_iter: int = 1000,
         fit_intercept: bool = True,
         missing: str = "error",
+        weights_kind: str = "analytic",
     ):
         self.family = family
         self.lam = lam
@@ -231,6 +250,7 @@ class BinarsityGLM(BaseEstimator):
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
         self.missing = missing
+        self.weights_kind = weights_kind
 
     # -- fitting ----------------------------------------------------------------------
     def _prepare_y(self, y, n):
@@ -291,28 +311,43 @@ class BinarsityGLM(BaseEstimator):
         from ._histogram import bin_sums_all
 
         # on the normalised weights (their total cannot overflow): ω depends on shares only
-        unit = np.ones(codes.shape[1]) if sw is None else normalized_weights(sw)[0]
+        unit, scale = (np.ones(codes.shape[1]), 1.0) if sw is None else normalized_weights(sw)
         bin_sums_all(codes, block_ptr, unit, counts)
         chain = sizes - np.asarray(binarizer.has_missing_level_, dtype=np.intp)
         weights = _penalty_weights(self.penalty_weights, counts, block_ptr, chain)
-        sol: Solution = solve(
-            codes,
-            block_ptr,
-            y,
-            family=family,
-            lam=float(self.lam),
-            penalty_weights=weights,
-            sample_weight=sw,
-            offset=off,
-            fit_intercept=self.fit_intercept,
-            solver=self.solver,
-            tol=float(self.tol),
-            max_iter=int(self.max_iter),
-            warm_start=warm_start,
-        )
+
+        def fit_at(lam, start):
+            return solve(
+                codes, block_ptr, y, family=family, lam=lam, penalty_weights=weights,
+                sample_weight=sw, offset=off, fit_intercept=self.fit_intercept,
+                solver=self.solver, tol=float(self.tol), max_iter=int(self.max_iter),
+                warm_start=start,
+            )  # fmt: skip
+
+        if isinstance(self.lam, str):  # "theory", as glm().fit(lam="theory")
+            kind = getattr(self, "weights_kind", "analytic") if sw is not None else "analytic"
+            nobs = theory_nobs(unit, kind, scale)
+            d, fi = int(block_ptr[-1]), bool(self.fit_intercept)
+            lam = lambda_theory(family, y, unit, off, d, nobs, fit_intercept=fi)
+            sol: Solution = fit_at(lam, warm_start)
+            if family.estimate_dispersion:
+                # φ from the first fit's Pearson χ² on its df, then one refit
+                dof = int(fi)
+                for j in range(len(sizes)):
+                    s0 = int(block_ptr[j])
+                    dof += int(np.sum(np.diff(sol.coef[s0 : s0 + int(chain[j])]) != 0))
+                    if sizes[j] > chain[j] and counts[int(block_ptr[j + 1]) - 1] > 0:
+                        dof += 1  # a populated missing level
+                phi = family.dispersion(y, family.mean(sol.eta), unit, dof, nobs=nobs)
+                lam = lambda_theory(family, y, unit, off, d, nobs, fit_intercept=fi, phi=phi)
+                sol = fit_at(lam, sol)
+        else:
+            lam = float(self.lam)
+            sol = fit_at(lam, warm_start)
         self.binarizer_ = binarizer
         self.coef_ = sol.coef
         self.intercept_ = sol.intercept
+        self.lam_ = float(lam)
         self.block_ptr_ = block_ptr
         self.penalty_weights_ = weights
         self.bin_counts_ = sol.bin_counts
@@ -489,8 +524,8 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
 
     Parameters
     ----------
-    lam : float, default=1e-3
-        The penalty strength λ ≥ 0.
+    lam : float or "theory", default=1e-3
+        The penalty strength λ ≥ 0, or ``"theory"`` (see :class:`BinarsityGLM`).
     n_bins : int or sequence of int, default=50
         Number of bins per feature.
     penalty_weights : {"theory", "uniform"} or array, default="theory"
@@ -505,6 +540,8 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         Whether to fit an intercept.
     missing : {"error", "separate"}, default="error"
         Missing-value policy.
+    weights_kind : {"analytic", "freq"}, default="analytic"
+        What ``sample_weight`` means for ``lam="theory"`` (see :class:`BinarsityGLM`).
 
     Attributes
     ----------
@@ -525,6 +562,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         max_iter: int = 1000,
         fit_intercept: bool = True,
         missing: str = "error",
+        weights_kind: str = "analytic",
     ):
         self.lam = lam
         self.n_bins = n_bins
@@ -534,6 +572,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
         self.missing = missing
+        self.weights_kind = weights_kind
 
     #: the family is fixed (a class attribute, not a constructor parameter)
     family = "binomial"

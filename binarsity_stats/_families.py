@@ -41,9 +41,18 @@ inverse power for gamma, log for binomial) define the loss on a half-line only a
 are refused, as are the gaussian with a non-identity link and the inverse Gaussian
 (its log-link loss is concave for large η).
 
-Fast paths. A family with Cython kernels sets ``_loss_kernel`` and
-``_grad_hess_kernel`` (``_glm_kernels.pyx``); gamma/Tweedie kernels (issue 14) would be
-registered in :data:`_FAST_PATHS` and picked up by :class:`StatsmodelsFamily`.
+Where to add.
+
+* A distribution or link: a :class:`Family` subclass here (or a row of
+  :data:`CONVEX_LINKS` and its closed forms in :class:`StatsmodelsFamily`), plus tests;
+  nothing else in the package changes.
+* A Cython fast path: kernels in ``_glm_kernels.pyx`` named
+  ``{family}_{link}_{quantity}``; a built-in family sets ``_loss_kernel`` and
+  ``_grad_hess_kernel``, a statsmodels family is registered in :data:`_FAST_PATHS`
+  (gamma/Tweedie, issue 14) and must return the half deviance.
+* Cox (design.md §8) is not a per-row loss: it would be a Family built with the rows'
+  times (sorted once) whose ``loss_sum``/``grad_hess`` compute risk-set sums (Breslow
+  ties) and the diagonal of the Hessian, with no intercept and no ``mean``.
 """
 
 from __future__ import annotations
@@ -244,8 +253,14 @@ class Family:
         off = np.zeros_like(y) if offset is None else offset
         W = float(sw.sum())
         b0 = self._start_intercept(y, sw, off, W)
+        if offset is None:
+            # at a constant η the score Σ s (μ − y) μ'/V(μ) vanishes at μ = ȳ: g(ȳ) exactly
+            return b0
         # Fisher scoring on the 1-D convex loss, halving the step until the loss drops
-        g_out, h_out = np.empty(len(y)), np.empty(len(y))
+        # (one pass over the rows per trial: the loss comes with the derivatives)
+        n = len(y)
+        g_out, h_out = np.empty(n), np.empty(n)
+        g_try, h_try = np.empty(n), np.empty(n)
         f = self.grad_hess(b0 + off, y, sw, 1.0, g_out, h_out)
         for _ in range(100):
             g, h = float(g_out.sum()), float(h_out.sum())
@@ -253,14 +268,16 @@ class Family:
                 break
             step = g / h
             for _ in range(60):
-                f_new = self.loss_sum(b0 - step + off, y, sw)
+                f_new = self.grad_hess(b0 - step + off, y, sw, 1.0, g_try, h_try)
                 if np.isfinite(f_new) and f_new <= f + 1e-12 * abs(f):
                     break
                 step *= 0.5
             else:
                 break
             b0 -= step
-            f = self.grad_hess(b0 + off, y, sw, 1.0, g_out, h_out)
+            f = f_new
+            g_out, g_try = g_try, g_out
+            h_out, h_try = h_try, h_out
             if abs(step) < 1e-13 * max(1.0, abs(b0)):
                 break
         return float(b0)

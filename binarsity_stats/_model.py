@@ -29,7 +29,6 @@ Choices documented here (the docs repeat them):
 
 from __future__ import annotations
 
-import math
 import threading
 from typing import Any
 
@@ -50,6 +49,7 @@ from ._path import (
     solve_path,
     weighted_auc,
 )
+from ._penalty import THEORY_A, lambda_theory, theory_nobs
 from ._results import BinarsityResults, CVResults, PathResults, degrees_of_freedom
 from ._validation import (
     check_bool,
@@ -59,6 +59,7 @@ from ._validation import (
     check_offset_loss,
     check_random_state,
     check_tol,
+    check_weights_kind,
     normalized_weights,
 )
 
@@ -67,8 +68,6 @@ __all__ = ["glm", "BinarsityModel", "SCORINGS"]
 # Re-exported: the engine's path and CV helpers (_path) were defined here before 0.2.
 _REEXPORTED = (fold_ids, group_fold_ids, weighted_auc)
 
-#: A of Theorem 1: the oracle bound holds with probability 1 − 2e^{−A} = 0.95.
-THEORY_A = math.log(40.0)
 
 #: fit_cv keeps every fold's prepared design for the whole walk below this many bytes;
 #: above it, a fold's design is prepared again for each chunk of λ values.
@@ -156,31 +155,6 @@ def glm(
         missing=missing,
         weights_kind=weights_kind,
     )
-
-
-#: What ``sample_weight`` can mean (``glm(weights_kind=)``).
-WEIGHTS_KINDS = ("analytic", "freq")
-
-
-def check_weights_kind(weights_kind: Any) -> str:
-    """Return ``weights_kind`` if it is ``"analytic"`` or ``"freq"``, else raise naming it.
-
-    Parameters
-    ----------
-    weights_kind : object
-        The value given.
-
-    Returns
-    -------
-    str
-        The value.
-    """
-    if not isinstance(weights_kind, str) or weights_kind not in WEIGHTS_KINDS:
-        raise ValueError(
-            f"weights_kind must be 'analytic' (precision weights, statsmodels' var_weights) "
-            f"or 'freq' (row counts, freq_weights); got {weights_kind!r}."
-        )
-    return weights_kind
 
 
 class BinarsityModel:
@@ -292,10 +266,8 @@ class BinarsityModel:
     def n_effective(self) -> float:
         """The n of ``lam="theory"``: Σ s for frequency weights, Kish's effective
         number (Σ s)² / Σ s² for analytic ones (n when unweighted)."""
-        sw = self.unit_weight  # scaled to a maximum in [1, 2): no overflow in the sums
-        if self.weights_kind == "freq":
-            return float(sw.sum()) * self.weight_scale
-        return float(sw.sum() ** 2 / np.sum(sw**2))
+        # on the weights scaled to a maximum in [1, 2): no overflow in the sums
+        return theory_nobs(self.unit_weight, self.weights_kind, self.weight_scale)
 
     @property
     def var_weights(self) -> np.ndarray | None:
@@ -473,30 +445,11 @@ class BinarsityModel:
         float
             λ_theory.
         """
-        n_eff = self.n_effective
         d = sum(b.n_levels for b in self.spec.blocks if b.penalized)
-        d = max(d, 2)
-        fam = self.family
-        # U bounds the curvature (b'' or the Fisher weight): the family's bound, else
-        # its largest value at the null fit (poisson: the largest null mean)
-        U = fam.curvature_bound()
-        if U is None:
-            U = float(np.max(fam.curvature(self._null_eta())))
-        if phi is None:
-            phi = (
-                fam.null_dispersion(self.y, self.unit_weight, self.offset)
-                if fam.estimate_dispersion
-                else 1.0
-            )
-        return math.sqrt(2.0 * U * phi * (A + math.log(d)) / n_eff)
-
-    def _null_eta(self) -> np.ndarray:
-        """Linear predictor of the intercept(+offset)-only fit."""
-        b0 = null_intercept(
-            self.family, self.y, self.sample_weight, self.offset, self._solver_intercept
-        )
-        eta = np.full(self.nobs, b0)
-        return eta if self.offset is None else eta + self.offset
+        return lambda_theory(
+            self.family, self.y, self.unit_weight, self.offset, d, self.n_effective,
+            fit_intercept=self._solver_intercept, phi=phi, A=A,
+        )  # fmt: skip
 
     # -- fitting -------------------------------------------------------------------------
     def fit(

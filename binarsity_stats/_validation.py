@@ -45,6 +45,7 @@ __all__ = [
     "check_offset_loss",
     "check_groups",
     "check_unique_names",
+    "check_weights_kind",
     "is_missing",
     "MAX_LEVELS",
     "LOSS_LIMIT",
@@ -629,3 +630,23 @@ def check_unique_names(names: Any, what: str) -> None:
         seen.add(name)
     if dup:
         raise ValueError(f"{what} has duplicated column names {dup}; names must be unique.")
+
+
+def check_weights_kind(weights_kind: Any) -> str:
+    """What sample weights mean: ``"analytic"`` (precision) or ``"freq"`` (row counts).
+
+    Parameters
+    ----------
+    weights_kind : Any
+        The argument.
+
+    Returns
+    -------
+    str
+    """
+    if not isinstance(weights_kind, str) or weights_kind not in ("analytic", "freq"):
+        raise ValueError(
+            "weights_kind must be 'analytic' (precision weights, statsmodels' var_weights) "
+            f"or 'freq' (row counts, freq_weights); got {weights_kind!r}."
+        )
+    return weights_kind

@@ -508,3 +508,29 @@ def test_generic_loss_is_half_the_statsmodels_deviance_with_its_derivatives_and_
     assert not np.isnan(loss) and loss > 0
     assert np.all(np.isfinite(gf)) and np.all(np.isfinite(hf)) and np.all(hf >= 0)
     assert not np.any(np.isnan(fam._half_deviance(far, yf, sf)))
+
+
+@pytest.mark.parametrize(
+    "family",
+    ["gaussian", "binomial", "poisson", _gamma(), _tweedie(1.5),
+     sm.families.Binomial(links.Probit()), sm.families.NegativeBinomial(alpha=0.5)],
+    ids=lambda f: get_family(f).label,
+)  # fmt: skip
+def test_the_null_fit_is_statsmodels_intercept_only_glm_with_offset_and_weights(family):
+    fam = get_family(family)
+    rng = np.random.default_rng(7)
+    n = 300
+    off = rng.normal(scale=0.5, size=n)
+    sw = rng.uniform(0.2, 3.0, n)
+    mu = fam.mean(0.3 + off)
+    if fam.binary:
+        y = rng.binomial(1, mu).astype(float)
+    elif fam.quadratic:
+        y = mu + rng.normal(size=n)
+    else:
+        y = rng.gamma(2.0, mu / 2.0) * (rng.random(n) < (0.7 if fam.name == "tweedie" else 1))
+        y = np.round(y) if fam.name in ("poisson", "negativebinomial") else y
+    sm_fam = fam.to_statsmodels()
+    for o in (off, None):
+        ref = sm.GLM(y, np.ones((n, 1)), family=sm_fam, offset=o, var_weights=sw).fit(tol=1e-14)
+        assert_allclose(fam.null_intercept(y, sw, o), ref.params[0], rtol=1e-9, atol=1e-10)

@@ -218,3 +218,29 @@ def test_weights_kind_is_checked_and_kept_by_pickles(star98):
     again = pickle.loads(pickle.dumps(res.refit()))
     assert again.weights_kind == "freq" and again.parent.model.weights_kind == "freq"
     assert_allclose(again.predict(star98.iloc[:5]), res.refit().predict(star98.iloc[:5]))
+
+
+@pytest.mark.parametrize("kind", ["analytic", "freq"])
+def test_estimator_theory_lambda_follows_weights_kind(kind):
+    from binarsity_stats import BinarsityGLM
+
+    d = _poisson_frame(n=300, seed=11)
+    d["y"] = d["y"] + 0.5 * d["x"]
+    X, y, w = d[["x", "exposure"]], d["y"].to_numpy(), d["w"].to_numpy()
+    est = BinarsityGLM(lam="theory", n_bins=12, weights_kind=kind).fit(X, y, sample_weight=w)
+    # the formula interface gives the same λ on the same bins
+    model = glm("y ~ bin(x, 12) + bin(exposure, 12)", d, sample_weight="w", weights_kind=kind)
+    assert est.lam_ == pytest.approx(model.fit(lam="theory").lam, rel=1e-6)
+    rep = d.loc[d.index.repeat(d["w"].astype(int))]
+    est_rep = BinarsityGLM(lam="theory", n_bins=12).fit(rep[["x", "exposure"]], rep["y"])
+    if kind == "freq":  # frequency weights are repeated rows
+        assert est.lam_ == pytest.approx(est_rep.lam_, rel=1e-6)
+        assert_allclose(est.coef_, est_rep.coef_, rtol=1e-5, atol=1e-8)
+    else:  # analytic: Kish's n, unchanged by a common scale of the weights
+        assert est.lam_ > est_rep.lam_ * 1.05
+        again = BinarsityGLM(lam="theory", n_bins=12).fit(X, y, sample_weight=w * 1e-4)
+        assert again.lam_ == pytest.approx(est.lam_, rel=1e-9)
+    with pytest.raises(ValueError, match="weights_kind"):
+        BinarsityGLM(weights_kind="counts").fit(X, y)
+    with pytest.raises(TypeError, match="lam must be a non-negative number or 'theory'"):
+        BinarsityGLM(lam="oracle").fit(X, y)
