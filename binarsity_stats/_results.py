@@ -17,6 +17,7 @@ import pandas as pd
 from ._base import inconsistent
 from ._formula import Block, _as_frame, _column_or_array
 from ._path import select_lambda, strip_eta
+from ._validation import check_offset, check_sample_weight
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -41,9 +42,7 @@ def _new_design(model: BinarsityModel, newdata: Any, offset: Any) -> tuple[Any, 
     off = design.offset
     extra = None
     if offset is not None:
-        extra = np.asarray(offset, dtype=np.float64).ravel()
-        if extra.shape[0] != design.n_obs or not np.all(np.isfinite(extra)):
-            raise ValueError(f"offset must be {design.n_obs} finite values (one per row).")
+        extra = check_offset(offset, design.n_obs, rows_of="the data")
     elif model.offset_column is not None:
         if model.offset_column not in newdata.columns:
             raise ValueError(
@@ -218,15 +217,18 @@ class BinarsityResults:
     def deviance(self) -> float:
         """Weighted deviance Σ_i s_i d(y_i, μ_i)."""
         m = self.model
-        return float(m.family.deviance(m.y, self.fittedvalues, m.sample_weight))
+        # on the normalised weights, then in the user's units (exact: a power of two)
+        dev = m.family.deviance(m.y, self.fittedvalues, m.unit_weight)
+        return float(dev * m.weight_scale)
 
     @cached_property
     def null_deviance(self) -> float:
         """Deviance of the intercept(+offset)-only model."""
         m = self.model
-        b0 = m.family.null_intercept(m.y, m.sample_weight, m.offset) if m.fit_intercept else 0.0
+        sw = m.unit_weight  # sums on the normalised weights (they cannot overflow)
+        b0 = m.family.null_intercept(m.y, sw, m.offset) if m.fit_intercept else 0.0
         eta = np.full(m.nobs, b0) if m.offset is None else b0 + m.offset
-        return float(m.family.deviance(m.y, m.family.mean(eta), m.sample_weight))
+        return float(m.family.deviance(m.y, m.family.mean(eta), sw) * m.weight_scale)
 
     @cached_property
     def llf(self) -> float:
@@ -884,9 +886,12 @@ class RefitResults:
         if sample_weight is None:
             w = np.ones(n)
         else:
-            w = np.asarray(sample_weight, dtype=np.float64).ravel()
-            if w.shape[0] != n or not np.all(np.isfinite(w)) or np.any(w <= 0):
-                raise ValueError(f"sample_weight must be {n} positive finite values.")
+            w = check_sample_weight(sample_weight, n, rows_of="the data")
+            if np.any(w <= 0):  # the observation variance is scale / w
+                row = int(np.flatnonzero(w <= 0)[0])
+                raise ValueError(
+                    f"sample_weight must be positive for a prediction interval; row {row} has 0."
+                )
         return PredictionResults(
             np.asarray(lin.predicted), np.asarray(lin.var_pred),
             var_resid=self.sm_results.scale / w, df=self.sm_results.df_resid,
