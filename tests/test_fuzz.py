@@ -131,6 +131,20 @@ def _ptr(sizes: list[int]) -> list[int]:
     return [0, *np.cumsum(sizes).tolist()]
 
 
+@st.composite
+def offsets(draw, sizes: list[int]) -> np.ndarray:
+    """Block offsets: valid, fuzzed, or unsigned with an entry that wraps in np.diff
+    (uint8 [0, 200, 5]: the values that used to pass validation and write out of bounds)."""
+    good = _ptr(sizes)
+    if len(good) > 2 and draw(st.integers(0, 2)) == 0:
+        dtype = draw(st.sampled_from(["uint8", "uint16", "uint32", "uint64"]))
+        top = int(np.iinfo(dtype).max)
+        arr = np.array(good, dtype=dtype)
+        arr[draw(st.integers(1, len(good) - 2))] = draw(st.sampled_from([top, top - 1, 200]))
+        return arr
+    return draw(arrays(good=good))
+
+
 def _finite(out) -> bool:
     if isinstance(out, Solution):
         parts = [out.coef, out.dense_coef, [out.intercept, out.objective, out.kkt_violation]]
@@ -140,18 +154,24 @@ def _finite(out) -> bool:
     arr = np.asarray(out)
     if arr.dtype.kind in "biu":
         return True
-    return bool(np.all(np.isfinite(arr)))
+    try:
+        return bool(np.all(np.isfinite(arr.astype(np.complex128))))
+    except (TypeError, ValueError):
+        return False
 
 
-def _call(fn):
-    """Run ``fn``: a finite result or ValueError/TypeError; anything else fails."""
+def _call(fn, finite: bool = True):
+    """Run ``fn``: a finite result or ValueError/TypeError; anything else fails.
+
+    ``finite=False`` for helpers that map non-finite input to non-finite output.
+    """
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")  # ConvergenceWarning, the prox's iteration limit
         try:
             out = fn()
         except Allowed:
             return None
-    assert _finite(out), f"non-finite result {out!r}"
+    assert not finite or _finite(out), f"non-finite result {out!r}"
     return out
 
 
@@ -168,7 +188,7 @@ def test_fuzz_prox_functions(data, sizes):
     )
     w = data.draw(arrays(good=[1.0] * d))
     counts = data.draw(arrays(good=[2.0] * d))
-    ptr = data.draw(arrays(good=_ptr(sizes)))
+    ptr = data.draw(offsets(sizes))
     step = data.draw(st.sampled_from([1.0, 0.5, 0.0] * 3 + SCALARS))
     if kind == "tv":
         _call(lambda: prox_tv(v, w, step=step))
@@ -208,14 +228,14 @@ def test_fuzz_prox_fast_path(data, sizes):
 @given(data=st.data(), sizes=blocks())
 def test_fuzz_penalty_helpers(data, sizes):
     d = sum(sizes)
-    ptr = data.draw(arrays(good=_ptr(sizes)))
+    ptr = data.draw(offsets(sizes))
     counts = data.draw(arrays(good=[3.0] * d))
     chain = data.draw(st.one_of(st.none(), arrays(good=list(sizes))))
     kind = data.draw(
         st.one_of(st.sampled_from(["theory", "uniform", "nope"]), arrays(good=[1.0] * d))
     )
     _call(lambda: penalty_weights(kind, counts, ptr, chain))
-    _call(lambda: block_suffix_sums(counts, ptr))
+    _call(lambda: block_suffix_sums(counts, ptr), finite=_finite(counts))
 
     def penalty():
         pen = BinarsityPenalty(ptr, data.draw(arrays(good=[1.0] * d)), counts=counts)
@@ -246,7 +266,7 @@ def designs(draw):
         codes = codes.T
     elif how == "empty":
         codes = codes[:, :0]
-    ptr = draw(arrays(good=_ptr(sizes)))
+    ptr = draw(offsets(sizes))
     y = draw(arrays(good=draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=n, max_size=n))))
     w = draw(arrays(good=[1.0] * sum(sizes)))
     return codes, ptr, y, w, n
@@ -317,7 +337,11 @@ TAMPER = ["coef_", "block_ptr_", "intercept_", "edges_", "n_bins_", "has_missing
 def test_fuzz_predict_with_tampered_state(X, data):
     est = copy.deepcopy(data.draw(st.sampled_from([_GLM, _CLF])))
     what = data.draw(st.sampled_from(TAMPER + ["nothing"]))
-    if what in ("coef_", "block_ptr_"):
+    if what == "coef_" and data.draw(st.booleans()):
+        est.coef_ = est.coef_[: data.draw(st.integers(0, len(est.coef_) - 1))]
+    elif what == "block_ptr_" and data.draw(st.booleans()):
+        est.block_ptr_ = est.block_ptr_ + data.draw(st.sampled_from([-(10**9), -1, 1, 10**9]))
+    elif what in ("coef_", "block_ptr_"):
         setattr(est, what, data.draw(arrays(good=list(getattr(est, what)))))
     elif what == "intercept_":
         est.intercept_ = data.draw(st.sampled_from(SCALARS))
@@ -330,7 +354,19 @@ def test_fuzz_predict_with_tampered_state(X, data):
     if method == "predict_proba" and not isinstance(est, BinarsityClassifier):
         method = "predict"
     out = _call(lambda: getattr(est, method)(X))
-    if out is not None and isinstance(est, BinarsityClassifier) and method == "predict":
+    if out is None:
+        return
+    # it ran: then the state it ran on was consistent (checked here without kernels)
+    coef, ptr = np.asarray(est.coef_), np.asarray(est.block_ptr_)
+    n_bins = np.asarray(est.binarizer_.n_bins_)
+    assert ptr.ndim == 1 and len(ptr) == len(n_bins) + 1 and ptr[0] == 0
+    assert np.array_equal(np.diff(ptr.astype(object)), n_bins) and ptr[-1] == len(coef)
+    edges = est.binarizer_.edges_
+    assert all(
+        len(e) + 1 + m == k
+        for e, m, k in zip(edges, est.binarizer_.has_missing_level_, n_bins, strict=True)
+    )
+    if isinstance(est, BinarsityClassifier) and method == "predict":
         assert set(np.unique(out)) <= set(est.classes_)
 
 
