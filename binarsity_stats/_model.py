@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from . import _histogram
+from ._base import inconsistent
 from ._families import Family, get_family
 from ._formula import Design, DesignSpec, Response, _as_frame, _column_or_array, build_design
 from ._path import (
@@ -374,17 +375,50 @@ class BinarsityModel:
         """
         if design is None:
             design, offset = self.design, self.offset
-        eta = np.full(design.n_obs, float(intercept), dtype=np.float64)
+        coef, codes, block_ptr, dense_coef, intercept = self._checked_levels(
+            coef, dense_coef, intercept, design
+        )
+        eta = np.full(design.n_obs, intercept, dtype=np.float64)
         if offset is not None:
             eta += offset
-        if design.codes.shape[0]:
-            _histogram.gather_add_all(
-                design.codes, design.block_ptr, np.ascontiguousarray(coef, dtype=np.float64),
-                eta,
-            )  # fmt: skip
+        if codes.shape[0]:
+            _histogram.gather_add_all(codes, block_ptr, coef, eta)
         if design.dense is not None and len(dense_coef):
             eta += design.dense @ dense_coef
         return eta
+
+    def _checked_levels(self, coef, dense_coef, intercept, design: Design):
+        """The coefficients and codes checked against each other before the gather.
+
+        A modified or foreign pickle (results, model or spec) raises a clear error
+        instead of sending the kernel out of bounds: θ with one entry per level of
+        the formula's blocks, the design's blocks those of the spec, every
+        code below its block's size, the dense coefficients one per dense column.
+        """
+        from ._validation import check_block_ptr, check_codes
+
+        coef = np.asarray(coef)
+        if coef.ndim != 1 or coef.dtype.kind not in "iuf":
+            raise inconsistent(f"coef is not a 1-D array of numbers (shape {coef.shape})")
+        coef = np.array(coef, dtype=np.float64, order="C", copy=True)
+        dense_coef = np.asarray(dense_coef, dtype=np.float64).reshape(-1)
+        sizes = [int(b.n_levels) for b in self.spec.blocks]
+        try:
+            ptr = check_block_ptr(design.block_ptr, n_blocks=len(sizes))
+            if np.any(np.diff(ptr) != sizes):
+                raise ValueError(
+                    f"the design's block sizes {np.diff(ptr).tolist()} are not the "
+                    f"formula's {sizes}"
+                )
+            if ptr[-1] != coef.shape[0]:
+                raise ValueError(f"len(coef) = {coef.shape[0]} but the blocks hold {ptr[-1]}")
+            codes = check_codes(design.codes, ptr)
+        except (TypeError, ValueError) as exc:
+            raise inconsistent(str(exc)) from None
+        q = 0 if design.dense is None else design.dense.shape[1]
+        if dense_coef.shape[0] != q:
+            raise inconsistent(f"{dense_coef.shape[0]} dense coefficients for {q} dense columns")
+        return coef, codes, ptr, dense_coef, float(intercept)
 
     def _path_data(self) -> PathData:
         """The engine's view of the training rows (arrays shared, nothing copied)."""

@@ -270,12 +270,19 @@ def linear_predictor(
     ndarray of shape (n,)
         The linear predictor.
     """
+    from ._validation import check_block_ptr, check_codes
+
+    # the gather indexes coef by block_ptr[j] + code: both checked first
+    coef = np.ascontiguousarray(solution.coef, dtype=np.float64)
+    codes = np.asarray(codes)
+    n_blocks = codes.shape[0] if codes.ndim == 2 else None
+    ptr = check_block_ptr(block_ptr, coef.shape[0], n_blocks=n_blocks, end_name="len(coef)")
+    codes = check_codes(codes, ptr)
     eta = np.full(codes.shape[1], float(solution.intercept), dtype=np.float64)
     if offset is not None:
         eta += offset
     if codes.shape[0]:
-        coef = np.ascontiguousarray(solution.coef, dtype=np.float64)
-        _histogram.gather_add_all(codes, block_ptr, coef, eta)
+        _histogram.gather_add_all(codes, ptr, coef, eta)
     if dense is not None and len(solution.dense_coef):
         eta += dense @ solution.dense_coef
     return eta

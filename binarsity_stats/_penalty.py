@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ._validation import check_block_ptr
+
 __all__ = [
     "BinarsityPenalty",
     "penalty_weights",
@@ -113,8 +115,8 @@ def lambda_theory(
     return math.sqrt(2.0 * U * phi * (A + math.log(d)) / nobs)
 
 
-def _as_block_ptr(block_ptr) -> np.ndarray:
-    return np.ascontiguousarray(block_ptr, dtype=np.intp)
+def _as_block_ptr(block_ptr, d: int | None = None, end_name: str | None = None) -> np.ndarray:
+    return check_block_ptr(block_ptr, d, end_name=end_name)
 
 
 def penalty_weights(
@@ -153,7 +155,7 @@ def penalty_weights(
     sizes = np.diff(block_ptr)
     if chain_length is None:
         chain_length = sizes
-    chain_length = np.asarray(chain_length, dtype=np.intp)
+    chain_length = _as_chain_length(chain_length, sizes)
     starts = block_ptr[:-1]
     if isinstance(kind, str):
         if kind == "uniform":
@@ -184,9 +186,24 @@ def penalty_weights(
     return w
 
 
+def _as_chain_length(chain_length, sizes: np.ndarray) -> np.ndarray:
+    """Chain lengths: integers in [0, size of the block], one per block."""
+    arr = np.asarray(chain_length)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"chain_length must be an array of integers, got dtype {arr.dtype}")
+    if arr.shape != sizes.shape:
+        raise ValueError(f"chain_length must have shape {sizes.shape}, got {arr.shape}")
+    if arr.size and (np.any(arr < 0) or np.any(arr.astype(np.float64) > sizes)):
+        raise ValueError("chain_length must be in [0, block size] for every block")
+    return arr.astype(np.intp)
+
+
 def block_suffix_sums(values: np.ndarray, block_ptr: np.ndarray) -> np.ndarray:
     """Suffix sums within blocks: ``S[k] = Σ_{m ≥ k, m in the block of k} values[m]``."""
-    block_ptr = _as_block_ptr(block_ptr)
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 1:
+        raise ValueError(f"values must be 1-D, got shape {values.shape}")
+    block_ptr = _as_block_ptr(block_ptr, values.shape[0], "len(values)")
     c = np.cumsum(values[::-1])[::-1]
     c = np.append(c, 0.0)
     sizes = np.diff(block_ptr)
@@ -210,9 +227,13 @@ class BinarsityPenalty:
     def __init__(self, block_ptr, weights, counts=None):
         self.block_ptr = _as_block_ptr(block_ptr)
         d = int(self.block_ptr[-1])
-        self.weights = np.asarray(weights, dtype=np.float64).copy()
+        self.weights = np.array(weights, dtype=np.float64, copy=True)
+        if self.weights.shape != (d,):
+            raise ValueError(f"weights must have length {d}; got shape {self.weights.shape}.")
         self.weights[self.block_ptr[:-1]] = 0.0
         self.counts = np.ones(d) if counts is None else np.asarray(counts, dtype=np.float64)
+        if self.counts.shape != (d,):
+            raise ValueError(f"counts must have length {d}; got shape {self.counts.shape}.")
         sizes = np.diff(self.block_ptr)
         self.block_of = np.repeat(np.arange(len(sizes)), sizes)
         self.is_start = np.zeros(d, dtype=bool)

@@ -32,7 +32,9 @@ from ._metric import DiagonalMetric
 from ._penalty import BinarsityPenalty
 from ._polish import Polisher
 from ._validation import (
+    check_block_ptr,
     check_bool,
+    check_codes,
     check_lam,
     check_max_iter,
     check_offset,
@@ -40,7 +42,6 @@ from ._validation import (
     check_sample_weight,
     check_tol,
     check_warm_start,
-    code_dtype,
     normalized_weights,
 )
 
@@ -115,34 +116,13 @@ class _Problem:
         fit_intercept,
     ):
         self.family: Family = get_family(family)
+        # every index a kernel uses is checked here (codes < block size, offsets)
         codes = np.asarray(codes)
         if codes.ndim != 2:
             raise ValueError(f"codes must be 2-D (n_blocks, n_samples); got shape {codes.shape}.")
-        if codes.dtype not in (np.uint8, np.uint16):
-            if codes.dtype.kind not in "biuf":
-                raise TypeError(f"codes must be integers; got dtype {codes.dtype}.")
-            if codes.dtype.kind == "f" and codes.size:
-                if not np.all(np.isfinite(codes)) or np.any(codes != np.round(codes)):
-                    raise ValueError("codes must be whole numbers (no NaN or fractions).")
-            if codes.size and (codes.min() < 0 or codes.max() > np.iinfo(np.uint16).max):
-                raise ValueError("codes must be integers in [0, 65535].")
-            codes = codes.astype(code_dtype(int(codes.max()) + 1 if codes.size else 1))
-        self.codes = np.ascontiguousarray(codes)
+        self.block_ptr = check_block_ptr(block_ptr, n_blocks=codes.shape[0])
+        self.codes = check_codes(codes, self.block_ptr)
         p, n = self.codes.shape
-        self.block_ptr = np.ascontiguousarray(block_ptr, dtype=np.intp)
-        if self.block_ptr.shape != (p + 1,) or self.block_ptr[0] != 0:
-            raise ValueError(f"block_ptr must have length n_blocks + 1 = {p + 1} and start at 0.")
-        sizes = np.diff(self.block_ptr)
-        if np.any(sizes < 1):
-            raise ValueError("block_ptr must be strictly increasing (every block has a level).")
-        if p and n:
-            top = self.codes.max(axis=1)
-            bad = np.flatnonzero(top >= sizes)
-            if bad.size:
-                j = int(bad[0])
-                raise ValueError(
-                    f"codes of block {j} reach {int(top[j])} but the block has {sizes[j]} levels."
-                )
         self.d = int(self.block_ptr[-1])
         self.n, self.p = n, p
         y = np.asarray(y, dtype=np.float64).ravel()
