@@ -59,6 +59,7 @@ from typing import Any
 import numpy as np
 
 from . import _histogram
+from ._validation import check_offset
 from ._version import __version__
 
 __all__ = ["SPEC_FORMAT", "SPEC_VERSION", "SpecModel", "from_spec", "make_spec"]
@@ -483,13 +484,10 @@ class SpecModel:
                 raise ValueError(f"offset term {entry['terms']} has missing or infinite values.")
         extra = None
         if offset is not None:
-            extra = np.asarray(offset, dtype=np.float64).ravel()
-            if extra.shape[0] != n or not np.all(np.isfinite(extra)):
-                raise ValueError(f"offset must be {n} finite values (one per row).")
+            extra = check_offset(offset, n, rows_of="the data")
         elif entry.get("column") is not None:
             extra = _numeric(_column(data, entry["column"]), entry["column"])
-            if not np.all(np.isfinite(extra)):
-                raise ValueError(f"offset (column {entry['column']!r}) has non-finite values.")
+            extra = check_offset(extra, n, "the data", f"offset (column '{entry['column']}')")
         if extra is not None:
             off = extra if off is None else off + extra
         return off
