@@ -206,19 +206,22 @@ def interval_label(
     return f"({format_value(low, precision)}, {format_value(high, precision)}]"
 
 
-def _distinct_per_bin(x: np.ndarray, edges: np.ndarray) -> tuple[list[int], list[float]]:
+def _distinct_per_bin(
+    x: np.ndarray, codes: np.ndarray, n_chain: int
+) -> tuple[list[int], list[float]]:
     """Per chain level: the number of distinct training values (capped at 2) and, when
-    there is exactly one, that value (NaN otherwise)."""
-    finite = np.unique(x[~np.isnan(x)])
-    n_chain = len(edges) + 1
-    codes = np.searchsorted(edges, finite, side="left")
-    count = np.minimum(np.bincount(codes, minlength=n_chain), 2)
-    single = np.full(n_chain, np.nan)
-    one = np.flatnonzero(count == 1)
-    if one.size:
-        first = np.searchsorted(codes, one, side="left")  # codes are sorted with finite
-        single[one] = finite[first]
-    return [int(c) for c in count], [float(v) for v in single]
+    there is exactly one, that value (NaN otherwise). O(n): each level is compared with
+    one of its own values."""
+    inside = codes < n_chain  # a missing level (NaN rows) is outside the chain
+    c = codes[inside].astype(np.intp)
+    v = x[inside]
+    count = np.bincount(c, minlength=n_chain)
+    ref = np.zeros(n_chain)
+    ref[c] = v
+    differ = np.bincount(c, weights=v != ref[c], minlength=n_chain)
+    distinct = np.where(count == 0, 0, np.where(differ == 0, 1, 2))
+    single = np.where(distinct == 1, ref, np.nan)
+    return [int(k) for k in distinct], [float(u) for u in single]
 
 
 def _level_label(level: Any) -> str:
@@ -268,8 +271,10 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
                     "data_max": float(np.nanmax(x)),
                 }
             )
-            counts, singles = _distinct_per_bin(x, edges)
+            codes = _replay_bin(x, _state, name)
+            counts, singles = _distinct_per_bin(x, codes, len(edges) + 1)
             _state.update({"distinct": counts, "single_values": singles})
+            return codes
         return _replay_bin(x, _state, name)
 
     return bin
@@ -664,8 +669,8 @@ class DesignSpec:
         (Python keywords, columns named like a function the formula calls), mapped to
         the column names; added to the data before every replay.
     shadowed : list of str or None
-        Data columns named like a function the formula calls (``bin``, ``C``...), left
-        out of the data formulaic sees so that they do not hide the function.
+        Names the formula calls (``bin``, ``C``, ``np``...): data columns of these names
+        are left out of the data formulaic sees, so that they do not hide the function.
     """
 
     formula: str
@@ -1006,7 +1011,8 @@ def _alias_names(formula: str, columns: Any) -> tuple[str, dict[str, str], list[
     aliases : dict
         alias -> original column name.
     shadowed : list of str
-        Data columns to leave out of the data formulaic sees.
+        The names the formula calls: data columns of these names are left out of the
+        data formulaic sees (references to them go through aliases).
     """
     pieces = list(_scan(formula))
     called = set(_OWN)
@@ -1017,7 +1023,9 @@ def _alias_names(formula: str, columns: Any) -> tuple[str, dict[str, str], list[
         if rest.startswith(("(", ".")):
             called.add(text)
     names = [c for c in columns if isinstance(c, str)]
-    shadowed = [c for c in names if c in called]
+    # every called name: a column of that name, in the training data or in new rows at
+    # predict time, must not hide the function
+    shadowed = sorted(called)
     taken = set(names) | {t for kind, t in pieces if kind == "name"}
     aliases: dict[str, str] = {}
     by_name: dict[str, str] = {}

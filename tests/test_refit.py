@@ -244,3 +244,134 @@ def test_estimator_theory_lambda_follows_weights_kind(kind):
         BinarsityGLM(weights_kind="counts").fit(X, y)
     with pytest.raises(TypeError, match="lam must be a non-negative number or 'theory'"):
         BinarsityGLM(lam="oracle").fit(X, y)
+
+
+def test_predict_se_fit_is_statsmodels_standard_error_of_the_prediction():
+    d = _poisson_frame()
+    res = glm("y ~ bin(x, 10) + C(g) + offset(np.log(exposure))", d, family="poisson",
+              sample_weight="w").fit(lam=1e-3)  # fmt: skip
+    refit = res.refit()
+    X, _ = res.selected_design()
+    ref = sm.GLM(res.model.y, X, family=sm.families.Poisson(), var_weights=d["w"].to_numpy(),
+                 offset=np.log(d["exposure"].to_numpy())).fit()  # fmt: skip
+    rows = [1, 50, 99]
+    new, off = d.iloc[rows], np.log(d["exposure"].to_numpy()[rows])
+    for type_, which in (("response", "mean"), ("link", "linear")):
+        got = refit.predict(new, type=type_, se_fit=True)
+        want = ref.get_prediction(X[rows], offset=off, which=which)
+        assert list(got.columns) == ["fit", "se_fit"]
+        assert_allclose(got["fit"], want.predicted, rtol=1e-10)
+        assert_allclose(got["se_fit"], want.se, rtol=1e-8)
+    # R's se.fit on the link scale: sqrt(x' V x); the response scale by the delta method
+    link = refit.predict(new, type="link", se_fit=True)
+    V = ref.cov_params()
+    assert_allclose(link["se_fit"], np.sqrt(np.einsum("ij,jk,ik->i", X[rows], V, X[rows])))
+    resp = refit.predict(new, se_fit=True)
+    assert_allclose(resp["se_fit"], link["se_fit"] * resp["fit"], rtol=1e-8)
+
+
+def _split_data(n: int = 600, seed: int = 5) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0, 10, size=n)
+    z = rng.normal(size=n)
+    y = 1.0 * (x > 3) - 0.8 * (x > 7) + 0.5 * z + rng.normal(scale=0.7, size=n)
+    return pd.DataFrame({"y": y, "x": x, "z": z, "w": rng.uniform(0.5, 2.0, size=n)})
+
+
+def _design_from_cuts(x: np.ndarray, cuts: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """Intercept, right-closed segment indicators (first segment the reference), z."""
+    seg = np.searchsorted(cuts, x, side="left")  # x <= cut is left of the jump
+    dummies = (seg[:, None] == np.arange(1, len(cuts) + 1)[None, :]).astype(float)
+    return np.column_stack([np.ones(len(x)), dummies, z])
+
+
+def test_split_refit_selects_on_one_half_and_estimates_on_the_other():
+    from binarsity_stats._results import BinarsityResults
+
+    d = _split_data()
+    model = glm("y ~ bin(x, 20) + z", d, sample_weight="w")
+    res = model.fit(lam=2e-3)
+    split = res.refit(split=0.5, random_state=42)
+    sel, est = split.split["select_rows"], split.split["estimate_rows"]
+    assert len(sel) == 300 and len(est) == 300
+    assert np.array_equal(np.sort(np.concatenate([sel, est])), np.arange(len(d)))
+    assert split.nobs == len(est)
+    # the selection: the penalised fit at the same λ on the selection rows alone
+    selection = BinarsityResults(model, model._prepare(sel).solve(res.lam))
+    cuts = selection.cut_points()["cut"].to_numpy()
+    assert len(cuts) >= 2
+    X = _design_from_cuts(d["x"].to_numpy(), cuts, d["z"].to_numpy())
+    ref = sm.GLM(d["y"].to_numpy()[est], X[est], var_weights=d["w"].to_numpy()[est]).fit(
+        use_t=True
+    )
+    assert_allclose(split.params.to_numpy(), ref.params, rtol=1e-8)
+    assert_allclose(split.bse.to_numpy(), ref.bse, rtol=1e-8)
+    assert_allclose(split.predict(d.iloc[:7]), X[:7] @ ref.params, rtol=1e-10)
+    text = str(split.summary())
+    assert "SAMPLE SPLITTING" in text and "CONDITIONAL ON THE SELECTION" not in text
+    assert "winner's curse" in str(res.refit().summary())
+    # the selection never sees the estimation half: changing its y keeps the cut-points
+    d2 = d.copy()
+    d2.loc[est, "y"] = d2.loc[est, "y"][::-1].to_numpy() + 5.0
+    split2 = glm("y ~ bin(x, 20) + z", d2, sample_weight="w").fit(lam=2e-3)
+    split2 = split2.refit(split=0.5, random_state=42)
+    assert split2.names == split.names
+    assert not np.allclose(split2.params, split.params)
+    # reproducible with random_state, different without the same seed
+    again = res.refit(split=0.5, random_state=42)
+    assert np.array_equal(again.split["select_rows"], sel)
+    assert_allclose(again.params, split.params, rtol=0, atol=0)
+    other = res.refit(split=0.5, random_state=43)
+    assert not np.array_equal(other.split["select_rows"], sel)
+    one_third = res.refit(split=1 / 3, random_state=np.random.default_rng(0))
+    assert len(one_third.split["select_rows"]) == 200
+
+
+def test_split_refit_checks_its_arguments():
+    res = glm("y ~ bin(x, 20) + z", _split_data(n=100)).fit(lam=2e-3)
+    for bad in (0, 1.0, 1.5, -0.2):
+        with pytest.raises(ValueError, match="split"):
+            res.refit(split=bad)
+    with pytest.raises(TypeError, match="split"):
+        res.refit(split="half")
+    with pytest.raises(TypeError, match="random_state"):
+        res.refit(split=0.5, random_state="seed")
+
+
+def test_cli_weights_kind(tmp_path):
+    import io
+
+    from binarsity_stats._cli import main
+
+    d = _poisson_frame(n=200)
+    path = tmp_path / "d.csv"
+    d.to_csv(path, index=False)
+    for kind, label in (("freq", "frequency"), ("analytic", "analytic")):
+        out = io.StringIO()
+        code = main(["fit", "y ~ bin(x, 8) + C(g)", "--data", str(path), "--family", "poisson",
+                     "--weights", "w", "--weights-kind", kind, "--lam", "0.001"], out=out)  # fmt: skip
+        assert code == 0
+        line = next(t for t in out.getvalue().splitlines() if "Sample weights:" in t)
+        assert label in line
+
+
+def test_zero_analytic_weights_leave_their_rows_out():
+    d = _poisson_frame()
+    d.loc[::5, "w"] = 0.0
+    res = glm("y ~ bin(x, 10) + C(g)", d, family="poisson", sample_weight="w").fit(lam=1e-3)
+    refit = res.refit()
+    keep = d["w"].to_numpy() > 0
+    X, _ = res.selected_design()
+    ref = sm.GLM(d["y"].to_numpy()[keep], X[keep], family=sm.families.Poisson(),
+                 var_weights=d["w"].to_numpy()[keep]).fit()  # fmt: skip
+    assert refit.df_resid == keep.sum() - X.shape[1] == ref.df_resid
+    assert_allclose(refit.bse.to_numpy(), ref.bse, rtol=1e-8)
+    assert res.bic == pytest.approx(-2 * res.llf + np.log(keep.sum()) * res.df)
+    # a level whose every training row weighs 0 has no refit coefficient: named, not guessed
+    d.loc[d["g"] == "c", "w"] = 0.0
+    res = glm("y ~ bin(x, 10) + C(g)", d, family="poisson", sample_weight="w").fit(lam=1e-3)
+    refit = res.refit()
+    assert not any("[c]" in name for name in refit.names)
+    with pytest.raises(ValueError, match=r"C\(g\).*no training weight"):
+        refit.predict(d[d["g"] == "c"].head(2))
+    assert np.all(np.isfinite(refit.predict(d[d["g"] != "c"])))
