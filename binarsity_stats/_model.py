@@ -238,9 +238,6 @@ class BinarsityModel:
         self.penalty_kind = penalty_weights if isinstance(penalty_weights, str) else "array"
         # sums over rows are taken on weights scaled to a maximum in [1, 2): the fit does
         # not depend on their scale, and the totals can neither overflow nor underflow
-        self.unit_weight, self.weight_scale = (
-            (self.sample_weight, 1.0) if sw is None else normalized_weights(sw)
-        )
         if self.offset is not None:
             self.family.check_offset(self.offset)
             check_offset_loss(self.family, y, self.offset, self.unit_weight)
@@ -248,6 +245,20 @@ class BinarsityModel:
         self.penalty_weights = self._penalty_weights(penalty_weights)
 
     # -- design helpers ------------------------------------------------------------------
+    @property
+    def unit_weight(self) -> np.ndarray:
+        """The weights divided by a power of two near their largest (see ``weight_scale``).
+
+        Sums over rows are taken on these: the fit does not depend on the scale of the
+        weights, and their totals can neither overflow nor underflow.
+        """
+        return normalized_weights(self.sample_weight)[0]
+
+    @property
+    def weight_scale(self) -> float:
+        """The power of two by which ``unit_weight`` was divided (1 without weights)."""
+        return normalized_weights(self.sample_weight)[1]
+
     @property
     def nobs(self) -> int:
         """Number of training rows."""
@@ -332,9 +343,14 @@ class BinarsityModel:
 
     @staticmethod
     def _bin_counts(design: Design, sw: np.ndarray) -> np.ndarray:
-        counts = np.zeros(int(design.block_ptr[-1]))
-        if design.codes.shape[0]:
-            _histogram.bin_sums_all(design.codes, design.block_ptr, sw, counts)
+        from ._validation import check_block_ptr, check_codes
+
+        # the histogram indexes counts by block_ptr[j] + code: both checked first
+        ptr = check_block_ptr(design.block_ptr, n_blocks=design.codes.shape[0])
+        codes = check_codes(design.codes, ptr)
+        counts = np.zeros(int(ptr[-1]))
+        if codes.shape[0]:
+            _histogram.bin_sums_all(codes, ptr, np.ascontiguousarray(sw, dtype=np.float64), counts)
         return counts
 
     def _penalty_weights(self, kind: str | np.ndarray) -> np.ndarray:
@@ -501,8 +517,9 @@ class BinarsityModel:
         ----------
         lam : float or "theory", default="theory"
             λ ≥ 0 of design.md §1, or ``"theory"`` for the data-driven scale of the
-            paper's Theorem 1 (see :meth:`lambda_theory`; for gaussian σ² is estimated
-            from a first fit and the model refitted once).
+            paper's Theorem 1 (see :meth:`lambda_theory`; for a family with an unknown
+            dispersion — gaussian σ², gamma and Tweedie φ — it is estimated from a first
+            fit by Pearson's χ²/df and the model refitted once).
         solver : {"cd", "fista"}, default="cd"
             Engine solver.
         tol : float, default=1e-7
