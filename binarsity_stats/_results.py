@@ -618,8 +618,12 @@ class BinarsityResults:
         names.extend(m.spec.dense_columns)
         return level_cols, names
 
-    def _selected_matrix(self, design: Any) -> np.ndarray:
-        """The selected design's columns for the rows of a (training or replayed) design."""
+    def _selected_matrix(self, design: Any, strict: bool = True) -> np.ndarray:
+        """The selected design's columns for the rows of a (training or replayed) design.
+
+        A row in a level without training weight raises (``strict``) or gets zeros (the
+        training rows to fit on: such a row has zero weight).
+        """
         m = self.model
         level_cols, names = self._selection
         n = design.n_obs
@@ -629,7 +633,7 @@ class BinarsityResults:
         rows = np.arange(n)
         for j, block in enumerate(m.spec.blocks):
             col = level_cols[j][design.codes[j]]
-            if np.any(col == _NO_ESTIMATE):
+            if strict and np.any(col == _NO_ESTIMATE):
                 level = block.level_labels()[int(design.codes[j][col == _NO_ESTIMATE][0])]
                 raise ValueError(
                     f"term '{block.term}': level {level} had no training weight, so the "
@@ -648,7 +652,9 @@ class BinarsityResults:
         Every binned term's constant segments become indicators with the first segment as
         reference (a populated missing level gets its own indicator); a ``C()`` term
         gets indicators of its populated levels but the first; dense columns are kept.
-        Without an intercept the first code block keeps all its indicators.
+        Without an intercept the first code block keeps all its indicators. A segment
+        or level without training weight gets no column (its rows, all of zero weight,
+        get zeros).
 
         Returns
         -------
@@ -657,7 +663,7 @@ class BinarsityResults:
         names : list of str
             Column names, e.g. ``bin(age, 50)[38.0, 52.0]`` for a merged segment.
         """
-        return self._selected_matrix(self.model.design), list(self._selection[1])
+        return self._selected_matrix(self.model.design, strict=False), list(self._selection[1])
 
     def refit(self, split: float | None = None, random_state: Any = None) -> RefitResults:
         """The unpenalised GLM (statsmodels) on the design the selection produced.
@@ -948,7 +954,7 @@ def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | No
 
     m = res.model
     if X is None:
-        X = res._selected_matrix(m.design)
+        X = res._selected_matrix(m.design, strict=False)
     names = res._selection[1]
     kwargs: dict[str, Any] = {"family": m.family.to_statsmodels()}
     if m.var_weights is not None:
@@ -996,7 +1002,7 @@ def _split_refit(res: BinarsityResults, split: Any, random_state: Any) -> RefitR
         codes = np.ascontiguousarray(m.design.codes[:, estimate_rows])
         _histogram.bin_sums_all(codes, m.block_ptr, m.unit_weight[estimate_rows], counts)
     selected.__dict__["_selection"] = selected._selection_recipe(counts)
-    X = selected._selected_matrix(m.design)
+    X = selected._selected_matrix(m.design, strict=False)
     info = {"share": share, "random_state": random_state, "select_rows": select_rows,
             "estimate_rows": estimate_rows}  # fmt: skip
     return RefitResults(_fit_statsmodels(selected, estimate_rows, X), selected, split=info)
