@@ -343,9 +343,14 @@ class BinarsityModel:
 
     @staticmethod
     def _bin_counts(design: Design, sw: np.ndarray) -> np.ndarray:
-        counts = np.zeros(int(design.block_ptr[-1]))
-        if design.codes.shape[0]:
-            _histogram.bin_sums_all(design.codes, design.block_ptr, sw, counts)
+        from ._validation import check_block_ptr, check_codes
+
+        # the histogram indexes counts by block_ptr[j] + code: both checked first
+        ptr = check_block_ptr(design.block_ptr, n_blocks=design.codes.shape[0])
+        codes = check_codes(design.codes, ptr)
+        counts = np.zeros(int(ptr[-1]))
+        if codes.shape[0]:
+            _histogram.bin_sums_all(codes, ptr, np.ascontiguousarray(sw, dtype=np.float64), counts)
         return counts
 
     def _penalty_weights(self, kind: str | np.ndarray) -> np.ndarray:

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -148,13 +149,20 @@ def argument_expr(term: str) -> str:
     str
         The argument's source text (the term itself when it is not a call).
     """
+    quoted = re.findall(r"`[^`]*`", term)  # backtick names are not Python
+    source = term
+    for i, q in enumerate(quoted):
+        source = source.replace(q, f"__bq{i}__", 1)
     try:
-        node = ast.parse(term, mode="eval").body
+        node = ast.parse(source, mode="eval").body
     except SyntaxError:
         return term
-    if isinstance(node, ast.Call) and node.args:
-        return ast.unparse(node.args[0])
-    return term
+    if not (isinstance(node, ast.Call) and node.args):
+        return term
+    arg = ast.unparse(node.args[0])
+    for i, q in enumerate(quoted):
+        arg = arg.replace(f"__bq{i}__", q)
+    return arg
 
 
 def make_spec(
