@@ -1,7 +1,7 @@
 """scikit-learn style estimators: ``BinarsityGLM`` and ``BinarsityClassifier``.
 
 They bin the raw features (``Binarizer``), compute the penalty weights and call the
-engine (``_solvers.solve``). scikit-learn is not a run-time dependency: when it is
+engine (``_solvers.Prepared`` on a ``_design.BinnedDesign``). scikit-learn is not a run-time dependency: when it is
 installed the estimators derive from its base classes (and so work in ``Pipeline``,
 ``GridSearchCV``, ``clone``); otherwise a minimal ``get_params``/``set_params`` base
 stands in.
@@ -17,9 +17,10 @@ from numbers import Integral, Real
 import numpy as np
 
 from ._binarizer import Binarizer
+from ._design import BinnedDesign
 from ._families import get_family
 from ._penalty import penalty_weights as _penalty_weights
-from ._solvers import SOLVERS, Solution, solve
+from ._solvers import SOLVERS, Prepared, Solution
 
 __all__ = ["BinarsityGLM", "BinarsityClassifier"]
 
@@ -307,22 +308,16 @@ class BinarsityGLM(BaseEstimator):
     def _fit_codes(self, codes, binarizer, y, family, sw, off, warm_start=None):
         sizes = np.asarray(binarizer.n_bins_, dtype=np.intp)
         block_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
-        counts = np.zeros(int(block_ptr[-1]))
-        from ._histogram import bin_sums_all
-
-        bin_sums_all(codes, block_ptr, np.ones(codes.shape[1]) if sw is None else sw, counts)
+        # every binned feature is a TV chain (a missing level sits outside it)
+        design = BinnedDesign(
+            codes, block_ptr, kinds=("tv",) * len(sizes), offset=off, sample_weight=sw
+        )
         chain = sizes - np.asarray(binarizer.has_missing_level_, dtype=np.intp)
-        weights = _penalty_weights(self.penalty_weights, counts, block_ptr, chain)
-        sol: Solution = solve(
-            codes,
-            block_ptr,
-            y,
-            family=family,
-            lam=float(self.lam),
-            penalty_weights=weights,
-            sample_weight=sw,
-            offset=off,
-            fit_intercept=self.fit_intercept,
+        weights = _penalty_weights(self.penalty_weights, design.counts, block_ptr, chain)
+        sol: Solution = Prepared.from_design(
+            design, y, family=family, penalty_weights=weights, fit_intercept=self.fit_intercept
+        ).solve(
+            float(self.lam),
             solver=self.solver,
             tol=float(self.tol),
             max_iter=int(self.max_iter),
@@ -375,7 +370,6 @@ class BinarsityGLM(BaseEstimator):
             The linear predictor of each row.
         """
         self._check_fitted()
-        from ._histogram import gather_add_all
 
         X, _ = _validate_X(X)
         shape = getattr(X, "shape", None)
@@ -386,15 +380,9 @@ class BinarsityGLM(BaseEstimator):
                     f"{self.n_features_in_} features as input."
                 )
         codes = self.binarizer_.transform_codes(X)
-        n = codes.shape[1]
-        eta = np.full(n, self.intercept_, dtype=np.float64)
-        off = _as_1d(offset, "offset", n)
-        if off is not None:
-            if not np.all(np.isfinite(off)):
-                raise ValueError("offset contains NaN or infinite values.")
-            eta += off
-        gather_add_all(codes, self.block_ptr_, self.coef_, eta)
-        return eta
+        off = _as_1d(offset, "offset", codes.shape[1])
+        design = BinnedDesign(codes, self.block_ptr_, offset=off)
+        return design.linear_predictor(self.coef_, None, self.intercept_)
 
     def predict(self, X, offset=None) -> np.ndarray:
         """Mean response b'(η) (for binomial: the probability of the event).

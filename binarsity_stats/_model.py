@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _histogram
+from ._design import BinnedDesign
 from ._families import Family, get_family
 from ._formula import Design, DesignSpec, Response, _as_float, _as_frame, build_design
 
@@ -223,8 +223,10 @@ class BinarsityModel:
         self.n_bins = n_bins
         self.missing = missing
         self.penalty_kind = penalty_weights if isinstance(penalty_weights, str) else "array"
-        self.bin_counts = self._bin_counts(self.design, self.sample_weight)
+        binned = self._binned_design()
+        self.bin_counts = binned.counts
         self.penalty_weights = self._penalty_weights(penalty_weights)
+        self._binned = binned.with_kinds(self._block_kinds())
 
     # -- design helpers ------------------------------------------------------------------
     @property
@@ -242,12 +244,33 @@ class BinarsityModel:
         """Whether the formula has an intercept."""
         return self.spec.fit_intercept
 
-    @staticmethod
-    def _bin_counts(design: Design, sw: np.ndarray) -> np.ndarray:
-        counts = np.zeros(int(design.block_ptr[-1]))
-        if design.codes.shape[0]:
-            _histogram.bin_sums_all(design.codes, design.block_ptr, sw, counts)
-        return counts
+    def _binned_design(self) -> BinnedDesign:
+        return BinnedDesign(
+            self.design.codes, self.design.block_ptr, dense=self.design.dense,
+            offset=self.offset, sample_weight=self.sample_weight if self.weighted else None,
+        )  # fmt: skip
+
+    @property
+    def binned(self) -> BinnedDesign:
+        """The engine's view of the training data: codes, block kinds, dense, offset, weights."""
+        binned = self.__dict__.get("_binned")
+        if binned is None:  # a model pickled before the design object existed
+            binned = self._binned_design().with_kinds(self._block_kinds())
+            self._binned = binned
+        return binned
+
+    def _block_kinds(self) -> list[str]:
+        """Kind of every block: a TV chain for ``bin()``, free levels for ``C()``.
+
+        A ``C()`` term given positive weights by a ``penalty_weights`` array is
+        penalised as a chain over its levels in their order.
+        """
+        bp, w = self.block_ptr, self.penalty_weights
+        kinds = []
+        for j, block in enumerate(self.spec.blocks):
+            chain = block.penalized or bool(np.any(w[bp[j] + 1 : bp[j + 1]] > 0))
+            kinds.append("tv" if chain else "free")
+        return kinds
 
     def _penalty_weights(self, kind: str | np.ndarray) -> np.ndarray:
         from ._penalty import penalty_weights as engine_weights
@@ -285,48 +308,23 @@ class BinarsityModel:
             The linear predictor of every row.
         """
         if design is None:
-            design, offset = self.design, self.offset
-        eta = np.full(design.n_obs, float(intercept), dtype=np.float64)
-        if offset is not None:
-            eta += offset
-        if design.codes.shape[0]:
-            _histogram.gather_add_all(
-                design.codes, design.block_ptr, np.ascontiguousarray(coef, dtype=np.float64),
-                eta,
-            )  # fmt: skip
-        if design.dense is not None and len(dense_coef):
-            eta += design.dense @ dense_coef
-        return eta
-
-    def _solve_kwargs(self, rows: np.ndarray | None = None) -> dict[str, Any]:
-        """Solver inputs for all rows or for a subset of them (a CV fold)."""
-        d = self.design
-        if rows is None:
-            codes, dense, y, sw, off = d.codes, d.dense, self.y, self.sample_weight, self.offset
+            binned = self.binned
+        elif isinstance(design, BinnedDesign):
+            binned = design
         else:
-            codes = np.ascontiguousarray(d.codes[:, rows])
-            dense = None if d.dense is None else np.ascontiguousarray(d.dense[rows])
-            y, sw = self.y[rows], self.sample_weight[rows]
-            off = None if self.offset is None else self.offset[rows]
-        return {
-            "codes": codes,
-            "block_ptr": d.block_ptr,
-            "y": y,
-            "family": self.family,
-            "penalty_weights": self.penalty_weights,
-            "dense": dense,
-            "sample_weight": sw if self.weighted else None,
-            "offset": off,
-            "fit_intercept": self.fit_intercept,
-        }
+            binned = BinnedDesign(design.codes, design.block_ptr, dense=design.dense, offset=offset)
+        return binned.linear_predictor(coef, dense_coef, intercept)
 
     def _prepare(self, rows: np.ndarray | None = None):
-        """The engine's validated design of the given rows, for solves at many λ."""
+        """The engine's prepared design of all rows or of some (a CV fold), for many λ."""
         from ._solvers import Prepared
 
-        kw = self._solve_kwargs(rows)
-        codes, block_ptr, y = kw.pop("codes"), kw.pop("block_ptr"), kw.pop("y")
-        return Prepared(codes, block_ptr, y, **kw)
+        binned = self.binned if rows is None else self.binned.subset(rows)
+        y = self.y if rows is None else self.y[rows]
+        return Prepared.from_design(
+            binned, y, family=self.family, penalty_weights=self.penalty_weights,
+            fit_intercept=self.fit_intercept,
+        )  # fmt: skip
 
     def _fold_bytes(self, n_rows: int) -> int:
         """Memory a prepared design of ``n_rows`` rows holds (codes and float arrays)."""
@@ -345,11 +343,12 @@ class BinarsityModel:
         float
             λ_max; 0 when nothing is penalised.
         """
-        from ._solvers import lambda_max
+        from ._solvers import design_lambda_max
 
-        kw = self._solve_kwargs()
-        codes, block_ptr, y = kw.pop("codes"), kw.pop("block_ptr"), kw.pop("y")
-        return float(lambda_max(codes, block_ptr, y, **kw))
+        return float(design_lambda_max(
+            self.binned, self.y, family=self.family, penalty_weights=self.penalty_weights,
+            fit_intercept=self.fit_intercept,
+        ))  # fmt: skip
 
     def lambda_grid(self, n_lambdas: int = 50, lam_min_ratio: float = 1e-3) -> np.ndarray:
         """Log-spaced λ grid from λ_max down to ``lam_min_ratio`` · λ_max.
@@ -711,20 +710,12 @@ class BinarsityModel:
         return CVResults(self, grid, scores, scoring, fold_id, full, grid_size)
 
     def _score_design(self, test: np.ndarray) -> tuple:
-        """The held-out rows of a fold: (design, offset, y, weights)."""
-        d = self.design
-        sub = Design(
-            codes=np.ascontiguousarray(d.codes[:, test]),
-            block_ptr=d.block_ptr,
-            dense=None if d.dense is None else d.dense[test],
-            offset=None,
-        )
-        off = None if self.offset is None else self.offset[test]
-        return sub, off, self.y[test], self.sample_weight[test]
+        """The held-out rows of a fold: (design with its offset, y, weights)."""
+        return self.binned.subset(test), self.y[test], self.sample_weight[test]
 
     def _score_one(self, sol: Any, held_out: tuple, scoring: str) -> float:
-        sub, off, y, sw = held_out
-        eta = self.linear_predictor(sol.coef, sol.dense_coef, sol.intercept, sub, off)
+        sub, y, sw = held_out
+        eta = sub.linear_predictor(sol.coef, sol.dense_coef, sol.intercept)
         return score(self.family, scoring, y, eta, sw)
 
     def __repr__(self) -> str:
