@@ -27,7 +27,8 @@ formula terms:
   C(x)                    unpenalised categorical (a bare text column is read as C(x))
   x, log(x), x:z          unpenalised linear terms
   offset(log(exposure))   offset with coefficient one
-  -1                      no intercept
+  - 1                     no intercept, as in R: the first bin() or C() term then
+                          has one free level per category (they absorb the intercept)
 
 examples:
   python -m binarsity_stats fit "y ~ bin(age) + bin(income, 20) + C(region)" \\
@@ -51,6 +52,16 @@ def _lam(value: str) -> float | str:
     return lam
 
 
+def _precision(value: str) -> int:
+    try:
+        digits = int(value)
+    except ValueError:
+        digits = 0
+    if not 1 <= digits <= 17:
+        raise argparse.ArgumentTypeError(f"--precision must be an integer 1..17; got {value!r}")
+    return digits
+
+
 def _add_common(p: argparse.ArgumentParser, default_cv: int | None) -> None:
     p.add_argument(
         "--cv", type=int, default=default_cv, metavar="K",
@@ -69,6 +80,10 @@ def _add_common(p: argparse.ArgumentParser, default_cv: int | None) -> None:
     p.add_argument("--random-state", type=int, default=0, help="seed of the CV folds (0)")
     p.add_argument("--n-jobs", type=int, default=1, help="CV folds run in parallel threads")
     p.add_argument("--plots", type=Path, metavar="DIR", help="write PNG plots to DIR")
+    p.add_argument(
+        "--precision", type=_precision, default=None, metavar="DIGITS",
+        help="significant digits of cut points and bin labels (default 6)",
+    )  # fmt: skip
     p.add_argument("--verbose", action="store_true", help="show a progress bar")
 
 
@@ -141,7 +156,7 @@ def _report(model: Any, args: argparse.Namespace, out) -> Any:
     else:
         res = model.fit(lam=args.lam)
     elapsed = time.perf_counter() - t0
-    print(res.summary(), file=out)
+    print(res.summary(precision=args.precision), file=out)
     if cv is not None:
         print(
             f"\nCross-validation ({cv.folds} folds, {cv.scoring}): lam_min = "
@@ -155,11 +170,6 @@ def _report(model: Any, args: argparse.Namespace, out) -> Any:
             f"selected: {', '.join(alt.selected_terms()) or '(none)'}.",
             file=out,
         )
-    cuts = res.cut_points()
-    print(
-        "\nCut-points kept (jump = change of the linear predictor when x passes the cut):", file=out
-    )
-    print(cuts.to_string(index=False) if len(cuts) else "(none)", file=out)
     selected = res.selected_terms()
     print("\nSelected terms: " + (", ".join(selected) if selected else "(none)"), file=out)
     print(f"\nFit time: {elapsed:.2f} s", file=out)

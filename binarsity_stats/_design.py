@@ -340,6 +340,10 @@ class BinnedDesign:
             eta += self.dense @ beta
         return eta
 
+    def recode_block(self, j: int, lut: np.ndarray) -> np.ndarray:
+        """``lut[c_ij]`` for every row: block j's codes mapped through a table (intp)."""
+        return lut[self.codes[j]].astype(np.intp)
+
     def histograms(self, values: np.ndarray) -> np.ndarray:
         """Bin sums of a row vector in every block: (X^B)ᵀ values, shape (d,)."""
         out = np.zeros(self.n_levels)

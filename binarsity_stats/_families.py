@@ -1,43 +1,130 @@
-"""Exponential-family distributions with their canonical links (paper, Table 1).
+"""GLM families: every family-specific fact the engine and the reports use (design.md §8).
 
-A family knows its cumulant function ``b`` through three vectorised quantities on the
-linear predictor η: the loss ``s [b(η) − y η]``, its gradient and its Hessian
-(design.md §1), plus what the report needs (mean, deviance, log-likelihood). The hot
-loops run in ``_glm_kernels.pyx``; each method here validates and dispatches.
+A :class:`Family` answers, for a response ``y``, sample weights ``s`` and a linear
+predictor η:
+
+* **the engine** — the loss Σ_i s_i ℓ(y_i, η_i), its gradient and IRLS curvature per row
+  (:meth:`~Family.grad_hess`; for a non-canonical link the curvature is the
+  Fisher-scoring weight μ'(η)² / V(μ)), a bound on the curvature (FISTA's first step,
+  the U of the theory λ), whether the loss is quadratic (one Newton step is exact), the
+  units of the gradient that ``tol`` is measured in, and the null fit (intercept with
+  offset and weights) that every solver starts from;
+* **the data checks** — the valid range of y and of the offset, with their messages;
+* **the reports** — mean and link, deviance, Pearson dispersion, log-likelihood, the
+  statsmodels counterpart used by ``refit``, the summary's header rows, and whether y
+  is binary (stratified CV folds, ``scoring="auc"``).
+
+No code outside this module looks at a family's name: a new family is a new class here.
+
+Two kinds of family exist:
+
+* the built-in ``"gaussian"``, ``"binomial"`` and ``"poisson"`` (canonical links), whose
+  loss is s [b(η) − y η] and whose hot loops run in ``_glm_kernels.pyx`` (the Cython
+  fast path);
+* :class:`StatsmodelsFamily`, built from a statsmodels family instance (e.g.
+  ``sm.families.Tweedie(var_power=1.5, link=sm.families.links.Log())``): a NumPy path
+  driven by the link and variance functions, whose loss is **half the unit deviance**
+  d(y, μ)/2. For a canonical family the two losses differ by a function of y only
+  (d/2 = b(η) − yη − [b(θ_y) − y θ_y]), so gradients, solutions and the meaning of λ
+  are the same.
+
+Convexity. Only family/link pairs whose loss is convex in η on all of R are accepted
+(the solvers' optimality certificate and the theory both need it); see
+:data:`CONVEX_LINKS`. With a log link, μ = e^η and the Tweedie half deviance is
+−y e^{(1−p)η}/(1−p) + e^{(2−p)η}/(2−p) (p ∉ {1, 2}), whose second derivative
+(p−1) y e^{(1−p)η} + (2−p) e^{(2−p)η} is ≥ 0 for every y ≥ 0 and η iff 1 ≤ p ≤ 2
+(p = 1 Poisson: e^η − yη; p = 2 gamma: y e^{−η} + η). A binomial link whose inverse is a
+CDF F with a log-concave density (logit, probit, cloglog, loglog) gives
+−y log F − (1−y) log(1−F), convex since F and 1−F are log-concave; the Cauchy link is
+not. Links whose inverse leaves the mean's domain (identity or sqrt for Poisson,
+inverse power for gamma, log for binomial) define the loss on a half-line only and
+are refused, as are the gaussian with a non-identity link and the inverse Gaussian
+(its log-link loss is concave for large η).
+
+Fast paths. A family with Cython kernels sets ``_loss_kernel`` and
+``_grad_hess_kernel`` (``_glm_kernels.pyx``); gamma/Tweedie kernels (issue 14) would be
+registered in :data:`_FAST_PATHS` and picked up by :class:`StatsmodelsFamily`.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+import math
+from typing import Any
 
 import numpy as np
 from scipy import special
 
 from . import _glm_kernels as _k
 
-__all__ = ["Family", "Gaussian", "Binomial", "Poisson", "get_family", "FAMILIES"]
+__all__ = [
+    "Family",
+    "Gaussian",
+    "Binomial",
+    "Poisson",
+    "StatsmodelsFamily",
+    "get_family",
+    "FAMILIES",
+    "CONVEX_LINKS",
+]
+
+#: |η| beyond which a log link's mean overflows (e^709 ≈ 1.8e308): gradients and
+#: curvatures are evaluated at η clipped to this (as the Cython Poisson kernel does)
+_LOG_ETA_MAX = 700.0
+
+
+def _bad_values(y: np.ndarray, bad: np.ndarray) -> list:
+    return y[bad][:3].tolist()
 
 
 class Family:
-    """Base class of a canonical-link GLM family.
+    """A GLM family: loss, derivatives and statistics on the linear predictor η.
 
-    Subclasses set ``name``, ``link`` and the kernels, and implement the mean,
-    the validation of ``y`` and the deviance.
+    Subclasses implement :meth:`mean`, :meth:`link_function`, :meth:`variance`,
+    :meth:`unit_deviance`, :meth:`log_likelihood` and either the Cython kernels
+    (``_loss_kernel``, ``_grad_hess_kernel``) or :meth:`loss_sum` and
+    :meth:`grad_hess` in NumPy.
+
+    Attributes
+    ----------
+    name : str
+        Short lower-case name (``"gaussian"``, ``"tweedie"``...), for messages only.
+    link : str
+        Name of the link function.
+    quadratic : bool
+        The loss is quadratic in η (a Newton step is exact: no line search).
+    binary : bool
+        y is 0/1 (CV folds are stratified on it; ``scoring="auc"`` applies).
+    estimate_dispersion : bool
+        The dispersion φ is unknown and estimated (gaussian σ², gamma, Tweedie): the
+        theory λ estimates it from a first fit and refits once.
+    dispersion_name : str
+        How reports name φ (``"sigma^2"`` for the gaussian).
     """
 
-    name: ClassVar[str] = ""
-    link: ClassVar[str] = ""
+    name: str = ""
+    link: str = ""
+    quadratic: bool = False
+    binary: bool = False
+    estimate_dispersion: bool = False
+    dispersion_name: str = "phi"
     _loss_kernel = None
     _grad_hess_kernel = None
     _grad_hess_noloss_kernel = None
 
-    def validate_y(self, y: np.ndarray) -> None:
-        """Raise ``ValueError`` naming ``y`` if a value is outside the family's domain."""
-        if not np.all(np.isfinite(y)):
-            raise ValueError(f"y contains NaN or infinite values (family={self.name!r}).")
-
+    # -- the engine --------------------------------------------------------------------
     def loss_sum(self, eta: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> float:
-        """Return Σ_i s_i [b(η_i) − y_i η_i] (not normalised)."""
+        """Return the unnormalised loss Σ_i s_i ℓ(y_i, η_i).
+
+        Parameters
+        ----------
+        eta, y, sample_weight : ndarray of shape (n,)
+            Linear predictor, response and weights (float64, contiguous).
+
+        Returns
+        -------
+        float
+            The weighted loss sum (built-in families: Σ s [b(η) − yη]).
+        """
         return float(type(self)._loss_kernel(eta, y, sample_weight))
 
     def grad_hess(
@@ -49,9 +136,21 @@ class Family:
         grad_out: np.ndarray,
         hess_out: np.ndarray,
     ) -> float:
-        """Fill ``grad_out`` = scale·s(b'(η) − y) and ``hess_out`` = scale·s b''(η).
+        """Fill ``grad_out`` = scale·s·∂ℓ/∂η and ``hess_out`` = scale·s·(IRLS weight).
 
-        Returns the unnormalised loss sum at η.
+        Parameters
+        ----------
+        eta, y, sample_weight : ndarray of shape (n,)
+            Linear predictor, response and weights.
+        scale : float
+            Factor applied to both outputs (the engine passes 1/W).
+        grad_out, hess_out : ndarray of shape (n,)
+            Filled in place.
+
+        Returns
+        -------
+        float
+            The unnormalised loss sum at η.
         """
         return float(type(self)._grad_hess_kernel(eta, y, sample_weight, scale, grad_out, hess_out))
 
@@ -64,35 +163,317 @@ class Family:
         grad_out: np.ndarray,
         hess_out: np.ndarray,
     ) -> None:
-        """As :meth:`grad_hess` when the loss is already known (skips the logarithms)."""
+        """As :meth:`grad_hess` when the loss is already known (skips the logarithms).
+
+        Parameters
+        ----------
+        eta, y, sample_weight, scale, grad_out, hess_out
+            As in :meth:`grad_hess`.
+        """
         kernel = type(self)._grad_hess_noloss_kernel or type(self)._grad_hess_kernel
         kernel(eta, y, sample_weight, scale, grad_out, hess_out)
 
+    def curvature(self, eta: np.ndarray) -> np.ndarray:
+        """IRLS weight per row at unit sample weight: b''(η), or μ'(η)²/V(μ).
+
+        Parameters
+        ----------
+        eta : ndarray of shape (n,)
+            Linear predictor.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
+        mu = self.mean(eta)
+        return self.variance(mu)
+
+    def curvature_bound(self) -> float | None:
+        """sup over η of :meth:`curvature`, or None when it is unbounded.
+
+        Returns
+        -------
+        float or None
+            The bound (gaussian 1, binomial-logit 1/4, gamma-log 1); callers without
+            one use the largest curvature at the data.
+        """
+        return None
+
+    def gradient_units(self, y: np.ndarray, sample_weight: np.ndarray) -> float:
+        """Units of the loss gradient, by which the solvers multiply ``tol``.
+
+        The gradient of a row is in units of y (gaussian, poisson) or of a power of y
+        (Tweedie): a response in large units would otherwise need an absolute tolerance
+        below the rounding of its own gradient. At least 1, so responses of unit scale
+        are unaffected.
+
+        Parameters
+        ----------
+        y, sample_weight : ndarray of shape (n,)
+            Response and weights.
+
+        Returns
+        -------
+        float
+        """
+        return 1.0
+
+    def null_intercept(
+        self,
+        y: np.ndarray,
+        sample_weight: np.ndarray,
+        offset: np.ndarray | None = None,
+    ) -> float:
+        """β0 of the intercept-only fit with offset and weights (the null model).
+
+        Parameters
+        ----------
+        y, sample_weight : ndarray of shape (n,)
+            Response and weights.
+        offset : ndarray of shape (n,), optional
+            Offset of the linear predictor.
+
+        Returns
+        -------
+        float
+            The minimiser of the weighted loss over a constant β0 (clamped where the
+            data put it at ±∞, e.g. an all-zero Poisson response).
+        """
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        off = np.zeros_like(y) if offset is None else offset
+        W = float(sw.sum())
+        b0 = self._start_intercept(y, sw, off, W)
+        # Fisher scoring on the 1-D convex loss, halving the step until the loss drops
+        g_out, h_out = np.empty(len(y)), np.empty(len(y))
+        f = self.grad_hess(b0 + off, y, sw, 1.0, g_out, h_out)
+        for _ in range(100):
+            g, h = float(g_out.sum()), float(h_out.sum())
+            if not (h > 0 and np.isfinite(g)):
+                break
+            step = g / h
+            for _ in range(60):
+                f_new = self.loss_sum(b0 - step + off, y, sw)
+                if np.isfinite(f_new) and f_new <= f + 1e-12 * abs(f):
+                    break
+                step *= 0.5
+            else:
+                break
+            b0 -= step
+            f = self.grad_hess(b0 + off, y, sw, 1.0, g_out, h_out)
+            if abs(step) < 1e-13 * max(1.0, abs(b0)):
+                break
+        return float(b0)
+
+    def _start_intercept(self, y, sw, off, W) -> float:
+        """g(clipped weighted mean of y) − weighted mean offset: the Newton start."""
+        mu0 = self._clip_mean(float(np.sum(sw * y) / W))
+        return float(self.link_function(np.array([mu0]))[0]) - float(np.sum(sw * off) / W)
+
+    def _clip_mean(self, mu: float) -> float:
+        return mu
+
+    # -- the data checks -----------------------------------------------------------------
+    def validate_y(self, y: np.ndarray) -> None:
+        """Raise ``ValueError`` naming ``y`` and the family if a value is out of range.
+
+        Parameters
+        ----------
+        y : ndarray of shape (n,)
+            Response.
+        """
+        if not np.all(np.isfinite(y)):
+            raise ValueError(f"y contains NaN or infinite values (family={self.label!r}).")
+
+    def check_offset(self, offset: np.ndarray) -> None:
+        """Raise ``ValueError`` naming ``offset`` if its values overflow the mean.
+
+        Parameters
+        ----------
+        offset : ndarray of shape (n,)
+            Offset of the linear predictor (finite).
+        """
+
+    # -- the reports ---------------------------------------------------------------------
     def mean(self, eta: np.ndarray) -> np.ndarray:
-        """Inverse link: the mean response b'(η)."""
+        """Inverse link: the mean response μ = g⁻¹(η).
+
+        Parameters
+        ----------
+        eta : ndarray
+            Linear predictor.
+
+        Returns
+        -------
+        ndarray
+        """
         raise NotImplementedError
 
     def link_function(self, mu: np.ndarray) -> np.ndarray:
-        """The canonical link g(μ) = (b')⁻¹(μ)."""
+        """The link g(μ).
+
+        Parameters
+        ----------
+        mu : ndarray
+            Mean.
+
+        Returns
+        -------
+        ndarray
+        """
+        raise NotImplementedError
+
+    def variance(self, mu: np.ndarray) -> np.ndarray:
+        """Variance function V(μ) (the variance of y is φ V(μ)).
+
+        Parameters
+        ----------
+        mu : ndarray
+            Mean.
+
+        Returns
+        -------
+        ndarray
+        """
         raise NotImplementedError
 
     def unit_deviance(self, y: np.ndarray, mu: np.ndarray) -> np.ndarray:
-        """Per-row deviance d(y, μ) = 2 [ℓ(y; y) − ℓ(μ; y)]."""
+        """Per-row deviance d(y, μ) = 2 [ℓ(y; y) − ℓ(μ; y)].
+
+        Parameters
+        ----------
+        y, mu : ndarray of shape (n,)
+            Response and mean.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         raise NotImplementedError
 
     def deviance(self, y: np.ndarray, mu: np.ndarray, sample_weight: np.ndarray) -> float:
-        """Weighted deviance Σ_i s_i d(y_i, μ_i)."""
+        """Weighted deviance Σ_i s_i d(y_i, μ_i).
+
+        Parameters
+        ----------
+        y, mu, sample_weight : ndarray of shape (n,)
+            Response, mean and weights.
+
+        Returns
+        -------
+        float
+        """
         return float(np.sum(sample_weight * self.unit_deviance(y, mu)))
+
+    def pearson_chi2(self, y: np.ndarray, mu: np.ndarray, sample_weight: np.ndarray) -> float:
+        """Pearson's statistic Σ_i s_i (y_i − μ_i)² / V(μ_i).
+
+        Parameters
+        ----------
+        y, mu, sample_weight : ndarray of shape (n,)
+            Response, mean and weights.
+
+        Returns
+        -------
+        float
+        """
+        return float(np.sum(sample_weight * (y - mu) ** 2 / self.variance(mu)))
+
+    def dispersion(
+        self, y: np.ndarray, mu: np.ndarray, sample_weight: np.ndarray, df: float = 0.0
+    ) -> float:
+        """Pearson estimate of φ: χ² / (W (n_eff − df) / n_eff), n_eff = W² / Σ s².
+
+        With unit weights this is χ² / (n − df), statsmodels' ``scale``.
+
+        Parameters
+        ----------
+        y, mu, sample_weight : ndarray of shape (n,)
+            Response, mean and weights.
+        df : float, default=0
+            Degrees of freedom used by the fit.
+
+        Returns
+        -------
+        float
+        """
+        sw = sample_weight
+        n_eff = float(sw.sum() ** 2 / np.sum(sw**2))
+        chi2 = self.pearson_chi2(y, mu, sw)
+        return chi2 / float(sw.sum()) * n_eff / max(n_eff - df, 1.0)
+
+    def null_dispersion(
+        self, y: np.ndarray, sample_weight: np.ndarray, offset: np.ndarray | None = None
+    ) -> float:
+        """Pearson χ² / W at the null model: an upper bound on φ (theory λ's first pass).
+
+        Parameters
+        ----------
+        y, sample_weight : ndarray of shape (n,)
+            Response and weights.
+        offset : ndarray of shape (n,), optional
+            Offset.
+
+        Returns
+        -------
+        float
+        """
+        b0 = self.null_intercept(y, sample_weight, offset)
+        eta = np.full(len(y), b0) if offset is None else b0 + offset
+        chi2 = self.pearson_chi2(y, self.mean(eta), sample_weight)
+        return chi2 / float(sample_weight.sum())
 
     def log_likelihood(
         self, y: np.ndarray, mu: np.ndarray, sample_weight: np.ndarray, scale: float = 1.0
     ) -> float:
-        """Full log-likelihood (with normalising constants), as statsmodels reports it."""
+        """Full log-likelihood (with normalising constants), as statsmodels reports it.
+
+        Parameters
+        ----------
+        y, mu, sample_weight : ndarray of shape (n,)
+            Response, mean and weights.
+        scale : float, default=1
+            Dispersion (families with an estimated one use their own estimate).
+
+        Returns
+        -------
+        float
+        """
         raise NotImplementedError
 
-    def null_mean(self, y: np.ndarray, sample_weight: np.ndarray) -> float:
-        """Weighted mean of y, the intercept-only fitted mean without offset."""
-        return float(np.average(y, weights=sample_weight))
+    def to_statsmodels(self) -> Any:
+        """The statsmodels family instance of the same distribution and link (for refit).
+
+        Returns
+        -------
+        statsmodels.genmod.families.Family
+        """
+        import statsmodels.api as sm
+
+        return getattr(sm.families, type(self).__name__)()
+
+    @property
+    def label(self) -> str:
+        """Name in messages: ``name``, with the parameters of a parametrised family."""
+        return self.name
+
+    def header_rows(self) -> list[tuple[str, str]]:
+        """Rows of the summary header: family, link and any parameter (Tweedie power).
+
+        Returns
+        -------
+        list of (str, str)
+        """
+        return [("Model Family", type(self).__name__), ("Link Function", self.link)]
+
+    # -- identity: families compare equal by value and pickle by value --------------------
+    def _key(self) -> tuple:
+        return (type(self).__name__,)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Family) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(link={self.link!r})"
@@ -103,6 +484,9 @@ class Gaussian(Family):
 
     name = "gaussian"
     link = "identity"
+    quadratic = True
+    estimate_dispersion = True
+    dispersion_name = "sigma^2"
     _loss_kernel = _k.gaussian_identity_loss
     _grad_hess_kernel = _k.gaussian_identity_grad_hess
 
@@ -116,14 +500,41 @@ class Gaussian(Family):
                 "overflows beyond ~1e150: rescale y (e.g. divide by its standard deviation)."
             )
 
+    def curvature_bound(self):
+        return 1.0
+
+    def curvature(self, eta):
+        return np.ones_like(np.asarray(eta, dtype=float))
+
+    def gradient_units(self, y, sample_weight):
+        # the gradient s (η − y) / W: units of y, measured by its weighted sd
+        w = sample_weight / float(sample_weight.sum())
+        mean = float(w @ y)
+        return max(1.0, float(np.sqrt(w @ (y - mean) ** 2)))
+
+    def null_intercept(self, y, sample_weight, offset=None):
+        off = np.zeros_like(y) if offset is None else offset
+        return float(np.sum(sample_weight * (y - off)) / np.sum(sample_weight))
+
+    def null_dispersion(self, y, sample_weight, offset=None):
+        r = y if offset is None else y - offset
+        return float(np.average((r - np.average(r, weights=sample_weight)) ** 2,
+                                weights=sample_weight))  # fmt: skip
+
     def mean(self, eta):
         return np.asarray(eta, dtype=float)
 
     def link_function(self, mu):
         return np.asarray(mu, dtype=float)
 
+    def variance(self, mu):
+        return np.ones_like(np.asarray(mu, dtype=float))
+
     def unit_deviance(self, y, mu):
         return (y - mu) ** 2
+
+    def pearson_chi2(self, y, mu, sample_weight):
+        return float(np.sum(sample_weight * (y - mu) ** 2))
 
     def log_likelihood(self, y, mu, sample_weight, scale=1.0):
         # statsmodels' convention: scale = deviance / n (the MLE of σ²) for the llf
@@ -141,6 +552,7 @@ class Binomial(Family):
 
     name = "binomial"
     link = "logit"
+    binary = True
     _loss_kernel = _k.binomial_logit_loss
     _grad_hess_kernel = _k.binomial_logit_grad_hess
     _grad_hess_noloss_kernel = _k.binomial_logit_grad_hess_noloss
@@ -153,11 +565,20 @@ class Binomial(Family):
                 f"y must be 0 or 1 for family='binomial'; found values such as {bad.tolist()}."
             )
 
+    def curvature_bound(self):
+        return 0.25
+
+    def _clip_mean(self, mu):
+        return min(max(mu, 1e-10), 1 - 1e-10)
+
     def mean(self, eta):
         return special.expit(eta)
 
     def link_function(self, mu):
         return special.logit(mu)
+
+    def variance(self, mu):
+        return mu * (1 - mu)
 
     def unit_deviance(self, y, mu):
         mu = np.clip(mu, 1e-300, 1 - 1e-16)
@@ -185,11 +606,31 @@ class Poisson(Family):
                 f"y must be non-negative for family='poisson'; found values such as {bad.tolist()}."
             )
 
+    def check_offset(self, offset):
+        _check_log_offset(offset, self.label)
+
+    def curvature(self, eta):
+        return np.exp(eta)
+
+    def gradient_units(self, y, sample_weight):
+        # the gradient s (μ − y) / W: units of counts, measured by their weighted mean
+        w = sample_weight / float(sample_weight.sum())
+        return max(1.0, float(w @ y))
+
+    def null_intercept(self, y, sample_weight, offset=None):
+        # closed form: e^{β0} Σ s e^{off} = Σ s y
+        sw = sample_weight
+        tot = float(np.sum(sw)) if offset is None else float(np.sum(sw * np.exp(offset)))
+        return float(math.log(max(float(np.sum(sw * y)), 1e-300) / tot))
+
     def mean(self, eta):
         return np.exp(eta)
 
     def link_function(self, mu):
         return np.log(mu)
+
+    def variance(self, mu):
+        return np.asarray(mu, dtype=float)
 
     def unit_deviance(self, y, mu):
         return 2 * (special.xlogy(y, y / mu) - (y - mu))
@@ -199,6 +640,16 @@ class Poisson(Family):
         return float(np.sum(sample_weight * ll))
 
 
+def _check_log_offset(offset: np.ndarray, label: str) -> None:
+    top = float(np.max(offset)) if offset.size else 0.0
+    if top > _LOG_ETA_MAX:
+        raise ValueError(
+            f"offset has values as large as {top:.4g}; with the log link of family "
+            f"{label} the mean e^offset overflows beyond {_LOG_ETA_MAX:g}: an offset is "
+            "on the scale of the linear predictor (pass log(exposure), not exposure)."
+        )
+
+
 FAMILIES: dict[str, type[Family]] = {
     "gaussian": Gaussian,
     "binomial": Binomial,
@@ -206,10 +657,305 @@ FAMILIES: dict[str, type[Family]] = {
 }
 
 
-def get_family(family: str | Family) -> Family:
-    """Return the family instance for a name (``"gaussian"``, ``"binomial"``, ``"poisson"``)."""
+# --------------------------------------------------------------------------- statsmodels
+
+#: family/link pairs (statsmodels class names) whose half deviance is convex in η on
+#: all of R; Tweedie additionally needs 1 ≤ var_power ≤ 2 (module docstring)
+CONVEX_LINKS: dict[str, tuple[str, ...]] = {
+    "Gaussian": ("Identity",),
+    "Binomial": ("Logit", "Probit", "CLogLog", "LogLog"),
+    "Poisson": ("Log",),
+    "Gamma": ("Log",),
+    "Tweedie": ("Log",),
+    "NegativeBinomial": ("Log",),
+    "InverseGaussian": (),
+}
+
+#: Cython fast paths for statsmodels families, keyed by (family, link, parameters):
+#: kernels with the signatures of ``_glm_kernels`` (issue 14 adds gamma and Tweedie)
+_FAST_PATHS: dict[tuple, tuple] = {}
+
+_LINK_NAMES = {
+    "Identity": "identity", "Logit": "logit", "Probit": "probit", "CLogLog": "cloglog",
+    "LogLog": "loglog", "Log": "log", "Cauchy": "cauchy", "InversePower": "inverse_power",
+    "InverseSquared": "inverse_squared", "Sqrt": "sqrt", "Power": "power",
+    "NegativeBinomial": "nbinom", "LogC": "logc",
+}  # fmt: skip
+
+
+def _sm_key(fam: Any) -> tuple:
+    """(family class, link class, parameters) of a statsmodels family instance."""
+    name = type(fam).__name__
+    link = type(fam.link).__name__
+    params: tuple = ()
+    if name == "Tweedie":
+        params = (("var_power", float(fam.var_power)),)
+    elif name == "NegativeBinomial":
+        params = (("alpha", float(fam.alpha)),)
+    return name, link, params
+
+
+def _make_sm_family(name: str, link: str, params: tuple) -> Any:
+    import statsmodels.api as sm
+
+    kw = dict(params)
+    return getattr(sm.families, name)(link=getattr(sm.families.links, link)(), **kw)
+
+
+def _from_key(name: str, link: str, params: tuple) -> StatsmodelsFamily:
+    return StatsmodelsFamily(_make_sm_family(name, link, params))
+
+
+class StatsmodelsFamily(Family):
+    """A statsmodels family instance driving a generic NumPy path.
+
+    The loss is half the unit deviance d(y, μ)/2 with μ = g⁻¹(η); its gradient is
+    (μ − y) μ'(η) / V(μ) and the curvature the Fisher-scoring weight μ'(η)² / V(μ)
+    (the Hessian for a canonical link). Only convex family/link pairs are accepted
+    (module docstring).
+
+    Parameters
+    ----------
+    sm_family : statsmodels.genmod.families.Family
+        E.g. ``sm.families.Gamma(sm.families.links.Log())``.
+
+    Raises
+    ------
+    ValueError
+        For a family/link pair whose loss is not convex in η on all of R, or a family
+        statsmodels class this module does not know.
+    """
+
+    def __init__(self, sm_family: Any) -> None:
+        fam_name, link_name, params = _sm_key(sm_family)
+        if fam_name not in CONVEX_LINKS:
+            raise ValueError(
+                f"family {fam_name} (statsmodels) is not supported; use one of "
+                f"{sorted(CONVEX_LINKS)} or {sorted(FAMILIES)}."
+            )
+        what = f"{fam_name} with link {link_name}"
+        if fam_name == "Tweedie":
+            p = dict(params)["var_power"]
+            what = f"Tweedie(var_power={p:g}) with link {link_name}"
+            if link_name == "Log" and not 1.0 <= p <= 2.0:
+                raise ValueError(
+                    f"family {what}: the half deviance is not convex in η (a log-link "
+                    "Tweedie needs 1 <= var_power <= 2); the solvers need a convex loss."
+                )
+        if fam_name == "NegativeBinomial" and not dict(params)["alpha"] > 0:
+            raise ValueError(f"family {what}: alpha must be positive.")
+        if link_name not in CONVEX_LINKS[fam_name]:
+            ok = CONVEX_LINKS[fam_name]
+            hint = f"use link {' or '.join(ok)}" if ok else "no link of this family is"
+            raise ValueError(
+                f"family {what}: the loss (half the deviance) is not convex in η on all of "
+                f"R, which the solvers need; {hint}{' convex' if not ok else ''}."
+            )
+        self._key_ = (fam_name, link_name, params)
+        self.sm_family = sm_family
+        self.name = fam_name.lower()
+        self.link = _LINK_NAMES.get(link_name, link_name.lower())
+        self._params = dict(params)
+        self.quadratic = fam_name == "Gaussian"
+        self.binary = fam_name == "Binomial"
+        self.estimate_dispersion = fam_name in ("Gaussian", "Gamma", "Tweedie")
+        self.dispersion_name = "sigma^2" if self.quadratic else "phi"
+        self._eta_max = _LOG_ETA_MAX if link_name == "Log" else np.inf
+        self._fast = _FAST_PATHS.get(self._key_)
+
+    # pickling by value: the statsmodels objects are rebuilt from the key
+    def __reduce__(self):
+        return (_from_key, self._key_)
+
+    def _key(self) -> tuple:
+        return ("statsmodels",) + self._key_
+
+    @property
+    def label(self) -> str:
+        fam_name, _, params = self._key_
+        if params:
+            inner = ", ".join(f"{k}={v:g}" for k, v in params)
+            return f"{fam_name}({inner})"
+        return fam_name
+
+    def header_rows(self):
+        rows = [("Model Family", self._key_[0]), ("Link Function", self.link)]
+        if "var_power" in self._params:
+            rows.append(("Variance power", f"{self._params['var_power']:g}"))
+        if "alpha" in self._params:
+            rows.append(("NB alpha", f"{self._params['alpha']:g}"))
+        return rows
+
+    def __repr__(self) -> str:
+        return f"StatsmodelsFamily({self.label}, link={self.link!r})"
+
+    def to_statsmodels(self):
+        return _make_sm_family(*self._key_)
+
+    # -- the engine --------------------------------------------------------------------
+    def _half_deviance(self, eta, y, sw) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            mu = self.sm_family.link.inverse(eta)
+            d = self.sm_family._resid_dev(y, mu)
+        return 0.5 * sw * np.where(sw > 0, d, 0.0)
+
+    def loss_sum(self, eta, y, sample_weight):
+        if self._fast is not None:
+            return float(self._fast[0](eta, y, sample_weight))
+        total = float(np.sum(self._half_deviance(eta, y, sample_weight)))
+        return total if not np.isnan(total) else np.inf
+
+    def _derivatives(self, eta, y):
+        """(∂ℓ/∂η, Fisher weight) per row at unit weight."""
+        link, var = self.sm_family.link, self.sm_family.variance
+        e = np.clip(eta, -self._eta_max, self._eta_max)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+            mu = link.inverse(e)
+            dmu = link.inverse_deriv(e)
+            v = var(mu)
+            ratio = dmu / v
+            return (mu - y) * ratio, dmu * ratio
+
+    def grad_hess(self, eta, y, sample_weight, scale, grad_out, hess_out):
+        if self._fast is not None:
+            return float(self._fast[1](eta, y, sample_weight, scale, grad_out, hess_out))
+        g, h = self._derivatives(eta, y)
+        s = scale * sample_weight
+        np.multiply(s, np.where(s > 0, g, 0.0), out=grad_out)
+        np.multiply(s, np.where(s > 0, h, 0.0), out=hess_out)
+        return self.loss_sum(eta, y, sample_weight)
+
+    def grad_hess_only(self, eta, y, sample_weight, scale, grad_out, hess_out):
+        if self._fast is not None:
+            self._fast[1](eta, y, sample_weight, scale, grad_out, hess_out)
+            return
+        g, h = self._derivatives(eta, y)
+        s = scale * sample_weight
+        np.multiply(s, np.where(s > 0, g, 0.0), out=grad_out)
+        np.multiply(s, np.where(s > 0, h, 0.0), out=hess_out)
+
+    def curvature(self, eta):
+        return self._derivatives(np.asarray(eta, dtype=float), 0.0)[1]
+
+    def curvature_bound(self):
+        fam_name, link_name, _ = self._key_
+        if fam_name == "Gaussian":
+            return 1.0
+        if (fam_name, link_name) == ("Binomial", "Logit"):
+            return 0.25
+        if (fam_name, link_name) == ("Gamma", "Log"):
+            return 1.0  # μ² / μ²
+        if fam_name == "NegativeBinomial":
+            return 1.0 / self._params["alpha"]  # μ / (1 + αμ) < 1/α
+        if fam_name == "Tweedie" and self._params["var_power"] == 2.0:
+            return 1.0
+        return None
+
+    def gradient_units(self, y, sample_weight):
+        # the gradient (μ − y) μ'(η)/V(μ) at the mean of y, with y's spread (sd for the
+        # gaussian, else its mean) for μ − y: Poisson ȳ, gamma 1, Tweedie ȳ^{2−p}
+        w = sample_weight / float(sample_weight.sum())
+        ybar = float(w @ y)
+        if self.quadratic:
+            return max(1.0, float(np.sqrt(w @ (y - ybar) ** 2)))
+        mu = self._clip_mean(ybar)
+        eta = self.link_function(np.array([mu]))
+        g, _ = self._derivatives(eta, np.zeros(1))
+        unit = abs(float(g[0]))  # μ μ'(η)/V(μ)
+        return max(1.0, unit) if np.isfinite(unit) else 1.0
+
+    def _clip_mean(self, mu):
+        if self.binary:
+            return min(max(mu, 1e-10), 1 - 1e-10)
+        if self.link in ("log",):
+            return max(mu, 1e-10)
+        return mu
+
+    # -- the data checks -----------------------------------------------------------------
+    def validate_y(self, y):
+        super().validate_y(y)
+        fam_name = self._key_[0]
+        if fam_name == "Binomial":
+            bad = (y < 0) | (y > 1)
+            need = "in [0, 1] (a 0/1 outcome or a proportion)"
+        elif fam_name == "Gamma" or (fam_name == "Tweedie" and self._params["var_power"] >= 2):
+            bad = y <= 0
+            need = "positive"
+        elif fam_name == "Gaussian":
+            return
+        else:
+            bad = y < 0
+            need = "non-negative"
+        if np.any(bad):
+            raise ValueError(
+                f"y must be {need} for family {self.label}; found values such as "
+                f"{_bad_values(y, bad)}."
+            )
+
+    def check_offset(self, offset):
+        if self.link == "log":
+            _check_log_offset(offset, self.label)
+
+    # -- the reports ---------------------------------------------------------------------
+    def mean(self, eta):
+        with np.errstate(over="ignore"):
+            return self.sm_family.link.inverse(np.asarray(eta, dtype=float))
+
+    def link_function(self, mu):
+        return self.sm_family.link(np.asarray(mu, dtype=float))
+
+    def variance(self, mu):
+        return self.sm_family.variance(np.asarray(mu, dtype=float))
+
+    def unit_deviance(self, y, mu):
+        return self.sm_family._resid_dev(y, mu)
+
+    def log_likelihood(self, y, mu, sample_weight, scale=None):
+        if scale is None:
+            scale = 1.0
+            if self.estimate_dispersion:
+                # the maximum-likelihood-like estimate deviance / W (gaussian: σ̂² = RSS/n)
+                scale = self.deviance(y, mu, sample_weight) / float(sample_weight.sum())
+                if scale <= 0:
+                    return np.inf
+        return float(self.sm_family.loglike(y, mu, var_weights=sample_weight, scale=scale))
+
+
+def get_family(family: str | Family | Any) -> Family:
+    """Return the :class:`Family` for a name, a Family or a statsmodels family instance.
+
+    Parameters
+    ----------
+    family : {"gaussian", "binomial", "poisson"}, Family or statsmodels family
+        A statsmodels instance (``sm.families.Gamma(sm.families.links.Log())``) gives a
+        :class:`StatsmodelsFamily`.
+
+    Returns
+    -------
+    Family
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, or a statsmodels family/link pair that is not convex.
+    """
     if isinstance(family, Family):
         return family
-    if not isinstance(family, str) or family.lower() not in FAMILIES:
-        raise ValueError(f"family must be one of {sorted(FAMILIES)}; got {family!r}.")
-    return FAMILIES[family.lower()]()
+    if isinstance(family, str) and family.lower() in FAMILIES:
+        return FAMILIES[family.lower()]()
+    if not isinstance(family, str) and _is_statsmodels_family(family):
+        return StatsmodelsFamily(family)
+    raise ValueError(
+        f"family must be one of {sorted(FAMILIES)} or a statsmodels family instance "
+        f"(e.g. sm.families.Gamma(sm.families.links.Log())); got {family!r}."
+    )
+
+
+def _is_statsmodels_family(obj: Any) -> bool:
+    """Whether obj is a statsmodels family, without importing statsmodels for a string."""
+    module = type(obj).__module__ or ""
+    if not module.startswith("statsmodels"):
+        return False
+    from statsmodels.genmod.families import Family as SMFamily
+
+    return isinstance(obj, SMFamily)

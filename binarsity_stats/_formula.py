@@ -51,6 +51,8 @@ __all__ = [
     "build_design",
     "transform_context",
     "format_cut",
+    "format_value",
+    "interval_label",
 ]
 
 #: Marker written into the transform state of our stateful transforms.
@@ -92,6 +94,31 @@ def _as_float(data: Any, name: str, what: str, hint: str | None = None) -> np.nd
     raise TypeError(f"{what} needs a numeric column; column '{name}' has dtype {dtype}. {hint}")
 
 
+def _column_or_array(value: Any, data, name: str, n: int) -> tuple[np.ndarray | None, str | None]:
+    """An (n,) finite float array from an array-like or a column name of ``data``.
+
+    Used for ``sample_weight`` and ``offset`` at fit time and for an offset column at
+    predict time; errors name the argument and, for a column, the column.
+    """
+    if value is None:
+        return None, None
+    column, what = None, name
+    if isinstance(value, str):
+        if value not in data.columns:
+            raise ValueError(f"{name}={value!r} is not a column of the data.")
+        column, what = value, f"{name} (column '{value}')"
+        value = _as_float(data[value], value, f"{name}={value!r}", "Convert it to numbers first.")
+    try:
+        arr = np.asarray(value, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be numeric.") from None
+    if arr.shape[0] != n:
+        raise ValueError(f"{what} has {arr.shape[0]} rows but the data has {n}.")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{what} contains NaN or infinite values.")
+    return arr, column
+
+
 def code_dtype(n_levels: int) -> type:
     """The narrowest unsigned integer type holding ``n_levels`` codes (design.md §3)."""
     if n_levels <= 256:
@@ -117,6 +144,87 @@ def format_cut(value: float) -> str:
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     return np.format_float_positional(float(value), precision=6, unique=True, trim="0")
+
+
+def format_value(value: float, precision: int | None = None) -> str:
+    """A number as shown in an interval label: ``38``, ``0.125``, ``-inf``, ``1.5e+09``.
+
+    Parameters
+    ----------
+    value : float
+        A cut point or a training value.
+    precision : int, optional
+        Significant digits (default 6); trailing zeros and a bare decimal point are
+        dropped.
+
+    Returns
+    -------
+    str
+        The shortest form of ``value`` rounded to ``precision`` significant digits.
+    """
+    digits = _check_precision(precision)
+    v = float(value)
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if v == 0:
+        return "0"
+    if 1e-4 <= abs(v) < 10.0 ** max(digits, 6):
+        return np.format_float_positional(v, precision=digits, unique=True, fractional=False,
+                                          trim="-")  # fmt: skip
+    return np.format_float_scientific(v, precision=digits - 1, unique=True, trim="-")
+
+
+def _check_precision(precision: Any) -> int:
+    if precision is None:
+        return 6
+    if isinstance(precision, bool) or not isinstance(precision, (int, np.integer)):
+        raise TypeError(f"precision must be an integer >= 1; got {precision!r}.")
+    if not 1 <= precision <= 17:
+        raise ValueError(f"precision must be between 1 and 17; got {precision}.")
+    return int(precision)
+
+
+def interval_label(
+    low: float, high: float, single: float | None = None, precision: int | None = None
+) -> str:
+    """Right-closed interval label of a bin: ``(-inf, 1]``, ``(1, 2]``, ``(4, inf]``.
+
+    A bin holds the values x with low < x ≤ high (codes are
+    ``searchsorted(edges, x, side="left")``). When it held one distinct training value,
+    the label is that value: ``= 5``.
+
+    Parameters
+    ----------
+    low, high : float
+        The bounds; the end bins reach ±inf.
+    single : float, optional
+        The one distinct training value of the bin, if it had exactly one.
+    precision : int, optional
+        Significant digits of the numbers (default 6).
+
+    Returns
+    -------
+    str
+        The label.
+    """
+    if single is not None and not math.isnan(single):
+        return f"= {format_value(single, precision)}"
+    return f"({format_value(low, precision)}, {format_value(high, precision)}]"
+
+
+def _distinct_per_bin(x: np.ndarray, edges: np.ndarray) -> tuple[list[int], list[float]]:
+    """Per chain level: the number of distinct training values (capped at 2) and, when
+    there is exactly one, that value (NaN otherwise)."""
+    finite = np.unique(x[~np.isnan(x)])
+    n_chain = len(edges) + 1
+    codes = np.searchsorted(edges, finite, side="left")
+    count = np.minimum(np.bincount(codes, minlength=n_chain), 2)
+    single = np.full(n_chain, np.nan)
+    one = np.flatnonzero(count == 1)
+    if one.size:
+        first = np.searchsorted(codes, one, side="left")  # codes are sorted with finite
+        single[one] = finite[first]
+    return [int(c) for c in count], [float(v) for v in single]
 
 
 def _level_label(level: Any) -> str:
@@ -166,6 +274,8 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
                     "data_max": float(np.nanmax(x)),
                 }
             )
+            counts, singles = _distinct_per_bin(x, edges)
+            _state.update({"distinct": counts, "single_values": singles})
         return _replay_bin(x, _state, name)
 
     return bin
@@ -365,6 +475,12 @@ class Block:
         Whether the last code is a "missing" level outside the TV chain.
     data_min, data_max : float or None
         Training range of a ``bin()`` term (for plots).
+    distinct : tuple of int or None
+        Distinct training values in each chain level of a ``bin()`` term, capped at 2
+        (None for models saved before it was recorded).
+    single_values : tuple of float or None
+        The training value of each chain level that held exactly one distinct value
+        (NaN for the others); such a level is labelled ``= value``.
     """
 
     term: str
@@ -376,6 +492,8 @@ class Block:
     has_missing_level: bool = False
     data_min: float | None = None
     data_max: float | None = None
+    distinct: tuple | None = None
+    single_values: tuple | None = None
 
     @property
     def chain_length(self) -> int:
@@ -401,35 +519,67 @@ class Block:
         hi = np.concatenate([self.edges, [np.inf]])
         return lo, hi
 
-    def level_labels(self) -> list[str]:
-        """Readable labels of every level, e.g. ``[38.0, 41.0]`` or ``male``.
+    def segment_label(self, first: int, last: int, precision: int | None = None) -> str:
+        """Label of the chain levels ``first..last`` taken together (a merged segment).
+
+        Parameters
+        ----------
+        first, last : int
+            Chain positions, ``first <= last``.
+        precision : int, optional
+            Significant digits (default 6).
+
+        Returns
+        -------
+        str
+            ``(low, high]`` of the union, or ``= v`` when the training rows in it held
+            one distinct value v.
+        """
+        lo, hi = self.intervals()
+        single = None
+        if self.distinct is not None and self.single_values is not None:
+            filled = [k for k in range(first, last + 1) if self.distinct[k] > 0]
+            if len(filled) == 1 and self.distinct[filled[0]] == 1:
+                single = self.single_values[filled[0]]
+        return interval_label(lo[first], hi[last], single, precision)
+
+    def level_labels(self, precision: int | None = None) -> list[str]:
+        """Readable labels of every level, e.g. ``(38, 41]``, ``= 5`` or ``male``.
+
+        Parameters
+        ----------
+        precision : int, optional
+            Significant digits of interval bounds (default 6).
 
         Returns
         -------
         list of str
-            One label per level, ``"missing"`` for a missing level.
+            One label per level, ``"missing"`` for a missing level. A binned level k
+            holds the values x with low < x ≤ high: ``(low, high]`` (right-closed, the
+            end levels reach ±inf), or ``= v`` when it held one distinct training value.
         """
         if self.kind == "bin":
-            lo, hi = self.intervals()
-            labels = [f"[{format_cut(a)}, {format_cut(b)}]" for a, b in zip(lo, hi, strict=True)]
+            labels = [self.segment_label(k, k, precision) for k in range(self.chain_length)]
         else:
             labels = [_level_label(v) for v in self.levels]
         if self.has_missing_level:
             labels.append("missing")
         return labels
 
-    def param_names(self) -> list[str]:
-        """Coefficient names, e.g. ``bin(age, 50)[38.0, 41.0]``, ``C(sex)[male]``.
+    def param_names(self, precision: int | None = None) -> list[str]:
+        """Coefficient names, e.g. ``bin(age, 50)[(38, 41]]``, ``C(sex)[male]``.
+
+        Parameters
+        ----------
+        precision : int, optional
+            Significant digits of interval bounds (default 6).
 
         Returns
         -------
         list of str
-            One name per level.
+            One name per level: the term, then its level label in brackets.
         """
-        return [
-            f"{self.term}{lab}" if lab.startswith("[") else f"{self.term}[{lab}]"
-            for lab in self.level_labels()
-        ]
+        return [f"{self.term}[{lab}]" for lab in self.level_labels(precision)]
 
 
 @dataclass
@@ -545,15 +695,20 @@ class DesignSpec:
         """Levels of each block in its TV chain (a missing level is outside)."""
         return np.array([b.chain_length for b in self.blocks], dtype=np.intp)
 
-    def param_names(self) -> list[str]:
+    def param_names(self, precision: int | None = None) -> list[str]:
         """Names of θ, block after block.
+
+        Parameters
+        ----------
+        precision : int, optional
+            Significant digits of interval bounds (default 6).
 
         Returns
         -------
         list of str
             One name per level of every block.
         """
-        return [name for b in self.blocks for name in b.param_names()]
+        return [name for b in self.blocks for name in b.param_names(precision)]
 
     def transform(self, data: Any) -> Design:
         """Replay the learned design on new data.
@@ -748,7 +903,7 @@ def build_design(
     n_bins: int = 50,
     missing: str = "error",
     sample_weight: np.ndarray | None = None,
-    family: str = "gaussian",
+    family: Any = "gaussian",
 ) -> tuple[DesignSpec, Design, np.ndarray, Response]:
     """Materialise a formula on training data.
 
@@ -765,8 +920,8 @@ def build_design(
         level of their own outside the TV chain.
     sample_weight : ndarray of shape (n,), optional
         Row weights (used for the weighted quantiles of ``bin()``).
-    family : str, default="gaussian"
-        Used to read the response (a two-level factor is allowed for binomial).
+    family : str or Family, default="gaussian"
+        Used to read the response (a two-level factor is allowed for a binary family).
 
     Returns
     -------
@@ -878,6 +1033,9 @@ def _classify(model_spec: Any, mm: pd.DataFrame):
                     has_missing_level=bool(s["has_missing_level"]),
                     data_min=s.get("data_min"),
                     data_max=s.get("data_max"),
+                    # recorded since 0.2: older pickled specs label every level (low, high]
+                    distinct=tuple(s["distinct"]) if "distinct" in s else None,
+                    single_values=tuple(s["single_values"]) if "single_values" in s else None,
                 )
             else:
                 block = Block(
@@ -937,10 +1095,13 @@ def _is_logical(expr: str) -> bool:
 
 
 def _read_response(
-    lhs: pd.DataFrame, name: str, family: str, data: pd.DataFrame
+    lhs: pd.DataFrame, name: str, family: Any, data: pd.DataFrame
 ) -> tuple[np.ndarray, Response]:
     """The response as float64 and how it was read (numeric, boolean, 2-level factor)."""
-    fam = getattr(family, "name", family)
+    from ._families import get_family
+
+    family = get_family(family)
+    fam = family.label
     cols = list(lhs.columns)
     spec = lhs.model_spec
     enc = spec.encoder_state or {}
@@ -948,10 +1109,10 @@ def _read_response(
     if categorical:
         (kind, state), *_ = enc.values()
         levels = list(state.get("categories", [c.split("[", 1)[-1][:-1] for c in cols]))
-        if len(levels) != 2 or fam != "binomial":
+        if len(levels) != 2 or not family.binary:
             what = (
-                "binomial needs exactly two levels"
-                if fam == "binomial"
+                f"{fam} needs exactly two levels"
+                if family.binary
                 else (f"family={fam!r} needs a numeric response")
             )
             raise ValueError(

@@ -29,29 +29,35 @@ Choices documented here (the docs repeat them):
 from __future__ import annotations
 
 import math
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ._design import BinnedDesign
 from ._families import Family, get_family
-from ._formula import Design, DesignSpec, Response, _as_float, _as_frame, build_design
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ._results import BinarsityResults, CVResults, PathResults
+from ._formula import Design, DesignSpec, Response, _as_frame, _column_or_array, build_design
+from ._path import (
+    SCORINGS,
+    PathData,
+    check_grid,
+    cross_validate,
+    fold_ids,
+    group_fold_ids,
+    lambda_grid,
+    resolve_n_jobs,
+    solve_path,
+    weighted_auc,
+)
+from ._results import BinarsityResults, CVResults, PathResults, degrees_of_freedom
 
 __all__ = ["glm", "BinarsityModel", "SCORINGS"]
 
-#: Held-out criteria of ``fit_cv``.
-SCORINGS = ("deviance", "mse", "auc")
+# Re-exported: the engine's path and CV helpers (_path) were defined here before 0.2.
+_REEXPORTED = (fold_ids, group_fold_ids, weighted_auc)
+
 #: A of Theorem 1: the oracle bound holds with probability 1 − 2e^{−A} = 0.95.
 THEORY_A = math.log(40.0)
-#: Relative size below which two neighbouring levels count as equal (no jump).
-JUMP_TOL = 1e-10
 
 #: fit_cv keeps every fold's prepared design for the whole walk below this many bytes;
 #: above it, a fold's design is prepared again for each chunk of λ values.
@@ -77,7 +83,10 @@ def glm(
         points are learned here and replayed on new data; ``C(x)`` (or a bare
         non-numeric column): an unpenalised categorical; other numeric terms
         (``x``, ``log(x)``, ``x:z``): unpenalised linear; ``offset(expr)``: an offset,
-        e.g. ``offset(log(exposure))``. ``- 1`` removes the intercept. The response may
+        e.g. ``offset(log(exposure))``. ``- 1`` removes the intercept as in R: the first
+        ``bin()`` or ``C()`` term then carries full coding (its levels absorb the
+        intercept and are not constrained to a weighted sum of zero); with no such
+        term the model has no intercept at all. The response may
         be numeric, boolean (``I(affairs > 0)``) or, for binomial, a two-level factor
         whose second level is the event.
     data : DataFrame or mapping of columns
@@ -123,31 +132,6 @@ def glm(
         penalty_weights=penalty_weights,
         missing=missing,
     )
-
-
-def _column_or_array(value: Any, data, name: str, n: int) -> tuple[np.ndarray | None, str | None]:
-    """An (n,) finite float array from an array-like or a column name of ``data``.
-
-    Used for ``sample_weight`` and ``offset`` at fit time and for an offset column at
-    predict time; errors name the argument and, for a column, the column.
-    """
-    if value is None:
-        return None, None
-    column, what = None, name
-    if isinstance(value, str):
-        if value not in data.columns:
-            raise ValueError(f"{name}={value!r} is not a column of the data.")
-        column, what = value, f"{name} (column '{value}')"
-        value = _as_float(data[value], value, f"{name}={value!r}", "Convert it to numbers first.")
-    try:
-        arr = np.asarray(value, dtype=np.float64).ravel()
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be numeric.") from None
-    if arr.shape[0] != n:
-        raise ValueError(f"{what} has {arr.shape[0]} rows but the data has {n}.")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{what} contains NaN or infinite values.")
-    return arr, column
 
 
 class BinarsityModel:
@@ -205,7 +189,7 @@ class BinarsityModel:
         off_arg, self.offset_column = _column_or_array(offset, frame, "offset", n)
         spec, design, y, response = build_design(
             formula, frame, n_bins=n_bins, missing=missing, sample_weight=sw,
-            family=self.family.name,
+            family=self.family,
         )  # fmt: skip
         self.family.validate_y(y)
         self.formula = formula
@@ -243,6 +227,46 @@ class BinarsityModel:
     def fit_intercept(self) -> bool:
         """Whether the formula has an intercept."""
         return self.spec.fit_intercept
+
+    @property
+    def intercept_absorbed(self) -> bool:
+        """Whether the first code block carries the intercept (``- 1`` with a block).
+
+        Without an intercept, R codes the first factor with one column per level. Here
+        the first ``bin()``/``C()`` block drops its sum-to-zero constraint instead: the
+        engine fits the model with an intercept β0 and the reported levels of the first
+        block are θ_1k + β0. The total-variation penalty is unchanged by a common shift
+        of a block's levels, so this is exactly the optimum of the model whose first
+        block is freely coded.
+        """
+        return not self.spec.fit_intercept and bool(self.spec.blocks)
+
+    @property
+    def _solver_intercept(self) -> bool:
+        """Whether the engine fits an intercept (also when the first block absorbs it)."""
+        return self.spec.fit_intercept or self.intercept_absorbed
+
+    def report_coef(self, solution: Any) -> tuple[np.ndarray, float]:
+        """θ and β0 of an engine solution as reported (see :attr:`intercept_absorbed`).
+
+        Parameters
+        ----------
+        solution : Solution
+            The engine's solution on this model's design.
+
+        Returns
+        -------
+        coef : ndarray of shape (d,)
+            θ; with an absorbed intercept the first block's levels include β0.
+        intercept : float
+            β0; 0 with an absorbed intercept.
+        """
+        coef = np.array(solution.coef, dtype=np.float64)
+        intercept = float(solution.intercept)
+        if self.intercept_absorbed:
+            coef[int(self.block_ptr[0]) : int(self.block_ptr[1])] += intercept
+            intercept = 0.0
+        return coef, intercept
 
     def _binned_design(self) -> BinnedDesign:
         return BinnedDesign(
@@ -309,30 +333,20 @@ class BinarsityModel:
         """
         if design is None:
             binned = self.binned
-        elif isinstance(design, BinnedDesign):
-            binned = design
         else:
             binned = BinnedDesign(design.codes, design.block_ptr, dense=design.dense, offset=offset)
         return binned.linear_predictor(coef, dense_coef, intercept)
 
-    def _prepare(self, rows: np.ndarray | None = None):
-        """The engine's prepared design of all rows or of some (a CV fold), for many λ."""
-        from ._solvers import Prepared
-
-        binned = self.binned if rows is None else self.binned.subset(rows)
-        y = self.y if rows is None else self.y[rows]
-        return Prepared.from_design(
-            binned, y, family=self.family, penalty_weights=self.penalty_weights,
-            fit_intercept=self.fit_intercept,
+    def _path_data(self) -> PathData:
+        """The engine's view of the training rows (arrays shared, nothing copied)."""
+        return PathData(
+            self.binned, self.y, self.family, self.penalty_weights,
+            fit_intercept=self._solver_intercept,
         )  # fmt: skip
 
-    def _fold_bytes(self, n_rows: int) -> int:
-        """Memory a prepared design of ``n_rows`` rows holds (codes and float arrays)."""
-        d = self.design
-        per_row = d.codes.shape[0] * d.codes.dtype.itemsize + 8 * 4  # y, weights, r, h
-        per_row += 8 * (0 if d.dense is None else 2 * d.dense.shape[1])  # input + scaled
-        per_row += 8 * (self.offset is not None)
-        return int(n_rows) * per_row
+    def _prepare(self, rows: np.ndarray | None = None):
+        """The engine's validated design of the given rows, for solves at many λ."""
+        return self._path_data().prepare(rows)
 
     # -- λ ---------------------------------------------------------------------------
     def lambda_max(self) -> float:
@@ -343,12 +357,7 @@ class BinarsityModel:
         float
             λ_max; 0 when nothing is penalised.
         """
-        from ._solvers import design_lambda_max
-
-        return float(design_lambda_max(
-            self.binned, self.y, family=self.family, penalty_weights=self.penalty_weights,
-            fit_intercept=self.fit_intercept,
-        ))  # fmt: skip
+        return self._path_data().lambda_max()
 
     def lambda_grid(self, n_lambdas: int = 50, lam_min_ratio: float = 1e-3) -> np.ndarray:
         """Log-spaced λ grid from λ_max down to ``lam_min_ratio`` · λ_max.
@@ -365,19 +374,8 @@ class BinarsityModel:
         ndarray of shape (n_lambdas,)
             Decreasing.
         """
-        if isinstance(n_lambdas, bool) or not isinstance(n_lambdas, (int, np.integer)):
-            raise TypeError(f"n_lambdas must be a positive integer; got {n_lambdas!r}.")
-        if n_lambdas < 1:
-            raise ValueError(f"n_lambdas must be >= 1; got {n_lambdas}.")
-        if not (0 < float(lam_min_ratio) < 1):
-            raise ValueError(f"lam_min_ratio must be in (0, 1); got {lam_min_ratio!r}.")
-        lmax = self.lambda_max()
-        if not lmax > 0:
-            # nothing to penalise (no binned term, or every binned term constant)
-            return np.zeros(1)
-        if n_lambdas == 1:
-            return np.array([lmax])
-        return lmax * np.logspace(0.0, math.log10(lam_min_ratio), int(n_lambdas))
+        lambda_grid(1.0, n_lambdas, lam_min_ratio)  # the arguments, before λ_max's fit
+        return lambda_grid(self.lambda_max(), n_lambdas, lam_min_ratio)
 
     def lambda_theory(self, phi: float | None = None, A: float = THEORY_A) -> float:
         """The scalar of the paper's Theorem 1 weights: sqrt(2 U_n φ (A + log d) / n).
@@ -385,8 +383,9 @@ class BinarsityModel:
         Parameters
         ----------
         phi : float, optional
-            Dispersion φ. Default: 1 for binomial and poisson, the weighted variance of
-            y (an upper bound on σ²) for gaussian.
+            Dispersion φ. Default: 1 for binomial and poisson; for a family with an
+            estimated dispersion, Pearson's χ² / W at the null fit (an upper bound on φ;
+            for gaussian the weighted variance of y, an upper bound on σ²).
         A : float, default=log(40)
             Confidence parameter: the bound holds with probability ≥ 1 − 2e^{−A}.
 
@@ -399,23 +398,24 @@ class BinarsityModel:
         n_eff = float(sw.sum() ** 2 / np.sum(sw**2))
         d = sum(b.n_levels for b in self.spec.blocks if b.penalized)
         d = max(d, 2)
-        fam = self.family.name
-        if fam == "gaussian":
-            U = 1.0
-            if phi is None:
-                r = self.y if self.offset is None else self.y - self.offset
-                phi = float(np.average((r - np.average(r, weights=sw)) ** 2, weights=sw))
-        elif fam == "binomial":
-            U, phi = 0.25, 1.0 if phi is None else phi
-        else:
-            U = float(np.max(self.family.mean(self._null_eta())))
-            phi = 1.0 if phi is None else phi
+        fam = self.family
+        # U bounds the curvature (b'' or the Fisher weight): the family's bound, else
+        # its largest value at the null fit (poisson: the largest null mean)
+        U = fam.curvature_bound()
+        if U is None:
+            U = float(np.max(fam.curvature(self._null_eta())))
+        if phi is None:
+            phi = (
+                fam.null_dispersion(self.y, self.sample_weight, self.offset)
+                if fam.estimate_dispersion
+                else 1.0
+            )
         return math.sqrt(2.0 * U * phi * (A + math.log(d)) / n_eff)
 
     def _null_eta(self) -> np.ndarray:
         """Linear predictor of the intercept(+offset)-only fit."""
         b0 = null_intercept(
-            self.family, self.y, self.sample_weight, self.offset, self.fit_intercept
+            self.family, self.y, self.sample_weight, self.offset, self._solver_intercept
         )
         eta = np.full(self.nobs, b0)
         return eta if self.offset is None else eta + self.offset
@@ -452,8 +452,6 @@ class BinarsityModel:
         BinarsityResults
             The fit at λ, with its statistics and report.
         """
-        from ._results import BinarsityResults
-
         opts = {"solver": solver, "tol": tol, "max_iter": max_iter}
         prepared = self._prepare()
         if isinstance(lam, str):
@@ -462,15 +460,13 @@ class BinarsityModel:
             value = self.lambda_theory()
             sol = prepared.solve(value, warm_start=warm_start, **opts)
             how = "theory"
-            if self.family.name == "gaussian":
-                first = BinarsityResults(self, sol, "theory (first pass)")
-                dof = first.df
-                n_eff = float(self.sample_weight.sum() ** 2 / np.sum(self.sample_weight**2))
-                rss = float(np.sum(self.sample_weight * (self.y - sol.eta) ** 2))
-                phi = rss / float(self.sample_weight.sum()) * n_eff / max(n_eff - dof, 1.0)
+            if self.family.estimate_dispersion:
+                dof = degrees_of_freedom(self, sol.coef, len(sol.dense_coef))
+                mu = self.family.mean(sol.eta)
+                phi = self.family.dispersion(self.y, mu, self.sample_weight, dof)
                 value = self.lambda_theory(phi=phi)
                 sol = prepared.solve(value, warm_start=sol, **opts)
-                how = f"theory (sigma^2 estimated: {phi:.4g})"
+                how = f"theory ({self.family.dispersion_name} estimated: {phi:.4g})"
             return BinarsityResults(self, sol, how)
         sol = prepared.solve(lam, warm_start=warm_start, **opts)
         return BinarsityResults(self, sol, "user")
@@ -483,18 +479,7 @@ class BinarsityModel:
         tick=None,
     ) -> list:
         """Solve along ``lams`` with warm starts; returns Solutions without their η."""
-        prepared = self._prepare(rows)
-        sols = []
-        prev = None
-        for lam in lams:
-            # results recompute η from the coefficients: the solver's (n,) copy would
-            # only hold memory (a path at n = 1e7 would keep gigabytes of it)
-            sol = strip_eta(prepared.solve(float(lam), warm_start=prev, **opts))
-            sols.append(sol)
-            prev = sol
-            if tick is not None:
-                tick()
-        return sols
+        return solve_path(self._prepare(rows), lams, opts, tick)
 
     def fit_path(
         self,
@@ -527,8 +512,6 @@ class BinarsityModel:
         PathResults
             Index it (``path[i]``) for the results at the i-th λ.
         """
-        from ._results import PathResults
-
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
         opts = {"solver": solver, "tol": tol, "max_iter": max_iter}
         with _progress(len(grid), verbose, "path") as tick:
@@ -538,10 +521,7 @@ class BinarsityModel:
     def _grid(self, lams: Any, n_lambdas: int, lam_min_ratio: float) -> np.ndarray:
         if lams is None:
             return self.lambda_grid(n_lambdas, lam_min_ratio)
-        grid = np.sort(np.asarray(lams, dtype=np.float64).ravel())[::-1]
-        if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid < 0):
-            raise ValueError("lams must be a non-empty array of finite values >= 0.")
-        return grid
+        return check_grid(lams)
 
     def fit_cv(
         self,
@@ -621,23 +601,19 @@ class BinarsityModel:
         With ``early_stopping`` the fits on all rows (``path``) cover the same truncated
         grid as the folds.
         """
-        from ._results import CVResults
-
         if scoring not in SCORINGS:
             raise ValueError(f"scoring must be one of {SCORINGS}; got {scoring!r}.")
-        if scoring == "auc" and self.family.name != "binomial":
+        if scoring == "auc" and not self.family.binary:
             raise ValueError("scoring='auc' needs family='binomial'.")
         if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)):
             raise TypeError(f"folds must be an integer >= 2; got {folds!r}.")
         if not 2 <= folds <= self.nobs:
             raise ValueError(f"folds must be between 2 and n = {self.nobs}; got {folds}.")
-        if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
-            raise ValueError(f"n_jobs must be a non-zero integer; got {n_jobs!r}.")
-        workers = (os.cpu_count() or 1) if n_jobs < 0 else int(n_jobs)
+        workers = resolve_n_jobs(n_jobs)
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
         if groups is None:
             fold_id = fold_ids(
-                self.y, int(folds), stratify=self.family.name == "binomial",
+                self.y, int(folds), stratify=self.family.binary,
                 random_state=random_state,
             )  # fmt: skip
         else:
@@ -650,125 +626,25 @@ class BinarsityModel:
             raise TypeError(f"patience must be a positive integer; got {patience!r}.")
         if patience < 1:
             raise ValueError(f"patience must be >= 1; got {patience}.")
-        n_folds = int(folds)
-        sign = -1.0 if scoring == "auc" else 1.0  # lower sign * score is better
-        total = (n_folds + 1) * len(grid)
+        data = self._path_data()
+        n_train = int(np.sum(fold_id != 0))
+        # every fold's prepared design is kept for the whole walk unless that takes more
+        # than _CV_KEEP_BYTES; then a fold is prepared again per chunk of λ values
+        keep = data.fold_bytes(n_train) * int(folds) <= _CV_KEEP_BYTES
+        total = (int(folds) + 1) * len(grid)
         with _progress(total, verbose, "cv") as tick:
-            # Every fold walks the grid from its own warm start, all folds in lockstep,
-            # so that the walk can stop once the CV curve has turned. Small data keep
-            # every fold's prepared design for the whole walk; when that would take
-            # more than _CV_KEEP_BYTES, a fold's design is prepared again for each
-            # chunk of `patience` λ values, so that only one fold per worker is held.
-            # Both give the same results bit for bit (the fits are the same).
-            rows = [np.flatnonzero(fold_id != k) for k in range(n_folds)]
-            held_out = [self._score_design(np.flatnonzero(fold_id == k)) for k in range(n_folds)]
-            keep = self._fold_bytes(len(rows[0])) * n_folds <= _CV_KEEP_BYTES
-            chunk = 1 if keep else int(patience)
-            prepared: list[Any] = [None] * n_folds
-            warm: list[Any] = [None] * n_folds
-
-            def run_chunk(k: int, lams: np.ndarray) -> list[float]:
-                prep = prepared[k] if prepared[k] is not None else self._prepare(rows[k])
-                if keep:
-                    prepared[k] = prep
-                out = []
-                for lam in lams:
-                    sol = prep.solve(float(lam), warm_start=warm[k], **fold_opts)
-                    warm[k] = strip_eta(sol)  # a warm start needs the coefficients only
-                    if tick is not None:
-                        tick()
-                    out.append(self._score_one(sol, held_out[k], scoring))
-                return out
-
-            columns: list[np.ndarray] = []
-            pool = ThreadPoolExecutor(max_workers=min(workers, n_folds)) if workers > 1 else None
-            try:
-                stop = False
-                for first in range(0, len(grid), chunk):
-                    lams = grid[first : first + chunk]
-                    if pool is not None:
-                        block = list(pool.map(lambda k, lams=lams: run_chunk(k, lams),
-                                              range(n_folds)))  # fmt: skip
-                    else:
-                        block = [run_chunk(k, lams) for k in range(n_folds)]
-                    block = np.asarray(block, dtype=np.float64).reshape(n_folds, len(lams))
-                    for j in range(len(lams)):
-                        columns.append(block[:, j])
-                        if early_stopping and _cv_curve_turned(np.column_stack(columns), sign,
-                                                               int(patience)):  # fmt: skip
-                            stop = True
-                            break
-                    if stop:
-                        break
-            finally:
-                if pool is not None:
-                    pool.shutdown()
-            grid_size = len(grid)
-            grid = grid[: len(columns)]
-            scores = np.column_stack(columns)
-            full = self._path(grid, None, opts, tick)
-        return CVResults(self, grid, scores, scoring, fold_id, full, grid_size)
-
-    def _score_design(self, test: np.ndarray) -> tuple:
-        """The held-out rows of a fold: (design with its offset, y, weights)."""
-        return self.binned.subset(test), self.y[test], self.sample_weight[test]
-
-    def _score_one(self, sol: Any, held_out: tuple, scoring: str) -> float:
-        sub, y, sw = held_out
-        eta = sub.linear_predictor(sol.coef, sol.dense_coef, sol.intercept)
-        return score(self.family, scoring, y, eta, sw)
+            cv = cross_validate(
+                data, grid, fold_id, scoring=scoring, opts=opts, fold_opts=fold_opts,
+                n_jobs=workers, early_stopping=early_stopping, patience=int(patience),
+                keep=keep, prepare=self._prepare, tick=tick,
+            )  # fmt: skip
+        return CVResults(self, cv.lams, cv.fold_scores, scoring, fold_id, cv.path, cv.grid_size)
 
     def __repr__(self) -> str:
         return (
             f"BinarsityModel({self.formula!r}, family={self.family.name!r}, "
             f"n={self.nobs}, blocks={len(self.spec.blocks)})"
         )
-
-
-# ---------------------------------------------------------------------------------------
-# Shared statistics
-# ---------------------------------------------------------------------------------------
-
-
-def cv_mean_se(fold_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean over folds and its standard error (std / sqrt(K)) per λ, NaN-aware.
-
-    Parameters
-    ----------
-    fold_scores : ndarray of shape (K, m)
-        Held-out score of every fold at every λ (NaN where undefined).
-
-    Returns
-    -------
-    mean, se : ndarray of shape (m,)
-        NaN mean where no fold is finite; se 0 where fewer than two folds are.
-    """
-    finite = np.isfinite(fold_scores)
-    k = finite.sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(k > 0, np.nansum(fold_scores, axis=0) / np.maximum(k, 1), np.nan)
-        dev = np.where(finite, fold_scores - mean, 0.0)
-        sd = np.sqrt(np.sum(dev**2, axis=0) / np.maximum(k - 1, 1))
-    return mean, np.where(k >= 2, sd / np.sqrt(np.maximum(k, 1)), 0.0)
-
-
-def _cv_curve_turned(fold_scores: np.ndarray, sign: float, patience: int) -> bool:
-    """Whether the last ``patience`` λ values all score outside the 1-SE band of the best.
-
-    ``fold_scores`` is (K, m) for the first m λ values; ``sign * mean`` is minimised.
-    The band is the best mean plus its standard error, as for ``lam_1se``.
-    """
-    m = fold_scores.shape[1]
-    if m <= patience:
-        return False
-    mean, se = cv_mean_se(fold_scores)
-    loss = sign * mean
-    if not np.all(np.isfinite(loss[-patience:])):
-        return False
-    best = int(np.nanargmin(loss))
-    if best >= m - patience:
-        return False
-    return bool(np.all(loss[-patience:] > loss[best] + se[best]))
 
 
 def null_intercept(
@@ -798,171 +674,7 @@ def null_intercept(
     """
     if not fit_intercept:
         return 0.0
-    off = np.zeros_like(y) if offset is None else offset
-    W = float(sw.sum())
-    if family.name == "gaussian":
-        return float(np.sum(sw * (y - off)) / W)
-    if family.name == "poisson":
-        return float(math.log(max(np.sum(sw * y), 1e-300) / np.sum(sw * np.exp(off))))
-    ybar = min(max(float(np.sum(sw * y) / W), 1e-10), 1 - 1e-10)
-    b0 = math.log(ybar / (1 - ybar)) - float(np.sum(sw * off) / W)
-    for _ in range(100):
-        mu = family.mean(b0 + off)
-        g = float(np.sum(sw * (mu - y)))
-        h = float(np.sum(sw * mu * (1 - mu)))
-        if h <= 0:
-            break
-        step = g / h
-        b0 -= step
-        if abs(step) < 1e-13 * max(1.0, abs(b0)):
-            break
-    return float(b0)
-
-
-def fold_ids(
-    y: np.ndarray, folds: int, *, stratify: bool = False, random_state: Any = None
-) -> np.ndarray:
-    """Assign rows to K folds after a seeded shuffle (stratified on y if asked).
-
-    Parameters
-    ----------
-    y : ndarray of shape (n,)
-        Response (its distinct values are the strata).
-    folds : int
-        K.
-    stratify : bool, default=False
-        Spread every class round-robin over the folds so each fold keeps the class
-        proportions.
-    random_state : int, numpy Generator or None
-        Seed.
-
-    Returns
-    -------
-    ndarray of shape (n,)
-        Fold index in 0..K−1 of every row.
-    """
-    rng = np.random.default_rng(random_state)
-    n = y.shape[0]
-    out = np.empty(n, dtype=np.intp)
-    if not stratify:
-        out[rng.permutation(n)] = np.arange(n) % folds
-        return out
-    start = 0
-    for cls in np.unique(y):
-        idx = np.flatnonzero(y == cls)
-        idx = idx[rng.permutation(idx.size)]
-        out[idx] = (start + np.arange(idx.size)) % folds
-        start += idx.size
-    return out
-
-
-def group_fold_ids(groups: Any, folds: int, n: int, *, random_state: Any = None) -> np.ndarray:
-    """Assign whole groups of rows to K folds, balancing the number of rows per fold.
-
-    Parameters
-    ----------
-    groups : array-like of shape (n,)
-        Group label of every row (any hashable values, no missing values).
-    folds : int
-        K (at most the number of distinct groups).
-    n : int
-        Number of rows expected.
-    random_state : int, numpy Generator or None
-        Seed of the shuffle that breaks ties between groups of equal size.
-
-    Returns
-    -------
-    ndarray of shape (n,)
-        Fold index in 0..K−1 of every row; rows of one group share it.
-
-    Raises
-    ------
-    ValueError
-        If ``groups`` has the wrong length, missing values, or fewer than K groups.
-    """
-    import pandas as pd
-
-    values = groups.to_numpy(dtype=object) if isinstance(groups, pd.Series) else groups
-    values = np.asarray(values, dtype=object)
-    if values.ndim != 1:
-        raise ValueError(f"groups must be 1-D (one label per row); got shape {values.shape}.")
-    labels = pd.Series(values)
-    if labels.shape[0] != n:
-        raise ValueError(f"groups has {labels.shape[0]} rows but the data has {n}.")
-    if labels.isna().any():
-        raise ValueError("groups contains missing values; give every row a group.")
-    codes, uniques = pd.factorize(labels, sort=True)
-    n_groups = len(uniques)
-    if n_groups < folds:
-        raise ValueError(
-            f"groups has {n_groups} distinct groups but folds={folds}; "
-            "use at most as many folds as groups."
-        )
-    sizes = np.bincount(codes, minlength=n_groups)
-    rng = np.random.default_rng(random_state)
-    order = rng.permutation(n_groups)
-    order = order[np.argsort(-sizes[order], kind="stable")]  # largest first, ties shuffled
-    load = np.zeros(folds, dtype=np.int64)
-    fold_of_group = np.empty(n_groups, dtype=np.intp)
-    for g in order:
-        k = int(np.argmin(load))
-        fold_of_group[g] = k
-        load[k] += sizes[g]
-    return fold_of_group[codes]
-
-
-def weighted_auc(y: np.ndarray, score_: np.ndarray, sw: np.ndarray) -> float:
-    """Weighted ROC AUC (ties count one half); NaN when a class is absent.
-
-    Parameters
-    ----------
-    y : ndarray of shape (n,)
-        0/1 labels.
-    score_ : ndarray of shape (n,)
-        Scores (higher means more likely 1).
-    sw : ndarray of shape (n,)
-        Weights.
-
-    Returns
-    -------
-    float
-        The AUC in [0, 1].
-    """
-    pos = y > 0.5
-    wp, wn = float(np.sum(sw[pos])), float(np.sum(sw[~pos]))
-    if wp <= 0 or wn <= 0:
-        return float("nan")
-    uniq, inv = np.unique(score_, return_inverse=True)
-    neg_w = np.bincount(inv, weights=np.where(pos, 0.0, sw), minlength=uniq.size)
-    pos_w = np.bincount(inv, weights=np.where(pos, sw, 0.0), minlength=uniq.size)
-    below = np.concatenate([[0.0], np.cumsum(neg_w)[:-1]])
-    return float(np.sum(pos_w * (below + 0.5 * neg_w)) / (wp * wn))
-
-
-def score(family: Family, scoring: str, y: np.ndarray, eta: np.ndarray, sw: np.ndarray) -> float:
-    """Held-out score of a fit: mean deviance, MSE of the mean, or AUC.
-
-    Parameters
-    ----------
-    family : Family
-        Distribution.
-    scoring : {"deviance", "mse", "auc"}
-        Criterion.
-    y, eta, sw : ndarray of shape (n,)
-        Response, linear predictor (offset included) and weights.
-
-    Returns
-    -------
-    float
-        The score (lower is better, except for AUC).
-    """
-    if scoring == "auc":
-        return weighted_auc(y, eta, sw)
-    mu = family.mean(eta)
-    W = float(sw.sum())
-    if scoring == "mse":
-        return float(np.sum(sw * (y - mu) ** 2) / W)
-    return family.deviance(y, mu, sw) / W
+    return family.null_intercept(y, sw, offset)
 
 
 class _progress:
@@ -993,8 +705,3 @@ class _progress:
                 self.bar.total = self.bar.n
                 self.bar.refresh()
             self.bar.close()
-
-
-def strip_eta(solution: Any) -> Any:
-    """A copy of a Solution without its (n,) linear predictor (for compact paths)."""
-    return replace(solution, eta=None)

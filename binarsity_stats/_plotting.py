@@ -159,7 +159,7 @@ def plot_path(path: Any, kind: str = "coef", ax: Any = None) -> Figure:
     fig, a = plt.subplots(figsize=(6.4, 4.2)) if ax is None else (ax.figure, ax)
     lams = np.where(path.lams > 0, path.lams, np.nan)
     if kind == "coef":
-        coefs = np.array([s.coef for s in path._solutions])
+        coefs = np.array([path.model.report_coef(s)[0] for s in path._solutions])
         if coefs.size:
             a.plot(lams, coefs, linewidth=0.8)
         a.set_ylabel("level θ (link scale)")

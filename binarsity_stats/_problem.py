@@ -100,6 +100,10 @@ class SolverData(Protocol):
 
     def gather_add_blocks(self, blocks, theta, out) -> None: ...
 
+    def gather_add(self, theta, out) -> None: ...
+
+    def recode_block(self, j, lut): ...
+
     def segment_problem(self, segments) -> SolverData: ...
 
 
@@ -201,19 +205,11 @@ class InMemoryProblem:
     def gradient_scale(self) -> float:
         """Units of the loss gradient, by which ``tol`` is multiplied.
 
-        The gradient s_i (b'(η_i) − y_i) / W is in the units of y: a gaussian response in
-        large units (or poisson counts with a large mean) would otherwise need an
-        absolute tolerance below the rounding of its own gradient. The scale is
-        max(1, weighted sd of y) for gaussian, max(1, weighted mean of y) for poisson
-        and 1 for binomial, so it changes nothing for responses of unit scale.
+        The family's :meth:`~binarsity_stats._families.Family.gradient_units`: max(1,
+        weighted sd of y) for gaussian, max(1, weighted mean of y) for poisson, 1 for
+        binomial, so it changes nothing for responses of unit scale.
         """
-        w = self.sw / self.W
-        if self.family.name == "gaussian":
-            mean = float(w @ self.y)
-            return max(1.0, float(np.sqrt(w @ (self.y - mean) ** 2)))
-        if self.family.name == "poisson":
-            return max(1.0, float(w @ self.y))
-        return 1.0
+        return self.family.gradient_units(self.y, self.sw)
 
     def dense_dot(self, v) -> np.ndarray:
         """Zᵀ v for the dense columns (single-threaded, deterministic)."""
@@ -309,6 +305,14 @@ class InMemoryProblem:
     def gather_add_blocks(self, blocks, theta, out) -> None:
         """``out += Σ_{j in blocks} θ_j[c_ij]``."""
         self.design.gather_add(theta, out, blocks)
+
+    def gather_add(self, theta, out) -> None:
+        """``out += X^B θ`` (all blocks)."""
+        self.design.gather_add(theta, out)
+
+    def recode_block(self, j, lut):
+        """Block j's codes through a table: the row vector ``lut[c_ij]`` (integers)."""
+        return self.design.recode_block(j, lut)
 
     # -- derived problems --------------------------------------------------------------
     def segment_problem(self, segments) -> InMemoryProblem:

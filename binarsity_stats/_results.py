@@ -14,22 +14,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ._formula import Block, _as_frame, format_cut
-from ._model import (
-    JUMP_TOL,
-    BinarsityModel,
-    _column_or_array,
-    cv_mean_se,
-    null_intercept,
-    strip_eta,
-)
+from ._formula import Block, _as_frame, _column_or_array
+from ._path import select_lambda, strip_eta
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
+    from ._model import BinarsityModel
     from ._summary import Summary
 
-__all__ = ["BinarsityResults", "PathResults", "CVResults", "RefitResults"]
+__all__ = ["BinarsityResults", "PathResults", "CVResults", "RefitResults", "degrees_of_freedom"]
+
+#: Relative size below which two neighbouring levels count as equal (no jump).
+JUMP_TOL = 1e-10
 
 
 def _jump_mask(theta: np.ndarray, blocks: list[Block], block_ptr: np.ndarray) -> np.ndarray:
@@ -45,6 +42,47 @@ def _jump_mask(theta: np.ndarray, blocks: list[Block], block_ptr: np.ndarray) ->
         scale = max(1.0, float(np.max(np.abs(theta[s : int(block_ptr[j + 1])]))))
         jump[s + 1 : s + block.chain_length] = np.abs(np.diff(chain)) > JUMP_TOL * scale
     return jump
+
+
+def degrees_of_freedom(
+    model: BinarsityModel, coef: np.ndarray, n_dense: int, jumps: np.ndarray | None = None
+) -> int:
+    """Degrees of freedom of a fit: jumps + intercept + unpenalised parameters.
+
+    The fused-lasso estimate (design.md §2): each binned term contributes its constant
+    segments minus one (the constraint), plus one for a populated missing level; a
+    ``C()`` term its populated levels minus one; each dense column one.
+
+    Parameters
+    ----------
+    model : BinarsityModel
+        The model fitted.
+    coef : ndarray of shape (d,)
+        θ.
+    n_dense : int
+        Number of dense (unpenalised numeric) columns.
+    jumps : ndarray of bool, optional
+        The jump mask of ``coef`` when already computed.
+
+    Returns
+    -------
+    int
+        The degrees of freedom.
+    """
+    m = model
+    if jumps is None:
+        jumps = _jump_mask(coef, m.spec.blocks, m.block_ptr)
+    counts = m.bin_counts
+    # an intercept absorbed by the first block ('- 1') is one parameter all the same
+    dof = int(m.fit_intercept or m.intercept_absorbed) + int(n_dense) + int(jumps.sum())
+    for j, block in enumerate(m.spec.blocks):
+        s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+        if block.penalized:
+            if block.has_missing_level and counts[e - 1] > 0:
+                dof += 1
+        else:
+            dof += max(int(np.sum(counts[s:e] > 0)) - 1, 0)
+    return dof
 
 
 class BinarsityResults:
@@ -81,9 +119,9 @@ class BinarsityResults:
         self.solution = solution
         self.lam = float(solution.lam)
         self.lam_source = lam_source
-        self.coef = np.asarray(solution.coef, dtype=np.float64)
+        # with '- 1' the first block's levels carry the engine's intercept
+        self.coef, self.intercept = model.report_coef(solution)
         self.dense_coef = np.asarray(solution.dense_coef, dtype=np.float64)
-        self.intercept = float(solution.intercept)
         self.converged = bool(solution.converged)
         self.n_iter = int(solution.n_iter)
         self.kkt_violation = float(solution.kkt_violation)
@@ -95,7 +133,8 @@ class BinarsityResults:
         """All coefficients with readable names.
 
         ``Intercept``, then every level of every code block
-        (``bin(age, 50)[38.0, 41.0]`` is the level of ages in (38, 41];
+        (``bin(age, 50)[(38, 41]]`` is the level of ages in (38, 41], ``[= 38]`` a level
+        whose training rows all had age 38;
         ``C(sex)[male]``), then the dense terms.
         """
         names, values = [], []
@@ -126,17 +165,7 @@ class BinarsityResults:
         constant segments minus one (the constraint), plus one for a populated missing
         level; a ``C()`` term its populated levels minus one; each dense column one.
         """
-        m = self.model
-        counts = m.bin_counts
-        dof = int(m.fit_intercept) + len(self.dense_coef) + self.n_jumps
-        for j, block in enumerate(m.spec.blocks):
-            s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
-            if block.penalized:
-                if block.has_missing_level and counts[e - 1] > 0:
-                    dof += 1
-            else:
-                dof += max(int(np.sum(counts[s:e] > 0)) - 1, 0)
-        return dof
+        return degrees_of_freedom(self.model, self.coef, len(self.dense_coef), self.jumps)
 
     # -- fitted values and statistics ------------------------------------------------------
     @cached_property
@@ -168,7 +197,7 @@ class BinarsityResults:
     def null_deviance(self) -> float:
         """Deviance of the intercept(+offset)-only model."""
         m = self.model
-        b0 = null_intercept(m.family, m.y, m.sample_weight, m.offset, m.fit_intercept)
+        b0 = m.family.null_intercept(m.y, m.sample_weight, m.offset) if m.fit_intercept else 0.0
         eta = np.full(m.nobs, b0) if m.offset is None else b0 + m.offset
         return float(m.family.deviance(m.y, m.family.mean(eta), m.sample_weight))
 
@@ -248,14 +277,29 @@ class BinarsityResults:
         return eta if type == "link" else m.family.mean(eta)
 
     # -- interpretation --------------------------------------------------------------------
-    def cut_points(self) -> pd.DataFrame:
+    def _segments(self, j: int) -> list[tuple[int, int]]:
+        """Chain positions (first, last) of the constant segments of binned block j."""
+        block = self.model.spec.blocks[j]
+        s = int(self.model.block_ptr[j])
+        starts = [0] + [k for k in range(1, block.chain_length) if self.jumps[s + k]]
+        ends = [k - 1 for k in starts[1:]] + [block.chain_length - 1]
+        return list(zip(starts, ends, strict=True))
+
+    def cut_points(self, precision: int | None = None) -> pd.DataFrame:
         """The cut-points kept: where a binned term's step function jumps.
+
+        Parameters
+        ----------
+        precision : int, optional
+            Significant digits of the interval labels (default 6).
 
         Returns
         -------
         DataFrame
             One row per jump: ``term``, ``column``, ``cut`` (x ≤ cut is left of the
-            jump) and ``jump`` (θ_right − θ_left, on the link scale).
+            jump), ``left`` and ``right`` (the constant segments on either side, as
+            right-closed intervals ``(low, high]`` or ``= v`` for a single training
+            value) and ``jump`` (θ_right − θ_left, on the link scale).
         """
         rows = []
         m = self.model
@@ -263,54 +307,53 @@ class BinarsityResults:
             if not block.penalized:
                 continue
             s = int(m.block_ptr[j])
-            for k in range(1, block.chain_length):
-                if self.jumps[s + k]:
-                    rows.append(
-                        {
-                            "term": block.term,
-                            "column": block.column,
-                            "cut": float(block.edges[k - 1]),
-                            "jump": float(self.coef[s + k] - self.coef[s + k - 1]),
-                        }
-                    )
-        return pd.DataFrame(rows, columns=["term", "column", "cut", "jump"])
+            segs = self._segments(j)
+            for (a, b), (c, d) in zip(segs[:-1], segs[1:], strict=True):
+                rows.append(
+                    {
+                        "term": block.term,
+                        "column": block.column,
+                        "cut": float(block.edges[c - 1]),
+                        "left": block.segment_label(a, b, precision),
+                        "right": block.segment_label(c, d, precision),
+                        "jump": float(self.coef[s + c] - self.coef[s + c - 1]),
+                    }
+                )
+        return pd.DataFrame(rows, columns=["term", "column", "cut", "left", "right", "jump"])
 
-    def shape_functions(self, merge: bool = False) -> pd.DataFrame:
+    def shape_functions(self, merge: bool = False, precision: int | None = None) -> pd.DataFrame:
         """The fitted step function of every code block.
 
         Parameters
         ----------
         merge : bool, default=False
             Merge neighbouring bins with equal levels into one segment.
+        precision : int, optional
+            Significant digits of the interval labels (default 6).
 
         Returns
         -------
         DataFrame
-            ``term``, ``label``, ``low``, ``high`` (the interval (low, high]; NaN for a
-            categorical or missing level), ``level`` (θ on the link scale) and ``count``
-            (weighted training rows).
+            ``term``, ``label`` (``(low, high]``, ``= v`` for a bin that held one
+            distinct training value, a category or ``missing``), ``low``, ``high`` (the
+            interval (low, high]; NaN for a categorical or missing level), ``level`` (θ
+            on the link scale) and ``count`` (weighted training rows).
         """
         m = self.model
         rows = []
         for j, block in enumerate(m.spec.blocks):
             s = int(m.block_ptr[j])
-            labels = block.level_labels()
+            labels = block.level_labels(precision)
             theta = self.coef[s : int(m.block_ptr[j + 1])]
             counts = m.bin_counts[s : int(m.block_ptr[j + 1])]
             if block.penalized:
                 lo, hi = block.intervals()
-                for k in range(block.chain_length):
-                    if merge and k > 0 and not self.jumps[s + k]:
-                        rows[-1]["high"] = float(hi[k])
-                        rows[-1]["count"] += float(counts[k])
-                        rows[-1]["label"] = (
-                            f"[{format_cut(rows[-1]['low'])}, {format_cut(float(hi[k]))}]"
-                        )
-                        continue
+                segs = self._segments(j) if merge else [(k, k) for k in range(block.chain_length)]
+                for a, b in segs:
                     rows.append(
-                        {"term": block.term, "label": labels[k], "low": float(lo[k]),
-                         "high": float(hi[k]), "level": float(theta[k]),
-                         "count": float(counts[k])}
+                        {"term": block.term, "label": block.segment_label(a, b, precision),
+                         "low": float(lo[a]), "high": float(hi[b]), "level": float(theta[a]),
+                         "count": float(np.sum(counts[a : b + 1]))}
                     )  # fmt: skip
                 extra = range(block.chain_length, block.n_levels)
             else:
@@ -402,8 +445,13 @@ class BinarsityResults:
         table = self.term_table()
         return [str(t) for t in table.index[table["selected"].astype(bool)]]
 
-    def summary(self) -> Summary:
+    def summary(self, precision: int | None = None) -> Summary:
         """A statsmodels-style report of the fit.
+
+        Parameters
+        ----------
+        precision : int, optional
+            Significant digits of the cut points and interval labels (default 6).
 
         Returns
         -------
@@ -412,7 +460,7 @@ class BinarsityResults:
         """
         from ._summary import make_summary
 
-        return make_summary(self)
+        return make_summary(self, precision=precision)
 
     # -- unpenalised refit -------------------------------------------------------------------
     def selected_design(self) -> tuple[np.ndarray, list[str]]:
@@ -427,7 +475,7 @@ class BinarsityResults:
         X : ndarray of shape (n, k)
             Intercept, segment and level indicators, dense columns.
         names : list of str
-            Column names, e.g. ``bin(age, 50)[38.0, 52.0]`` for a merged segment.
+            Column names, e.g. ``bin(age, 50)[(38, 52]]`` for a merged segment.
         """
         m = self.model
         n = m.nobs
@@ -446,13 +494,11 @@ class BinarsityResults:
                 seg_of_level = np.concatenate(
                     [seg, np.arange(block.chain_length, e - s) - block.chain_length + seg[-1] + 1]
                 )
-                lo, hi = block.intervals()
                 seg_names = []
                 for sid in range(int(seg[-1]) + 1):
                     levels = np.flatnonzero(seg == sid)
-                    seg_names.append(
-                        f"{block.term}[{format_cut(lo[levels[0]])}, {format_cut(hi[levels[-1]])}]"
-                    )
+                    label = block.segment_label(int(levels[0]), int(levels[-1]))
+                    seg_names.append(f"{block.term}[{label}]")
                 if block.has_missing_level:
                     seg_names.append(f"{block.term}[missing]")
                 n_seg = len(seg_names)
@@ -490,11 +536,7 @@ class BinarsityResults:
 
         m = self.model
         X, names = self.selected_design()
-        fam = {
-            "gaussian": sm.families.Gaussian,
-            "binomial": sm.families.Binomial,
-            "poisson": sm.families.Poisson,
-        }[m.family.name]()
+        fam = m.family.to_statsmodels()
         exog = pd.DataFrame(X, columns=names)
         kwargs: dict[str, Any] = {"family": fam}
         if m.offset is not None:
@@ -780,19 +822,7 @@ class CVResults:
         self.scoring = scoring
         self.fold_ids = fold_ids
         self.folds = self.fold_scores.shape[0]
-        if not np.any(np.isfinite(self.fold_scores)):
-            # e.g. scoring="auc" when no held-out fold contains both classes
-            raise ValueError(
-                f"scoring={scoring!r} is undefined on every fold (for 'auc' each held-out "
-                "fold needs both classes); use fewer folds or scoring='deviance'."
-            )
-        self.mean, self.se = cv_mean_se(self.fold_scores)
-        sign = -1.0 if scoring == "auc" else 1.0  # minimise sign * score
-        loss = sign * self.mean
-        self.idx_min = int(np.nanargmin(loss))
-        bound = loss[self.idx_min] + self.se[self.idx_min]
-        ok = np.flatnonzero(loss <= bound)
-        self.idx_1se = int(ok.min())  # grid is decreasing: smallest index = largest λ
+        self.mean, self.se, self.idx_min, self.idx_1se = select_lambda(self.fold_scores, scoring)
         self.lam_min = float(self.lams[self.idx_min])
         self.lam_1se = float(self.lams[self.idx_1se])
         self.path = PathResults(model, self.lams, full_path)

@@ -29,6 +29,7 @@ from . import _dense
 from ._design import BinnedDesign
 from ._families import Family
 from ._fused_lasso import work_size as fused_lasso_work_size_py
+from ._polish import Polisher
 from ._problem import InMemoryProblem
 
 __all__ = [
@@ -121,18 +122,8 @@ def _initial_point(prob: _Problem, warm_start):
         b0 += float(prob.dense_center @ beta)
         beta *= prob.dense_scale
     elif prob.fit_intercept:
-        # the intercept-only fit without offset, a good start for every family
-        mu0 = prob.family.null_mean(prob.y, prob.sw)
-        fam = prob.family.name
-        if fam == "binomial":
-            mu0 = min(max(mu0, 1e-10), 1 - 1e-10)
-        elif fam == "poisson":
-            mu0 = max(mu0, 1e-10)
-        b0 = float(prob.family.link_function(np.array([mu0]))[0])
-        if prob.offset is not None and fam != "gaussian":
-            b0 -= float(np.average(prob.offset, weights=prob.sw))
-        elif prob.offset is not None:
-            b0 = float(np.average(prob.y - prob.offset, weights=prob.sw))
+        # the intercept(+offset)-only fit, a good start for every family
+        b0 = prob.family.null_intercept(prob.y, prob.sw, prob.offset)
     return theta, beta, b0
 
 
@@ -145,7 +136,7 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
     lam_w = np.ascontiguousarray(lam * prob.weights)
     eta = prob.linear_predictor(theta, beta, b0)
     n, fam = prob.n, prob.family
-    quadratic = fam.name == "gaussian"
+    quadratic = fam.quadratic
     sizes = np.diff(prob.block_ptr)
     maxK = int(sizes.max()) if prob.p else 1
     work = np.empty(7 * maxK + fused_lasso_work_size_py(maxK))
@@ -161,6 +152,7 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
     F = loss + lam * prob.penalty.value(theta)
     # the unpenalised columns (intercept first) are updated jointly by a Newton step
     n_free = prob.q + int(prob.fit_intercept)
+    polisher = Polisher(prob)
     while True:
         r, h = prob.r, prob.h
         G, H = prob.histograms2(r, h)
@@ -170,6 +162,13 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
             break
         if n_sweeps >= max_iter:
             break
+        if polisher.ready():
+            # the jump set has settled: Newton on its segments (design.md §9)
+            res = polisher.run(theta, beta, b0, lam, tol, F)
+            if res is not None:
+                theta, beta, b0, eta, F = res.theta, res.beta, res.b0, res.eta, res.objective
+                loss = prob.grad_hess(eta)
+                continue
         n_outer += 1
         # working set: blocks that have a jump, violate their condition, or are free
         if prob.p:
@@ -213,7 +212,8 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
                     beta += step[1:]
                 else:
                     beta += step
-            if viol <= inner_tol or n_sweeps >= max_iter:
+            polisher.observe(theta)
+            if viol <= inner_tol or n_sweeps >= max_iter or polisher.ready():
                 break
             # Anderson extrapolation of the sweeps (as skglm does for CD): on
             # ill-conditioned problems (near-duplicate features, tiny λ) Gauss–Seidel
@@ -363,7 +363,7 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
     prob.grad_hess(eta)
     # Lipschitz estimate: every row sits in one bin per block, so ‖X‖² ≤ (p + 1) · max
     # weighted bin mass of the curvature bound, plus the dense columns' norms.
-    hmax = {"gaussian": 1.0, "binomial": 0.25}.get(prob.family.name, None)
+    hmax = prob.family.curvature_bound()
     if hmax is None:
         hmax = float(np.max(prob.h * prob.W / np.maximum(prob.sw, 1e-300)))
     L = max(hmax * (float(prob.sw.max()) / prob.W) * (prob.p + 1) * 1.0, 1e-12)

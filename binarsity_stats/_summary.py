@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._formula import format_value
+
 __all__ = ["Summary", "make_summary"]
 
 _WIDTH = 78
@@ -140,13 +142,15 @@ def _iterations(res: Any) -> str:
     return f"{res.n_iter} ({sweeps} sweeps)" if sweeps is not None else str(res.n_iter)
 
 
-def make_summary(res: Any) -> Summary:
+def make_summary(res: Any, precision: int | None = None) -> Summary:
     """Build the :class:`Summary` of a :class:`BinarsityResults`.
 
     Parameters
     ----------
     res : BinarsityResults
         A fit.
+    precision : int, optional
+        Significant digits of the cut points and interval labels (default 6).
 
     Returns
     -------
@@ -159,14 +163,13 @@ def make_summary(res: Any) -> Summary:
     event = "-"
     if resp.kind == "factor":
         event = f"{resp.event!r} (vs {resp.levels[0]!r})"
-    elif resp.kind == "boolean" or fam.name == "binomial":
+    elif resp.kind == "boolean" or fam.binary:
         event = "y == 1" if resp.kind != "boolean" else "True"
     left = [
         ("Dep. Variable", resp.name),
         ("Event level", event),
         ("Model", "Binarsity GLM"),
-        ("Model Family", type(fam).__name__),
-        ("Link Function", fam.link),
+        *fam.header_rows(),
         ("Method", "penalized ML"),
         ("Penalty weights", m.penalty_kind),
         ("Lambda", _fmt(res.lam)),
@@ -209,6 +212,17 @@ def make_summary(res: Any) -> Summary:
             index=blocks.index,
         )
         tables.append(("Binned and categorical terms (effects on the link scale)", shown))
+    cuts = res.cut_points(precision=precision)
+    if len(cuts):
+        shown_cuts = pd.DataFrame(
+            {"cut": [format_value(c, precision) for c in cuts["cut"]],
+             "from": cuts["left"].to_numpy(), "to": cuts["right"].to_numpy(),
+             "jump": cuts["jump"].to_numpy()},
+            index=pd.Index(cuts["term"].to_numpy(), dtype=object),
+        )  # fmt: skip
+        tables.append(
+            ("Cut-points kept (jump of the linear predictor where x passes the cut)", shown_cuts)
+        )
     cat = res.categorical_effects()
     if len(cat):
         shown_cat = pd.DataFrame(
@@ -226,11 +240,30 @@ def make_summary(res: Any) -> Summary:
     )
     if len(linear):
         tables.append(("Intercept and unpenalized linear terms", linear))
+    if m.intercept_absorbed:
+        first = m.spec.blocks[0].term
+        constraint = (
+            f"No intercept ('- 1'): the first term, {first}, carries full coding - its "
+            "levels absorb the intercept and are the linear predictor of its level at the "
+            "other terms' weighted average (the total-variation penalty is unchanged by a "
+            "common shift of a term's levels). Every other bin() and C() term satisfies "
+            "sum_k n_jk theta_jk = 0 (n_jk: weighted training rows in level k). The null "
+            "deviance is that of the offset alone (eta = offset), as in R."
+        )
+    elif not m.fit_intercept:
+        constraint = (
+            "No intercept ('- 1'): the linear predictor has no constant term; the null "
+            "deviance is that of the offset alone (eta = offset), as in R."
+        )
+    else:
+        constraint = (
+            "Each bin() and C() term satisfies the constraint sum_k n_jk theta_jk = 0 "
+            "(n_jk: weighted training rows in level k): its levels are effects relative to "
+            "the weighted average training row, and the intercept is the linear predictor "
+            "of that average row."
+        )
     notes = [
-        "Each bin() and C() term satisfies the constraint sum_k n_jk theta_jk = 0 "
-        "(n_jk: weighted training rows in level k): its levels are effects relative to "
-        "the weighted average training row, and the intercept is the linear predictor "
-        "of that average row.",
+        constraint,
         "df = number of jumps (cut-points kept) + intercept + unpenalized parameters "
         "(C() levels - 1, linear terms, missing levels); the fused-lasso estimate. AIC = "
         "-2 llf + 2 df, BIC = -2 llf + log(n) df.",
@@ -238,6 +271,11 @@ def make_summary(res: Any) -> Summary:
         "GLM on the selected cut-points, with standard errors conditional on the "
         "selection.",
     ]
+    if len(cuts):
+        notes.append(
+            "Bins are right-closed: (a, b] holds the values a < x <= b; '= v' marks a bin "
+            "whose training rows all had the value v."
+        )
     if any(not b.penalized for b in m.spec.blocks):
         notes.append(
             "C() terms are unpenalized; their reference-coded effects theta_k - theta_ref "

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from binarsity_stats._binarizer import Binarizer
-from binarsity_stats._formula import build_design, format_cut, transform_context
+from binarsity_stats._formula import build_design, format_cut, format_value, transform_context
 
 
 @pytest.fixture
@@ -80,9 +80,10 @@ def test_param_names_are_readable_intervals(frame):
     spec, _, _, _ = build_design("y ~ bin(age, 4) + C(sex)", frame)
     e = spec.blocks[0].edges
     names = spec.param_names()
-    assert names[0] == f"bin(age, 4)[-inf, {format_cut(e[0])}]"
-    assert names[1] == f"bin(age, 4)[{format_cut(e[0])}, {format_cut(e[1])}]"
-    assert names[len(e)] == f"bin(age, 4)[{format_cut(e[-1])}, inf]"
+    # right-closed intervals (issue 10: "[a, inf]" read as "a and above")
+    assert names[0] == f"bin(age, 4)[(-inf, {format_value(e[0])}]]"
+    assert names[1] == f"bin(age, 4)[({format_value(e[0])}, {format_value(e[1])}]]"
+    assert names[len(e)] == f"bin(age, 4)[({format_value(e[-1])}, inf]]"
     assert names[-2:] == ["C(sex)[f]", "C(sex)[m]"]
     assert format_cut(38.0) == "38.0" and format_cut(0.1 + 0.2) == "0.3"
 

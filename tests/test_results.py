@@ -80,11 +80,12 @@ def test_null_deviance_matches_statsmodels_with_offset():
 def test_params_cut_points_and_shape_functions_agree(res):
     p = res.params
     assert p.index[0] == "Intercept" and p.iloc[0] == res.intercept
-    assert "bin(age)[22.0, 27.0]" in p.index  # (22, 27]: the readable interval names
+    # right-closed labels (issue 10): the level (22, 27] held only age 27 in training
+    assert "bin(age)[= 27]" in p.index and "bin(age)[= 17.5]" in p.index
     assert "C(occupation)[1.0]" in p.index and p.index[-1] == "educ"
     shapes = res.shape_functions()
     cuts = res.cut_points()
-    assert list(cuts.columns) == ["term", "column", "cut", "jump"]
+    assert list(cuts.columns) == ["term", "column", "cut", "left", "right", "jump"]
     for _, row in cuts.iterrows():
         s = shapes[shapes["term"] == row["term"]]
         left = s[s["high"] == row["cut"]]["level"].item()
