@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ._binning import assign_codes, assign_codes_2d, compact_column
+from ._validation import check_sample_weight, code_dtype
 
 __all__ = ["Binarizer"]
 
@@ -269,7 +270,7 @@ class Binarizer:
     def _code_all(self, cols: _Columns) -> np.ndarray:
         """Codes of every column of ``cols`` in the (n_features, n_samples) layout."""
         n, p = cols.n_samples, cols.n_features
-        out = np.empty((p, n), dtype=np.uint8 if int(self.n_bins_.max()) <= 256 else np.uint16)
+        out = np.empty((p, n), dtype=code_dtype(int(self.n_bins_.max())))
         if cols.matrix is None and cols.rows is None:  # DataFrame: column by column
             for j in range(p):
                 self._code_column(cols.get(j), j, out[j], cols.label(j))
@@ -357,7 +358,7 @@ def bin_codes(
     if out is None:
         if n_levels > MAX_LEVELS:
             raise ValueError(f"{n_levels} levels do not fit uint16 codes (at most {MAX_LEVELS}).")
-        out = np.empty(x.shape[0], dtype=np.uint8 if n_levels <= 256 else np.uint16)
+        out = np.empty(x.shape[0], dtype=code_dtype(n_levels))
     missing_code = edges.shape[0] + 1 if has_missing_level else -1
     return out, int(assign_codes(x, edges, out, missing_code))
 
@@ -400,19 +401,8 @@ def _check_n_bins(n_bins: Any, n_features: int, missing: str) -> np.ndarray:
 
 
 def _check_sample_weight(sample_weight: Any, n: int) -> tuple[np.ndarray, int] | None:
-    if sample_weight is None:
-        return None
-    w = np.asarray(sample_weight)
-    if w.dtype.kind not in "biuf":
-        raise TypeError(f"sample_weight must be numeric, got dtype {w.dtype}.")
-    w = np.ascontiguousarray(w, dtype=np.float64)
-    if w.shape != (n,):
-        raise ValueError(f"sample_weight must have shape ({n},), got {w.shape}.")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("sample_weight must be finite and non-negative.")
-    if not np.any(w > 0):
-        raise ValueError("sample_weight has no positive entry.")
-    return _fixed_point(w)
+    w = check_sample_weight(sample_weight, n)
+    return None if w is None else _fixed_point(w)
 
 
 def _fixed_point(w: np.ndarray) -> tuple[np.ndarray, int]:

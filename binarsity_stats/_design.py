@@ -23,6 +23,7 @@ import numpy as np
 
 from . import _histogram
 from ._blocks import as_kinds
+from ._validation import check_offset, check_sample_weight, code_dtype, normalized_weights
 
 __all__ = ["BinnedDesign", "as_codes"]
 
@@ -40,7 +41,7 @@ def as_codes(codes) -> np.ndarray:
                 raise ValueError("codes must be whole numbers (no NaN or fractions).")
         if codes.size and (codes.min() < 0 or codes.max() > np.iinfo(np.uint16).max):
             raise ValueError("codes must be integers in [0, 65535].")
-        codes = codes.astype(np.uint16 if codes.size and codes.max() > 255 else np.uint8)
+        codes = codes.astype(code_dtype(int(codes.max()) + 1 if codes.size else 1))
     return np.ascontiguousarray(codes)
 
 
@@ -67,9 +68,15 @@ class BinnedDesign:
     Attributes
     ----------
     counts : ndarray of shape (d,)
-        Weighted bin counts n_jk = Σ_{i: c_ij = k} s_i (computed once, on first use).
+        Bin counts n_jk = Σ_{i: c_ij = k} s_i on the unit weights (computed once, on
+        first use).
     weighted : bool
         Whether row weights were given.
+    sample_weight : ndarray of shape (n,)
+        The weights in the user's units (ones when not weighted).
+    unit_weight, weight_scale : ndarray of shape (n,), float
+        ``sample_weight / weight_scale`` with a maximum in [1, 2), and the power of two
+        (``_validation.normalized_weights``): every sum over rows is taken on these.
     """
 
     def __init__(
@@ -99,25 +106,8 @@ class BinnedDesign:
                     f"codes of block {j} reach {int(top[j])} but the block has {sizes[j]} levels."
                 )
         # the row arrays' messages name y: the engine's entries validate y's length first
-        if sample_weight is None:
-            sw = np.ones(n)
-        else:
-            sw = np.asarray(sample_weight, dtype=np.float64).ravel()
-            if sw.shape[0] != n:
-                raise ValueError(f"sample_weight has {sw.shape[0]} rows but y has {n}.")
-            if not np.all(np.isfinite(sw)):
-                raise ValueError("sample_weight contains NaN or infinite values.")
-            if np.any(sw < 0):
-                raise ValueError("sample_weight must be non-negative.")
-            if n and not np.any(sw > 0):
-                raise ValueError("sample_weight is zero for every row.")
-        if offset is not None:
-            off = np.asarray(offset, dtype=np.float64).ravel()
-            if off.shape[0] != n:
-                raise ValueError(f"offset has {off.shape[0]} rows but y has {n}.")
-            if not np.all(np.isfinite(off)):
-                raise ValueError("offset contains NaN or infinite values.")
-            offset = np.ascontiguousarray(off)
+        sw = None if n == 0 else check_sample_weight(sample_weight, n, rows_of="y")
+        offset = check_offset(offset, n, rows_of="y")
         if dense is not None:
             dense = np.asarray(dense, dtype=np.float64)
             if dense.ndim == 1:
@@ -126,26 +116,35 @@ class BinnedDesign:
                 raise ValueError(f"dense has {dense.shape[0]} rows but y has {n}.")
             if not np.all(np.isfinite(dense)):
                 raise ValueError("dense contains NaN or infinite values.")
-        self._set(codes, block_ptr, as_kinds(kinds, p), dense, offset,
-                  np.ascontiguousarray(sw), sample_weight is not None)  # fmt: skip
+        self._set(codes, block_ptr, as_kinds(kinds, p), dense, offset, sw)
 
-    def _set(self, codes, block_ptr, kinds, dense, offset, sw, weighted, counts=None):
+    def _set(self, codes, block_ptr, kinds, dense, offset, sw, counts=None, unit=None):
         self.codes = codes
         self.block_ptr = block_ptr
         self.kinds = kinds
         self.dense = dense
         self.offset = offset
-        self.sample_weight = sw
-        self.weighted = bool(weighted)
+        n = codes.shape[1]
+        self.weighted = sw is not None
+        self.sample_weight = np.ones(n) if sw is None else sw
+        # sums over rows are taken on weights scaled to a maximum in [1, 2) (the fit
+        # does not depend on their scale; totals neither overflow nor underflow)
+        if unit is None:
+            unit = (self.sample_weight, 1.0) if sw is None else normalized_weights(sw)
+        self.unit_weight, self.weight_scale = unit
         self._counts = counts
 
     @property
     def counts(self) -> np.ndarray:
-        """Weighted bin counts n_jk, computed on first use and kept."""
+        """Bin counts n_jk on the unit weights, computed on first use and kept.
+
+        These are the solver's (the constraints n_jᵀθ_j = 0 and the penalty weights
+        depend on shares only); ``counts * weight_scale`` is in the user's units.
+        """
         if self._counts is None:
             counts = np.zeros(self.n_levels)
             if self.codes.shape[0]:
-                _histogram.bin_sums_all(self.codes, self.block_ptr, self.sample_weight, counts)
+                _histogram.bin_sums_all(self.codes, self.block_ptr, self.unit_weight, counts)
             self._counts = counts
         return self._counts
 
@@ -162,16 +161,23 @@ class BinnedDesign:
         BinnedDesign
         """
         other = BinnedDesign.__new__(BinnedDesign)
-        other._set(self.codes, self.block_ptr, as_kinds(kinds, self.n_blocks), self.dense,
-                   self.offset, self.sample_weight, self.weighted, self._counts)  # fmt: skip
+        other._set(
+            self.codes, self.block_ptr, as_kinds(kinds, self.n_blocks), self.dense,
+            self.offset, self.sample_weight if self.weighted else None, self._counts,
+            (self.unit_weight, self.weight_scale),
+        )  # fmt: skip
         return other
 
     @classmethod
-    def _trusted(cls, codes, block_ptr, kinds, dense, offset, sw, weighted) -> BinnedDesign:
+    def _trusted(cls, codes, block_ptr, kinds, dense, offset, sw, unit=None) -> BinnedDesign:
         """A design from arrays already validated (a subset of a validated design)."""
         self = cls.__new__(cls)
-        self._set(codes, block_ptr, kinds, dense, offset, sw, weighted)
+        self._set(codes, block_ptr, kinds, dense, offset, sw, unit=unit)
         return self
+
+    @property
+    def _user_weight(self):
+        return self.sample_weight if self.weighted else None
 
     # -- shape -------------------------------------------------------------------------
     @property
@@ -212,10 +218,9 @@ class BinnedDesign:
         codes = np.ascontiguousarray(self.codes[:, rows])
         dense = None if self.dense is None else np.ascontiguousarray(self.dense[rows])
         off = None if self.offset is None else self.offset[rows]
-        return BinnedDesign._trusted(
-            codes, self.block_ptr, self.kinds, dense, off, self.sample_weight[rows],
-            self.weighted,
-        )  # fmt: skip
+        # the fold's weights are normalised on their own maximum, as if given alone
+        sw = self.sample_weight[rows] if self.weighted else None
+        return BinnedDesign._trusted(codes, self.block_ptr, self.kinds, dense, off, sw)
 
     def select_blocks(self, keep, kinds=None) -> BinnedDesign:
         """The design restricted to some blocks (rows, columns, offset, weights shared).
@@ -238,7 +243,7 @@ class BinnedDesign:
             kinds = tuple(self.kinds[j] for j in keep)
         return BinnedDesign._trusted(
             np.ascontiguousarray(self.codes[keep]), bp, kinds, self.dense, self.offset,
-            self.sample_weight, self.weighted,
+            self._user_weight, (self.unit_weight, self.weight_scale),
         )  # fmt: skip
 
     def segments(self, segments, dense=None) -> BinnedDesign:
@@ -268,8 +273,8 @@ class BinnedDesign:
             codes = np.zeros((0, self.n_rows), dtype=np.uint8)
             bp = np.zeros(1, dtype=np.intp)
         return BinnedDesign._trusted(
-            codes, bp, ("free",) * len(seg_sizes), dense, self.offset, self.sample_weight,
-            self.weighted,
+            codes, bp, ("free",) * len(seg_sizes), dense, self.offset, self._user_weight,
+            (self.unit_weight, self.weight_scale),
         )  # fmt: skip
 
     def duplicate_blocks(self) -> list[list[int]]:

@@ -1,7 +1,7 @@
 """scikit-learn style estimators: ``BinarsityGLM`` and ``BinarsityClassifier``.
 
 They bin the raw features (``Binarizer``), compute the penalty weights and call the
-engine (``_solvers.Prepared`` on a ``_design.BinnedDesign``). scikit-learn is not a run-time dependency: when it is
+engine (``_solvers.solve``). scikit-learn is not a run-time dependency: when it is
 installed the estimators derive from its base classes (and so work in ``Pipeline``,
 ``GridSearchCV``, ``clone``); otherwise a minimal ``get_params``/``set_params`` base
 stands in.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import warnings
 from dataclasses import replace
-from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
 
@@ -21,6 +21,15 @@ from ._design import BinnedDesign
 from ._families import get_family
 from ._penalty import penalty_weights as _penalty_weights
 from ._solvers import SOLVERS, Prepared, Solution
+from ._validation import (
+    check_bool,
+    check_lam,
+    check_max_iter,
+    check_offset,
+    check_sample_weight,
+    check_tol,
+    normalized_weights,
+)
 
 __all__ = ["BinarsityGLM", "BinarsityClassifier"]
 
@@ -58,36 +67,15 @@ except ImportError:  # pragma: no cover
 def _check_params(est) -> None:
     """Validate constructor arguments at fit time (never mutate them)."""
     get_family(est.family)
-    lam = est.lam
-    if isinstance(lam, bool) or not isinstance(lam, Real):
-        raise TypeError(f"lam must be a non-negative number; got {lam!r}.")
-    if not np.isfinite(lam) or lam < 0:
-        raise ValueError(f"lam must be a finite non-negative number; got {lam!r}.")
+    check_lam(est.lam)
     if est.solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}; got {est.solver!r}.")
-    if isinstance(est.tol, bool) or not isinstance(est.tol, Real) or not est.tol > 0:
-        raise ValueError(f"tol must be a positive number; got {est.tol!r}.")
-    if isinstance(est.max_iter, bool) or not isinstance(est.max_iter, Integral):
-        raise TypeError(f"max_iter must be a positive integer; got {est.max_iter!r}.")
-    if est.max_iter < 1:
-        raise ValueError(f"max_iter must be a positive integer; got {est.max_iter!r}.")
+    check_tol(est.tol)
+    check_max_iter(est.max_iter)
+    check_bool(est.fit_intercept, "fit_intercept")
     pw = est.penalty_weights
     if isinstance(pw, str) and pw not in ("theory", "uniform"):
         raise ValueError(f"penalty_weights must be 'theory', 'uniform' or an array; got {pw!r}.")
-
-
-def _as_1d(values, name: str, n: int) -> np.ndarray | None:
-    if values is None:
-        return None
-    arr = np.asarray(values)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must be numeric; got dtype {arr.dtype}.")
-    arr = arr.astype(np.float64).reshape(-1) if arr.ndim <= 1 or 1 in arr.shape else None
-    if arr is None:
-        raise ValueError(f"{name} must be one-dimensional.")
-    if arr.shape[0] != n:
-        raise ValueError(f"{name} has {arr.shape[0]} rows but X has {n}.")
-    return arr
 
 
 def _y_array(y) -> np.ndarray:
@@ -160,19 +148,6 @@ def _validate_X(X):
     return X, int(X.shape[0])
 
 
-def _validate_sample_weight(sample_weight, n):
-    sw = _as_1d(sample_weight, "sample_weight", n)
-    if sw is None:
-        return None
-    if not np.all(np.isfinite(sw)):
-        raise ValueError("sample_weight contains NaN or infinite values.")
-    if np.any(sw < 0):
-        raise ValueError("sample_weight must be non-negative (negative weights found).")
-    if not np.any(sw > 0):
-        raise ValueError("sample_weight is zero for every row; at least one must be positive.")
-    return sw
-
-
 class BinarsityGLM(BaseEstimator):
     """Generalized linear model on quantile-binned features under the binarsity penalty.
 
@@ -187,8 +162,11 @@ class BinarsityGLM(BaseEstimator):
 
     Parameters
     ----------
-    family : {"gaussian", "binomial", "poisson"}, default="gaussian"
-        Distribution of the response (canonical link).
+    family : {"gaussian", "binomial", "poisson"} or statsmodels family, default="gaussian"
+        Distribution of the response: a name (canonical link, Cython kernels) or a
+        statsmodels family instance with a link whose loss is convex, e.g.
+        ``sm.families.Tweedie(var_power=1.5, link=sm.families.links.Log())`` (the loss
+        is then half the unit deviance; see ``_families``).
     lam : float, default=1e-3
         The penalty strength λ ≥ 0.
     n_bins : int or sequence of int, default=50
@@ -238,7 +216,7 @@ class BinarsityGLM(BaseEstimator):
 
     def __init__(
         self,
-        family: str = "gaussian",
+        family: Any = "gaussian",
         lam: float = 1e-3,
         n_bins=50,
         penalty_weights="theory",
@@ -297,8 +275,8 @@ class BinarsityGLM(BaseEstimator):
         family = get_family(self.family)
         X, n = _validate_X(X)
         y = self._prepare_y(y, n)
-        sw = _validate_sample_weight(sample_weight, n)
-        off = _as_1d(offset, "offset", n)
+        sw = check_sample_weight(sample_weight, n)
+        off = check_offset(offset, n)
         binarizer = Binarizer(n_bins=self.n_bins, missing=self.missing)
         # fit_transform codes the columns it has just read; .T is the (p, n) solver layout
         codes = binarizer.fit_transform(X, sample_weight=sw).T
@@ -313,6 +291,7 @@ class BinarsityGLM(BaseEstimator):
             codes, block_ptr, kinds=("tv",) * len(sizes), offset=off, sample_weight=sw
         )
         chain = sizes - np.asarray(binarizer.has_missing_level_, dtype=np.intp)
+        # counts on the normalised weights (their total cannot overflow): ω uses shares only
         weights = _penalty_weights(self.penalty_weights, design.counts, block_ptr, chain)
         sol: Solution = Prepared.from_design(
             design, y, family=family, penalty_weights=weights, fit_intercept=self.fit_intercept
@@ -380,7 +359,7 @@ class BinarsityGLM(BaseEstimator):
                     f"{self.n_features_in_} features as input."
                 )
         codes = self.binarizer_.transform_codes(X)
-        off = _as_1d(offset, "offset", codes.shape[1])
+        off = check_offset(offset, codes.shape[1])
         design = BinnedDesign(codes, self.block_ptr_, offset=off)
         return design.linear_predictor(self.coef_, None, self.intercept_)
 
@@ -426,7 +405,8 @@ class BinarsityGLM(BaseEstimator):
         family = get_family(self.family)
         X, n = _validate_X(X)
         y = BinarsityGLM._prepare_y(self, y, n)
-        sw = np.ones(n) if sample_weight is None else _validate_sample_weight(sample_weight, n)
+        sw = check_sample_weight(sample_weight, n)
+        sw = np.ones(n) if sw is None else normalized_weights(sw)[0]
         mu = self.predict(X, offset=offset)
         dev = family.deviance(y, mu, sw)
         null = family.deviance(y, np.full(n, np.average(y, weights=sw)), sw)

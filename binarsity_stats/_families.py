@@ -423,7 +423,7 @@ class Family:
         return chi2 / float(sample_weight.sum())
 
     def log_likelihood(
-        self, y: np.ndarray, mu: np.ndarray, sample_weight: np.ndarray, scale: float = 1.0
+        self, y: np.ndarray, mu: np.ndarray, sample_weight: np.ndarray, df: float = 0.0
     ) -> float:
         """Full log-likelihood (with normalising constants), as statsmodels reports it.
 
@@ -431,8 +431,10 @@ class Family:
         ----------
         y, mu, sample_weight : ndarray of shape (n,)
             Response, mean and weights.
-        scale : float, default=1
-            Dispersion (families with an estimated one use their own estimate).
+        df : float, default=0
+            Degrees of freedom of the fit. statsmodels' convention for the dispersion
+            in the likelihood: RSS / W for the gaussian, Pearson χ² / (n − df) (see
+            :meth:`dispersion`) for other families with an estimated dispersion.
 
         Returns
         -------
@@ -536,7 +538,7 @@ class Gaussian(Family):
     def pearson_chi2(self, y, mu, sample_weight):
         return float(np.sum(sample_weight * (y - mu) ** 2))
 
-    def log_likelihood(self, y, mu, sample_weight, scale=1.0):
+    def log_likelihood(self, y, mu, sample_weight, df=0.0):
         # statsmodels' convention: scale = deviance / n (the MLE of σ²) for the llf
         w = sample_weight
         nobs = np.sum(w)
@@ -584,7 +586,7 @@ class Binomial(Family):
         mu = np.clip(mu, 1e-300, 1 - 1e-16)
         return 2 * (special.xlogy(y, y / mu) + special.xlogy(1 - y, (1 - y) / (1 - mu)))
 
-    def log_likelihood(self, y, mu, sample_weight, scale=1.0):
+    def log_likelihood(self, y, mu, sample_weight, df=0.0):
         mu = np.clip(mu, 1e-300, 1 - 1e-16)
         ll = special.xlogy(y, mu) + special.xlogy(1 - y, 1 - mu)
         return float(np.sum(sample_weight * ll))
@@ -635,7 +637,7 @@ class Poisson(Family):
     def unit_deviance(self, y, mu):
         return 2 * (special.xlogy(y, y / mu) - (y - mu))
 
-    def log_likelihood(self, y, mu, sample_weight, scale=1.0):
+    def log_likelihood(self, y, mu, sample_weight, df=0.0):
         ll = special.xlogy(y, mu) - mu - special.gammaln(y + 1)
         return float(np.sum(sample_weight * ll))
 
@@ -795,6 +797,12 @@ class StatsmodelsFamily(Family):
     # -- the engine --------------------------------------------------------------------
     def _half_deviance(self, eta, y, sw) -> np.ndarray:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            if self.binary:
+                # −y log μ − (1−y) log(1−μ) + the same at μ = y, with logs in closed form
+                log_mu, log_1mmu = _binomial_logs(self._key_[1], eta)
+                d = -(y * log_mu + (1 - y) * log_1mmu)
+                d = d + special.xlogy(y, y) + special.xlogy(1 - y, 1 - y)
+                return sw * np.where(sw > 0, d, 0.0)
             mu = self.sm_family.link.inverse(eta)
             d = self.sm_family._resid_dev(y, mu)
         return 0.5 * sw * np.where(sw > 0, d, 0.0)
@@ -810,6 +818,12 @@ class StatsmodelsFamily(Family):
         link, var = self.sm_family.link, self.sm_family.variance
         e = np.clip(eta, -self._eta_max, self._eta_max)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+            if self.binary:
+                # a = (log μ)' = μ'/μ and b = −(log(1−μ))' = μ'/(1−μ): the gradient
+                # −y a + (1−y) b = (μ−y) μ'/V(μ) and the weight a b = μ'²/V(μ), stable
+                # in both tails (μ' and V underflow together)
+                a, b = _binomial_dlogs(self._key_[1], e)
+                return (1 - y) * b - y * a, a * b
             mu = link.inverse(e)
             dmu = link.inverse_deriv(e)
             v = var(mu)
@@ -910,15 +924,42 @@ class StatsmodelsFamily(Family):
     def unit_deviance(self, y, mu):
         return self.sm_family._resid_dev(y, mu)
 
-    def log_likelihood(self, y, mu, sample_weight, scale=None):
-        if scale is None:
-            scale = 1.0
-            if self.estimate_dispersion:
-                # the maximum-likelihood-like estimate deviance / W (gaussian: σ̂² = RSS/n)
-                scale = self.deviance(y, mu, sample_weight) / float(sample_weight.sum())
-                if scale <= 0:
-                    return np.inf
+    def log_likelihood(self, y, mu, sample_weight, df=0.0):
+        scale = 1.0
+        if self.quadratic:
+            scale = self.deviance(y, mu, sample_weight) / float(sample_weight.sum())
+        elif self.estimate_dispersion:
+            scale = self.dispersion(y, mu, sample_weight, df)
+        if not scale > 0:
+            return np.inf  # a perfect fit: the likelihood is unbounded
         return float(self.sm_family.loglike(y, mu, var_weights=sample_weight, scale=scale))
+
+
+def _binomial_logs(link: str, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """log μ and log(1 − μ) for the binomial links, without cancellation."""
+    if link == "Logit":
+        return -np.logaddexp(0.0, -z), -np.logaddexp(0.0, z)
+    if link == "Probit":
+        return special.log_ndtr(z), special.log_ndtr(-z)
+    if link == "CLogLog":  # μ = 1 − exp(−e^z)
+        ez = np.exp(z)
+        return np.log(-np.expm1(-ez)), -ez
+    ez = np.exp(-z)  # LogLog: μ = exp(−e^{−z})
+    return -ez, np.log(-np.expm1(-ez))
+
+
+def _binomial_dlogs(link: str, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(log μ)' and −(log(1 − μ))' for the binomial links (see _binomial_logs)."""
+    if link == "Logit":
+        return special.expit(-z), special.expit(z)
+    if link == "Probit":
+        log_pdf = -0.5 * z * z - 0.5 * math.log(2 * math.pi)
+        return np.exp(log_pdf - special.log_ndtr(z)), np.exp(log_pdf - special.log_ndtr(-z))
+    if link == "CLogLog":
+        ez = np.exp(np.minimum(z, _LOG_ETA_MAX))
+        return np.where(ez > 0, ez / np.expm1(ez), 1.0), ez
+    ez = np.exp(np.minimum(-z, _LOG_ETA_MAX))  # LogLog
+    return ez, np.where(ez > 0, ez / np.expm1(ez), 1.0)
 
 
 def get_family(family: str | Family | Any) -> Family:

@@ -27,10 +27,12 @@ model predicts exactly like the original.
 from __future__ import annotations
 
 import ast
+import keyword
 import math
+import re
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -42,6 +44,7 @@ from formulaic.utils.code import format_expr, sanitize_variable_names
 from formulaic.utils.stateful_transforms import stateful_transform
 
 from ._binarizer import Binarizer, bin_codes, is_datetime_like
+from ._validation import check_offset, check_sample_weight, code_dtype
 
 __all__ = [
     "Block",
@@ -108,24 +111,8 @@ def _column_or_array(value: Any, data, name: str, n: int) -> tuple[np.ndarray | 
             raise ValueError(f"{name}={value!r} is not a column of the data.")
         column, what = value, f"{name} (column '{value}')"
         value = _as_float(data[value], value, f"{name}={value!r}", "Convert it to numbers first.")
-    try:
-        arr = np.asarray(value, dtype=np.float64).ravel()
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be numeric.") from None
-    if arr.shape[0] != n:
-        raise ValueError(f"{what} has {arr.shape[0]} rows but the data has {n}.")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{what} contains NaN or infinite values.")
-    return arr, column
-
-
-def code_dtype(n_levels: int) -> type:
-    """The narrowest unsigned integer type holding ``n_levels`` codes (design.md §3)."""
-    if n_levels <= 256:
-        return np.uint8
-    if n_levels <= 65536:
-        return np.uint16
-    raise ValueError(f"a term has {n_levels} levels; at most 65536 are supported.")
+    check = check_sample_weight if name == "sample_weight" else check_offset
+    return check(value, n, rows_of="the data", name=what), column
 
 
 def format_cut(value: float) -> str:
@@ -670,6 +657,13 @@ class DesignSpec:
         Defaults the transforms were created with.
     required : list of str
         Data columns the right-hand side reads (checked before every replay).
+    aliases : dict or None
+        Identifiers that stand for column names formulaic cannot read as they are
+        (Python keywords, columns named like a function the formula calls), mapped to
+        the column names; added to the data before every replay.
+    shadowed : list of str or None
+        Data columns named like a function the formula calls (``bin``, ``C``...), left
+        out of the data formulaic sees so that they do not hide the function.
     """
 
     formula: str
@@ -683,6 +677,8 @@ class DesignSpec:
     n_bins: int
     missing: str
     required: list[str] = field(default_factory=list)
+    aliases: dict | None = None
+    shadowed: list | None = None
 
     @property
     def block_ptr(self) -> np.ndarray:
@@ -735,6 +731,7 @@ class DesignSpec:
             raise ValueError(
                 f"column(s) {missing_cols} required by the formula are missing from the data."
             )
+        data = _with_aliases(data, self.aliases, self.shadowed)
         _check_formulaic_levels(self.model_spec, data)
         ctx = transform_context(self.n_bins, self.missing)
         with warnings.catch_warnings():
@@ -742,12 +739,13 @@ class DesignSpec:
             try:
                 mm = self.model_spec.get_model_matrix(data, context=ctx)
             except FormulaicError as exc:
-                raise _unwrap(exc) from exc
+                raise _unwrap(exc, self.aliases) from exc
             except Warning as exc:  # pragma: no cover - levels are checked above
                 raise ValueError(str(exc)) from exc
         return _assemble(
-            mm, self.blocks, self.block_columns, self.dense_columns, self.offset_columns
-        )
+            mm, self.blocks, self.block_columns, self.dense_columns, self.offset_columns,
+            self.aliases,
+        )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------
@@ -771,16 +769,28 @@ def _data_mismatch_warning() -> type[Warning]:
     return DataMismatchWarning
 
 
-def _unwrap(exc: BaseException) -> Exception:
-    """Turn formulaic's wrapper into the ValueError/TypeError our transforms raised."""
+def _unwrap(
+    exc: BaseException, aliases: Mapping[str, str] | None = None, formula: str | None = None
+) -> Exception:
+    """Turn formulaic's wrapper into a plain ValueError/TypeError with a readable message.
+
+    Errors our transforms raised (they name the column) keep their type and message;
+    anything else (a syntax error, an unknown function or name) becomes a ValueError
+    naming the formula. Alias identifiers are replaced by the original column names
+    and formulaic's colour codes are removed.
+    """
     cause = exc.__cause__ or exc.__context__
     while cause is not None and isinstance(cause, FormulaicError):
         cause = cause.__cause__ or cause.__context__
+    where = f"formula {formula!r}: " if formula is not None else ""
     if isinstance(cause, TypeError):
-        return TypeError(str(cause))
-    if isinstance(cause, (ValueError, NameError, KeyError)):
-        return ValueError(str(cause))
-    return ValueError(str(exc))
+        return TypeError(_unalias(_clean_message(cause), aliases))
+    if isinstance(cause, ValueError) and not isinstance(cause, SyntaxError):
+        return ValueError(_unalias(_clean_message(cause), aliases))
+    if isinstance(cause, SyntaxError):
+        return ValueError(f"cannot parse {where}{_clean_message(cause)}")
+    text = _unalias(_clean_message(cause if cause is not None else exc), aliases)
+    return ValueError(f"{where}{text}" if where else text)
 
 
 def _check_formulaic_levels(model_spec: Any, data: pd.DataFrame) -> None:
@@ -844,7 +854,14 @@ def _date_columns(factors: list, data: pd.DataFrame) -> list[str]:
 
 
 def _quote(name: str) -> str:
-    return name if name.isidentifier() else f"`{name}`"
+    return name if name.isidentifier() and not keyword.iskeyword(name) else f"`{name}`"
+
+
+def _term_str(term: Any) -> str:
+    """A parsed term written back as formula text (``str(term)`` drops backticks)."""
+    return ":".join(
+        _quote(f.expr) if f.eval_method.value == "lookup" else f.expr for f in term.factors
+    )
 
 
 def _rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
@@ -879,21 +896,199 @@ def _rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
         ):
             terms.append(f"C({_quote(factors[0].expr)})")
         else:
-            terms.append(str(term))
+            terms.append(_term_str(term))
     if not terms:
         return "1" if intercept else "0"
     return ("1 + " if intercept else "0 + ") + " + ".join(terms)
 
 
-def _required_columns(formula: Any, data: pd.DataFrame, side: str) -> list[str]:
-    names = []
+def _required_columns(formula: Any, side: str, aliases: Mapping[str, str]) -> list[str]:
+    """The data columns one side of a parsed formula reads (original names).
+
+    Computed from the factors' expressions (formulaic's ``required_variables`` reads
+    ``x`` for a backticked ``x.1``): a looked-up factor is a column; in a Python
+    expression every name that is neither called nor the base of an attribute
+    (``np.log``) is one, except formulaic's and this package's transform names.
+    """
+    names: set[str] = set()
     context = set(TRANSFORMS) | set(_OWN)
-    part = getattr(formula, side)
-    for var in part.required_variables:
-        roles = {getattr(r, "value", r) for r in var.roles}
-        if "value" in roles and str(var) not in context:
-            names.append(str(var))
-    return sorted(set(names))
+    for term in getattr(formula, side):
+        for factor in term.factors:
+            method = factor.eval_method.value
+            if method == "lookup":
+                names.add(factor.expr)
+            elif method == "python":
+                local: dict[str, str] = {}
+                code = sanitize_variable_names(factor.expr, {}, local, template="_bsv_{}_")
+                try:
+                    tree = ast.parse(code, mode="eval")
+                except SyntaxError:
+                    continue  # formulaic reports it when it evaluates the term
+                skip = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+                skip |= {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+                for node in ast.walk(tree):
+                    if isinstance(node, ast.Name) and id(node) not in skip:
+                        name = local.get(node.id, node.id)
+                        if name in aliases or name not in context:
+                            names.add(name)
+    return sorted(aliases.get(n, n) for n in names)
+
+
+# ---------------------------------------------------------------------------------------
+# Column names that formulaic cannot take as they are
+# ---------------------------------------------------------------------------------------
+
+#: Template of the identifiers that stand for awkward column names inside formulaic.
+_ALIAS = "_bs{}_"
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_MARKED = re.compile(r"\u29db(.*?)\u29da", re.DOTALL)
+
+
+def _scan(formula: str):
+    """Split a formula into (kind, text) pieces: "str", "quoted", "name", "number", "other".
+
+    ``quoted`` pieces are backticked names (text without the backticks); an unclosed
+    backtick or quote is left to formulaic's parser to report.
+    """
+    i, n = 0, len(formula)
+    while i < n:
+        ch = formula[i]
+        if ch in "'\"":
+            j = i + 1
+            while j < n and formula[j] != ch:
+                j += 2 if formula[j] == "\\" else 1
+            yield "str", formula[i : j + 1]
+            i = j + 1
+        elif ch == "`":
+            j = formula.find("`", i + 1)
+            if j < 0:
+                yield "other", formula[i:]
+                return
+            yield "quoted", formula[i + 1 : j]
+            i = j + 1
+        elif ch.isidentifier():
+            j = i + 1
+            while j < n and (formula[j].isidentifier() or formula[j].isdigit()):
+                j += 1
+            yield "name", formula[i:j]
+            i = j
+        elif ch.isdigit():
+            j = i + 1
+            while j < n and (formula[j].isalnum() or formula[j] in "._"):
+                j += 1
+            yield "number", formula[i:j]
+            i = j
+        else:
+            yield "other", ch
+            i += 1
+
+
+def _alias_names(formula: str, columns: Any) -> tuple[str, dict[str, str], list[str]]:
+    """Rewrite the formula so that formulaic reads every column name as intended.
+
+    * A backticked Python keyword (`` `class` ``) becomes an alias identifier
+      (formulaic 1.2 leaves it as is and the expression does not parse).
+    * A backticked plain identifier loses its backticks (formulaic puts them back by
+      text replacement, which also hits other names containing it).
+    * A data column whose name the formula calls or uses as a module (``bin``, ``C``,
+      ``offset``, ``np``, ``log``...) would shadow that function: it is left out of the
+      data formulaic sees, and the formula's references to it (bare or backticked, not
+      called) become an alias.
+
+    Returns
+    -------
+    formula : str
+        The rewritten formula.
+    aliases : dict
+        alias -> original column name.
+    shadowed : list of str
+        Data columns to leave out of the data formulaic sees.
+    """
+    pieces = list(_scan(formula))
+    called = set(_OWN)
+    for k, (kind, text) in enumerate(pieces):
+        if kind != "name":
+            continue
+        rest = "".join(t for _, t in pieces[k + 1 :]).lstrip()
+        if rest.startswith(("(", ".")):
+            called.add(text)
+    names = [c for c in columns if isinstance(c, str)]
+    shadowed = [c for c in names if c in called]
+    taken = set(names) | {t for kind, t in pieces if kind == "name"}
+    aliases: dict[str, str] = {}
+    by_name: dict[str, str] = {}
+
+    def alias(name: str) -> str:
+        if name not in by_name:
+            k = len(by_name)
+            while _ALIAS.format(k) in taken:
+                k += 1
+            by_name[name] = _ALIAS.format(k)
+            taken.add(by_name[name])
+            aliases[by_name[name]] = name
+        return by_name[name]
+
+    out = []
+    for k, (kind, text) in enumerate(pieces):
+        before = "".join(t for _, t in pieces[:k]).rstrip()
+        after = "".join(t for _, t in pieces[k + 1 :]).lstrip()
+        if kind == "quoted":
+            if keyword.iskeyword(text) or text in shadowed:
+                out.append(alias(text))
+            elif text.isidentifier():
+                out.append(text)
+            else:
+                out.append(f"`{text}`")
+        elif (
+            kind == "name"
+            and text in shadowed
+            and not before.endswith(".")
+            and not after.startswith(("(", "."))
+        ):
+            out.append(alias(text))
+        else:
+            out.append(text)
+    return "".join(out), aliases, shadowed
+
+
+def _with_aliases(
+    data: pd.DataFrame, aliases: Mapping[str, str] | None, shadowed: list[str] | None
+) -> pd.DataFrame:
+    """The data formulaic sees: alias columns added, shadowing columns left out."""
+    if not aliases and not shadowed:
+        return data
+    present = [a for a, name in (aliases or {}).items() if name in data.columns]
+    frame = data.drop(columns=[c for c in shadowed or [] if c in data.columns])
+    if present:
+        extra = pd.DataFrame({a: data[(aliases or {})[a]] for a in present}, index=data.index)
+        frame = pd.concat([frame, extra], axis=1)
+    return frame
+
+
+def _unalias(text: str, aliases: Mapping[str, str] | None, quote: bool = True) -> str:
+    """Replace alias identifiers in a name or message by the original column names."""
+    for a, name in (aliases or {}).items():
+        text = re.sub(rf"\b{a}\b", f"`{name}`" if quote else name, text)
+    return text
+
+
+_NAME_HINT = (
+    " Write column names that are not Python names (spaces, dots, keywords) in "
+    "backticks, e.g. bin(`x.1`) or C(`class`)."
+)
+
+
+def _clean_message(text: Any) -> str:
+    """One plain line from a formulaic message: no ANSI colours, no repeated formula."""
+    if isinstance(text, SyntaxError):
+        msg = str(text.msg).rstrip(".")
+        return f"{msg}{'' if msg.endswith('?') else '.'}{_NAME_HINT}"
+    text = _ANSI.sub("", str(text))
+    marked = _MARKED.search(text)
+    first = text.strip().splitlines()[0] if text.strip() else text
+    if marked:
+        first = f"{first.rstrip('.')} (at {marked.group(1).strip()!r})."
+    return " ".join(first.split())
 
 
 def build_design(
@@ -942,18 +1137,22 @@ def build_design(
     data = _as_frame(data)
     if len(data) == 0:
         raise ValueError("data has no rows.")
+    source, aliases, shadowed = _alias_names(formula, data.columns)
     try:
-        parsed = Formula(formula)
-    except FormulaicError as exc:
-        raise ValueError(f"cannot parse formula {formula!r}: {exc}") from exc
+        parsed = Formula(source)
+    except (FormulaicError, SyntaxError, ValueError) as exc:
+        msg = _unalias(_clean_message(exc), aliases)
+        raise ValueError(f"cannot parse formula {formula!r}: {msg}") from None
     if not hasattr(parsed, "lhs") or len(parsed.lhs) == 0:
         raise ValueError(f"formula {formula!r} has no response; write 'y ~ terms'.")
-    lhs_cols = _required_columns(parsed, data, "lhs")
-    rhs_cols = _required_columns(parsed, data, "rhs")
+    lhs_cols = _required_columns(parsed, "lhs", aliases)
+    rhs_cols = _required_columns(parsed, "rhs", aliases)
     absent = [c for c in lhs_cols + rhs_cols if c not in data.columns]
     if absent:
         raise ValueError(f"formula {formula!r} names column(s) {absent} that are not in the data.")
-    lhs = " + ".join(str(t) for t in parsed.lhs)
+    original = data
+    data = _with_aliases(data, aliases, shadowed)
+    lhs = " + ".join(_term_str(t) for t in parsed.lhs)
     dates = _date_columns([f for t in parsed.lhs for f in t.factors], data)
     if dates:
         raise TypeError(
@@ -966,19 +1165,25 @@ def build_design(
     try:
         mms = model_matrix(f"{lhs} ~ {rhs}", data, context=ctx, na_action="ignore")
     except FormulaicError as exc:
-        raise _unwrap(exc) from exc
+        raise _unwrap(exc, aliases, formula) from exc
+    except SyntaxError as exc:
+        raise ValueError(f"cannot parse formula {formula!r}: {_clean_message(exc)}") from None
     except TypeError as exc:  # NumPy refusing a date/time inside an expression, e.g. I(t)
-        dates = [c for c in lhs_cols + rhs_cols if is_datetime_like(data[c].dtype)]
+        dates = [c for c in lhs_cols + rhs_cols if is_datetime_like(original[c].dtype)]
         if not dates:
             raise
         raise TypeError(
             f"formula {formula!r} reads date/time column(s) {dates} in an expression that "
             f"needs numbers ({exc}); convert them to numbers first."
         ) from exc
-    y, response = _read_response(mms.lhs, lhs, family, data)
+    try:
+        y, response = _read_response(mms.lhs, lhs, family, data)
+    except ValueError as exc:
+        raise ValueError(_unalias(str(exc), aliases)) from None
+    response = replace(response, name=_unalias(response.name, aliases))
     mm = mms.rhs
     spec_rhs = mm.model_spec
-    blocks, block_cols, dense_cols, offset_cols, intercept = _classify(spec_rhs, mm)
+    blocks, block_cols, dense_cols, offset_cols, intercept = _classify(spec_rhs, mm, aliases)
     spec = DesignSpec(
         formula=formula,
         rhs_formula=rhs,
@@ -991,13 +1196,18 @@ def build_design(
         n_bins=n_bins,
         missing=missing,
         required=rhs_cols,
+        aliases=aliases or None,
+        shadowed=shadowed or None,
     )
-    design = _assemble(mm, blocks, block_cols, dense_cols, offset_cols)
+    design = _assemble(mm, blocks, block_cols, dense_cols, offset_cols, aliases)
     return spec, design, y, response
 
 
-def _classify(model_spec: Any, mm: pd.DataFrame):
-    """Sort formulaic's terms into code blocks, dense columns, offsets, intercept."""
+def _classify(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | None = None):
+    """Sort formulaic's terms into code blocks, dense columns, offsets, intercept.
+
+    Term and column names are returned with the original column names (no aliases).
+    """
     blocks: list[Block] = []
     block_cols: list[str] = []
     dense_cols: list[str] = []
@@ -1017,7 +1227,7 @@ def _classify(model_spec: Any, mm: pd.DataFrame):
             )
         kind = own[0] if own else None
         if kind == "offset":
-            offset_cols.extend(st.columns)
+            offset_cols.extend(_unalias(c, aliases) for c in st.columns)
             continue
         if kind in ("bin", "C"):
             (col,) = st.columns
@@ -1025,9 +1235,9 @@ def _classify(model_spec: Any, mm: pd.DataFrame):
             if kind == "bin":
                 edges = np.asarray(s["edges"], dtype=np.float64)
                 block = Block(
-                    term=str(st.term),
+                    term=_unalias(str(st.term), aliases),
                     kind="bin",
-                    column=s["column"],
+                    column=_unalias(s["column"], aliases, quote=False),
                     n_levels=len(edges) + 1 + int(s["has_missing_level"]),
                     edges=edges,
                     has_missing_level=bool(s["has_missing_level"]),
@@ -1039,17 +1249,17 @@ def _classify(model_spec: Any, mm: pd.DataFrame):
                 )
             else:
                 block = Block(
-                    term=str(st.term),
+                    term=_unalias(str(st.term), aliases),
                     kind="categorical",
-                    column=s["column"],
+                    column=_unalias(s["column"], aliases, quote=False),
                     n_levels=len(s["levels"]) + int(s["has_missing_level"]),
                     levels=tuple(s["levels"]),
                     has_missing_level=bool(s["has_missing_level"]),
                 )
             blocks.append(block)
-            block_cols.append(col)
+            block_cols.append(_unalias(col, aliases))
             continue
-        dense_cols.extend(st.columns)
+        dense_cols.extend(_unalias(c, aliases) for c in st.columns)
     return blocks, block_cols, dense_cols, offset_cols, intercept
 
 
@@ -1059,7 +1269,10 @@ def _assemble(
     block_cols: list[str],
     dense_cols: list[str],
     offset_cols: list[str],
+    aliases: Mapping[str, str] | None = None,
 ) -> Design:
+    if aliases:  # the names are the original ones; formulaic's columns use the aliases
+        mm = mm.rename(columns={c: _unalias(c, aliases) for c in mm.columns})
     n = len(mm)
     dtype = code_dtype(max((b.n_levels for b in blocks), default=1))
     codes = np.empty((len(blocks), n), dtype=dtype)

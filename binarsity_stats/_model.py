@@ -50,6 +50,16 @@ from ._path import (
     weighted_auc,
 )
 from ._results import BinarsityResults, CVResults, PathResults, degrees_of_freedom
+from ._validation import (
+    check_bool,
+    check_cv_tol,
+    check_lam,
+    check_max_iter,
+    check_offset_loss,
+    check_random_state,
+    check_tol,
+    normalized_weights,
+)
 
 __all__ = ["glm", "BinarsityModel", "SCORINGS"]
 
@@ -91,8 +101,10 @@ def glm(
         whose second level is the event.
     data : DataFrame or mapping of columns
         Training data.
-    family : {"gaussian", "binomial", "poisson"} or Family, default="gaussian"
-        Distribution with its canonical link.
+    family : {"gaussian", "binomial", "poisson"}, statsmodels family or Family, default="gaussian"
+        Distribution: a name (canonical link) or a statsmodels family instance with a
+        convex link, e.g. ``sm.families.Gamma(sm.families.links.Log())`` (the loss is
+        then half the unit deviance, design.md §8).
     sample_weight : array-like of shape (n,) or str, optional
         Non-negative row weights s_i, or the name of a column of ``data``.
     offset : array-like of shape (n,) or str, optional
@@ -181,11 +193,6 @@ class BinarsityModel:
         frame = _as_frame(data)
         n = len(frame)
         sw, self.weight_column = _column_or_array(sample_weight, frame, "sample_weight", n)
-        if sw is not None:
-            if np.any(sw < 0):
-                raise ValueError("sample_weight must be non-negative.")
-            if not np.any(sw > 0):
-                raise ValueError("sample_weight is zero for every row.")
         off_arg, self.offset_column = _column_or_array(offset, frame, "offset", n)
         spec, design, y, response = build_design(
             formula, frame, n_bins=n_bins, missing=missing, sample_weight=sw,
@@ -207,8 +214,14 @@ class BinarsityModel:
         self.n_bins = n_bins
         self.missing = missing
         self.penalty_kind = penalty_weights if isinstance(penalty_weights, str) else "array"
-        binned = self._binned_design()
-        self.bin_counts = binned.counts
+        binned = self._binned = self._binned_design()
+        # sums over rows are taken on weights scaled to a maximum in [1, 2): the fit does
+        # not depend on their scale, and the totals can neither overflow nor underflow
+        self.unit_weight, self.weight_scale = binned.unit_weight, binned.weight_scale
+        if self.offset is not None:
+            self.family.check_offset(self.offset)
+            check_offset_loss(self.family, y, self.offset, self.unit_weight)
+        self.bin_counts = binned.counts * self.weight_scale
         self.penalty_weights = self._penalty_weights(penalty_weights)
         self._binned = binned.with_kinds(self._block_kinds())
 
@@ -300,7 +313,8 @@ class BinarsityModel:
         from ._penalty import penalty_weights as engine_weights
 
         blocks = self.spec.blocks
-        w = engine_weights(kind, self.bin_counts, self.block_ptr, self.spec.chain_length)
+        counts = self.binned.counts  # on the unit weights (shares only): no overflow
+        w = engine_weights(kind, counts, self.block_ptr, self.spec.chain_length)
         if isinstance(kind, str):
             for j, block in enumerate(blocks):
                 if not block.penalized:
@@ -394,7 +408,7 @@ class BinarsityModel:
         float
             λ_theory.
         """
-        sw = self.sample_weight
+        sw = self.unit_weight
         n_eff = float(sw.sum() ** 2 / np.sum(sw**2))
         d = sum(b.n_levels for b in self.spec.blocks if b.penalized)
         d = max(d, 2)
@@ -406,7 +420,7 @@ class BinarsityModel:
             U = float(np.max(fam.curvature(self._null_eta())))
         if phi is None:
             phi = (
-                fam.null_dispersion(self.y, self.sample_weight, self.offset)
+                fam.null_dispersion(self.y, self.unit_weight, self.offset)
                 if fam.estimate_dispersion
                 else 1.0
             )
@@ -452,18 +466,20 @@ class BinarsityModel:
         BinarsityResults
             The fit at λ, with its statistics and report.
         """
-        opts = {"solver": solver, "tol": tol, "max_iter": max_iter}
+        opts = _solver_options(solver, tol, max_iter)
+        if not isinstance(lam, str):
+            lam = check_lam(lam)
+        elif lam != "theory":
+            raise ValueError(f"lam must be a non-negative number or 'theory'; got {lam!r}.")
         prepared = self._prepare()
-        if isinstance(lam, str):
-            if lam != "theory":
-                raise ValueError(f"lam must be a non-negative number or 'theory'; got {lam!r}.")
+        if lam == "theory":
             value = self.lambda_theory()
             sol = prepared.solve(value, warm_start=warm_start, **opts)
             how = "theory"
             if self.family.estimate_dispersion:
                 dof = degrees_of_freedom(self, sol.coef, len(sol.dense_coef))
                 mu = self.family.mean(sol.eta)
-                phi = self.family.dispersion(self.y, mu, self.sample_weight, dof)
+                phi = self.family.dispersion(self.y, mu, self.unit_weight, dof)
                 value = self.lambda_theory(phi=phi)
                 sol = prepared.solve(value, warm_start=sol, **opts)
                 how = f"theory ({self.family.dispersion_name} estimated: {phi:.4g})"
@@ -512,8 +528,8 @@ class BinarsityModel:
         PathResults
             Index it (``path[i]``) for the results at the i-th λ.
         """
+        opts = _solver_options(solver, tol, max_iter)
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
-        opts = {"solver": solver, "tol": tol, "max_iter": max_iter}
         with _progress(len(grid), verbose, "path") as tick:
             sols = self._path(grid, None, opts, tick)
         return PathResults(self, grid, sols)
@@ -610,6 +626,10 @@ class BinarsityModel:
         if not 2 <= folds <= self.nobs:
             raise ValueError(f"folds must be between 2 and n = {self.nobs}; got {folds}.")
         workers = resolve_n_jobs(n_jobs)
+        random_state = check_random_state(random_state)
+        opts = _solver_options(solver, tol, max_iter)
+        cv_tol = check_cv_tol(cv_tol)
+        check_bool(early_stopping, "early_stopping")
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
         if groups is None:
             fold_id = fold_ids(
@@ -618,9 +638,6 @@ class BinarsityModel:
             )  # fmt: skip
         else:
             fold_id = group_fold_ids(groups, int(folds), self.nobs, random_state=random_state)
-        opts = {"solver": solver, "tol": tol, "max_iter": max_iter}
-        if cv_tol is not None and not (isinstance(cv_tol, (int, float)) and cv_tol > 0):
-            raise ValueError(f"cv_tol must be a positive number or None; got {cv_tol!r}.")
         fold_opts = dict(opts, tol=tol if cv_tol is None else float(cv_tol))
         if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)):
             raise TypeError(f"patience must be a positive integer; got {patience!r}.")
@@ -645,6 +662,15 @@ class BinarsityModel:
             f"BinarsityModel({self.formula!r}, family={self.family.name!r}, "
             f"n={self.nobs}, blocks={len(self.spec.blocks)})"
         )
+
+
+def _solver_options(solver: Any, tol: Any, max_iter: Any) -> dict[str, Any]:
+    """The solver arguments of fit/fit_path/fit_cv, checked before any work."""
+    from ._solvers import SOLVERS
+
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
+    return {"solver": solver, "tol": check_tol(tol), "max_iter": check_max_iter(max_iter)}
 
 
 def null_intercept(
@@ -674,6 +700,7 @@ def null_intercept(
     """
     if not fit_intercept:
         return 0.0
+    sw = normalized_weights(np.asarray(sw, dtype=np.float64))[0]  # sums cannot overflow
     return family.null_intercept(y, sw, offset)
 
 

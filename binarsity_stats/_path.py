@@ -30,7 +30,6 @@ whole walk or prepared again for each chunk of λ values (``keep``).
 from __future__ import annotations
 
 import math
-import os
 import queue
 import threading
 from collections.abc import Callable, Sequence
@@ -40,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from ._design import BinnedDesign
+from ._validation import check_groups, check_n_jobs, check_random_state
 
 __all__ = [
     "SCORINGS",
@@ -240,7 +240,7 @@ def fold_ids(
     ndarray of shape (n,)
         Fold index in 0..K−1 of every row.
     """
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(check_random_state(random_state))
     n = y.shape[0]
     out = np.empty(n, dtype=np.intp)
     if not stratify:
@@ -281,15 +281,7 @@ def group_fold_ids(groups: Any, folds: int, n: int, *, random_state: Any = None)
     """
     import pandas as pd  # labels of any type: pandas' factorize and missing-value rules
 
-    values = groups.to_numpy(dtype=object) if isinstance(groups, pd.Series) else groups
-    values = np.asarray(values, dtype=object)
-    if values.ndim != 1:
-        raise ValueError(f"groups must be 1-D (one label per row); got shape {values.shape}.")
-    labels = pd.Series(values)
-    if labels.shape[0] != n:
-        raise ValueError(f"groups has {labels.shape[0]} rows but the data has {n}.")
-    if labels.isna().any():
-        raise ValueError("groups contains missing values; give every row a group.")
+    labels = pd.Series(check_groups(groups, n))
     codes, uniques = pd.factorize(labels, sort=True)
     n_groups = len(uniques)
     if n_groups < folds:
@@ -298,7 +290,7 @@ def group_fold_ids(groups: Any, folds: int, n: int, *, random_state: Any = None)
             "use at most as many folds as groups."
         )
     sizes = np.bincount(codes, minlength=n_groups)
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(check_random_state(random_state))
     order = rng.permutation(n_groups)
     order = order[np.argsort(-sizes[order], kind="stable")]  # largest first, ties shuffled
     load = np.zeros(folds, dtype=np.int64)
@@ -366,7 +358,7 @@ def check_grid(lams: Any) -> np.ndarray:
 
 
 def resolve_n_jobs(n_jobs: Any) -> int:
-    """Number of worker threads for ``n_jobs`` (-1: one per CPU; 0 is an error).
+    """Number of worker threads for ``n_jobs`` (see ``_validation.check_n_jobs``).
 
     Parameters
     ----------
@@ -378,9 +370,7 @@ def resolve_n_jobs(n_jobs: Any) -> int:
     int
         At least 1.
     """
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be a non-zero integer; got {n_jobs!r}.")
-    return (os.cpu_count() or 1) if n_jobs < 0 else int(n_jobs)
+    return check_n_jobs(n_jobs)
 
 
 def strip_eta(solution: Any) -> Any:

@@ -24,6 +24,7 @@ from . import _cd_fast, _dense
 from ._design import BinnedDesign
 from ._families import Family, get_family
 from ._penalty import BinarsityPenalty
+from ._validation import check_bool, check_offset_loss
 
 __all__ = ["SolverData", "InMemoryProblem"]
 
@@ -137,10 +138,15 @@ class InMemoryProblem:
         self.y = np.ascontiguousarray(y)
         self.n, self.p, self.d = n, p, d
         self.block_ptr = design.block_ptr
-        self.sw = design.sample_weight
+        # every sum is taken on weights scaled to a maximum in [1, 2) (the objective
+        # does not depend on their scale): W can neither overflow nor underflow
+        self.sw, self.sw_scale = design.unit_weight, design.weight_scale
         self.W = float(self.sw.sum())
         self.offset = design.offset
-        self.fit_intercept = bool(fit_intercept)
+        if self.offset is not None:
+            self.family.check_offset(self.offset)
+            check_offset_loss(self.family, self.y, self.offset, self.sw)
+        self.fit_intercept = check_bool(fit_intercept, "fit_intercept")
         # With an intercept the solver works on columns centred at their weighted mean
         # (same η, but no slow trade-off between β0 and an uncentred column); the
         # intercept is converted on the way in (warm start) and out (Solution).

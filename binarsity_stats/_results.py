@@ -205,7 +205,7 @@ class BinarsityResults:
     def llf(self) -> float:
         """Log-likelihood (gaussian: σ² at its maximum-likelihood value RSS/n)."""
         m = self.model
-        return float(m.family.log_likelihood(m.y, self.fittedvalues, m.sample_weight))
+        return float(m.family.log_likelihood(m.y, self.fittedvalues, m.sample_weight, self.df))
 
     @property
     def aic(self) -> float:

@@ -31,6 +31,7 @@ from ._families import Family
 from ._fused_lasso import work_size as fused_lasso_work_size_py
 from ._polish import Polisher
 from ._problem import InMemoryProblem
+from ._validation import check_lam, check_max_iter, check_tol, check_warm_start
 
 __all__ = [
     "Solution",
@@ -100,14 +101,7 @@ _Problem = InMemoryProblem  # the solvers' data (``_problem.SolverData``)
 
 def _check_warm_start(prob: _Problem, warm_start) -> None:
     """A warm start must match the design's levels and columns and be finite."""
-    if warm_start.coef.shape != (prob.d,) or warm_start.dense_coef.shape != (prob.q,):
-        raise ValueError("warm_start does not match the design (number of levels/columns).")
-    if not (
-        np.all(np.isfinite(warm_start.coef))
-        and np.all(np.isfinite(warm_start.dense_coef))
-        and np.isfinite(warm_start.intercept)
-    ):
-        raise ValueError("warm_start holds NaN or infinite coefficients.")
+    check_warm_start(warm_start, prob.d, prob.q)
 
 
 def _initial_point(prob: _Problem, warm_start):
@@ -326,26 +320,42 @@ def _anderson(history):
 def _finish(prob, theta, beta, b0, lam, eta, kkt, converged, n_iter, n_sweeps, tol):
     # re-centring moved levels into the intercept without changing η
     loss = prob.loss(eta)
-    if not converged:
+    beta = beta / prob.dense_scale
+    intercept = float(b0 - prob.dense_center @ beta)
+    objective = float(loss + lam * prob.penalty.value(theta))
+    finite = bool(
+        np.isfinite(objective) and np.isfinite(intercept) and np.isfinite(kkt)
+        and np.all(np.isfinite(theta)) and np.all(np.isfinite(beta))
+    )  # fmt: skip
+    if not finite:
+        # a NaN or infinite number is never an answer, whatever the KKT test said
+        converged = False
+        warnings.warn(
+            f"The solver ended on non-finite values (objective {objective:.3g}, intercept "
+            f"{intercept:.3g}): the fit failed; check the scale of y, the offset and the "
+            "weights.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    elif not converged:
         warnings.warn(
             f"The solver stopped after {n_iter} iterations ({n_sweeps} passes) with a KKT "
             f"violation of {kkt:.3g} > tol={tol:.3g}; increase max_iter or tol.",
             ConvergenceWarning,
             stacklevel=3,
         )
-    beta = beta / prob.dense_scale
     return Solution(
         coef=theta,
         dense_coef=beta,
-        intercept=float(b0 - prob.dense_center @ beta),
+        intercept=intercept,
         lam=float(lam),
-        objective=float(loss + lam * prob.penalty.value(theta)),
+        objective=objective,
         kkt_violation=float(kkt),
         converged=bool(converged),
         n_iter=int(n_iter),
         n_sweeps=int(n_sweeps),
         eta=eta,
-        bin_counts=prob.counts.copy(),
+        bin_counts=prob.counts * prob.sw_scale,  # in the user's units of weight
     )
 
 
@@ -438,16 +448,6 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
 # --------------------------------------------------------------------------- API
 
 
-def _check_lam(lam) -> float:
-    try:
-        lam = float(lam)
-    except (TypeError, ValueError):
-        raise TypeError(f"lam must be a non-negative number; got {lam!r}.") from None
-    if not np.isfinite(lam) or lam < 0:
-        raise ValueError(f"lam must be a finite non-negative number; got {lam!r}.")
-    return lam
-
-
 def solve(
     codes,
     block_ptr,
@@ -476,8 +476,8 @@ def solve(
         Offsets of the blocks in θ.
     y : ndarray of shape (n,)
         Response.
-    family : {"gaussian", "binomial", "poisson"} or Family
-        Distribution (canonical link).
+    family : {"gaussian", "binomial", "poisson"}, statsmodels family or Family
+        Distribution (see ``_families.get_family``).
     lam : float
         λ ≥ 0.
     penalty_weights : ndarray of shape (d,)
@@ -609,13 +609,11 @@ class Prepared:
         warm_start: Solution | None = None,
     ) -> Solution:
         """Fit at one λ; arguments and result as in :func:`solve`."""
-        lam = _check_lam(lam)
+        lam = check_lam(lam)
         if solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
-        if not (isinstance(tol, (int, float)) and np.isfinite(tol) and tol > 0):
-            raise ValueError(f"tol must be a positive number; got {tol!r}.")
-        if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
-            raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}.")
+        tol = check_tol(tol)
+        max_iter = check_max_iter(max_iter)
         if self.merged is not None:
             return self._solve_merged(lam, solver, tol, int(max_iter), warm_start)
         tol = tol * self.tol_scale
@@ -688,7 +686,7 @@ class Prepared:
                     lev -= counts @ lev / counts.sum()
                 theta[bp[j] : bp[j] + K] = lev
         sol.coef = theta
-        sol.bin_counts = prob.counts.copy()
+        sol.bin_counts = prob.counts * prob.sw_scale
         return sol
 
 

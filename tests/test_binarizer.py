@@ -784,7 +784,11 @@ def test_bad_options_weights_and_unfitted_use():
         Binarizer(method="kmeans").fit(X)
     with pytest.raises(ValueError, match="missing must be one of"):
         Binarizer(missing="impute").fit(X)
-    for w, match in [([1, 2], "shape"), ([1, -1, 1], "non-negative"), ([0, 0, 0], "no positive")]:
+    for w, match in [
+        ([1, 2], "has 2 rows"),
+        ([1, -1, 1], "non-negative"),
+        ([0, 0, 0], "zero for every"),
+    ]:
         with pytest.raises(ValueError, match=match):
             Binarizer().fit(X, sample_weight=w)
     with pytest.raises(ValueError, match="column 0 has no non-missing value with a positive"):

@@ -1,0 +1,330 @@
+"""One answer per bad argument, whatever the entry (binarsity_stats._validation).
+
+Each bad value of an argument is given to every entry that takes the argument — glm()
+and its fit/fit_path/fit_cv, the estimators, the Binarizer, the engine's solve and
+lambda_max — and every entry must raise the same error type with the same message
+(up to what the rows are counted against: "X", "the data", "y"). Then the silent wrong
+answers of issue 10: weights of any scale, weights and offsets that overflow, and
+``converged`` on a non-finite fit.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from binarsity_stats import Binarizer, BinarsityClassifier, BinarsityGLM, _solvers, _validation, glm
+from binarsity_stats._solvers import ConvergenceWarning, Prepared, lambda_max, solve
+
+N = 60
+RNG = np.random.default_rng(3)
+X = RNG.normal(size=(N, 2))
+Y = X[:, 0] - 0.5 * X[:, 1] + RNG.normal(scale=0.5, size=N)
+Y01 = (Y > 0).astype(float)
+FRAME = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": Y, "e": (Y > 0).astype(float)})
+FORMULA = "y ~ bin(a, 6) + bin(b, 6)"
+
+
+def _codes():
+    binarizer = Binarizer(n_bins=6)
+    codes = np.ascontiguousarray(binarizer.fit_transform(X).T)
+    sizes = np.asarray(binarizer.n_bins_)
+    bp = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+    return codes, bp
+
+
+CODES, BP = _codes()
+PW = np.ones(int(BP[-1]))
+MODEL = glm(FORMULA, FRAME)
+CPUS = os.cpu_count() or 1
+
+
+def _engine(**kw):
+    args = {"penalty_weights": PW, "lam": 1e-2}
+    args.update(kw)
+    return solve(CODES, BP, Y, **args)
+
+
+# ---------------------------------------------------------------- entries per argument
+
+ENTRIES = {
+    "lam": {
+        "glm.fit": lambda v: MODEL.fit(lam=v),
+        "BinarsityGLM": lambda v: BinarsityGLM(lam=v).fit(X, Y),
+        "BinarsityClassifier": lambda v: BinarsityClassifier(lam=v).fit(X, Y01),
+        "solve": lambda v: _engine(lam=v),
+        "Prepared.solve": lambda v: Prepared(CODES, BP, Y, penalty_weights=PW).solve(v),
+    },
+    "tol": {
+        "glm.fit": lambda v: MODEL.fit(lam=1e-2, tol=v),
+        "glm.fit_path": lambda v: MODEL.fit_path(n_lambdas=2, tol=v),
+        "glm.fit_cv": lambda v: MODEL.fit_cv(folds=2, n_lambdas=2, tol=v),
+        "BinarsityGLM": lambda v: BinarsityGLM(tol=v).fit(X, Y),
+        "BinarsityClassifier": lambda v: BinarsityClassifier(tol=v).fit(X, Y01),
+        "solve": lambda v: _engine(tol=v),
+    },
+    "max_iter": {
+        "glm.fit": lambda v: MODEL.fit(lam=1e-2, max_iter=v),
+        "glm.fit_path": lambda v: MODEL.fit_path(n_lambdas=2, max_iter=v),
+        "glm.fit_cv": lambda v: MODEL.fit_cv(folds=2, n_lambdas=2, max_iter=v),
+        "BinarsityGLM": lambda v: BinarsityGLM(max_iter=v).fit(X, Y),
+        "solve": lambda v: _engine(max_iter=v),
+    },
+    "fit_intercept": {
+        "BinarsityGLM": lambda v: BinarsityGLM(fit_intercept=v).fit(X, Y),
+        "BinarsityClassifier": lambda v: BinarsityClassifier(fit_intercept=v).fit(X, Y01),
+        "solve": lambda v: _engine(fit_intercept=v),
+        "lambda_max": lambda v: lambda_max(CODES, BP, Y, penalty_weights=PW, fit_intercept=v),
+    },
+    "n_jobs": {
+        "glm.fit_cv": lambda v: MODEL.fit_cv(folds=2, n_lambdas=2, n_jobs=v),
+        "check_n_jobs": _validation.check_n_jobs,
+    },
+    "cv_tol": {
+        "glm.fit_cv": lambda v: MODEL.fit_cv(folds=2, n_lambdas=2, cv_tol=v),
+    },
+    "random_state": {
+        "glm.fit_cv": lambda v: MODEL.fit_cv(folds=2, n_lambdas=2, random_state=v),
+        "glm.fit_cv(groups)": lambda v: MODEL.fit_cv(
+            folds=2, n_lambdas=2, random_state=v, groups=np.arange(N) % 4
+        ),
+    },
+    "warm_start": {
+        "glm.fit": lambda v: MODEL.fit(lam=1e-2, warm_start=v),
+        "solve": lambda v: _engine(warm_start=v),
+    },
+    "groups": {
+        "glm.fit_cv": lambda v: MODEL.fit_cv(folds=2, n_lambdas=2, groups=v),
+    },
+    "sample_weight": {
+        "glm": lambda v: glm(FORMULA, FRAME, sample_weight=v),
+        "BinarsityGLM": lambda v: BinarsityGLM().fit(X, Y, sample_weight=v),
+        "BinarsityClassifier": lambda v: BinarsityClassifier().fit(X, Y01, sample_weight=v),
+        "BinarsityGLM.score": lambda v: FITTED.score(X, Y, sample_weight=v),
+        "Binarizer": lambda v: Binarizer().fit(X, sample_weight=v),
+        "solve": lambda v: _engine(sample_weight=v),
+        "lambda_max": lambda v: lambda_max(CODES, BP, Y, penalty_weights=PW, sample_weight=v),
+    },
+    "offset": {
+        "glm": lambda v: glm(FORMULA, FRAME, offset=v),
+        "BinarsityGLM": lambda v: BinarsityGLM().fit(X, Y, offset=v),
+        "BinarsityGLM.predict": lambda v: FITTED.predict(X, offset=v),
+        "solve": lambda v: _engine(offset=v),
+    },
+}
+
+FITTED = BinarsityGLM(lam=1e-2).fit(X, Y)
+
+_strings = np.array(["1"] * N, dtype=object)
+
+BAD = {
+    "lam": [True, -1.0, np.nan, np.inf, None, [1e-3]],  # a string: see glm.fit("theory")
+    "tol": [True, 0.0, -1e-7, np.nan, np.inf, "1e-7", None],
+    "max_iter": [True, 0, -5, 10.0, "10", None],
+    "fit_intercept": [1, 0, "yes", None, np.float64(1.0)],
+    "n_jobs": [True, False, 0, -CPUS - 1, -1000, 1.0, "2", None],
+    "cv_tol": [True, 0.0, -1.0, np.nan, "1e-5"],
+    "random_state": [True, -1, 1.5, "seed"],
+    "warm_start": [True, 1.0, "previous", np.zeros(3)],
+    "groups": [np.arange(N - 1), np.r_[np.arange(N - 1), np.nan].astype(object),
+               np.r_[[None], np.arange(N - 1)].astype(object),
+               pd.array([pd.NA] + [1] * (N - 1), dtype="Int64"),
+               np.arange(2 * N).reshape(N, 2), 3, "abc"],
+    "sample_weight": [np.ones(N - 1), np.ones((N, 2)), np.ones((N, 1)), -np.ones(N),
+                      np.zeros(N), np.r_[np.nan, np.ones(N - 1)], np.r_[np.inf, np.ones(N - 1)],
+                      _strings, np.full(N, "1.5"), np.ones(N) + 1j,
+                      np.array(["2000-01-01"] * N, dtype="datetime64[D]"),
+                      np.r_[1e308, np.full(N - 1, 1e-10)], np.r_[1.7e308, np.ones(N - 1)]],
+    "offset": [np.ones(N - 1), np.ones((N, 2)), np.r_[np.nan, np.zeros(N - 1)],
+               np.r_[-np.inf, np.zeros(N - 1)], _strings, np.ones(N) + 1j,
+               np.array(["2000-01-01"] * N, dtype="datetime64[D]")],
+}  # fmt: skip
+
+CASES = [
+    pytest.param(arg, i, id=f"{arg}-{i}-{str(v)[:20]!s}")
+    for arg, values in BAD.items()
+    for i, v in enumerate(values)
+]
+
+
+def _normalise(message: str) -> str:
+    for rows_of in ("the data", "X", "y"):
+        message = message.replace(f"but {rows_of} has", "but <rows> has")
+    return message
+
+
+@pytest.mark.parametrize(("arg", "i"), CASES)
+def test_every_entry_gives_the_same_error_naming_the_argument(arg, i):
+    value = BAD[arg][i]
+    answers = {}
+    for entry, call in ENTRIES[arg].items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises((TypeError, ValueError)) as info:
+                call(value)
+        answers[entry] = (type(info.value).__name__, _normalise(str(info.value)))
+    kinds = set(answers.values())
+    assert len(kinds) == 1, answers
+    ((_, message),) = kinds
+    assert message.startswith(arg), answers
+
+
+def test_n_jobs_follows_joblibs_negative_convention_down_to_minus_the_cpu_count():
+    assert _validation.check_n_jobs(3) == 3
+    assert _validation.check_n_jobs(np.int64(2)) == 2
+    assert _validation.check_n_jobs(-1) == CPUS
+    assert _validation.check_n_jobs(-CPUS) == 1
+    with pytest.raises(ValueError, match=rf"n_jobs must be .*at least -{CPUS}.*got -1000"):
+        _validation.check_n_jobs(-1000)
+
+
+def test_good_values_of_every_argument_pass():
+    assert _validation.check_lam(np.float32(0.5)) == 0.5
+    assert _validation.check_lam(0) == 0.0
+    assert _validation.check_tol(np.float64(1e-7)) == 1e-7
+    assert _validation.check_max_iter(np.int32(7)) == 7
+    assert _validation.check_bool(np.True_, "fit_intercept") is True
+    assert _validation.check_random_state(np.random.default_rng(0)) is not None
+    assert _validation.check_random_state(np.int64(3)) == 3
+    assert _validation.check_cv_tol(None) is None
+    sw = _validation.check_sample_weight(pd.Series(np.arange(N, dtype=float)), N)
+    assert sw.dtype == np.float64 and sw.shape == (N,)
+    obj = _validation.check_offset(np.arange(N).astype(object), N)
+    np.testing.assert_array_equal(obj, np.arange(N))
+    nullable = _validation.as_real_array(pd.array([1, None], dtype="Int64"), "x")
+    np.testing.assert_array_equal(nullable, [1.0, np.nan])
+
+
+def test_the_code_dtype_is_chosen_in_one_place():
+    assert _validation.code_dtype(256) is np.uint8
+    assert _validation.code_dtype(257) is np.uint16
+    assert _validation.code_dtype(65536) is np.uint16
+    with pytest.raises(ValueError, match="65536"):
+        _validation.code_dtype(65537)
+    codes = np.array([[0, 300, 2]], dtype=np.int64)
+    prep = Prepared(codes, np.array([0, 301]), np.ones(3), penalty_weights=np.ones(301))
+    assert prep.prob.codes.dtype == np.uint16
+
+
+def test_validation_module_imports_numpy_only():
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(_validation))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            names.add((node.module or "").split(".")[0])
+    assert names <= {"__future__", "numbers", "os", "typing", "numpy"}, names
+
+
+# ---------------------------------------------------------------- silent wrong answers
+
+
+def _fits(sw=None, offset=None, family="gaussian"):
+    """(intercept, coef, converged) of the same model by glm, the estimator and solve."""
+    y = Y01 if family == "binomial" else Y
+    frame = FRAME.assign(y=y)
+    out = {}
+    res = glm(FORMULA, frame, family=family, sample_weight=sw, offset=offset).fit(lam=1e-2)
+    out["glm"] = (res.solution.intercept, res.solution.coef, res.solution.converged)
+    est = BinarsityGLM(family=family, lam=1e-2, n_bins=6, penalty_weights="uniform")
+    est.fit(X, y, sample_weight=sw, offset=offset)
+    out["estimator"] = (est.intercept_, est.coef_, est.converged_)
+    sol = solve(CODES, BP, y, family=family, lam=1e-2, penalty_weights=PW, sample_weight=sw,
+                offset=offset)  # fmt: skip
+    out["solve"] = (sol.intercept, sol.coef, sol.converged)
+    return out
+
+
+@pytest.mark.parametrize("scale", [1e-312, 1e-300, 1e-150, 3.0, 1e150, 1e300, 1e307])
+@pytest.mark.parametrize("family", ["gaussian", "binomial"])
+def test_weights_of_any_scale_give_the_fit_of_unit_weights(scale, family):
+    # the objective does not depend on a common scale of the weights: every entry must
+    # give the unit-weight fit (bitwise for powers of two, to rounding otherwise), where
+    # main overflowed (all 1e306: an error about penalty weights) or underflowed
+    # (all 1e-312: a NaN intercept after max_iter passes)
+    base = np.linspace(0.5, 1.5, N)
+    ref = _fits(base, family=family)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        got = _fits(base * scale, family=family)
+    for entry, (b0, coef, converged) in got.items():
+        assert converged, entry
+        np.testing.assert_allclose(b0, ref[entry][0], rtol=1e-6, atol=1e-9, err_msg=entry)
+        np.testing.assert_allclose(coef, ref[entry][1], rtol=1e-6, atol=1e-9, err_msg=entry)
+
+
+def test_weights_scaled_by_a_power_of_two_give_bitwise_the_same_fit():
+    base = np.linspace(0.5, 1.5, N)
+    ref = _fits(base)
+    for k in (-1000, -3, 5, 1000):
+        got = _fits(np.ldexp(base, k))
+        for entry in ref:
+            assert got[entry][0] == ref[entry][0], (k, entry)
+            np.testing.assert_array_equal(got[entry][1], ref[entry][1])
+
+
+def test_unrepresentable_weight_ranges_are_refused_by_name():
+    # one weight of 1.7e308 next to ones: main fitted coef 0 with converged_=True
+    for sw in (np.r_[1.7e308, np.ones(N - 1)], np.r_[1.0, np.full(N - 1, 1e-310)]):
+        for call in ENTRIES["sample_weight"].values():
+            with pytest.raises(ValueError, match=r"sample_weight ranges from .* cannot be "):
+                call(sw)
+
+
+@pytest.mark.parametrize(
+    ("family", "offset"),
+    [
+        ("gaussian", np.full(N, 1e307)),
+        ("gaussian", np.where(np.arange(N) % 2, 1e155, -1e155)),
+        ("gaussian", np.full(N, -1e200)),
+        ("poisson", np.full(N, 800.0)),
+    ],
+)
+def test_offsets_that_overflow_the_loss_are_refused_by_name(family, offset):
+    # main: NaN/inf fits flagged only by a ConvergenceWarning
+    y = np.abs(np.round(Y)) if family == "poisson" else Y
+    frame = FRAME.assign(y=y)
+    calls = [
+        lambda: glm(FORMULA, frame, family=family, offset=offset),
+        lambda: BinarsityGLM(family=family).fit(X, y, offset=offset),
+        lambda: solve(CODES, BP, y, family=family, lam=1e-2, penalty_weights=PW, offset=offset),
+        lambda: lambda_max(CODES, BP, y, family=family, penalty_weights=PW, offset=offset),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match=r"offset has values as large as "):
+            call()
+
+
+def test_large_but_representable_offsets_still_fit():
+    # constant offsets are absorbed by the intercept; ~1e100 is far from overflow
+    for family, off in (("gaussian", 1e100), ("poisson", 300.0), ("binomial", 1e100)):
+        y = {"gaussian": Y, "poisson": np.abs(np.round(Y)), "binomial": Y01}[family]
+        sol = solve(CODES, BP, y, family=family, lam=1e-2, penalty_weights=PW,
+                    offset=np.full(N, off))  # fmt: skip
+        assert np.isfinite(sol.intercept) and np.all(np.isfinite(sol.coef))
+
+
+def test_converged_is_never_true_for_a_non_finite_fit():
+    prep = Prepared(CODES, BP, Y, penalty_weights=PW)
+    prob = prep.prob
+    theta = np.zeros(prob.d)
+    eta = np.zeros(prob.n)
+    for bad in ("theta", "b0", "eta"):
+        t, b0, e = theta.copy(), 0.0, eta.copy()
+        if bad == "theta":
+            t[1] = np.nan
+        elif bad == "b0":
+            b0 = np.inf
+        else:
+            e[0] = np.nan
+        with pytest.warns(ConvergenceWarning, match="non-finite"):
+            sol = _solvers._finish(prob, t, np.zeros(0), b0, 0.1, e, 0.0, True, 1, 1, 1e-7)
+        assert sol.converged is False, bad
