@@ -176,6 +176,11 @@ class InMemoryProblem:
         self._r = np.empty(n)
         self._h = np.empty(n)
 
+    @property
+    def codes(self) -> np.ndarray:
+        """The design's codes (for inspection; not part of the protocol, solvers never read it)."""
+        return self.design.codes
+
     # -- sizes -------------------------------------------------------------------------
     @property
     def n_rows(self) -> int:
