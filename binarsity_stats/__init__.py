@@ -2,31 +2,46 @@
 
 Alaya, Bussy, Gaïffas & Guilloux, "Binarsity: a penalization for one-hot encoded
 features in linear supervised learning", JMLR 20(118), 2019.
+
+The public names are imported on first use (PEP 562): ``import binarsity_stats`` loads
+nothing heavy, ``binarsity_stats.glm`` loads the formula layer (formulaic, pandas),
+``binarsity_stats.BinarsityGLM`` the estimators (scikit-learn), and statsmodels and
+matplotlib are imported only by the methods that need them (``refit``, plots).
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-# Engine: binning, estimators, solvers
-from ._binarizer import Binarizer  # noqa: E402
-from ._estimator import BinarsityClassifier, BinarsityGLM  # noqa: E402
-from ._prox import prox_binarsity, prox_tv  # noqa: E402
-from ._solvers import ConvergenceWarning  # noqa: E402
+#: public name → the module that defines it
+_LAZY: dict[str, str] = {
+    # Engine: binning, estimators, solvers
+    "Binarizer": "._binarizer",
+    "BinarsityGLM": "._estimator",
+    "BinarsityClassifier": "._estimator",
+    "ConvergenceWarning": "._solvers",
+    "prox_binarsity": "._prox",
+    "prox_tv": "._prox",
+    # Modelling layer (formulas, results, plots live behind these names)
+    "glm": "._model",
+    "BinarsityModel": "._model",
+    "BinarsityResults": "._results",
+    "PathResults": "._results",
+    "CVResults": "._results",
+    "RefitResults": "._results",
+    "load_fair": "._datasets",
+}
 
-__all__: list[str] = [
+__all__ = [
     "Binarizer",
     "BinarsityGLM",
     "BinarsityClassifier",
     "ConvergenceWarning",
     "prox_binarsity",
     "prox_tv",
-]
-
-# Modelling layer (formulas, results, plots live behind these names)
-from ._datasets import load_fair  # noqa: E402
-from ._model import BinarsityModel, glm  # noqa: E402
-from ._results import BinarsityResults, CVResults, PathResults, RefitResults  # noqa: E402
-
-__all__ += [
     "glm",
     "BinarsityModel",
     "BinarsityResults",
@@ -35,3 +50,25 @@ __all__ += [
     "RefitResults",
     "load_fair",
 ]
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
+    from ._binarizer import Binarizer
+    from ._datasets import load_fair
+    from ._estimator import BinarsityClassifier, BinarsityGLM
+    from ._model import BinarsityModel, glm
+    from ._prox import prox_binarsity, prox_tv
+    from ._results import BinarsityResults, CVResults, PathResults, RefitResults
+    from ._solvers import ConvergenceWarning
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ._binning import assign_codes, assign_codes_2d, compact_column
-from ._validation import check_sample_weight, code_dtype
+from ._validation import as_real_array, check_sample_weight, code_dtype
 
 __all__ = ["Binarizer"]
 
@@ -492,14 +492,9 @@ def _as_columns(X: Any, select: np.ndarray | None = None) -> _Columns:
             f"{label(0)} has non-numeric dtype {arr.dtype}; the binarizer takes real numbers."
         )
     if kind == "O":
-        for j in range(p):
-            _check_object_column(arr[:, j], label(j))
-
-        def get(j: int) -> np.ndarray:
-            col = arr[:, j]
-            return np.array([np.nan if v is None else v for v in col], dtype=np.float64)
-
-        return _Columns(n, p, None, get, label)
+        # numbers only (text refused by column); None, NaN and pd.NA are missing values
+        cols = [as_real_array(arr[:, j], label(j)) for j in range(p)]
+        return _Columns(n, p, None, lambda j: cols[j], label)
     if kind == "f" and arr.dtype.itemsize in (4, 8) and arr.dtype.isnative:
         return _Columns(n, p, None, lambda j: arr[:, j], label, matrix=arr)
     # bool, integers, float16, non-native byte order
@@ -511,15 +506,6 @@ def _as_columns(X: Any, select: np.ndarray | None = None) -> _Columns:
         label,
         rows=lambda i0, i1: arr[i0:i1].astype(np.float64),
     )
-
-
-def _check_object_column(col: np.ndarray, label: str) -> None:
-    for v in col:
-        if v is not None and (isinstance(v, str | bytes) or not isinstance(v, numbers.Real)):
-            raise TypeError(
-                f"{label} holds a non-numeric value {v!r}; the binarizer takes real "
-                "numbers (convert with pd.to_numeric or encode categories first)."
-            )
 
 
 def _frame_columns(X: pd.DataFrame, select: np.ndarray | None) -> _Columns:
@@ -571,6 +557,10 @@ def _series_reader(dtype: Any, label: str) -> Any:
             f"{label} has datetime-like dtype {dtype}; convert it to a number first, "
             "e.g. (X[col] - reference).dt.days or X[col].dt.year."
         )
+    if isinstance(dtype, np.dtype) and dtype.kind == "O":
+        # an object column is read as an object ndarray is: real numbers (and missing
+        # values) only, text refused by column
+        return lambda s: as_real_array(s.to_numpy(), label)
     kind = getattr(dtype, "kind", "O")
     numeric = pd.api.types.is_bool_dtype(dtype) or (
         pd.api.types.is_numeric_dtype(dtype) and kind != "c"

@@ -62,9 +62,21 @@ def _precision(value: str) -> int:
     return digits
 
 
+def _folds(value: str) -> int:
+    try:
+        k = int(value)
+    except ValueError:
+        k = 0
+    if k < 2:
+        raise argparse.ArgumentTypeError(
+            f"--cv must be an integer >= 2 (the number of folds); got {value!r}"
+        )
+    return k
+
+
 def _add_common(p: argparse.ArgumentParser, default_cv: int | None) -> None:
     p.add_argument(
-        "--cv", type=int, default=default_cv, metavar="K",
+        "--cv", type=_folds, default=default_cv, metavar="K",
         help="tune lambda by K-fold cross-validation"
         + (f" (default {default_cv})" if default_cv else " (default: fit at --lam)"),
     )  # fmt: skip
@@ -112,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fit.add_argument("formula", help='R-style formula, e.g. "y ~ bin(age) + C(sex)"')
     fit.add_argument("--data", required=True, type=Path, help="CSV file with a header row")
+    fit.add_argument(
+        "--sep", default=None,
+        help="field separator of --data, e.g. ';' or tab (default: detected from the header "
+        "among , ; tab |)",
+    )  # fmt: skip
+    fit.add_argument("--encoding", default="utf-8", help="text encoding of --data (default utf-8)")
     fit.add_argument(
         "--family", default="gaussian", choices=("gaussian", "binomial", "poisson"),
         help="distribution with its canonical link (default gaussian)",
@@ -192,14 +210,89 @@ def _write_plots(res: Any, cv: Any, model: Any, args: argparse.Namespace, out) -
     print("Plots written: " + ", ".join(str(p) for p in written), file=out)
 
 
-def _run_fit(args: argparse.Namespace, out) -> int:
+_SEPARATORS = {",": "','", ";": "';'", "\t": "tab", "|": "'|'"}
+
+
+def _detect_sep(header: str) -> str:
+    """The separator of a header line: the most frequent of , ; tab | (comma on a tie)."""
+    counts = {sep: header.count(sep) for sep in _SEPARATORS}
+    best = max(counts, key=lambda sep: (counts[sep], sep == ","))
+    return best if counts[best] > 0 else ","
+
+
+def _read_data(path: Path, sep: str | None, encoding: str):
+    """Read the --data file; every failure is a ValueError naming the file."""
     import pandas as pd
 
+    if path.is_dir():
+        raise ValueError(f"--data {path} is a directory; give a CSV file.")
+    if not path.is_file():
+        raise ValueError(f"--data {path}: no such file.")
+    try:
+        "".encode(encoding)
+    except LookupError:
+        raise ValueError(f"--encoding {encoding!r} is not a known text encoding.") from None
+    try:
+        with open(path, encoding=encoding, newline="") as fh:
+            header = fh.readline()
+    except UnicodeDecodeError as exc:
+        raise ValueError(_not_decoded(path, encoding, exc)) from None
+    if not header.strip():
+        raise ValueError(f"--data {path} is empty (no header row).")
+    detected = sep is None
+    if detected:
+        sep = _detect_sep(header)
+    else:
+        sep = {"\\t": "\t", "tab": "\t"}.get(sep, sep)  # '\t' as typed in a shell
+    try:
+        data = pd.read_csv(path, sep=sep, encoding=encoding)
+    except UnicodeDecodeError as exc:
+        raise ValueError(_not_decoded(path, encoding, exc)) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise ValueError(f"--data {path} could not be read as CSV: {exc}".strip()) from None
+    if len(data) == 0:
+        raise ValueError(f"--data {path} has a header row but no data rows.")
+    if data.shape[1] == 1:
+        others = [name for c, name in _SEPARATORS.items() if c != sep and c in header]
+        if others:
+            raise ValueError(
+                f"--data {path} was read as one column with separator {_SEPARATORS.get(sep, sep)}"
+                f" but its header contains {others[0]}; pass --sep."
+            )
+    return data, (sep if detected and sep != "," else None)
+
+
+def _not_decoded(path: Path, encoding: str, exc: UnicodeDecodeError) -> str:
+    byte = exc.object[exc.start : exc.start + 1].hex()
+    return (
+        f"--data {path} is not valid {encoding} text (byte 0x{byte} at position {exc.start});"
+        " pass its encoding, e.g. --encoding latin-1."
+    )
+
+
+def _check_plots_dir(path: Path | None) -> None:
+    """Fail before fitting when --plots cannot be a directory."""
+    if path is None:
+        return
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"--plots {path} is a file; give a directory for the PNG files.")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"--plots {path} cannot be created: {exc.strerror or exc}.") from None
+
+
+def _run_fit(args: argparse.Namespace, out) -> int:
     from ._model import glm
 
-    if not args.data.is_file():
-        raise ValueError(f"--data {args.data}: no such file.")
-    data = pd.read_csv(args.data)
+    data, detected = _read_data(args.data, args.sep, args.encoding)
+    if detected is not None:
+        print(
+            f"note: --data {args.data} read with separator {_SEPARATORS[detected]} "
+            "(detected from the header; --sep sets it).",
+            file=sys.stderr,
+        )
+    _check_plots_dir(args.plots)
     model = glm(
         args.formula, data, family=args.family, sample_weight=args.weights,
         offset=args.offset, n_bins=args.n_bins, penalty_weights=args.penalty_weights,
@@ -213,6 +306,7 @@ def _run_demo(args: argparse.Namespace, out) -> int:
     from ._datasets import FAIR_FORMULA, load_fair
     from ._model import glm
 
+    _check_plots_dir(args.plots)
     data = load_fair()
     print(
         "Demo: statsmodels' fair data (Fair 1978; 6,366 married women). Event: time "
@@ -238,14 +332,24 @@ def main(argv: list[str] | None = None, out=None) -> int:
     Returns
     -------
     int
-        Exit status: 0 on success, 2 on a usage or data error.
+        Exit status: 0 on success (also when the reader of a pipe stops early), 2 on a
+        usage or data error (one line on stderr, no traceback).
     """
     out = sys.stdout if out is None else out
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "fit":
-            return _run_fit(args, out)
-        return _run_demo(args, out)
+        code = _run_fit(args, out) if args.command == "fit" else _run_demo(args, out)
+        out.flush()  # a closed pipe shows here, not as a message at interpreter exit
+        return code
+    except BrokenPipeError:
+        # the reader went away (`binarsity-stats ... | head -1`): stop quietly, and
+        # point stdout at /dev/null so that the interpreter's final flush is silent
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):  # pragma: no cover - no real stdout
+            pass
+        return 0
     except (ValueError, TypeError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2

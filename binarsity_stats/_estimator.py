@@ -22,12 +22,14 @@ from ._families import get_family
 from ._penalty import penalty_weights as _penalty_weights
 from ._solvers import SOLVERS, Prepared, Solution
 from ._validation import (
+    as_real_array,
     check_bool,
     check_lam,
     check_max_iter,
     check_offset,
     check_sample_weight,
     check_tol,
+    is_missing,
     normalized_weights,
 )
 
@@ -94,7 +96,7 @@ def _y_array(y) -> np.ndarray:
     return y
 
 
-def _validate_X(X):
+def _validate_X(X, allow_empty=False):
     """Check the container of X before binning; messages follow scikit-learn's wording.
 
     DataFrames pass through (the Binarizer checks their columns by name); anything
@@ -131,20 +133,15 @@ def _validate_X(X):
         raise ValueError(
             f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required."
         )
-    if X.shape[0] == 0:
+    if X.shape[0] == 0 and not allow_empty:
         raise ValueError(
             f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required."
         )
     if X.dtype.kind == "c":
         raise ValueError("Complex data not supported: X must hold real numbers.")
     if X.dtype.kind == "O":
-        cols = []
-        for j in range(X.shape[1]):
-            try:
-                cols.append(np.asarray(X[:, j], dtype=np.float64))
-            except (TypeError, ValueError) as exc:
-                raise TypeError(f"column {j} is not numeric: {exc}") from None
-        X = np.column_stack(cols)
+        # numbers only (text is refused, not parsed); None, NaN and pd.NA are missing
+        X = np.column_stack([as_real_array(X[:, j], f"column {j}") for j in range(X.shape[1])])
     return X, int(X.shape[0])
 
 
@@ -242,9 +239,13 @@ class BinarsityGLM(BaseEstimator):
         if y.dtype.kind == "c":
             raise ValueError("Complex data not supported: y must hold real numbers.")
         if y.dtype.kind not in "biuf":
+            # numbers only: text (even "1.5") and dates are refused, not converted;
+            # None, NaN and pd.NA in an object array are missing values
             try:
-                y = y.astype(np.float64)
-            except (TypeError, ValueError):
+                if y.dtype.kind != "O":
+                    raise TypeError
+                y = as_real_array(y, "y")
+            except TypeError:
                 raise ValueError(
                     f"Unknown label type: y of dtype {y.dtype} is not numeric."
                 ) from None
@@ -275,6 +276,7 @@ class BinarsityGLM(BaseEstimator):
         family = get_family(self.family)
         X, n = _validate_X(X)
         y = self._prepare_y(y, n)
+        family.validate_y(y)  # 0/1 for binomial: no proportions here, unlike glm()
         sw = check_sample_weight(sample_weight, n)
         off = check_offset(offset, n)
         binarizer = Binarizer(n_bins=self.n_bins, missing=self.missing)
@@ -350,7 +352,7 @@ class BinarsityGLM(BaseEstimator):
         """
         self._check_fitted()
 
-        X, _ = _validate_X(X)
+        X, _ = _validate_X(X, allow_empty=True)  # no rows: no predictions, as for a DataFrame
         shape = getattr(X, "shape", None)
         if shape is not None and len(shape) == 2 and not hasattr(X, "columns"):
             if shape[1] != self.n_features_in_:
@@ -502,7 +504,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
                     "Unknown label type: continuous target; BinarsityClassifier needs "
                     "two class labels (use BinarsityGLM for a numeric response)."
                 )
-        if y.dtype.kind == "O" and any(v is None or v != v for v in y):
+        if y.dtype.kind == "O" and any(is_missing(v) for v in y):
             raise ValueError("y contains missing labels (None or NaN).")
         try:
             classes, yi = np.unique(y, return_inverse=True)

@@ -63,6 +63,7 @@ __all__ = [
     "Poisson",
     "StatsmodelsFamily",
     "get_family",
+    "family_from_dict",
     "FAMILIES",
     "CONVEX_LINKS",
 ]
@@ -273,13 +274,17 @@ class Family:
         return mu
 
     # -- the data checks -----------------------------------------------------------------
-    def validate_y(self, y: np.ndarray) -> None:
+    def validate_y(self, y: np.ndarray, *, proportions: bool = False) -> None:
         """Raise ``ValueError`` naming ``y`` and the family if a value is out of range.
 
         Parameters
         ----------
         y : ndarray of shape (n,)
             Response.
+        proportions : bool, default=False
+            Let a binomial response be a share of successes in [0, 1] (with the numbers
+            of trials as sample weights, as R's and statsmodels' GLMs allow); ``glm()``
+            and the engine allow it, the estimators do not. Other families ignore it.
         """
         if not np.all(np.isfinite(y)):
             raise ValueError(f"y contains NaN or infinite values (family={self.label!r}).")
@@ -379,7 +384,12 @@ class Family:
         return float(np.sum(sample_weight * (y - mu) ** 2 / self.variance(mu)))
 
     def dispersion(
-        self, y: np.ndarray, mu: np.ndarray, sample_weight: np.ndarray, df: float = 0.0
+        self,
+        y: np.ndarray,
+        mu: np.ndarray,
+        sample_weight: np.ndarray,
+        df: float = 0.0,
+        nobs: float | None = None,
     ) -> float:
         """Pearson estimate of φ: χ² / (W (n_eff − df) / n_eff), n_eff = W² / Σ s².
 
@@ -391,13 +401,16 @@ class Family:
             Response, mean and weights.
         df : float, default=0
             Degrees of freedom used by the fit.
+        nobs : float, optional
+            The number of observations n_eff (default Kish's W² / Σ s², for analytic
+            weights; W for frequency weights gives χ² / (W − df)).
 
         Returns
         -------
         float
         """
         sw = sample_weight
-        n_eff = float(sw.sum() ** 2 / np.sum(sw**2))
+        n_eff = float(sw.sum() ** 2 / np.sum(sw**2)) if nobs is None else float(nobs)
         chi2 = self.pearson_chi2(y, mu, sw)
         return chi2 / float(sw.sum()) * n_eff / max(n_eff - df, 1.0)
 
@@ -423,23 +436,40 @@ class Family:
         return chi2 / float(sample_weight.sum())
 
     def log_likelihood(
-        self, y: np.ndarray, mu: np.ndarray, sample_weight: np.ndarray, df: float = 0.0
+        self,
+        y: np.ndarray,
+        mu: np.ndarray,
+        var_weights: np.ndarray | None = None,
+        freq_weights: np.ndarray | None = None,
+        df: float = 0.0,
     ) -> float:
-        """Full log-likelihood (with normalising constants), as statsmodels reports it.
+        """Full log-likelihood (with normalising constants), as statsmodels' GLM reports it.
+
+        Σ_i f_i ℓ(y_i; μ_i, φ / v_i) with frequency weights f (row counts) and analytic
+        (variance) weights v, statsmodels' ``freq_weights`` and ``var_weights``; a
+        family with an estimated dispersion takes φ at its maximum-likelihood value.
 
         Parameters
         ----------
-        y, mu, sample_weight : ndarray of shape (n,)
-            Response, mean and weights.
+        y, mu : ndarray of shape (n,)
+            Response and mean.
+        var_weights, freq_weights : ndarray of shape (n,), optional
+            Analytic and frequency weights (ones when omitted).
         df : float, default=0
             Degrees of freedom of the fit. statsmodels' convention for the dispersion
-            in the likelihood: RSS / W for the gaussian, Pearson χ² / (n − df) (see
-            :meth:`dispersion`) for other families with an estimated dispersion.
+            in the likelihood: RSS / Σ f for the gaussian, Pearson χ² / (Σ f − df) for
+            other families with an estimated dispersion.
 
         Returns
         -------
         float
         """
+        v = np.ones_like(y) if var_weights is None else var_weights
+        f = np.ones_like(y) if freq_weights is None else freq_weights
+        return float(np.sum(f * v * self._unit_log_likelihood(y, mu)))
+
+    def _unit_log_likelihood(self, y: np.ndarray, mu: np.ndarray) -> np.ndarray:
+        """ℓ(y_i; μ_i) of one unweighted row (families without a dispersion)."""
         raise NotImplementedError
 
     def to_statsmodels(self) -> Any:
@@ -467,6 +497,17 @@ class Family:
         """
         return [("Model Family", type(self).__name__), ("Link Function", self.link)]
 
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable description, rebuilt by :func:`family_from_dict`.
+
+        Returns
+        -------
+        dict
+            ``{"name": "poisson", "link": "log"}`` for a built-in family; a statsmodels
+            family adds ``"statsmodels"`` (its class), ``"sm_link"`` and its parameters.
+        """
+        return {"name": self.name, "link": self.link}
+
     # -- identity: families compare equal by value and pickle by value --------------------
     def _key(self) -> tuple:
         return (type(self).__name__,)
@@ -492,7 +533,7 @@ class Gaussian(Family):
     _loss_kernel = _k.gaussian_identity_loss
     _grad_hess_kernel = _k.gaussian_identity_grad_hess
 
-    def validate_y(self, y):
+    def validate_y(self, y, *, proportions=False):
         super().validate_y(y)
         top = float(np.max(np.abs(y))) if y.size else 0.0
         if top > 1e150:
@@ -538,15 +579,18 @@ class Gaussian(Family):
     def pearson_chi2(self, y, mu, sample_weight):
         return float(np.sum(sample_weight * (y - mu) ** 2))
 
-    def log_likelihood(self, y, mu, sample_weight, df=0.0):
-        # statsmodels' convention: scale = deviance / n (the MLE of σ²) for the llf
-        w = sample_weight
-        nobs = np.sum(w)
-        dev = np.sum(w * (y - mu) ** 2)
-        scale = dev / nobs
+    def log_likelihood(self, y, mu, var_weights=None, freq_weights=None, df=0.0):
+        # statsmodels' convention: σ² at its MLE Σ f v r² / Σ f; an analytic weight v_i
+        # makes row i's variance σ²/v_i, so rescaling v leaves the llf unchanged
+        v = np.ones_like(y) if var_weights is None else var_weights
+        f = np.ones_like(y) if freq_weights is None else freq_weights
+        nobs = np.sum(f)
+        scale = np.sum(f * v * (y - mu) ** 2) / nobs
         if scale <= 0:
             return np.inf  # a perfect fit: the likelihood is unbounded
-        return float(-nobs / 2 * (np.log(2 * np.pi * scale) + 1))
+        pos = (f > 0) & (v > 0)  # a zero-weight row carries no likelihood
+        log_v = np.sum(f[pos] * np.log(v[pos]))
+        return float(-nobs / 2 * (np.log(2 * np.pi * scale) + 1) + log_v / 2)
 
 
 class Binomial(Family):
@@ -559,8 +603,16 @@ class Binomial(Family):
     _grad_hess_kernel = _k.binomial_logit_grad_hess
     _grad_hess_noloss_kernel = _k.binomial_logit_grad_hess_noloss
 
-    def validate_y(self, y):
+    def validate_y(self, y, *, proportions=False):
         super().validate_y(y)
+        if proportions:
+            if np.any((y < 0) | (y > 1)):
+                bad = y[(y < 0) | (y > 1)][:3]
+                raise ValueError(
+                    "y must be 0 or 1 for family='binomial' (or a proportion in [0, 1] with "
+                    f"the numbers of trials as sample_weight); found values such as {bad.tolist()}."
+                )
+            return
         if not np.all((y == 0) | (y == 1)):
             bad = y[(y != 0) & (y != 1)][:3]
             raise ValueError(
@@ -586,10 +638,11 @@ class Binomial(Family):
         mu = np.clip(mu, 1e-300, 1 - 1e-16)
         return 2 * (special.xlogy(y, y / mu) + special.xlogy(1 - y, (1 - y) / (1 - mu)))
 
-    def log_likelihood(self, y, mu, sample_weight, df=0.0):
+    def _unit_log_likelihood(self, y, mu):
         mu = np.clip(mu, 1e-300, 1 - 1e-16)
         ll = special.xlogy(y, mu) + special.xlogy(1 - y, 1 - mu)
-        return float(np.sum(sample_weight * ll))
+        # statsmodels' constant for one trial, zero unless y is a proportion
+        return ll - special.gammaln(y + 1) - special.gammaln(2 - y)
 
 
 class Poisson(Family):
@@ -600,7 +653,7 @@ class Poisson(Family):
     _loss_kernel = _k.poisson_log_loss
     _grad_hess_kernel = _k.poisson_log_grad_hess
 
-    def validate_y(self, y):
+    def validate_y(self, y, *, proportions=False):
         super().validate_y(y)
         if np.any(y < 0):
             bad = y[y < 0][:3]
@@ -637,9 +690,8 @@ class Poisson(Family):
     def unit_deviance(self, y, mu):
         return 2 * (special.xlogy(y, y / mu) - (y - mu))
 
-    def log_likelihood(self, y, mu, sample_weight, df=0.0):
-        ll = special.xlogy(y, mu) - mu - special.gammaln(y + 1)
-        return float(np.sum(sample_weight * ll))
+    def _unit_log_likelihood(self, y, mu):
+        return special.xlogy(y, mu) - mu - special.gammaln(y + 1)
 
 
 def _check_log_offset(offset: np.ndarray, label: str) -> None:
@@ -794,6 +846,12 @@ class StatsmodelsFamily(Family):
     def to_statsmodels(self):
         return _make_sm_family(*self._key_)
 
+    def to_dict(self):
+        fam_name, link_name, params = self._key_
+        out: dict[str, Any] = {"name": self.name, "link": self.link}
+        out.update(statsmodels=fam_name, sm_link=link_name, **dict(params))
+        return out
+
     # -- the engine --------------------------------------------------------------------
     def _half_deviance(self, eta, y, sw) -> np.ndarray:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -886,7 +944,7 @@ class StatsmodelsFamily(Family):
         return mu
 
     # -- the data checks -----------------------------------------------------------------
-    def validate_y(self, y):
+    def validate_y(self, y, *, proportions=False):
         super().validate_y(y)
         fam_name = self._key_[0]
         if fam_name == "Binomial":
@@ -924,15 +982,17 @@ class StatsmodelsFamily(Family):
     def unit_deviance(self, y, mu):
         return self.sm_family._resid_dev(y, mu)
 
-    def log_likelihood(self, y, mu, sample_weight, df=0.0):
+    def log_likelihood(self, y, mu, var_weights=None, freq_weights=None, df=0.0):
+        v = np.ones_like(y) if var_weights is None else var_weights
+        f = np.ones_like(y) if freq_weights is None else freq_weights
         scale = 1.0
-        if self.quadratic:
-            scale = self.deviance(y, mu, sample_weight) / float(sample_weight.sum())
-        elif self.estimate_dispersion:
-            scale = self.dispersion(y, mu, sample_weight, df)
+        if self.quadratic:  # the gaussian's concentrated likelihood: σ̂² = Σ f v r² / Σ f
+            scale = self.deviance(y, mu, f * v) / float(f.sum())
+        elif self.estimate_dispersion:  # statsmodels' scale: Pearson χ² / residual df
+            scale = self.pearson_chi2(y, mu, f * v) / max(float(f.sum()) - df, 1.0)
         if not scale > 0:
             return np.inf  # a perfect fit: the likelihood is unbounded
-        return float(self.sm_family.loglike(y, mu, var_weights=sample_weight, scale=scale))
+        return float(self.sm_family.loglike(y, mu, var_weights=v, freq_weights=f, scale=scale))
 
 
 def _binomial_logs(link: str, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -990,6 +1050,27 @@ def get_family(family: str | Family | Any) -> Family:
         f"family must be one of {sorted(FAMILIES)} or a statsmodels family instance "
         f"(e.g. sm.families.Gamma(sm.families.links.Log())); got {family!r}."
     )
+
+
+def family_from_dict(spec: dict[str, Any]) -> Family:
+    """Rebuild a family from :meth:`Family.to_dict` (e.g. a model read back from JSON).
+
+    Parameters
+    ----------
+    spec : dict
+        The output of :meth:`Family.to_dict`.
+
+    Returns
+    -------
+    Family
+        A family equal to the one described.
+    """
+    if "statsmodels" not in spec:
+        return get_family(spec["name"])
+    params = tuple(
+        (k, float(spec[k])) for k in ("var_power", "alpha") if k in spec
+    )  # the order of _sm_key
+    return _from_key(spec["statsmodels"], spec["sm_link"], params)
 
 
 def _is_statsmodels_family(obj: Any) -> bool:

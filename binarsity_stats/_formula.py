@@ -44,7 +44,13 @@ from formulaic.utils.code import format_expr, sanitize_variable_names
 from formulaic.utils.stateful_transforms import stateful_transform
 
 from ._binarizer import Binarizer, bin_codes, is_datetime_like
-from ._validation import check_offset, check_sample_weight, code_dtype
+from ._validation import (
+    as_real_array,
+    check_offset,
+    check_sample_weight,
+    check_unique_names,
+    code_dtype,
+)
 
 __all__ = [
     "Block",
@@ -755,6 +761,8 @@ class DesignSpec:
 
 def _as_frame(data: Any) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
+        # a duplicated name is ambiguous for the formula (and formulaic fails on it)
+        check_unique_names(data.columns, "data")
         return data
     if isinstance(data, Mapping):
         return pd.DataFrame(dict(data))
@@ -1343,7 +1351,7 @@ def _read_response(
     col = lhs[cols[0]]
     raw_bool = name in data.columns and pd.api.types.is_bool_dtype(data[name].dtype)
     kind = "boolean" if raw_bool or _is_logical(name) else "numeric"
-    y = col.to_numpy(dtype=np.float64, na_value=np.nan)
+    y = as_real_array(col, f"response '{name}'")  # complex refused, not truncated
     if not np.all(np.isfinite(y)):
         raise ValueError(f"response '{name}' (y) contains missing or infinite values.")
     event = "True" if kind == "boolean" else None

@@ -8,8 +8,9 @@ Choices documented here (the docs repeat them):
 * **λ = "theory".** The paper's Theorem 1 weights are
   ω_jk = sqrt(2 U_n φ (A + log d) / n · π̂_jk); ``penalty_weights="theory"`` uses
   sqrt(π̂_jk), so the remaining scalar is λ_theory = sqrt(2 U_n φ (A + log d) / n) with
-  d the number of binary features of the binned terms, n the (Kish effective) number of
-  rows, A = log 40 (the bound then holds with probability ≥ 1 − 2e^{−A} = 0.95),
+  d the number of binary features of the binned terms, n the number of observations
+  (Σ s for frequency weights, so that they give the λ of the repeated rows; Kish's
+  effective number (Σ s)² / Σ s² for analytic weights), A = log 40 (the bound then holds with probability ≥ 1 − 2e^{−A} = 0.95),
   U_n the bound on b'' (gaussian 1, binomial 1/4, poisson the largest fitted mean of
   the null model) and φ the dispersion (1 for binomial and poisson; for gaussian σ² is
   estimated scaled-lasso style: a first fit with φ = var(y), then φ̂ = RSS / (n − df)
@@ -83,6 +84,7 @@ def glm(
     n_bins: int = 50,
     penalty_weights: str | np.ndarray = "theory",
     missing: str = "error",
+    weights_kind: str = "analytic",
 ) -> BinarsityModel:
     """Specify a binarsity-penalised GLM with an R-style formula.
 
@@ -118,6 +120,15 @@ def glm(
     missing : {"error", "separate"}, default="error"
         NaN in ``bin()``/``C()`` columns: an error naming the column, or a level of its
         own outside the TV chain.
+    weights_kind : {"analytic", "freq"}, default="analytic"
+        What ``sample_weight`` means. ``"analytic"``: precision (variance) weights, row
+        i having variance φ/s_i, e.g. a mean over s_i units or a binomial proportion
+        over s_i trials (statsmodels' ``var_weights``); only their ratios matter for
+        the standard errors, and the n of ``lam="theory"`` is Kish's effective number
+        (Σ s)² / Σ s². ``"freq"``: row i stands for s_i identical rows (statsmodels'
+        ``freq_weights``): n = Σ s, and the fit, its λ, standard errors and
+        information criteria equal those of the repeated rows. The penalised
+        coefficients at a given λ are the same either way.
 
     Returns
     -------
@@ -143,7 +154,33 @@ def glm(
         n_bins=n_bins,
         penalty_weights=penalty_weights,
         missing=missing,
+        weights_kind=weights_kind,
     )
+
+
+#: What ``sample_weight`` can mean (``glm(weights_kind=)``).
+WEIGHTS_KINDS = ("analytic", "freq")
+
+
+def check_weights_kind(weights_kind: Any) -> str:
+    """Return ``weights_kind`` if it is ``"analytic"`` or ``"freq"``, else raise naming it.
+
+    Parameters
+    ----------
+    weights_kind : object
+        The value given.
+
+    Returns
+    -------
+    str
+        The value.
+    """
+    if not isinstance(weights_kind, str) or weights_kind not in WEIGHTS_KINDS:
+        raise ValueError(
+            f"weights_kind must be 'analytic' (precision weights, statsmodels' var_weights) "
+            f"or 'freq' (row counts, freq_weights); got {weights_kind!r}."
+        )
+    return weights_kind
 
 
 class BinarsityModel:
@@ -152,6 +189,8 @@ class BinarsityModel:
     Parameters
     ----------
     formula, data, family, sample_weight, offset, n_bins, penalty_weights, missing
+        As in :func:`glm`.
+    weights_kind : {"analytic", "freq"}, default="analytic"
         As in :func:`glm`.
 
     Attributes
@@ -175,7 +214,12 @@ class BinarsityModel:
         Weighted level counts n_jk.
     penalty_weights : ndarray of shape (d,)
         ω used in every fit.
+    weights_kind : {"analytic", "freq"}
+        What ``sample_weight`` means (see :func:`glm`).
     """
+
+    #: models pickled before ``weights_kind`` existed treated weights as row counts
+    weights_kind: str = "freq"
 
     def __init__(
         self,
@@ -188,8 +232,10 @@ class BinarsityModel:
         n_bins: int = 50,
         penalty_weights: str | np.ndarray = "theory",
         missing: str = "error",
+        weights_kind: str = "analytic",
     ) -> None:
         self.family = get_family(family)
+        self.weights_kind = check_weights_kind(weights_kind)
         frame = _as_frame(data)
         n = len(frame)
         sw, self.weight_column = _column_or_array(sample_weight, frame, "sample_weight", n)
@@ -198,7 +244,8 @@ class BinarsityModel:
             formula, frame, n_bins=n_bins, missing=missing, sample_weight=sw,
             family=self.family,
         )  # fmt: skip
-        self.family.validate_y(y)
+        # a binomial response may be a proportion (the trials as sample weights)
+        self.family.validate_y(y, proportions=True)
         self.formula = formula
         self.spec: DesignSpec = spec
         self.design: Design = design
@@ -230,6 +277,35 @@ class BinarsityModel:
     def nobs(self) -> int:
         """Number of training rows."""
         return int(self.y.shape[0])
+
+    @property
+    def wnobs(self) -> float:
+        """Number of observations the weights stand for: Σ s for frequency weights,
+        else the number of rows of positive weight (the n of BIC)."""
+        if self.weighted and self.weights_kind == "freq":
+            return float(self.unit_weight.sum()) * self.weight_scale
+        if self.weighted:  # a zero analytic weight removes the row (as in R's glm)
+            return float(np.count_nonzero(self.sample_weight > 0))
+        return float(self.nobs)
+
+    @property
+    def n_effective(self) -> float:
+        """The n of ``lam="theory"``: Σ s for frequency weights, Kish's effective
+        number (Σ s)² / Σ s² for analytic ones (n when unweighted)."""
+        sw = self.unit_weight  # scaled to a maximum in [1, 2): no overflow in the sums
+        if self.weights_kind == "freq":
+            return float(sw.sum()) * self.weight_scale
+        return float(sw.sum() ** 2 / np.sum(sw**2))
+
+    @property
+    def var_weights(self) -> np.ndarray | None:
+        """The weights as statsmodels' ``var_weights`` (analytic weights), else None."""
+        return self.sample_weight if self.weighted and self.weights_kind == "analytic" else None
+
+    @property
+    def freq_weights(self) -> np.ndarray | None:
+        """The weights as statsmodels' ``freq_weights`` (row counts), else None."""
+        return self.sample_weight if self.weighted and self.weights_kind == "freq" else None
 
     @property
     def block_ptr(self) -> np.ndarray:
@@ -353,7 +429,7 @@ class BinarsityModel:
 
     def _path_data(self) -> PathData:
         """The engine's view of the training rows (arrays shared, nothing copied)."""
-        return PathData(
+        return PathData.from_design(
             self.binned, self.y, self.family, self.penalty_weights,
             fit_intercept=self._solver_intercept,
         )  # fmt: skip
@@ -408,8 +484,7 @@ class BinarsityModel:
         float
             λ_theory.
         """
-        sw = self.unit_weight
-        n_eff = float(sw.sum() ** 2 / np.sum(sw**2))
+        n_eff = self.n_effective
         d = sum(b.n_levels for b in self.spec.blocks if b.penalized)
         d = max(d, 2)
         fam = self.family
@@ -479,7 +554,9 @@ class BinarsityModel:
             if self.family.estimate_dispersion:
                 dof = degrees_of_freedom(self, sol.coef, len(sol.dense_coef))
                 mu = self.family.mean(sol.eta)
-                phi = self.family.dispersion(self.y, mu, self.unit_weight, dof)
+                phi = self.family.dispersion(
+                    self.y, mu, self.unit_weight, dof, nobs=self.n_effective
+                )
                 value = self.lambda_theory(phi=phi)
                 sol = prepared.solve(value, warm_start=sol, **opts)
                 how = f"theory ({self.family.dispersion_name} estimated: {phi:.4g})"
@@ -621,6 +698,8 @@ class BinarsityModel:
             raise ValueError(f"scoring must be one of {SCORINGS}; got {scoring!r}.")
         if scoring == "auc" and not self.family.binary:
             raise ValueError("scoring='auc' needs family='binomial'.")
+        if scoring == "auc" and not np.all((self.y == 0) | (self.y == 1)):
+            raise ValueError("scoring='auc' needs a 0/1 response; y holds proportions.")
         if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)):
             raise TypeError(f"folds must be an integer >= 2; got {folds!r}.")
         if not 2 <= folds <= self.nobs:

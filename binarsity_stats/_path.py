@@ -72,29 +72,79 @@ KEEP_BYTES = 1 << 30
 # ---------------------------------------------------------------------------------------
 
 
-@dataclass
 class PathData:
     """The data of a binarsity fit, solved at many λ and split into folds.
 
     Parameters
     ----------
-    design : BinnedDesign
-        Codes, blocks and their kinds, dense columns, offset and row weights (validated).
+    codes : ndarray of shape (p, n) or BinnedDesign
+        Level codes, one row per block; or a validated design (then ``block_ptr`` is
+        None and ``dense``, ``sample_weight``, ``offset`` come from it).
+    block_ptr : ndarray of shape (p + 1,) or None
+        Offsets of the blocks in θ.
     y : ndarray of shape (n,)
         Response.
     family : Family
         Distribution.
     penalty_weights : ndarray of shape (d,)
         ω, the same in every fold (those of all rows).
+    dense : ndarray of shape (n, q), optional
+        Unpenalised numeric columns.
+    sample_weight : ndarray of shape (n,), optional
+        Row weights (None: unweighted).
+    offset : ndarray of shape (n,), optional
+        Offset of the linear predictor.
     fit_intercept : bool, default=True
         Whether to fit β0.
+
+    Attributes
+    ----------
+    design : BinnedDesign
+        Codes, blocks and their kinds, dense columns, offset and row weights.
     """
 
-    design: BinnedDesign
-    y: np.ndarray
-    family: Any
-    penalty_weights: np.ndarray
-    fit_intercept: bool = True
+    def __init__(
+        self,
+        codes: Any,
+        block_ptr: Any,
+        y: np.ndarray,
+        family: Any,
+        penalty_weights: np.ndarray,
+        dense: np.ndarray | None = None,
+        sample_weight: np.ndarray | None = None,
+        offset: np.ndarray | None = None,
+        fit_intercept: bool = True,
+    ) -> None:
+        if isinstance(codes, BinnedDesign):
+            self.design = codes
+        else:
+            self.design = BinnedDesign(
+                codes, block_ptr, dense=dense, offset=offset, sample_weight=sample_weight
+            )
+        self.y = y
+        self.family = family
+        self.penalty_weights = penalty_weights
+        self.fit_intercept = fit_intercept
+
+    @classmethod
+    def from_design(
+        cls, design: BinnedDesign, y: np.ndarray, family: Any, penalty_weights: np.ndarray,
+        fit_intercept: bool = True,
+    ) -> PathData:  # fmt: skip
+        """The data of a path on a validated design (arrays shared, nothing copied).
+
+        Parameters
+        ----------
+        design : BinnedDesign
+            Codes, blocks and kinds, dense columns, offset, weights.
+        y, family, penalty_weights, fit_intercept
+            As in the constructor.
+
+        Returns
+        -------
+        PathData
+        """
+        return cls(design, None, y, family, penalty_weights, fit_intercept=fit_intercept)
 
     @property
     def n_obs(self) -> int:

@@ -134,7 +134,9 @@ class InMemoryProblem:
             raise ValueError(f"y has {y.shape[0]} rows but the design has {n}.")
         if n == 0:
             raise ValueError("no rows to fit (n_samples = 0).")
-        self.family.validate_y(y)
+        # the loss is that of a proportion for a binomial y in [0, 1] (glm() allows it;
+        # the estimators refuse it before they get here)
+        self.family.validate_y(y, proportions=True)
         self.y = np.ascontiguousarray(y)
         self.n, self.p, self.d = n, p, d
         self.block_ptr = design.block_ptr

@@ -29,6 +29,32 @@ __all__ = ["BinarsityResults", "PathResults", "CVResults", "RefitResults", "degr
 JUMP_TOL = 1e-10
 
 
+def _new_design(model: BinarsityModel, newdata: Any, offset: Any) -> tuple[Any, np.ndarray | None]:
+    """The training recipe replayed on new rows: (design, total offset).
+
+    The offset is the formula's ``offset()`` terms plus ``offset`` when given, else the
+    model's offset column read from ``newdata`` (when the model was given one).
+    """
+    newdata = _as_frame(newdata)
+    design = model.spec.transform(newdata)
+    off = design.offset
+    extra = None
+    if offset is not None:
+        extra = np.asarray(offset, dtype=np.float64).ravel()
+        if extra.shape[0] != design.n_obs or not np.all(np.isfinite(extra)):
+            raise ValueError(f"offset must be {design.n_obs} finite values (one per row).")
+    elif model.offset_column is not None:
+        if model.offset_column not in newdata.columns:
+            raise ValueError(
+                f"column '{model.offset_column}' (the model's offset) is missing from the data."
+            )
+        # validated as at fit time: numeric and finite, errors naming the column
+        extra, _ = _column_or_array(model.offset_column, newdata, "offset", design.n_obs)
+    if extra is not None:
+        off = extra if off is None else off + extra
+    return design, off
+
+
 def _jump_mask(theta: np.ndarray, blocks: list[Block], block_ptr: np.ndarray) -> np.ndarray:
     """True at level k of a binned term's chain when θ_k ≠ θ_{k−1} (beyond rounding)."""
     jump = np.zeros(theta.shape, dtype=bool)
@@ -203,9 +229,22 @@ class BinarsityResults:
 
     @cached_property
     def llf(self) -> float:
-        """Log-likelihood (gaussian: σ² at its maximum-likelihood value RSS/n)."""
+        """Log-likelihood, with statsmodels' conventions for the weights.
+
+        Analytic weights are statsmodels' ``var_weights`` (row i has variance φ/s_i;
+        gaussian: σ² at its maximum-likelihood value Σ s r² / n over the rows of positive
+        weight, so a common scale of the weights does not change it); frequency weights
+        are ``freq_weights`` (row i counts s_i times, n = Σ s).
+        """
         m = self.model
-        return float(m.family.log_likelihood(m.y, self.fittedvalues, m.sample_weight, self.df))
+        mu = self.fittedvalues
+        var_w, freq_w = m.var_weights, m.freq_weights
+        if var_w is not None:
+            keep = var_w > 0  # a zero analytic weight removes the row (as R's glm does)
+            return float(
+                m.family.log_likelihood(m.y[keep], mu[keep], var_weights=var_w[keep], df=self.df)
+            )
+        return float(m.family.log_likelihood(m.y, mu, freq_weights=freq_w, df=self.df))
 
     @property
     def aic(self) -> float:
@@ -214,8 +253,9 @@ class BinarsityResults:
 
     @property
     def bic(self) -> float:
-        """BIC = −2 llf + log(n) df."""
-        return -2.0 * self.llf + math.log(self.nobs) * self.df
+        """BIC = −2 llf + log(n) df, n = Σ s for frequency weights, else the rows of
+        positive weight (statsmodels' ``wnobs``)."""
+        return -2.0 * self.llf + math.log(self.model.wnobs) * self.df
 
     # -- prediction ------------------------------------------------------------------------
     def predict(
@@ -256,23 +296,7 @@ class BinarsityResults:
                 raise ValueError("offset is only used together with newdata.")
             eta = self.linear_predictor
         else:
-            newdata = _as_frame(newdata)
-            design = m.spec.transform(newdata)
-            off = design.offset
-            extra = None
-            if offset is not None:
-                extra = np.asarray(offset, dtype=np.float64).ravel()
-                if extra.shape[0] != design.n_obs or not np.all(np.isfinite(extra)):
-                    raise ValueError(f"offset must be {design.n_obs} finite values (one per row).")
-            elif m.offset_column is not None:
-                if m.offset_column not in newdata.columns:
-                    raise ValueError(
-                        f"column '{m.offset_column}' (the model's offset) is missing from the data."
-                    )
-                # validated as at fit time: numeric and finite, errors naming the column
-                extra, _ = _column_or_array(m.offset_column, newdata, "offset", design.n_obs)
-            if extra is not None:
-                off = extra if off is None else off + extra
+            design, off = _new_design(m, newdata, offset)
             eta = m.linear_predictor(self.coef, self.dense_coef, self.intercept, design, off)
         return eta if type == "link" else m.family.mean(eta)
 
@@ -463,32 +487,21 @@ class BinarsityResults:
         return make_summary(self, precision=precision)
 
     # -- unpenalised refit -------------------------------------------------------------------
-    def selected_design(self) -> tuple[np.ndarray, list[str]]:
-        """The dummy design the selection produced (reference coding).
+    @cached_property
+    def _selection(self) -> tuple[list[np.ndarray], list[str]]:
+        """The recipe of the selected design: per code block, the column of every level.
 
-        Every binned term's constant segments become indicators with the first segment as
-        reference (a populated missing level gets its own indicator); a ``C()`` term
-        gets indicators of its populated levels but the first; dense columns are kept.
-
-        Returns
-        -------
-        X : ndarray of shape (n, k)
-            Intercept, segment and level indicators, dense columns.
-        names : list of str
-            Column names, e.g. ``bin(age, 50)[(38, 52]]`` for a merged segment.
+        A level maps to its segment's indicator column, to ``_REFERENCE`` (the reference
+        segment or level, all zeros) or to ``_NO_ESTIMATE`` (a segment without training
+        weight: the refit has no coefficient for it).
         """
         m = self.model
-        n = m.nobs
-        cols: list[np.ndarray] = []
-        names: list[str] = []
+        names: list[str] = ["Intercept"] if m.fit_intercept else []
+        level_cols: list[np.ndarray] = []
         full_first = not m.fit_intercept
-        if m.fit_intercept:
-            cols.append(np.ones(n))
-            names.append("Intercept")
         for j, block in enumerate(m.spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
             counts = m.bin_counts[s:e]
-            codes = m.design.codes[j]
             if block.penalized:
                 seg = np.cumsum(self.jumps[s:e][: block.chain_length])
                 seg_of_level = np.concatenate(
@@ -508,44 +521,89 @@ class BinarsityResults:
                 seg_names = block.param_names()
                 n_seg = e - s
                 seg_count = counts
-            row_seg = seg_of_level[codes]
             keep = [sid for sid in range(n_seg) if seg_count[sid] > 0]
-            if not full_first:
+            col_of_seg = np.full(n_seg, _NO_ESTIMATE, dtype=np.intp)
+            if keep and not full_first:
+                col_of_seg[keep[0]] = _REFERENCE
                 keep = keep[1:]
             full_first = False
             for sid in keep:
-                cols.append((row_seg == sid).astype(np.float64))
+                col_of_seg[sid] = len(names)
                 names.append(seg_names[sid])
-        if m.design.dense is not None:
-            cols.extend(m.design.dense.T)
-            names.extend(m.spec.dense_columns)
-        X = np.column_stack(cols) if cols else np.zeros((n, 0))
-        return X, names
+            level_cols.append(col_of_seg[seg_of_level])
+        names.extend(m.spec.dense_columns)
+        return level_cols, names
 
-    def refit(self) -> RefitResults:
+    def _selected_matrix(self, design: Any) -> np.ndarray:
+        """The selected design's columns for the rows of a (training or replayed) design."""
+        m = self.model
+        level_cols, names = self._selection
+        n = design.n_obs
+        X = np.zeros((n, len(names)))
+        if m.fit_intercept:
+            X[:, 0] = 1.0
+        rows = np.arange(n)
+        for j, block in enumerate(m.spec.blocks):
+            col = level_cols[j][design.codes[j]]
+            if np.any(col == _NO_ESTIMATE):
+                level = block.level_labels()[int(design.codes[j][col == _NO_ESTIMATE][0])]
+                raise ValueError(
+                    f"term '{block.term}': level {level} had no training weight, so the "
+                    "refit has no coefficient for it; drop these rows."
+                )
+            hit = col >= 0
+            X[rows[hit], col[hit]] = 1.0
+        q = len(m.spec.dense_columns)
+        if q:
+            X[:, len(names) - q :] = design.dense
+        return X
+
+    def selected_design(self) -> tuple[np.ndarray, list[str]]:
+        """The dummy design the selection produced (reference coding).
+
+        Every binned term's constant segments become indicators with the first segment as
+        reference (a populated missing level gets its own indicator); a ``C()`` term
+        gets indicators of its populated levels but the first; dense columns are kept.
+        Without an intercept the first code block keeps all its indicators.
+
+        Returns
+        -------
+        X : ndarray of shape (n, k)
+            Intercept, segment and level indicators, dense columns.
+        names : list of str
+            Column names, e.g. ``bin(age, 50)[38.0, 52.0]`` for a merged segment.
+        """
+        return self._selected_matrix(self.model.design), list(self._selection[1])
+
+    def refit(self, split: float | None = None, random_state: Any = None) -> RefitResults:
         """The unpenalised GLM (statsmodels) on the design the selection produced.
+
+        Sample weights are passed as statsmodels' ``var_weights`` (analytic weights, the
+        default ``weights_kind``) or ``freq_weights`` (``weights_kind="freq"``); rows of
+        zero analytic weight are left out, as R's ``glm`` does. Inference uses the
+        t distribution with the residual df when the family has a dispersion to
+        estimate (gaussian), the normal otherwise.
+
+        Parameters
+        ----------
+        split : float in (0, 1), optional
+            Honest inference by sample splitting: the cut-points are selected (same bins,
+            same λ) on a random share ``split`` of the rows and the GLM is estimated on
+            the other rows only, so its standard errors, tests and intervals are valid
+            for the selected model. By default the selection of this fit is refitted on
+            the same rows, and its inference is conditional on the selection.
+        random_state : int, numpy Generator or None
+            Seed of the split (ignored without ``split``).
 
         Returns
         -------
         RefitResults
-            Wraps the statsmodels results; standard errors, tests and intervals are
-            **conditional on the selection** (they ignore that the cut-points were
-            chosen from the same data) and labelled so.
+            Wraps the statsmodels results; ``predict``, ``get_prediction`` and
+            ``conf_int`` replay the selected design on new rows.
         """
-        import statsmodels.api as sm
-
-        m = self.model
-        X, names = self.selected_design()
-        fam = m.family.to_statsmodels()
-        exog = pd.DataFrame(X, columns=names)
-        kwargs: dict[str, Any] = {"family": fam}
-        if m.offset is not None:
-            kwargs["offset"] = m.offset
-        if m.weighted:
-            kwargs["freq_weights"] = m.sample_weight
-        endog = pd.Series(m.y, name=m.response.name)
-        sm_res = sm.GLM(endog, exog, **kwargs).fit()
-        return RefitResults(sm_res, self)
+        if split is None:
+            return RefitResults(_fit_statsmodels(self, np.arange(self.nobs)), self)
+        return _split_refit(self, split, random_state)
 
     # -- plots -------------------------------------------------------------------------------
     def plot_shapes(self, terms: Any = None, ax: Any = None, density: bool = True) -> Figure:
@@ -585,24 +643,39 @@ class RefitResults:
         The fitted statsmodels model.
     parent : BinarsityResults
         The penalised fit whose selection was refitted.
+    split : dict, optional
+        For a sample-splitting refit: ``{"share", "random_state", "select_rows",
+        "estimate_rows"}``.
 
     Notes
     -----
-    Standard errors, z-statistics, p-values and confidence intervals are conditional on
-    the selection: they treat the cut-points as fixed in advance, although the same data
-    chose them, so they are too optimistic. Any other attribute is looked up on
-    ``sm_results``.
+    By default, standard errors, z-statistics, p-values and confidence intervals are
+    conditional on the selection: they treat the cut-points as fixed in advance,
+    although the same data chose them, so they are too optimistic; and the kept jumps
+    are those that looked largest, so their refitted sizes are biased away from zero
+    (the winner's curse). ``refit(split=)`` avoids both. Any other attribute is looked
+    up on ``sm_results``.
     """
 
     NOTE = (
         "Standard errors, tests and intervals are CONDITIONAL ON THE SELECTION: the "
         "cut-points were chosen by the binarsity fit on the same data and are treated as "
-        "fixed here, so they understate the uncertainty."
+        "fixed here, so they understate the uncertainty, and the jumps kept are those that "
+        "looked largest on these data, so their estimates are biased away from zero (the "
+        "winner's curse). refit(split=0.5) gives honest inference by sample splitting."
     )
 
-    def __init__(self, sm_results: Any, parent: BinarsityResults) -> None:
+    def __init__(self, sm_results: Any, parent: BinarsityResults, split: dict | None = None):
         self.sm_results = sm_results
+        self.parent = parent
         self.lam = parent.lam
+        self.weights_kind = parent.model.weights_kind if parent.model.weighted else None
+        self.split = split
+
+    @property
+    def names(self) -> list[str]:
+        """Columns of the selected design (the refit's parameter names)."""
+        return list(self.parent._selection[1])
 
     @property
     def params(self) -> pd.Series:
@@ -611,11 +684,13 @@ class RefitResults:
 
     @property
     def bse(self) -> pd.Series:
-        """Standard errors, conditional on the selection."""
+        """Standard errors (conditional on the selection unless the refit was split)."""
         return self.sm_results.bse
 
     def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
-        """Confidence intervals, conditional on the selection.
+        """Confidence intervals of the parameters.
+
+        Conditional on the selection, unless the refit was split.
 
         Parameters
         ----------
@@ -629,27 +704,180 @@ class RefitResults:
         """
         return self.sm_results.conf_int(alpha=alpha)
 
+    def _exog(self, newdata: Any, offset: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        """The selected design and the offset of new rows (the training rows if None)."""
+        if newdata is None:
+            if offset is not None:
+                raise ValueError("offset is only used together with newdata.")
+            m = self.parent.model
+            return self.parent._selected_matrix(m.design), m.offset
+        design, off = _new_design(self.parent.model, newdata, offset)
+        return self.parent._selected_matrix(design), off
+
+    def predict(
+        self,
+        newdata: Any = None,
+        type: str = "response",  # noqa: A002 - R's name
+        offset: Any = None,
+        se_fit: bool = False,
+    ) -> Any:
+        """Predict with the refitted coefficients, replaying the selected design.
+
+        Parameters
+        ----------
+        newdata : DataFrame, optional
+            New rows (the training rows when omitted), read with the training bins,
+            ``C()`` levels and offset terms.
+        type : {"response", "link"}, default="response"
+            Mean response or linear predictor.
+        offset : array-like of shape (n,), optional
+            Extra offset, as in :meth:`BinarsityResults.predict`.
+        se_fit : bool, default=False
+            Also return the standard errors of the predictions (R's ``se.fit``): on the
+            link scale for ``type="link"``, by the delta method for the mean response.
+
+        Returns
+        -------
+        ndarray of shape (n,) or DataFrame
+            The predictions; with ``se_fit=True`` a DataFrame with columns ``fit`` and
+            ``se_fit``.
+        """
+        if type not in ("response", "link"):
+            raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        X, off = self._exog(newdata, offset)
+        which = "mean" if type == "response" else "linear"
+        if not se_fit:
+            return np.asarray(self.sm_results.predict(X, offset=off, which=which))
+        pred = self.sm_results.get_prediction(X, offset=off, which=which)
+        return pd.DataFrame({"fit": np.asarray(pred.predicted), "se_fit": np.asarray(pred.se)})
+
+    def get_prediction(
+        self,
+        newdata: Any = None,
+        offset: Any = None,
+        type: str = "response",  # noqa: A002 - R's name
+        sample_weight: Any = None,
+    ) -> Any:
+        """Predictions with their standard errors and intervals (statsmodels' objects).
+
+        Parameters
+        ----------
+        newdata : DataFrame, optional
+            New rows (the training rows when omitted).
+        offset : array-like of shape (n,), optional
+            Extra offset, as in :meth:`predict`.
+        type : {"response", "link"}, default="response"
+            Intervals for the mean response (the link-scale interval mapped by the
+            inverse link, statsmodels' default) or for the linear predictor.
+        sample_weight : array-like of shape (n,), optional
+            Analytic weights of the new rows for the observation intervals of a family
+            with an estimated dispersion (an observation has variance φ / s; default 1).
+
+        Returns
+        -------
+        PredictionResults
+            ``summary_frame(alpha)`` gives ``mean``, ``mean_se``, ``mean_ci_lower`` and
+            ``mean_ci_upper``, and for the gaussian (identity link) also the
+            prediction intervals of a new observation ``obs_ci_lower`` and
+            ``obs_ci_upper`` (statsmodels' ``regression`` PredictionResults, t
+            quantiles with the residual df).
+        """
+        if type not in ("response", "link"):
+            raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        X, off = self._exog(newdata, offset)
+        if not self.parent.model.family.quadratic:
+            which = "mean" if type == "response" else "linear"
+            return self.sm_results.get_prediction(X, offset=off, which=which)
+        # identity link: the mean is the linear predictor; add the observation variance
+        from statsmodels.regression._prediction import PredictionResults
+
+        lin = self.sm_results.get_prediction(X, offset=off, which="linear")
+        n = X.shape[0]
+        if sample_weight is None:
+            w = np.ones(n)
+        else:
+            w = np.asarray(sample_weight, dtype=np.float64).ravel()
+            if w.shape[0] != n or not np.all(np.isfinite(w)) or np.any(w <= 0):
+                raise ValueError(f"sample_weight must be {n} positive finite values.")
+        return PredictionResults(
+            np.asarray(lin.predicted), np.asarray(lin.var_pred),
+            var_resid=self.sm_results.scale / w, df=self.sm_results.df_resid,
+            dist="t" if self.sm_results.use_t else "norm",
+        )  # fmt: skip
+
     def summary(self) -> Any:
-        """statsmodels' summary with the conditional-on-selection note.
+        """statsmodels' summary with what the inference is conditional on.
 
         Returns
         -------
         statsmodels.iolib.summary.Summary
-            The statsmodels report with the note appended.
+            The statsmodels report with the weights and the selection noted.
         """
+        kind = "honest (sample splitting)" if self.split else "conditional on the selection"
         smry = self.sm_results.summary(
-            title=f"Unpenalised refit on the binarsity selection (lam={self.lam:.4g})"
+            title=f"Unpenalised refit on the binarsity selection (lam={self.lam:.4g}), "
+            f"inference {kind}"
         )
-        smry.add_extra_txt([self.NOTE])
+        notes = []
+        if self.weights_kind is not None:
+            notes.append(
+                "Sample weights: analytic (statsmodels var_weights; a common scale of the "
+                "weights does not change the standard errors)."
+                if self.weights_kind == "analytic"
+                else "Sample weights: frequencies (statsmodels freq_weights; row i counts "
+                "s_i times)."
+            )
+        if self.split:
+            sp = self.split
+            notes.append(
+                f"SAMPLE SPLITTING: the cut-points were selected (same bins, lam="
+                f"{self.lam:.4g}) on {len(sp['select_rows'])} randomly chosen rows (share "
+                f"{sp['share']:g}, random_state={sp['random_state']!r}) and this GLM was "
+                f"estimated on the other {len(sp['estimate_rows'])} rows only, so its "
+                "standard errors, tests and intervals are valid for the selected model."
+            )
+        else:
+            notes.append(self.NOTE)
+        smry.add_extra_txt(notes)
         return smry
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name == "sm_results":
+        if name.startswith("__") or name in ("sm_results", "parent", "split"):
             raise AttributeError(name)
         return getattr(self.sm_results, name)
 
     def __repr__(self) -> str:
-        return f"<RefitResults: {len(self.params)} parameters, conditional on selection>"
+        how = "split sample" if self.split else "conditional on selection"
+        return f"<RefitResults: {len(self.params)} parameters, {how}>"
+
+
+_REFERENCE = -1  # a level in the reference segment of the selected design
+_NO_ESTIMATE = -2  # a level whose segment had no training weight
+
+
+def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | None = None) -> Any:
+    """statsmodels' GLM on the selected design of the given training rows."""
+    import statsmodels.api as sm
+
+    m = res.model
+    if X is None:
+        X = res._selected_matrix(m.design)
+    names = res._selection[1]
+    kwargs: dict[str, Any] = {"family": m.family.to_statsmodels()}
+    if m.var_weights is not None:
+        rows = rows[m.var_weights[rows] > 0]  # zero analytic weight: not an observation
+        kwargs["var_weights"] = m.var_weights[rows]
+    elif m.freq_weights is not None:
+        kwargs["freq_weights"] = m.freq_weights[rows]
+    if m.offset is not None:
+        kwargs["offset"] = m.offset[rows]
+    exog = pd.DataFrame(X[rows], columns=names)
+    endog = pd.Series(m.y[rows], name=m.response.name)
+    return sm.GLM(endog, exog, **kwargs).fit(use_t=m.family.estimate_dispersion)
+
+
+def _split_refit(res: BinarsityResults, split: Any, random_state: Any) -> RefitResults:
+    raise NotImplementedError
 
 
 class PathResults:

@@ -142,6 +142,27 @@ def _iterations(res: Any) -> str:
     return f"{res.n_iter} ({sweeps} sweeps)" if sweeps is not None else str(res.n_iter)
 
 
+def _weights_label(m: Any) -> str:
+    if not m.weighted:
+        return "no"
+    return "analytic" if m.weights_kind == "analytic" else "frequency"
+
+
+def _weights_notes(m: Any) -> list[str]:
+    if not m.weighted:
+        return []
+    if m.weights_kind == "analytic":
+        return [
+            "Sample weights are analytic (precision) weights, as statsmodels' var_weights: "
+            "the log-likelihood, AIC and BIC count one observation per row (n = rows of "
+            "positive weight), and lam='theory' uses Kish's effective n."
+        ]
+    return [
+        "Sample weights are frequencies, as statsmodels' freq_weights: row i counts s_i "
+        "times (n = sum of the weights in BIC and in lam='theory')."
+    ]
+
+
 def make_summary(res: Any, precision: int | None = None) -> Summary:
     """Build the :class:`Summary` of a :class:`BinarsityResults`.
 
@@ -187,7 +208,7 @@ def make_summary(res: Any, precision: int | None = None) -> Summary:
         ("AIC", _fmt(res.aic)),
         ("BIC", _fmt(res.bic)),
         ("KKT violation", _fmt(res.kkt_violation)),
-        ("Sample weights", "yes" if m.weighted else "no"),
+        ("Sample weights", _weights_label(m)),
         ("Offset", "yes" if m.offset is not None else "no"),
     ]
     table = res.term_table()
@@ -267,6 +288,7 @@ def make_summary(res: Any, precision: int | None = None) -> Summary:
         "df = number of jumps (cut-points kept) + intercept + unpenalized parameters "
         "(C() levels - 1, linear terms, missing levels); the fused-lasso estimate. AIC = "
         "-2 llf + 2 df, BIC = -2 llf + log(n) df.",
+        *_weights_notes(m),
         "No standard errors are given for a penalized fit; refit() gives the unpenalized "
         "GLM on the selected cut-points, with standard errors conditional on the "
         "selection.",

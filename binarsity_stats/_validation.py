@@ -45,6 +45,7 @@ __all__ = [
     "check_offset_loss",
     "check_groups",
     "check_unique_names",
+    "is_missing",
     "MAX_LEVELS",
     "LOSS_LIMIT",
 ]
@@ -353,8 +354,18 @@ def check_warm_start(warm_start: Any, d: int, q: int) -> None:
 # (sample weights, offsets, groups)
 
 
-def _is_missing(value: Any) -> bool:
-    """None, NaN, NaT or pandas' NA, recognised without importing pandas."""
+def is_missing(value: Any) -> bool:
+    """None, NaN, NaT or pandas' NA, recognised without importing pandas.
+
+    Parameters
+    ----------
+    value : Any
+        One entry of an object array.
+
+    Returns
+    -------
+    bool
+    """
     if value is None:
         return True
     if type(value).__name__ in ("NAType", "NaTType"):
@@ -402,14 +413,15 @@ def as_real_array(value: Any, name: str) -> np.ndarray:
         out = np.empty(arr.shape, dtype=np.float64)
         flat = out.reshape(-1)
         for i, v in enumerate(arr.reshape(-1)):
-            if _is_missing(v):
+            if is_missing(v):
                 flat[i] = np.nan
             elif _is_real(v) or _is_bool(v):
                 flat[i] = float(v)
             else:
                 raise TypeError(
-                    f"{name} must be numeric; got the value {v!r} ({type(v).__name__}) "
-                    f"at position {i}."
+                    f"{name} holds a non-numeric value {v!r} ({type(v).__name__}) at row "
+                    f"{i}; the argument must be a real number: a string, even '1.5', is not "
+                    "a number (convert text with pd.to_numeric first)."
                 )
         return out
     raise TypeError(f"{name} must be numeric; got dtype {arr.dtype}.")
@@ -591,7 +603,7 @@ def check_groups(groups: Any, n: int, rows_of: str = "the data") -> np.ndarray:
         raise ValueError(f"groups must be 1-D (one label per row); got shape {values.shape}.")
     if values.shape[0] != n:
         raise ValueError(f"groups has {values.shape[0]} rows but {rows_of} has {n}.")
-    missing = [i for i, v in enumerate(values) if _is_missing(v)]
+    missing = [i for i, v in enumerate(values) if is_missing(v)]
     if missing:
         raise ValueError(
             f"groups contains missing values (first at row {missing[0]}); give every row a group."

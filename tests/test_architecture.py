@@ -51,9 +51,7 @@ def _imports(path: Path, modules: set[str]) -> set[str]:
                 if parts[0] == NAME:
                     found.add(parts[1] if len(parts) > 1 else "__init__")
         elif isinstance(node, ast.ImportFrom):
-            if node.level == 1 or node.module == NAME or (
-                node.module or ""
-            ).startswith(NAME + "."):
+            if node.level == 1 or node.module == NAME or (node.module or "").startswith(NAME + "."):
                 base = node.module if node.level == 1 else (node.module or "")[len(NAME) + 1 :]
                 if base:
                     found.add(base.split(".")[0])
@@ -147,3 +145,40 @@ def test_nothing_but_main_imports_the_cli():
     graph = import_graph()
     users = sorted(m for m, deps in graph.items() if "_cli" in deps)
     assert users in ([], ["__main__"]), users
+
+
+HEAVY = ("pandas", "formulaic", "sklearn", "matplotlib", "statsmodels")
+
+
+@pytest.mark.parametrize(
+    ("statement", "allowed"),
+    [
+        ("import binarsity_stats", ()),
+        ("import binarsity_stats._solvers", ()),
+        ("import binarsity_stats._path", ()),
+        ("from binarsity_stats import glm", ("pandas", "formulaic")),
+        ("from binarsity_stats import BinarsityGLM", ("pandas", "sklearn")),
+    ],
+)
+def test_heavy_dependencies_are_imported_where_first_used(statement, allowed):
+    import os
+    import subprocess
+    import sys
+
+    code = f"import sys; {statement}; print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    env = dict(os.environ, PYTHONPATH=str(PACKAGE.parent))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env,
+        cwd=str(PACKAGE.parent), check=True,
+    ).stdout.split()  # fmt: skip
+    assert set(out) <= set(allowed), f"{statement!r} loaded {sorted(set(out) - set(allowed))}"
+
+
+def test_lazy_public_names_resolve_and_are_listed():
+    import binarsity_stats
+
+    for name in binarsity_stats.__all__:
+        assert getattr(binarsity_stats, name).__name__ == name
+        assert name in dir(binarsity_stats)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        binarsity_stats.nope  # noqa: B018

@@ -694,7 +694,8 @@ def test_infinite_values_are_errors_naming_the_column():
         (pd.to_timedelta([1, 2, 3], unit="D"), "column 'bad' has datetime-like"),
         (pd.period_range("2020-01", periods=3, freq="M"), "column 'bad' has datetime-like"),
         (np.array([1 + 1j, 2, 3]), "column 'bad' has non-numeric dtype"),
-        (np.array([1.0, 2.0, 3.0], dtype=object), "column 'bad' has non-numeric dtype object"),
+        # an object column is read as an object ndarray: numbers pass, text does not
+        (np.array(["x", 2.0, 3.0], dtype=object), "column 'bad' holds a non-numeric value 'x'"),
     ],
 )
 def test_non_numeric_dataframe_columns_are_type_errors(column, match):

@@ -70,7 +70,7 @@ import statsmodels.api as sm  # noqa: E402
 from numpy.testing import assert_allclose  # noqa: E402
 
 from binarsity_stats import BinarsityGLM, glm  # noqa: E402
-from binarsity_stats._families import StatsmodelsFamily, get_family  # noqa: E402
+from binarsity_stats._families import StatsmodelsFamily, family_from_dict, get_family  # noqa: E402
 from binarsity_stats._histogram import bin_sums_all  # noqa: E402
 from binarsity_stats._penalty import BinarsityPenalty, penalty_weights  # noqa: E402
 from binarsity_stats._solvers import lambda_max, solve  # noqa: E402
@@ -436,3 +436,14 @@ def test_the_family_module_imports_statsmodels_lazily():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         get_family("gaussian")
+
+
+def test_a_family_round_trips_through_json():
+    import json
+
+    for fam in ("gaussian", "binomial", "poisson", _gamma(), _tweedie(1.5),
+                sm.families.Binomial(links.Probit()), sm.families.NegativeBinomial(alpha=0.5)):  # fmt: skip
+        f = get_family(fam)
+        back = family_from_dict(json.loads(json.dumps(f.to_dict())))
+        assert back == f
+    assert get_family(_tweedie(1.5)).to_dict()["var_power"] == 1.5

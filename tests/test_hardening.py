@@ -293,7 +293,7 @@ PREDICT_CASES = [
      TypeError, r"column 'a' is categorical"),
     ("offset NaN", lambda e: e.predict(DF, offset=np.full(N, np.nan)), ValueError, r"offset contains NaN"),
     ("offset length", lambda e: e.predict(DF, offset=np.ones(2)), ValueError, r"offset has 2 rows"),
-    ("no rows (ndarray)", lambda e: e.predict(X[:0]), ValueError, r"0 sample"),
+    ("1-D", lambda e: e.predict(X[:, 0]), ValueError, r"Expected 2D array"),
 ]  # fmt: skip
 
 

@@ -328,3 +328,96 @@ def test_converged_is_never_true_for_a_non_finite_fit():
         with pytest.warns(ConvergenceWarning, match="non-finite"):
             sol = _solvers._finish(prob, t, np.zeros(0), b0, 0.1, e, 0.0, True, 1, 1, 1e-7)
         assert sol.converged is False, bad
+
+
+# ---------------------------------------------------------------- conversions
+
+
+def _na_first(values, dtype=object):
+    out = np.array(values, dtype=object)
+    out[0] = pd.NA
+    return out if dtype is object else pd.array(list(out), dtype=dtype)
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "match"),
+    [
+        # text is refused, never parsed (main fitted "1.5" strings as numbers)
+        (lambda: BinarsityGLM().fit(X, np.array([str(v) for v in Y], dtype=object)),
+         ValueError, r"Unknown label type: y of dtype object"),
+        (lambda: BinarsityGLM().fit(X, np.array([str(v) for v in Y])),
+         ValueError, r"Unknown label type: y of dtype <U"),
+        # dates are not numbers (main fitted days since 1970)
+        (lambda: BinarsityGLM().fit(X, np.array(["2000-01-01"] * N, dtype="datetime64[D]")),
+         ValueError, r"Unknown label type: y of dtype datetime64"),
+        (lambda: glm(FORMULA, FRAME.assign(y=pd.date_range("2000", periods=N))),
+         TypeError, r"response 'y' has date/time dtype"),
+        # complex numbers are refused (main dropped the imaginary part in glm)
+        (lambda: glm(FORMULA, FRAME.assign(y=Y + 1j)), TypeError, r"response 'y' must be numeric"),
+        (lambda: BinarsityGLM().fit(X, Y + 1j), ValueError, r"Complex data not supported: y"),
+        (lambda: BinarsityGLM().fit(X.astype(str).astype(object), Y),
+         TypeError, r"column 0 holds a non-numeric value '.*' \(str\) at row 0"),
+        (lambda: Binarizer().fit(X.astype(str).astype(object)),
+         TypeError, r"column 0 holds a non-numeric value"),
+        # pd.NA is a missing value, never "boolean value of NA is ambiguous"
+        (lambda: BinarsityClassifier().fit(X, _na_first(Y01)),
+         ValueError, r"y contains missing labels"),
+        (lambda: BinarsityClassifier().fit(X, _na_first(Y01 > 0, "boolean")),
+         ValueError, r"y contains missing labels"),
+        (lambda: BinarsityGLM(family="binomial").fit(X, _na_first(Y01 > 0, "boolean")),
+         ValueError, r"y contains NaN"),
+        (lambda: BinarsityGLM().fit(X, _na_first(Y)), ValueError, r"y contains NaN"),
+        (lambda: glm("e ~ bin(a)", FRAME.assign(e=_na_first(Y01 > 0, "boolean")),
+                     family="binomial"),
+         ValueError, r"response 'e' \(y\) contains missing"),
+        (lambda: BinarsityGLM().fit(np.c_[_na_first(X[:, 0]), X[:, 1]], Y),
+         ValueError, r"column 0 has a missing value \(NaN\) at row 0"),
+        (lambda: BinarsityGLM().fit(pd.DataFrame({"a": _na_first(X[:, 0]), "b": X[:, 1]}), Y),
+         ValueError, r"column 'a' has a missing value \(NaN\) at row 0"),
+        # duplicated names in glm data: main crashed inside pandas/formulaic
+        (lambda: glm(FORMULA, pd.concat([FRAME, FRAME[["a"]]], axis=1)),
+         ValueError, r"data has duplicated column names \['a'\]"),
+        (lambda: glm(FORMULA, pd.concat([FRAME, FRAME[["y"]]], axis=1)),
+         ValueError, r"data has duplicated column names \['y'\]"),
+        (lambda: MODEL.fit(lam=1e-2).predict(pd.concat([FRAME, FRAME[["b"]]], axis=1)),
+         ValueError, r"data has duplicated column names \['b'\]"),
+    ],
+)  # fmt: skip
+def test_conversions_refuse_what_is_not_a_number_and_read_pd_na_as_missing(make, error, match):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(error, match=match):
+            make()
+
+
+def test_object_columns_of_numbers_fit_as_floats_whether_array_or_dataframe():
+    # main: an object ndarray of numbers fitted, an object DataFrame column was refused
+    ref = BinarsityGLM(lam=1e-2, missing="separate").fit(X, Y)
+    frame = pd.DataFrame({"a": pd.Series(list(X[:, 0]), dtype=object), "b": X[:, 1]})
+    for data in (X.astype(object), frame):
+        est = BinarsityGLM(lam=1e-2, missing="separate").fit(data, Y)
+        np.testing.assert_array_equal(est.coef_, ref.coef_)
+        assert est.intercept_ == ref.intercept_
+    # pd.NA and None in an object array are missing values, fitted as NaN is
+    with_nan = X.copy()
+    with_nan[0, 0] = np.nan
+    ref = BinarsityGLM(lam=1e-2, missing="separate").fit(with_nan, Y)
+    for na in (pd.NA, None):
+        obj = X.astype(object)
+        obj[0, 0] = na
+        est = BinarsityGLM(lam=1e-2, missing="separate").fit(obj, Y)
+        np.testing.assert_array_equal(est.coef_, ref.coef_)
+
+
+def test_empty_input_at_predict_gives_the_same_answer_for_arrays_and_frames():
+    # main: an empty DataFrame predicted [], an empty ndarray raised
+    est_array = BinarsityGLM(lam=1e-2).fit(X, Y)
+    est_frame = BinarsityGLM(lam=1e-2).fit(FRAME[["a", "b"]], Y)
+    clf = BinarsityClassifier(lam=1e-2).fit(X, Y01)
+    for est, empty in ((est_array, X[:0]), (est_array, FRAME[["a", "b"]].iloc[:0]),
+                       (est_frame, FRAME[["a", "b"]].iloc[:0])):  # fmt: skip
+        assert est.predict(empty).shape == (0,)
+        assert est.decision_function(empty).shape == (0,)
+    assert clf.predict(X[:0]).shape == (0,)
+    assert clf.predict_proba(X[:0]).shape == (0, 2)
+    assert MODEL.fit(lam=1e-2).predict(FRAME.iloc[:0]).shape == (0,)

@@ -1,0 +1,166 @@
+"""Engine-level paths and K-fold CV (``binarsity_stats._path``).
+
+What is proved here:
+
+* the engine's ``cross_validate`` on arrays (what a scikit-learn ``*CV`` estimator
+  calls: binarizer codes, penalty weights, a few lines) gives bit for bit the folds,
+  scores, λ grid and refits of the formula layer's ``fit_cv`` on the same model;
+* ``select_lambda`` implements the minimum and the one-standard-error rule (a hand
+  example), and refuses scores undefined everywhere;
+* a fold that fails stops the walk with its own exception, in threads too;
+* **Ctrl-C** during ``fit_cv(n_jobs=2)`` ends the process within a few seconds (a
+  subprocess receives SIGINT in the middle of a CV that would run far longer; before,
+  the process kept waiting for the pending folds).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_array_equal
+
+from binarsity_stats import Binarizer, glm
+from binarsity_stats._families import get_family
+from binarsity_stats._histogram import bin_sums_all
+from binarsity_stats._path import (
+    PathData,
+    cross_validate,
+    fold_ids,
+    lambda_grid,
+    select_lambda,
+)
+from binarsity_stats._penalty import penalty_weights
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _data(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    x1, x2 = rng.normal(size=n), rng.gamma(2.0, size=n)
+    eta = 0.9 * (x1 > 0.2) - 0.5 * (x2 > 2.5)
+    y = (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float)
+    return pd.DataFrame({"x1": x1, "x2": x2, "y": y, "w": rng.uniform(0.5, 2.0, n)})
+
+
+def _engine_cv(X, y, sw, *, n_bins, folds, random_state, **kw):
+    """A ``BinarsityClassifierCV.fit`` in a few lines: bin, weigh, cross-validate."""
+    binarizer = Binarizer(n_bins=n_bins).fit(X, sample_weight=sw)
+    codes = np.ascontiguousarray(binarizer.transform_codes(X))
+    sizes = np.asarray(binarizer.n_bins_, dtype=np.intp)
+    block_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+    counts = np.zeros(int(block_ptr[-1]))
+    bin_sums_all(codes, block_ptr, sw, counts)
+    omega = penalty_weights("theory", counts, block_ptr, sizes)
+    data = PathData(codes, block_ptr, y, get_family("binomial"), omega, sample_weight=sw)
+    grid = lambda_grid(data.lambda_max(), kw.pop("n_lambdas"), kw.pop("lam_min_ratio"))
+    ids = fold_ids(y, folds, stratify=True, random_state=random_state)
+    return cross_validate(data, grid, ids, **kw)
+
+
+def test_engine_cv_on_arrays_equals_the_formula_layers_fit_cv():
+    df = _data()
+    model = glm("y ~ bin(x1, 12) + bin(x2, 12)", df, family="binomial", sample_weight="w")
+    opts = {"solver": "cd", "tol": 1e-7, "max_iter": 1000}
+    for early in (True, False):
+        ref = model.fit_cv(folds=4, random_state=5, n_lambdas=25, early_stopping=early,
+                           patience=3, n_jobs=2)  # fmt: skip
+        cv = _engine_cv(
+            df[["x1", "x2"]], df["y"].to_numpy(), df["w"].to_numpy(), n_bins=12, folds=4,
+            random_state=5, n_lambdas=25, lam_min_ratio=1e-3, opts=opts,
+            fold_opts=dict(opts, tol=1e-5), early_stopping=early, patience=3,
+        )  # fmt: skip
+        assert_array_equal(cv.fold_ids, ref.fold_ids)
+        assert_array_equal(cv.lams, ref.lams)
+        assert_array_equal(cv.fold_scores, ref.fold_scores)
+        assert (cv.lam_min, cv.lam_1se, cv.grid_size) == (ref.lam_min, ref.lam_1se, ref.grid_size)
+        assert_array_equal(cv.path[cv.idx_min].coef, ref.best_.coef)
+        assert cv.path[cv.idx_min].intercept == ref.best_.intercept
+
+
+def test_select_lambda_minimum_and_one_standard_error_rule():
+    # three folds, four λ (decreasing): means 3, 2, 1, 1.5
+    scores = np.array([[3.0, 2.0, 0.5, 1.5], [3.0, 2.0, 1.0, 1.0], [3.0, 2.0, 1.5, 2.0]])
+    mean, se, i_min, i_1se = select_lambda(scores, "deviance")
+    assert_array_equal(mean, [3.0, 2.0, 1.0, 1.5])
+    assert i_min == 2
+    assert se[2] == pytest.approx(np.std([0.5, 1.0, 1.5], ddof=1) / np.sqrt(3))
+    assert i_1se == 2  # 2.0 > 1 + 0.2887: λ_1se is λ_min here
+    assert select_lambda(scores + [[0, -0.8, 0, 0]] * 3, "deviance")[3] == 1
+    assert select_lambda(-scores, "auc")[2] == 2  # AUC is maximised
+    with pytest.raises(ValueError, match="undefined on every fold"):
+        select_lambda(np.full((3, 4), np.nan), "auc")
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_failing_fold_stops_the_walk_with_its_exception(n_jobs):
+    df = _data(200)
+    model = glm("y ~ bin(x1, 8) + bin(x2, 8)", df, family="binomial")
+    data = model._path_data()
+    calls = []
+
+    def prepare(rows):
+        calls.append(rows)
+        if len(calls) == 3:
+            raise RuntimeError("fold 3 failed")
+        return data.prepare(rows)
+
+    grid = model.lambda_grid(10)
+    ids = fold_ids(data.y, 4, random_state=0)
+    with pytest.raises(RuntimeError, match="fold 3 failed"):
+        cross_validate(data, grid, ids, n_jobs=n_jobs, prepare=prepare, keep=False, patience=5)
+    # the first chunk of 5 λ prepares each fold at most once; the second never starts
+    assert 3 <= len(calls) <= 4
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys, time
+    import numpy as np, pandas as pd
+    from binarsity_stats import glm
+    rng = np.random.default_rng(0)
+    n = 40000
+    X = rng.normal(size=(n, 6))
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(6)])
+    eta = (X[:, 0] > 0) - X[:, 1] + np.sin(3 * X[:, 2])
+    df["y"] = (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float)
+    model = glm("y ~ " + " + ".join(f"bin(x{j}, 64)" for j in range(6)), df,
+                family="binomial")
+    print("ready", flush=True)
+    model.fit_cv(folds=10, n_jobs=2, n_lambdas=80, lam_min_ratio=1e-6, cv_tol=1e-10,
+                 early_stopping=False)
+    print("done", flush=True)
+    """
+)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
+def test_ctrl_c_during_a_parallel_cv_exits_promptly():
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=env, cwd=str(ROOT),
+    )  # fmt: skip
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(1.5)  # inside the fold walk (the whole CV takes far longer)
+        assert proc.poll() is None
+        start = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        elapsed = time.perf_counter() - start
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert "done" not in out
+    assert "KeyboardInterrupt" in err
+    assert elapsed < 6.0, f"the process took {elapsed:.1f} s to stop after Ctrl-C"

@@ -1,0 +1,220 @@
+"""The unpenalised refit: weights, information criteria and prediction on new rows.
+
+What is proved here:
+
+* **Weights mean what ``weights_kind`` says.** Analytic weights (the default) are
+  statsmodels' ``var_weights``, frequency weights its ``freq_weights``: the refit's
+  coefficients, standard errors, deviance and residual df equal statsmodels' GLM on the
+  same selected design (gaussian and binomial proportions with the trials as weights on
+  star98; poisson with an offset, with and without intercept). A common scale of
+  analytic weights changes no standard error; frequency weights give exactly what the
+  repeated rows give (standard errors, df, ``lam="theory"``, AIC and BIC).
+* **The penalised fit's log-likelihood follows statsmodels' conventions**: at λ = 0 it
+  equals statsmodels' llf, AIC and BIC for either kind of weight.
+* **The refit predicts new rows**: ``predict``, ``get_prediction(...).summary_frame``
+  (with observation intervals for gaussian) and ``conf_int`` equal statsmodels fitted on
+  the explicit design matrix, whose new rows are built here independently.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from numpy.testing import assert_allclose
+
+from binarsity_stats import glm
+
+STAR_RHS = "bin(LOWINC, 8) + bin(PERMINTE, 6) + PERHISP"
+
+
+@pytest.fixture(scope="module")
+def star98() -> pd.DataFrame:
+    d = sm.datasets.star98.load_pandas().data
+    d = d[["NABOVE", "NBELOW", "LOWINC", "PERMINTE", "PERHISP"]].copy()
+    d["trials"] = d["NABOVE"] + d["NBELOW"]
+    d["p"] = d["NABOVE"] / d["trials"]
+    return d
+
+
+def _sm_kwargs(weights: np.ndarray, kind: str) -> dict:
+    return {"var_weights": weights} if kind == "analytic" else {"freq_weights": weights}
+
+
+def _reference(res, family, kind, weights, offset=None, use_t=False):
+    """statsmodels' GLM on the refit's selected design, built from the penalised fit."""
+    X, names = res.selected_design()
+    kw = _sm_kwargs(weights, kind) if weights is not None else {}
+    if offset is not None:
+        kw["offset"] = offset
+    return sm.GLM(res.model.y, X, family=family, **kw).fit(use_t=use_t)
+
+
+@pytest.mark.parametrize("kind", ["analytic", "freq"])
+@pytest.mark.parametrize(
+    "family, sm_family",
+    [("gaussian", sm.families.Gaussian()), ("binomial", sm.families.Binomial())],
+)
+def test_refit_weights_are_statsmodels_var_or_freq_weights(star98, kind, family, sm_family):
+    # binomial: the share of students above the median with the trials as weights
+    res = glm(f"p ~ {STAR_RHS}", star98, family=family, sample_weight="trials",
+              weights_kind=kind).fit(lam=2e-4)  # fmt: skip
+    assert res.n_jumps > 2
+    refit = res.refit()
+    w = star98["trials"].to_numpy(float)
+    ref = _reference(res, sm_family, kind, w, use_t=family == "gaussian")
+    assert_allclose(refit.params.to_numpy(), ref.params, rtol=1e-8)
+    assert_allclose(refit.bse.to_numpy(), ref.bse, rtol=1e-8)
+    assert refit.deviance == pytest.approx(ref.deviance, rel=1e-10)
+    assert refit.df_resid == pytest.approx(ref.df_resid)
+    assert refit.weights_kind == kind
+    if kind == "analytic":
+        # 303 schools, not 267,611 students: the residual df of the regression on rows
+        assert refit.df_resid == len(star98) - len(refit.params)
+    else:
+        assert refit.df_resid == w.sum() - len(refit.params)
+    text = str(refit.summary())
+    assert ("var_weights" if kind == "analytic" else "freq_weights") in text
+
+
+def test_analytic_weights_scale_leaves_standard_errors_and_criteria_unchanged(star98):
+    w = star98["trials"].to_numpy(float)
+    fits = [
+        glm(f"p ~ {STAR_RHS}", star98, sample_weight=w * c).fit(lam="theory")
+        for c in (1.0, 1e-3, 250.0)
+    ]
+    base, base_refit = fits[0], fits[0].refit()
+    for res in fits[1:]:
+        assert res.lam == pytest.approx(base.lam, rel=1e-9)  # Kish's n is scale-free
+        assert_allclose(res.coef, base.coef, rtol=1e-6, atol=1e-9)
+        for name in ("llf", "aic", "bic"):
+            assert getattr(res, name) == pytest.approx(getattr(base, name), rel=1e-8)
+        refit = res.refit()
+        assert_allclose(refit.params, base_refit.params, rtol=1e-6)
+        assert_allclose(refit.bse, base_refit.bse, rtol=1e-6)
+    # a regression on 303 rows has an AIC on the scale of 303 rows, not of 267,611 weights
+    assert abs(base.aic) < 1e4 and base.aic < base.bic
+
+
+def test_penalised_llf_aic_bic_follow_statsmodels_at_lam_zero(star98):
+    w = star98["trials"].to_numpy(float)
+    for family, sm_family in (("gaussian", sm.families.Gaussian()),
+                              ("binomial", sm.families.Binomial())):  # fmt: skip
+        for kind in ("analytic", "freq"):
+            res = glm(f"p ~ {STAR_RHS}", star98, family=family, sample_weight=w,
+                      weights_kind=kind).fit(lam=0.0, tol=1e-10)  # fmt: skip
+            ref = _reference(res, sm_family, kind, w)
+            assert res.df == len(ref.params)
+            assert res.llf == pytest.approx(ref.llf, rel=1e-7), (family, kind)
+            assert res.aic == pytest.approx(ref.aic, rel=1e-7), (family, kind)
+            assert res.bic == pytest.approx(ref.bic, rel=1e-7), (family, kind)
+            assert ("analytic" if kind == "analytic" else "frequency") in str(res.summary())
+
+
+def _poisson_frame(n: int = 400, seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x = rng.gamma(2.0, size=n)
+    g = rng.choice(["a", "b", "c"], size=n)
+    exposure = rng.uniform(0.5, 4.0, size=n)
+    eta = 0.7 * (x > 2) - 0.5 * (x > 4) + 0.3 * (g == "b")
+    y = rng.poisson(exposure * np.exp(eta)).astype(float)
+    w = rng.integers(1, 4, size=n).astype(float)
+    return pd.DataFrame({"y": y, "x": x, "g": g, "exposure": exposure, "w": w})
+
+
+@pytest.mark.parametrize("kind", ["analytic", "freq"])
+@pytest.mark.parametrize("rhs", ["bin(x, 10) + C(g)", "C(g) + bin(x, 10) - 1"])
+def test_poisson_refit_with_offset_matches_statsmodels(kind, rhs):
+    d = _poisson_frame()
+    res = glm(f"y ~ {rhs} + offset(np.log(exposure))", d, family="poisson",
+              sample_weight="w", weights_kind=kind).fit(lam=1e-3)  # fmt: skip
+    refit = res.refit()
+    X, names = res.selected_design()
+    assert ("Intercept" in names) == (" - 1" not in rhs)
+    ref = _reference(res, sm.families.Poisson(), kind, d["w"].to_numpy(),
+                     offset=np.log(d["exposure"].to_numpy()))  # fmt: skip
+    assert_allclose(refit.params.to_numpy(), ref.params, rtol=1e-8)
+    assert_allclose(refit.bse.to_numpy(), ref.bse, rtol=1e-8)
+    assert refit.deviance == pytest.approx(ref.deviance, rel=1e-10)
+    assert refit.df_resid == pytest.approx(ref.df_resid)
+    # new rows (a single row included) replay bins, C() levels and the offset term
+    new = d.iloc[[5, 17, 3, 250]].reset_index(drop=True)
+    x_new, off_new = X[[5, 17, 3, 250]], np.log(new["exposure"].to_numpy())
+    assert_allclose(refit.predict(new), ref.predict(x_new, offset=off_new), rtol=1e-10)
+    assert_allclose(refit.predict(new.iloc[[2]]), ref.predict(x_new[[2]], offset=off_new[[2]]),
+                    rtol=1e-10)  # fmt: skip
+    assert_allclose(refit.predict(new, type="link"),
+                    ref.predict(x_new, offset=off_new, which="linear"), rtol=1e-10)  # fmt: skip
+    got = refit.get_prediction(new).summary_frame(alpha=0.1)
+    want = ref.get_prediction(x_new, offset=off_new, which="mean").summary_frame(alpha=0.1)
+    assert_allclose(got.to_numpy(), want.to_numpy(), rtol=1e-8)
+
+
+def test_freq_weights_equal_repeated_rows():
+    d = _poisson_frame(n=300, seed=7)
+    d["y"] = d["y"] + 0.5 * d["x"]  # a gaussian response
+    rep = d.loc[d.index.repeat(d["w"].astype(int))].reset_index(drop=True)
+    rhs = "bin(x, 12) + C(g)"
+    weighted = glm(f"y ~ {rhs}", d, sample_weight="w", weights_kind="freq")
+    repeated = glm(f"y ~ {rhs}", rep)
+    assert weighted.lambda_theory() == pytest.approx(repeated.lambda_theory(), rel=1e-12)
+    a, b = weighted.fit(lam="theory"), repeated.fit(lam="theory")
+    assert a.lam == pytest.approx(b.lam, rel=1e-9)
+    assert_allclose(a.coef, b.coef, rtol=1e-6, atol=1e-8)
+    for name in ("df", "llf", "aic", "bic", "deviance"):
+        assert getattr(a, name) == pytest.approx(getattr(b, name), rel=1e-7), name
+    ra, rb = a.refit(), b.refit()
+    assert ra.df_resid == rb.df_resid
+    assert_allclose(ra.params, rb.params, rtol=1e-7)
+    assert_allclose(ra.bse, rb.bse, rtol=1e-7)
+    # the analytic reading of the same weights has fewer observations and wider errors
+    c = glm(f"y ~ {rhs}", d, sample_weight="w").fit(lam=a.lam).refit()
+    assert c.df_resid == len(d) - len(c.params)
+    assert np.all(c.bse.to_numpy() > ra.bse.to_numpy())
+
+
+def test_gaussian_refit_prediction_intervals_match_wls(star98):
+    w = star98["trials"].to_numpy(float)
+    res = glm(f"p ~ {STAR_RHS}", star98, sample_weight=w).fit(lam=2e-4)
+    refit = res.refit()
+    X, _ = res.selected_design()
+    ref = sm.WLS(res.model.y, X, weights=w).fit()
+    rows = [0, 10, 200, 302]
+    new = star98.iloc[rows].reset_index(drop=True)
+    # new rows of one unit of weight, as WLS's get_prediction assumes
+    got = refit.get_prediction(new).summary_frame(alpha=0.05)
+    want = ref.get_prediction(X[rows]).summary_frame(alpha=0.05)
+    assert list(got.columns) == list(want.columns)
+    assert {"obs_ci_lower", "obs_ci_upper"} <= set(got.columns)
+    assert_allclose(got.to_numpy(), want.to_numpy(), rtol=1e-8)
+    assert_allclose(refit.conf_int(0.1).to_numpy(), ref.conf_int(0.1), rtol=1e-8)
+    assert_allclose(refit.get_prediction(new).conf_int(alpha=0.1),
+                    ref.get_prediction(X[rows]).conf_int(alpha=0.1), rtol=1e-8)  # fmt: skip
+    # observation intervals of new rows with their own analytic weights
+    w_new = np.array([10.0, 400.0, 1.0, 55.0])
+    got_w = refit.get_prediction(new, sample_weight=w_new).summary_frame(alpha=0.05)
+    want_w = ref.get_prediction(X[rows], weights=w_new).summary_frame(alpha=0.05)
+    assert_allclose(got_w.to_numpy(), want_w.to_numpy(), rtol=1e-8)
+
+
+def test_refit_predicts_training_rows_and_checks_new_rows(star98):
+    res = glm(f"p ~ {STAR_RHS}", star98, family="binomial", sample_weight="trials").fit(lam=2e-4)
+    refit = res.refit()
+    assert_allclose(refit.predict(), refit.fittedvalues, rtol=1e-12)
+    assert_allclose(refit.predict(star98), refit.fittedvalues, rtol=1e-12)
+    with pytest.raises(ValueError, match="LOWINC"):
+        refit.predict(star98.drop(columns="LOWINC"))
+    with pytest.raises(ValueError, match="type"):
+        refit.predict(star98, type="odds")
+
+
+def test_weights_kind_is_checked_and_kept_by_pickles(star98):
+    import pickle
+
+    with pytest.raises(ValueError, match="weights_kind"):
+        glm(f"p ~ {STAR_RHS}", star98, sample_weight="trials", weights_kind="frequency")
+    res = glm(f"p ~ {STAR_RHS}", star98, sample_weight="trials", weights_kind="freq").fit(1e-3)
+    again = pickle.loads(pickle.dumps(res.refit()))
+    assert again.weights_kind == "freq" and again.parent.model.weights_kind == "freq"
+    assert_allclose(again.predict(star98.iloc[:5]), res.refit().predict(star98.iloc[:5]))
