@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 #: public name → the module that defines it
 _LAZY: dict[str, str] = {
@@ -33,6 +33,9 @@ _LAZY: dict[str, str] = {
     "CVResults": "._results",
     "RefitResults": "._results",
     "load_fair": "._datasets",
+    # The neutral model description (to_spec / from_spec)
+    "from_spec": "._spec",
+    "SpecModel": "._spec",
 }
 
 __all__ = [
@@ -49,6 +52,8 @@ __all__ = [
     "CVResults",
     "RefitResults",
     "load_fair",
+    "from_spec",
+    "SpecModel",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
@@ -59,6 +64,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ._prox import prox_binarsity, prox_tv
     from ._results import BinarsityResults, CVResults, PathResults, RefitResults
     from ._solvers import ConvergenceWarning
+    from ._spec import SpecModel, from_spec
 
 
 def __getattr__(name: str) -> Any:

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ._binning import assign_codes, assign_codes_2d, compact_column
-from ._validation import as_real_array, check_sample_weight, code_dtype
+from ._validation import as_real_array, check_n_bins, check_sample_weight, code_dtype
 
 __all__ = ["Binarizer"]
 
@@ -376,21 +376,9 @@ def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
 
 def _check_n_bins(n_bins: Any, n_features: int, missing: str) -> np.ndarray:
     """Validate ``n_bins`` and return it as one int64 per feature."""
-    largest = MAX_LEVELS - (missing == "separate")
 
     def one(v: Any, where: str) -> int:
-        if isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Integral):
-            raise TypeError(f"n_bins{where} must be an int, got {v!r}.")
-        v = int(v)
-        if v < 2:
-            raise ValueError(f"n_bins{where} must be at least 2, got {v}.")
-        if v > largest:
-            raise ValueError(
-                f"n_bins{where}={v} is too large: the codes are uint16, so at most "
-                f"{MAX_LEVELS} levels per feature (n_bins <= {largest} with "
-                f"missing={missing!r})."
-            )
-        return v
+        return check_n_bins(v, f"n_bins{where}", missing)
 
     if isinstance(n_bins, str | bytes) or not np.iterable(n_bins):
         return np.full(n_features, one(n_bins, ""), dtype=np.int64)

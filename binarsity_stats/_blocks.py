@@ -8,7 +8,9 @@ entry of the table :data:`KINDS` and brings, in one place,
   model);
 * ``kkt``: its optimality rule, the distance of the bin-gradient suffix sums S_jl to
   the subdifferential at every level l ≥ 1 (design.md §2), used by the KKT check;
-* ``prox``: its proximal operator, used by FISTA;
+* ``prox``: its proximal operator (unit metric, all blocks of the kind at once) and
+  ``metric_prox``: the prox of one block in a diagonal metric (FISTA's variable metric,
+  ``_metric``);
 * ``penalized``: whether its edges carry λω_jl (and so enter the penalty and λ_max);
   an unpenalised kind has its weights forced to 0;
 * ``screened``: whether the CD working set may leave one of its blocks out when the
@@ -66,6 +68,13 @@ def _prox_chain(v, block_ptr, weights, counts, step):
     return prox_binarsity(v, block_ptr, weights, counts=counts, step=step)
 
 
+def _metric_prox_chain(v, D, lam_w, counts, out, tol):
+    """One block: argmin Σ_k (D_k/2)(θ_k − v_k)² + Σ_k λω_k|θ_k − θ_k−1|, nᵀθ = 0, into out."""
+    from ._fused_lasso import constrained_fused_lasso_py
+
+    constrained_fused_lasso_py(v, D, lam_w, counts, out, tol)
+
+
 @dataclass(frozen=True)
 class BlockKind:
     """One kind of block and its rules.
@@ -83,6 +92,9 @@ class BlockKind:
         θ_l ≠ θ_l−1 and ``sign`` = sign(θ_l − θ_l−1). Block starts are ignored.
     prox : callable
         ``prox(v, block_ptr, weights, counts, step) -> θ`` for blocks of this kind.
+    metric_prox : callable
+        ``metric_prox(v, D, lam_w, counts, out, tol)``: one block's prox in the diagonal
+        metric D (weights λω_k on its edges, constraint nᵀθ = 0), written into ``out``.
     penalized : bool
         Whether its edges carry λω (False: weights forced to 0).
     screened : bool
@@ -95,6 +107,7 @@ class BlockKind:
     step: int
     kkt: Callable
     prox: Callable
+    metric_prox: Callable
     penalized: bool
     screened: bool
     description: str = ""
@@ -152,6 +165,7 @@ TV = register_kind(
         step=STEP_FUSED,
         kkt=_kkt_chain,
         prox=_prox_chain,
+        metric_prox=_metric_prox_chain,
         penalized=True,
         screened=True,
         description="total-variation chain (bin() terms)",
@@ -163,6 +177,7 @@ FREE = register_kind(
         step=STEP_FUSED,
         kkt=_kkt_free,
         prox=_prox_chain,
+        metric_prox=_metric_prox_chain,
         penalized=False,
         screened=False,
         description="free levels, unpenalised (C() terms)",

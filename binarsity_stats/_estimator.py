@@ -432,6 +432,41 @@ class BinarsityGLM(BaseEstimator):
             out.append(np.asarray(edges)[np.diff(lev) != 0])
         return out
 
+    def to_spec(self) -> dict:
+        """A versioned, JSON-serialisable description of the fitted model.
+
+        One ``bin`` term per feature (column name, or position when fitted on an
+        array; cut points, right-closed; missing level; θ), the intercept, family and
+        link, a classifier's classes and the package version — the same document as
+        ``BinarsityResults.to_spec`` (see ``binarsity_stats._spec``).
+        ``binarsity_stats.from_spec`` rebuilds a model predicting bit for bit the same.
+
+        Returns
+        -------
+        dict
+            Plain JSON values.
+        """
+        self._check_fitted()
+        from ._spec import bin_term, json_value, make_spec
+
+        b = self.binarizer_
+        names = getattr(self, "feature_names_in_", None)
+        terms = []
+        for j in range(len(b.edges_)):
+            s, e = int(self.block_ptr_[j]), int(self.block_ptr_[j + 1])
+            col = str(names[j]) if names is not None else j
+            label = col if names is not None else f"x{j}"
+            terms.append(bin_term(label, label, col, b.edges_[j], b.has_missing_level_[j],
+                                  self.coef_[s:e]))  # fmt: skip
+        response = {}
+        if hasattr(self, "classes_"):
+            response["classes"] = [json_value(c) for c in self.classes_]
+        return make_spec(
+            source=type(self).__name__, family=get_family(self.family),
+            intercept=float(self.intercept_), fit_intercept=bool(self.fit_intercept),
+            terms=terms, lam=float(self.lam), response=response,
+        )  # fmt: skip
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = self.missing == "separate"

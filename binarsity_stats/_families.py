@@ -244,8 +244,14 @@ class Family:
         off = np.zeros_like(y) if offset is None else offset
         W = float(sw.sum())
         b0 = self._start_intercept(y, sw, off, W)
+        if offset is None:
+            # at a constant η the score Σ s (μ − y) μ'/V(μ) vanishes at μ = ȳ: g(ȳ) exactly
+            return b0
         # Fisher scoring on the 1-D convex loss, halving the step until the loss drops
-        g_out, h_out = np.empty(len(y)), np.empty(len(y))
+        # (one pass over the rows per trial: the loss comes with the derivatives)
+        n = len(y)
+        g_out, h_out = np.empty(n), np.empty(n)
+        g_try, h_try = np.empty(n), np.empty(n)
         f = self.grad_hess(b0 + off, y, sw, 1.0, g_out, h_out)
         for _ in range(100):
             g, h = float(g_out.sum()), float(h_out.sum())
@@ -253,14 +259,16 @@ class Family:
                 break
             step = g / h
             for _ in range(60):
-                f_new = self.loss_sum(b0 - step + off, y, sw)
+                f_new = self.grad_hess(b0 - step + off, y, sw, 1.0, g_try, h_try)
                 if np.isfinite(f_new) and f_new <= f + 1e-12 * abs(f):
                     break
                 step *= 0.5
             else:
                 break
             b0 -= step
-            f = self.grad_hess(b0 + off, y, sw, 1.0, g_out, h_out)
+            f = f_new
+            g_out, g_try = g_try, g_out
+            h_out, h_try = h_try, h_out
             if abs(step) < 1e-13 * max(1.0, abs(b0)):
                 break
         return float(b0)
@@ -725,8 +733,11 @@ CONVEX_LINKS: dict[str, tuple[str, ...]] = {
     "InverseGaussian": (),
 }
 
-#: Cython fast paths for statsmodels families, keyed by (family, link, parameters):
-#: kernels with the signatures of ``_glm_kernels`` (issue 14 adds gamma and Tweedie)
+#: Cython fast paths for statsmodels families, keyed by :func:`_sm_key` (family class,
+#: link class, parameters), e.g. ``("Gamma", "Log", ())``: a pair ``(loss, grad_hess)``
+#: of kernels with the signatures of ``_glm_kernels`` whose loss is the **half
+#: deviance** Σ s d/2 (not b(η) − yη) and whose curvature is the Fisher weight, so that
+#: they agree with the NumPy path (issue 14 adds gamma and Tweedie here)
 _FAST_PATHS: dict[tuple, tuple] = {}
 
 _LINK_NAMES = {
@@ -815,6 +826,10 @@ class StatsmodelsFamily(Family):
         self.estimate_dispersion = fam_name in ("Gaussian", "Gamma", "Tweedie")
         self.dispersion_name = "sigma^2" if self.quadratic else "phi"
         self._eta_max = _LOG_ETA_MAX if link_name == "Log" else np.inf
+        # closed forms in η for the log link: variance μ^p, or μ + αμ² (negative binomial)
+        powers = {"Poisson": 1.0, "Gamma": 2.0, "Tweedie": self._params.get("var_power")}
+        self._power = powers.get(fam_name) if link_name == "Log" else None
+        self._alpha = self._params.get("alpha") if link_name == "Log" else None
         self._fast = _FAST_PATHS.get(self._key_)
 
     # pickling by value: the statsmodels objects are rebuilt from the key
@@ -854,16 +869,28 @@ class StatsmodelsFamily(Family):
 
     # -- the engine --------------------------------------------------------------------
     def _half_deviance(self, eta, y, sw) -> np.ndarray:
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        """Per-row s d(y, μ)/2, in a closed form of η where one is known (no NaN in
+        the tails: +inf where the loss is infinite, the exact value where μ underflows).
+        """
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             if self.binary:
                 # −y log μ − (1−y) log(1−μ) + the same at μ = y, with logs in closed form
                 log_mu, log_1mmu = _binomial_logs(self._key_[1], eta)
-                d = -(y * log_mu + (1 - y) * log_1mmu)
+                d = -(_times(y, log_mu) + _times(1 - y, log_1mmu))
                 d = d + special.xlogy(y, y) + special.xlogy(1 - y, 1 - y)
-                return sw * np.where(sw > 0, d, 0.0)
-            mu = self.sm_family.link.inverse(eta)
-            d = self.sm_family._resid_dev(y, mu)
-        return 0.5 * sw * np.where(sw > 0, d, 0.0)
+            elif self._power is not None:
+                d = _log_link_power_half_deviance(self._power, eta, y)
+            elif self._alpha is not None:
+                # negative binomial: y log(y/μ) − (y + 1/α) log((1 + αy)/(1 + αμ))
+                a = self._alpha
+                d = (special.xlogy(y, y) - y * eta
+                     - (y + 1 / a) * (np.log1p(a * y) - np.logaddexp(0.0, math.log(a) + eta))
+                     )  # fmt: skip
+            else:
+                # the generic form: statsmodels' unit deviance at μ = g⁻¹(η)
+                mu = self.sm_family.link.inverse(eta)
+                d = 0.5 * self.sm_family._resid_dev(y, mu)
+        return sw * np.where(sw > 0, d, 0.0)
 
     def loss_sum(self, eta, y, sample_weight):
         if self._fast is not None:
@@ -873,7 +900,6 @@ class StatsmodelsFamily(Family):
 
     def _derivatives(self, eta, y):
         """(∂ℓ/∂η, Fisher weight) per row at unit weight."""
-        link, var = self.sm_family.link, self.sm_family.variance
         e = np.clip(eta, -self._eta_max, self._eta_max)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             if self.binary:
@@ -881,11 +907,22 @@ class StatsmodelsFamily(Family):
                 # −y a + (1−y) b = (μ−y) μ'/V(μ) and the weight a b = μ'²/V(μ), stable
                 # in both tails (μ' and V underflow together)
                 a, b = _binomial_dlogs(self._key_[1], e)
-                return (1 - y) * b - y * a, a * b
+                return _times(1 - y, b) - _times(y, a), a * b
+            if self._power is not None:
+                # log link, V = μ^p: μ'/V = μ^{1−p}; gradient μ^{2−p} − y μ^{1−p}
+                p = self._power
+                w = np.exp((2.0 - p) * e)
+                return w - _times(y, np.exp((1.0 - p) * e)), w
+            if self._alpha is not None:
+                # log link, V = μ + αμ²: μ'/V = 1/(1 + αμ)
+                mu = np.exp(e)
+                ratio = 1.0 / (1.0 + self._alpha * mu)
+                return (mu - y) * ratio, mu * ratio
+            # the generic form, from statsmodels' link and variance functions
+            link, var = self.sm_family.link, self.sm_family.variance
             mu = link.inverse(e)
             dmu = link.inverse_deriv(e)
-            v = var(mu)
-            ratio = dmu / v
+            ratio = dmu / var(mu)
             return (mu - y) * ratio, dmu * ratio
 
     def grad_hess(self, eta, y, sample_weight, scale, grad_out, hess_out):
@@ -993,6 +1030,25 @@ class StatsmodelsFamily(Family):
         if not scale > 0:
             return np.inf  # a perfect fit: the likelihood is unbounded
         return float(self.sm_family.loglike(y, mu, var_weights=v, freq_weights=f, scale=scale))
+
+
+def _times(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a·b with 0·(±inf) = 0 (a weight of zero on an infinite log or ratio)."""
+    return np.where(a == 0, 0.0, a * b)
+
+
+def _log_link_power_half_deviance(p: float, eta: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """d(y, e^η)/2 for the variance μ^p (Tweedie; p = 1 Poisson, p = 2 gamma).
+
+    p = 1: e^η − yη + y log y − y; p = 2: y e^{−η} + η − 1 − log y; otherwise
+    y^{2−p}/((1−p)(2−p)) − y e^{(1−p)η}/(1−p) + e^{(2−p)η}/(2−p).
+    """
+    if p == 1.0:
+        return np.exp(eta) - y * eta + special.xlogy(y, y) - y
+    if p == 2.0:
+        return y * np.exp(-eta) + eta - 1.0 - np.log(y)
+    a, b = 1.0 - p, 2.0 - p
+    return y**b / (a * b) - _times(y, np.exp(a * eta)) / a + np.exp(b * eta) / b
 
 
 def _binomial_logs(link: str, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -46,6 +46,7 @@ from formulaic.utils.stateful_transforms import stateful_transform
 from ._binarizer import Binarizer, bin_codes, is_datetime_like
 from ._validation import (
     as_real_array,
+    check_n_bins,
     check_offset,
     check_sample_weight,
     check_unique_names,
@@ -248,7 +249,7 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
         if "edges" not in _state:
             n_bins = default_n_bins if n_bins is None else n_bins
             missing = default_missing if missing is None else missing
-            _validate_n_bins(n_bins, f"bin({name})")
+            _validate_n_bins(n_bins, f"bin({name})", missing)
             if missing not in _MISSING_POLICIES:
                 raise ValueError(
                     f"missing must be one of {_MISSING_POLICIES}; got {missing!r} in bin({name})."
@@ -274,13 +275,8 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
     return bin
 
 
-def _validate_n_bins(n_bins: Any, where: str) -> None:
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)):
-        raise TypeError(f"n_bins must be an integer >= 2; got {n_bins!r} in {where}.")
-    if n_bins < 2:
-        raise ValueError(f"n_bins must be >= 2; got {n_bins} in {where}.")
-    if n_bins > 65535:
-        raise ValueError(f"n_bins must be <= 65535 (uint16 codes); got {n_bins} in {where}.")
+def _validate_n_bins(n_bins: Any, where: str, missing: Any = "error") -> None:
+    check_n_bins(n_bins, "n_bins", missing if missing == "separate" else "error", f" in {where}")
 
 
 def _check_values(x: np.ndarray, name: str, missing: str) -> None:
@@ -1139,7 +1135,7 @@ def build_design(
     """
     if not isinstance(formula, str):
         raise TypeError(f"formula must be a string; got {type(formula).__name__}.")
-    _validate_n_bins(n_bins, "glm()")
+    _validate_n_bins(n_bins, "glm()", missing)
     if missing not in _MISSING_POLICIES:
         raise ValueError(f"missing must be one of {_MISSING_POLICIES}; got {missing!r}.")
     data = _as_frame(data)

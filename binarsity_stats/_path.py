@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from ._design import BinnedDesign
-from ._validation import check_groups, check_n_jobs, check_random_state
+from ._validation import as_real_array, check_groups, check_n_jobs, check_random_state
 
 __all__ = [
     "SCORINGS",
@@ -401,7 +401,9 @@ def check_grid(lams: Any) -> np.ndarray:
     ndarray
         The values, decreasing.
     """
-    grid = np.sort(np.asarray(lams, dtype=np.float64).ravel())[::-1]
+    if np.ndim(lams) == 0 or np.asarray(lams).dtype.kind == "b":
+        raise TypeError(f"lams must be an array of non-negative numbers; got {lams!r}.")
+    grid = np.sort(as_real_array(lams, "lams").ravel())[::-1]  # text refused, not parsed
     if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid < 0):
         raise ValueError("lams must be a non-empty array of finite values >= 0.")
     return grid

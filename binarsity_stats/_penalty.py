@@ -131,6 +131,8 @@ class BinarsityPenalty:
             infer_kinds(self.block_ptr, self.weights) if kinds is None else kinds
         )
         self._kind = [get_kind(k) for k in self.kinds]
+        #: the rules of every block's kind (``_blocks.BlockKind``), in block order
+        self.block_rules = tuple(self._kind)
         for j, kind in enumerate(self._kind):
             if not kind.penalized:
                 self.weights[self.block_ptr[j] : self.block_ptr[j + 1]] = 0.0
@@ -206,6 +208,22 @@ class BinarsityPenalty:
             return 0.0
         return float(np.max(np.abs(S[mask]) / self.weights[mask]))
 
+    def edge_gradients(self, grad_hist: np.ndarray, fit_intercept: bool = True) -> np.ndarray:
+        """S_jl = Σ_{k ≥ l} g_jk per level (plus μ_j Σ_{k≥l} n_jk without an intercept).
+
+        At an optimum |S_jl| ≤ λ ω_jl on a flat edge and S_jl = −λ ω_jl sign(jump) on a
+        jump (design.md §2); without an intercept the constraint's multiplier μ_j
+        (chosen so that S_j0 = 0) enters.
+        """
+        S = block_suffix_sums(grad_hist, self.block_ptr)
+        if not fit_intercept:
+            N = block_suffix_sums(self.counts, self.block_ptr)
+            starts = self.block_ptr[:-1]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mu = np.where(N[starts] > 0, -S[starts] / N[starts], 0.0)
+            S = S + mu[self.block_of] * N
+        return S
+
     def kkt_violation(
         self, grad_hist: np.ndarray, theta: np.ndarray, lam: float, fit_intercept: bool = True
     ) -> np.ndarray:
@@ -228,13 +246,7 @@ class BinarsityPenalty:
         ndarray of shape (p,)
             The largest violation in each block.
         """
-        S = block_suffix_sums(grad_hist, self.block_ptr)
-        if not fit_intercept:
-            N = block_suffix_sums(self.counts, self.block_ptr)
-            starts = self.block_ptr[:-1]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                mu = np.where(N[starts] > 0, -S[starts] / N[starts], 0.0)
-            S = S + mu[self.block_of] * N
+        S = self.edge_gradients(grad_hist, fit_intercept)
         bound = lam * self.weights
         jump = self.jumps(theta)
         sign = np.zeros_like(theta)

@@ -31,7 +31,9 @@ __all__ = ["PolishResult", "polish", "Polisher"]
 # Segments above this many unknowns are not polished (the dense solve is cubic).
 MAX_UNKNOWNS = 1500
 # Newton steps (each one pass over the rows plus the pairwise tables) per polish.
-MAX_NEWTON = 40
+MAX_NEWTON = 200
+# Flat edges opened (one at a time) per polish.
+MAX_OPEN = 100
 _EPS = np.finfo(float).eps
 
 
@@ -56,13 +58,14 @@ def _derivs(prob, eta, r, h) -> float:
 class _Face:
     """The fused segments of θ and the fixed jump signs (one face of the penalty)."""
 
-    def __init__(self, prob, theta):
+    def __init__(self, prob, theta, opened=None):
+        opened = opened or {}  # level k -> sign: a flat edge opened with that sign
         bp, w, counts = prob.block_ptr, prob.weights, prob.counts
         d = prob.d
         seg = np.full(d, -1, dtype=np.intp)  # segment of each positive-count level
         seg_block, seg_first = [], []  # block and representative level of a segment
         # jump edges between consecutive segments: (left seg, right seg, weight, sign)
-        jl, jr, jw = [], [], []
+        jl, jr, jw, js = [], [], [], []
         fill = []  # zero-count levels: (level, left pos level, right pos level, cut)
         for j in range(prob.p):
             s, e = int(bp[j]), int(bp[j + 1])
@@ -76,7 +79,7 @@ class _Face:
                 else:
                     ew = w[prev + 1 : k + 1]
                     wk = float(ew.min())
-                    new = wk == 0.0 or theta[k] != theta[prev]
+                    new = wk == 0.0 or theta[k] != theta[prev] or k in opened
                 if new:
                     seg_block.append(j)
                     seg_first.append(k)
@@ -84,6 +87,7 @@ class _Face:
                         jl.append(len(seg_block) - 2)
                         jr.append(len(seg_block) - 1)
                         jw.append(wk)
+                        js.append(opened.get(k, 0.0) or np.sign(theta[k] - theta[prev]))
                 seg[k] = len(seg_block) - 1
                 if prev >= 0 and k > prev + 1:
                     # the run between two positive levels takes the jump on its cheapest
@@ -110,8 +114,7 @@ class _Face:
         self.jw = np.asarray(jw, dtype=np.float64)
         self.fill = fill
         self.gamma = theta[self.seg_first].copy() if self.M else np.zeros(0)
-        diff = self.gamma[self.jr] - self.gamma[self.jl]
-        self.sign = np.sign(diff)
+        self.sign = np.asarray(js, dtype=np.float64)
         self.N = np.bincount(seg[seg >= 0], weights=counts[seg >= 0], minlength=self.M)
         # the unknowns: every segment but the largest of its block (the constraint
         # Σ N_s γ_s = 0 gives that one); blocks with one segment have none
@@ -158,8 +161,81 @@ def _seg_hist(face, prob, values) -> np.ndarray:
     return np.bincount(face.seg[has], weights=hist[has], minlength=face.M)
 
 
-def _hessian(face, prob, h, U) -> np.ndarray:
-    """Hessian of the loss in the unknowns [intercept?, u, dense]: [1, E T, Z]ᵀ H [...]."""
+class _BinGram:
+    """The curvature-weighted Gram of the bins and free columns: [X^B, U]ᵀ H [X^B, U].
+
+    Block (j, l) of ``B`` is the co-occurrence table of the codes of blocks j and l
+    weighted by h (one bincount over the rows per pair), its diagonal blocks are
+    diagonal (the bin sums of h). A face's Hessian is this matrix aggregated over its
+    segments, so one ``_BinGram`` serves every face at the same η (and every η when
+    the loss is quadratic).
+    """
+
+    def __init__(self, prob, h, U):
+        from . import _dense
+
+        d, bp = prob.d, prob.block_ptr
+        sizes = np.diff(bp)
+        B = np.zeros((d, d))
+        B[np.arange(d), np.arange(d)] = prob.histogram(h)
+        for j in range(prob.p):
+            sj, dj = int(bp[j]), int(sizes[j])
+            cj = prob.codes[j].astype(np.int32)
+            for k in range(j + 1, prob.p):
+                sk, dk = int(bp[k]), int(sizes[k])
+                idx = cj * dk
+                idx += prob.codes[k]
+                tab = np.bincount(idx, weights=h, minlength=dj * dk).reshape(dj, dk)
+                B[sj : sj + dj, sk : sk + dk] = tab
+                B[sk : sk + dk, sj : sj + dj] = tab.T
+        self.B = B
+        nu = 0 if U is None else U.shape[1]
+        self.BU = np.zeros((d, nu))
+        self.UU = np.zeros((nu, nu))
+        if nu:
+            for c in range(nu):
+                self.BU[:, c] = prob.histogram(h * U[:, c])
+            _dense.weighted_gram(U, h, self.UU)
+
+    def face_hessian(self, face) -> np.ndarray:
+        """Hessian in the face's unknowns [free columns, u]."""
+        has = np.flatnonzero(face.seg >= 0)
+        # (S T): level -> unknown, S the level-to-segment indicator
+        ST = np.zeros((self.B.shape[0], face.T.shape[1]))
+        ST[has] = face.T[face.seg[has]]
+        rows = np.flatnonzero(np.any(ST != 0, axis=1))
+        STr = ST[rows]
+        Guu = STr.T @ (self.B[np.ix_(rows, rows)] @ STr)
+        nu = self.UU.shape[0]
+        if not nu:
+            return Guu
+        cross = STr.T @ self.BU[rows]
+        k = nu + face.T.shape[1]
+        K = np.empty((k, k))
+        K[:nu, :nu] = self.UU
+        K[:nu, nu:] = cross.T
+        K[nu:, :nu] = cross
+        K[nu:, nu:] = Guu
+        return K
+
+
+# Above this many levels the bins' Gram (d × d) is not formed: each face's Hessian is
+# computed from the segment codes instead.
+MAX_BIN_GRAM = 2000
+
+
+def _hessian(face, prob, h, U, cache=None) -> np.ndarray:
+    """Hessian of the loss in the unknowns [intercept?, u, dense]: [1, E T, Z]ᵀ H [...].
+
+    ``cache`` (a dict) keeps the bins' Gram for the current h: the caller empties it
+    when h changes.
+    """
+    if prob.d <= MAX_BIN_GRAM:
+        if cache is None:
+            cache = {}
+        if "gram" not in cache:
+            cache["gram"] = _BinGram(prob, h, U)
+        return cache["gram"].face_hessian(face)
     T = face.T
     G = np.diag(_seg_hist(face, prob, h))
     # off-diagonal blocks: weighted co-occurrence of the segment codes of two blocks
@@ -230,7 +306,7 @@ def _direction(K, g, null_tol):
     return -(V[:, keep] @ (coef[keep] / mu[keep])) / dg, False
 
 
-def polish(prob, theta, beta, b0, lam, objective=None) -> PolishResult | None:
+def polish(prob, theta, beta, b0, lam, tol, objective=None, cache=None) -> PolishResult | None:
     """Newton's method on the face of θ (its fused segments and jump signs).
 
     Parameters
@@ -240,8 +316,13 @@ def polish(prob, theta, beta, b0, lam, objective=None) -> PolishResult | None:
     theta, beta, b0 : the current point (θ re-centred or not).
     lam : float
         λ.
+    tol : float
+        KKT tolerance: a flat edge whose condition is violated by more is opened.
     objective : float, optional
         F at the current point (computed when not given).
+    cache : dict, optional
+        Keeps the bins' Gram across calls when the loss is quadratic (its curvature
+        does not depend on η).
 
     Returns
     -------
@@ -278,21 +359,42 @@ def polish(prob, theta, beta, b0, lam, objective=None) -> PolishResult | None:
     # gradient components below this in the flat directions are rounding noise
     null_tol = 1e-9 * max(lam * float(prob.weights.max(initial=0.0)), 1e-300)
     quadratic = bool(prob.family.quadratic)
+    if cache is None or not quadratic:
+        cache = {}
     K = None
-    n_newton = 0
+    n_newton = n_open = 0
     full_steps = 0
+    face_optimal = False
+    tried = set()
     while n_newton < MAX_NEWTON:
         m = face.T.shape[1]
-        if m + nu == 0:
-            break
-        gE = _seg_hist(face, prob, r) + c
-        g = np.concatenate([U.T @ r if nu else np.zeros(0), face.T.T @ gE])
-        if K is None or not quadratic:
-            K = _hessian(face, prob, h, U)
-        step, linear = _direction(K, g, null_tol)
-        dec = float(g @ step)  # the predicted decrease (negative)
-        if not np.isfinite(dec) or dec >= 0:
-            break
+        step = None
+        if m + nu and not face_optimal:
+            gE = _seg_hist(face, prob, r) + c
+            g = np.concatenate([U.T @ r if nu else np.zeros(0), face.T.T @ gE])
+            if K is None or not quadratic:
+                if not quadratic:
+                    cache.pop("gram", None)  # h has moved with η
+                K = _hessian(face, prob, h, U, cache)
+            step, linear = _direction(K, g, null_tol)
+            dec = float(g @ step)  # the predicted decrease (negative)
+        if step is None or not np.isfinite(dec) or dec >= 0:
+            # optimal on this face: open the flat edge that violates its KKT condition
+            # most (one at a time: the Newton step then moves it the right way)
+            face_optimal = False
+            opened = None
+            if n_open < MAX_OPEN:
+                opened = _most_violated(face, prob, r, lam, tol, tried)
+            if opened is None:
+                break
+            tried.add(opened[0])
+            n_open += 1
+            face = _Face(prob, theta, {opened[0]: opened[1]})
+            c = face.linear_term(lam)
+            K = None
+            full_steps = 0
+            F = loss + c @ face.gamma
+            continue
         n_newton += 1
         d_free, du = step[:nu], step[nu:]
         dgam = face.T @ du
@@ -327,7 +429,7 @@ def polish(prob, theta, beta, b0, lam, objective=None) -> PolishResult | None:
                 break
             alpha *= 0.5
         if not accepted:
-            _derivs(prob, eta, r, h)
+            loss = _derivs(prob, eta, r, h)
             break
         # apply the step
         free = np.concatenate([[b0] if fit_b0 else [], beta]) + alpha * d_free
@@ -346,18 +448,18 @@ def polish(prob, theta, beta, b0, lam, objective=None) -> PolishResult | None:
             theta = face.theta(prob, theta, face.gamma)
             c = face.linear_term(lam)
             K = None
+            full_steps = 0
             eta = prob.linear_predictor(theta, beta, b0)
             loss = _derivs(prob, eta, r, h)
             F = loss + c @ face.gamma
             continue
         face.gamma = gam
-        eta = eta_t
-        F = F_t
+        eta, F, loss = eta_t, F_t, loss_t
         if converged_step:
             full_steps += 1
             # a quadratic is solved by one full step (one more refines the rounding)
             if tiny or (quadratic and full_steps >= 2):
-                break
+                face_optimal = True  # its flat edges are checked next
     if n_newton == 0:
         return None
     # the result, checked on the true objective and the full KKT conditions
@@ -368,6 +470,33 @@ def polish(prob, theta, beta, b0, lam, objective=None) -> PolishResult | None:
         return None
     kkt = _kkt(prob, r, theta, lam)
     return PolishResult(theta, beta, float(b0), eta, float(F_new), kkt, n_newton)
+
+
+def _most_violated(face, prob, r, lam, tol, tried):
+    """The flat edge (level k, sign to open with) whose |S_k| exceeds λ ω most, or None.
+
+    S_k = Σ_{k' ≥ k} g_k' within the block (less the constraint's multiplier without an
+    intercept); an edge between two positive-count levels of one segment is flat, its
+    weight the least ω over the zero-count levels between them.
+    """
+    S = prob.penalty.edge_gradients(prob.histogram(r), prob.fit_intercept)
+    seg, w, bp = face.seg, prob.weights, prob.block_ptr
+    best, best_v = None, tol
+    for j in range(prob.p):
+        s, e = int(bp[j]), int(bp[j + 1])
+        pos = np.flatnonzero(seg[s:e] >= 0) + s
+        if pos.size < 2:
+            continue
+        prev, cur = pos[:-1], pos[1:]
+        same = seg[prev] == seg[cur]
+        for a, k in zip(prev[same], cur[same], strict=True):
+            if k in tried:
+                continue
+            wk = float(w[a + 1 : k + 1].min())
+            v = abs(S[k]) - lam * wk
+            if wk > 0 and v > best_v:
+                best, best_v = (int(k), -float(np.sign(S[k]))), v
+    return best
 
 
 def _gather_segments(face, prob, dgam) -> np.ndarray:
@@ -402,6 +531,7 @@ class Polisher:
         self._tried = None
         self.attempts = 0
         self.n_newton = 0
+        self._cache: dict = {}
 
     def _pattern(self, theta):
         dt = np.diff(theta)
@@ -429,7 +559,7 @@ class Polisher:
         """
         self._tried = self._key
         self.attempts += 1
-        res = polish(self.prob, theta, beta, b0, lam, objective)
+        res = polish(self.prob, theta, beta, b0, lam, tol, objective, self._cache)
         if res is not None:
             self.n_newton += res.n_newton
         if res is None or not res.kkt <= tol:

@@ -486,6 +486,76 @@ class BinarsityResults:
 
         return make_summary(self, precision=precision)
 
+    # -- the neutral description -------------------------------------------------------------
+    def to_spec(self) -> dict[str, Any]:
+        """A versioned, JSON-serialisable description of the fitted model.
+
+        Per term its kind, expression, column, cut points (right-closed), levels,
+        missing level and θ; the intercept, family and link (with parameters such as
+        Tweedie's power), the offset terms and the package version (see the module
+        ``binarsity_stats._spec``). ``binarsity_stats.from_spec`` rebuilds from it a
+        model that predicts bit for bit what this one predicts; exporters read only it.
+
+        Returns
+        -------
+        dict
+            Plain JSON values (``json.dumps`` writes it as is).
+
+        Raises
+        ------
+        ValueError
+            A term that the description cannot replay: a formulaic stateful transform
+            (``center(x)``, ``scale(x)``, ``poly(x)``...) or ``C()`` of an expression.
+        """
+        from ._formula import _unalias
+        from ._spec import argument_expr, bin_term, json_value, make_spec
+
+        m = self.model
+        spec = m.spec
+        aliases = getattr(spec, "aliases", None)
+        for key, state in spec.model_spec.transform_state.items():
+            if state and "__binarsity__" not in state:
+                raise ValueError(
+                    f"term {_unalias(key, aliases)!r} uses a stateful transform whose state "
+                    "the model description does not record; write it as a data column."
+                )
+        terms: list[dict[str, Any]] = []
+        for j, block in enumerate(spec.blocks):
+            s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+            expr = argument_expr(block.term)
+            if expr.strip("`") == block.column:
+                expr = block.column
+            if block.kind == "bin":
+                terms.append(bin_term(block.term, expr, block.column, block.edges,
+                                      block.has_missing_level, self.coef[s:e]))  # fmt: skip
+                continue
+            if expr != block.column:
+                raise ValueError(f"term {block.term!r}: C() of an expression is not described.")
+            terms.append(
+                {"kind": "categorical", "name": block.term, "expr": expr,
+                 "column": block.column, "levels": [json_value(v) for v in block.levels],
+                 "missing_level": bool(block.has_missing_level), "unseen": "error",
+                 "penalty": "none", "theta": [float(v) for v in self.coef[s:e]]}
+            )  # fmt: skip
+        factors = {}
+        for st in spec.model_spec.structure:
+            for col in st.columns:
+                factors[_unalias(col, aliases)] = [
+                    _unalias(f.expr, aliases) for f in st.term.factors
+                ]
+        for name, value in zip(spec.dense_columns, self.dense_coef, strict=True):
+            terms.append({"kind": "linear", "name": name, "factors": factors[name],
+                          "coef": float(value)})  # fmt: skip
+        offset_terms = [argument_expr(c) for c in spec.offset_columns]
+        response = {"name": m.response.name, "kind": m.response.kind}
+        if m.response.event is not None:
+            response["event"] = json_value(m.response.event)
+        return make_spec(
+            source=type(self).__name__, family=m.family, intercept=self.intercept,
+            fit_intercept=bool(spec.fit_intercept), terms=terms, lam=self.lam,
+            response=response, offset_terms=offset_terms, offset_column=m.offset_column,
+        )  # fmt: skip
+
     # -- unpenalised refit -------------------------------------------------------------------
     @cached_property
     def _selection(self) -> tuple[list[np.ndarray], list[str]]:

@@ -29,6 +29,7 @@ from . import _dense
 from ._design import BinnedDesign
 from ._families import Family
 from ._fused_lasso import work_size as fused_lasso_work_size_py
+from ._metric import DiagonalMetric
 from ._polish import Polisher
 from ._problem import InMemoryProblem
 from ._validation import check_lam, check_max_iter, check_tol, check_warm_start
@@ -96,7 +97,22 @@ class Solution:
 # --------------------------------------------------------------------------- helpers
 
 
-_Problem = InMemoryProblem  # the solvers' data (``_problem.SolverData``)
+class _Problem(InMemoryProblem):
+    """An :class:`~binarsity_stats._problem.InMemoryProblem` from raw arrays (validated).
+
+    The solvers take any ``_problem.SolverData``; this keeps the engine's former
+    constructor for callers that hold arrays rather than a ``BinnedDesign``.
+    """
+
+    def __init__(
+        self, codes, block_ptr, y, family, penalty_weights, dense=None, sample_weight=None,
+        offset=None, fit_intercept=True, block_kinds=None,
+    ) -> None:  # fmt: skip
+        design = BinnedDesign(
+            codes, block_ptr, kinds=block_kinds, dense=dense, offset=offset,
+            sample_weight=sample_weight,
+        )  # fmt: skip
+        super().__init__(design, y, family, penalty_weights, fit_intercept)
 
 
 def _check_warm_start(prob: _Problem, warm_start) -> None:
@@ -371,13 +387,12 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
     fit_b0 = prob.fit_intercept
     eta = prob.linear_predictor(theta, beta, b0)
     prob.grad_hess(eta)
-    # Lipschitz estimate: every row sits in one bin per block, so ‖X‖² ≤ (p + 1) · max
-    # weighted bin mass of the curvature bound, plus the dense columns' norms.
-    hmax = prob.family.curvature_bound()
-    if hmax is None:
-        hmax = float(np.max(prob.h * prob.W / np.maximum(prob.sw, 1e-300)))
-    L = max(hmax * (float(prob.sw.max()) / prob.W) * (prob.p + 1) * 1.0, 1e-12)
-    L *= 0.1  # optimistic start: the backtracking raises it when needed
+    # variable metric: the curvature diagonal (bin sums of the working weights), in
+    # which the exact prox is the weighted constrained DP; since each row sits in one
+    # bin per block, Hess ≤ (p + 1) D and the backtracking constant L is O(1)..p + 1
+    metric = DiagonalMetric(prob, prob.h)
+    L = 1.0
+    polisher = Polisher(prob)
     x_theta, x_beta, x_b0 = theta, beta, b0
     y_theta, y_beta, y_b0 = theta.copy(), beta.copy(), b0
     t = 1.0
@@ -398,15 +413,15 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
         L = max(L * 0.7, 1e-12)
         while True:
             step = 1.0 / L
-            n_theta = prob.penalty.prox(y_theta - step * g_theta, step * lam)
-            n_beta = y_beta - step * g_beta
-            n_b0 = y_b0 - step * g_b0
+            n_theta = metric.prox(y_theta - step * g_theta / metric.theta, step * lam)
+            n_beta = y_beta - step * g_beta / metric.beta
+            n_b0 = y_b0 - step * g_b0 / metric.b0
             d_theta, d_beta, d_b0 = n_theta - y_theta, n_beta - y_beta, n_b0 - y_b0
             eta_n = prob.linear_predictor(n_theta, n_beta, n_b0)
             f_n = prob.loss(eta_n)
             n_eval += 1
             lin = float(g_theta @ d_theta + g_beta @ d_beta + g_b0 * d_b0)
-            sq = float(d_theta @ d_theta + d_beta @ d_beta + d_b0 * d_b0)
+            sq = metric.norm2(d_theta, d_beta, d_b0)
             if np.isfinite(f_n) and f_n <= f_y + lin + 0.5 * L * sq + 1e-15 * abs(f_y):
                 break
             L *= 2.0
@@ -418,6 +433,8 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
             t = 1.0
             y_theta, y_beta, y_b0 = x_theta.copy(), x_beta.copy(), x_b0
             restarted = True
+            if not prob.family.quadratic:
+                metric = DiagonalMetric(prob, prob.h)  # the curvature has moved
             continue
         restarted = False
         t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
@@ -433,6 +450,20 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
             if kkt <= tol:
                 converged = True
                 break
+            polisher.observe(x_theta)
+            if polisher.ready():
+                # the jump set has settled: Newton on its segments (design.md §9)
+                res = polisher.run(x_theta, x_beta, x_b0, lam, tol, F_x)
+                if res is not None:
+                    x_theta, x_beta, x_b0, F_x, eta = (
+                        res.theta, res.beta, res.b0, res.objective, res.eta
+                    )
+                    kkt = res.kkt
+                    if kkt <= tol:
+                        converged = True
+                        break
+                    t = 1.0  # restart the momentum from the polished point
+                    y_theta, y_beta, y_b0 = x_theta.copy(), x_beta.copy(), x_b0
     else:
         prob.grad_hess(prob.linear_predictor(x_theta, x_beta, x_b0))
         kkt, _, _ = prob.kkt(prob.r, x_theta, lam)
@@ -578,7 +609,7 @@ class Prepared:
         return self
 
     def _init(self, design, y, family, penalty_weights, fit_intercept) -> None:
-        self.prob = _Problem(design, y, family, penalty_weights, fit_intercept)
+        self.prob = InMemoryProblem(design, y, family, penalty_weights, fit_intercept)
         self.tol_scale = self.prob.gradient_scale()
         self.groups = _duplicate_blocks(design)
         self.merged: Prepared | None = None
@@ -736,7 +767,7 @@ def lambda_max(
         codes, block_ptr, kinds=block_kinds, dense=dense, offset=offset,
         sample_weight=sample_weight,
     )  # fmt: skip
-    return _lambda_max(_Problem(design, y, family, penalty_weights, fit_intercept), tol)
+    return _lambda_max(InMemoryProblem(design, y, family, penalty_weights, fit_intercept), tol)
 
 
 def design_lambda_max(
@@ -761,11 +792,11 @@ def design_lambda_max(
     -------
     float
     """
-    return _lambda_max(_Problem(design, y, family, penalty_weights, fit_intercept), tol)
+    return _lambda_max(InMemoryProblem(design, y, family, penalty_weights, fit_intercept), tol)
 
 
 def _lambda_max(prob: _Problem, tol: float) -> float:
-    null = _null_fit(prob, tol)
+    null = _null_fit(prob, tol * prob.gradient_scale())  # tol in the gradient's units
     r = np.empty(prob.n)
     h = np.empty(prob.n)
     prob.grad_hess_into(null.eta, r, h)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from binarsity_stats import _blocks
-from binarsity_stats._blocks import KINDS, BlockKind, get_kind, register_kind
+from binarsity_stats._blocks import KINDS, get_kind, register_kind
 from binarsity_stats._design import BinnedDesign
 from binarsity_stats._penalty import BinarsityPenalty, penalty_weights
 from binarsity_stats._solvers import Prepared, lambda_max, solve
@@ -167,20 +167,21 @@ def test_the_kind_table_names_its_kinds_and_refuses_unknown_or_taken_names():
 @pytest.fixture
 def toy_kind(monkeypatch):
     """A registered kind with the TV chain's rules but its own (counting) prox and KKT."""
-    calls = {"kkt": 0, "prox": 0}
+    calls = {"kkt": 0, "prox": 0, "metric_prox": 0}
     tv = get_kind("tv")
 
-    def kkt(*args):
-        calls["kkt"] += 1
-        return tv.kkt(*args)
+    def counted(name):
+        def rule(*args):
+            calls[name] += 1
+            return getattr(tv, name)(*args)
 
-    def prox(*args):
-        calls["prox"] += 1
-        return tv.prox(*args)
+        return rule
 
     monkeypatch.setattr(_blocks, "KINDS", dict(KINDS))
-    register_kind(BlockKind(name="toy", step=tv.step, kkt=kkt, prox=prox, penalized=True,
-                            screened=True))  # fmt: skip
+    register_kind(dataclasses.replace(
+        tv, name="toy", kkt=counted("kkt"), prox=counted("prox"),
+        metric_prox=counted("metric_prox"),
+    ))  # fmt: skip
     return calls
 
 
@@ -192,4 +193,8 @@ def test_a_registered_kind_is_used_by_every_rule(toy_kind, solver):
     toy = solve(codes, bp, y, block_kinds=["toy", "tv", "free", "toy"], **kw)
     np.testing.assert_allclose(toy.coef, ref.coef, atol=1e-6)
     assert toy_kind["kkt"] > 0
-    assert (toy_kind["prox"] > 0) == (solver == "fista")
+    assert (toy_kind["metric_prox"] > 0) == (solver == "fista")
+    bp2 = np.array([0, 3, 6], dtype=np.intp)
+    pen = BinarsityPenalty(bp2, np.ones(6), kinds=["toy", "tv"])
+    pen.prox(np.arange(6.0), 0.1)
+    assert toy_kind["prox"] == 1

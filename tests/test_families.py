@@ -392,18 +392,32 @@ def test_tweedie_in_a_formula_summary_refit_and_pickle():
     assert "phi estimated" in model.fit().lam_source
 
 
-def test_generic_statistics_match_statsmodels_on_an_unpenalised_fit():
-    """Only C() and linear terms: the fit is the GLM; deviance, llf, scale as statsmodels."""
+@pytest.mark.parametrize(
+    "family",
+    [_tweedie(1.5), _gamma(), sm.families.Binomial(links.Probit()),
+     sm.families.Binomial(links.CLogLog()), sm.families.NegativeBinomial(alpha=0.7)],
+    ids=["tweedie-1.5", "gamma-log", "probit", "cloglog", "negbin"],
+)  # fmt: skip
+def test_generic_statistics_match_statsmodels_on_an_unpenalised_fit(family):
+    """Only C() and linear terms: the fit is the GLM; coefficients, deviance, llf, scale."""
     df = _claims()
-    off = np.log(df["expo"].to_numpy())
-    res = glm("y ~ C(g) + x1", df, family=_tweedie(1.5), offset=off).fit(lam=0.0, tol=1e-10)
+    fam = get_family(family)
+    if fam.binary:
+        df["y"] = (df["y"] > 0).astype(float)
+    elif fam.name == "gamma":
+        df = df[df["y"] > 0].reset_index(drop=True)
+    elif fam.name == "negativebinomial":
+        df["y"] = np.round(df["y"])
+    off = np.log(df["expo"].to_numpy()) if not fam.binary else None
+    res = glm("y ~ C(g) + x1", df, family=family, offset=off).fit(lam=0.0, tol=1e-10)
     X = pd.get_dummies(df["g"], drop_first=True, dtype=float).assign(x1=df["x1"])
-    ref = sm.GLM(df["y"], sm.add_constant(X), family=_tweedie(1.5), offset=off).fit(tol=1e-12)
+    ref = sm.GLM(df["y"], sm.add_constant(X), family=family, offset=off).fit(tol=1e-13)
+    assert_allclose(res.fittedvalues, ref.fittedvalues, rtol=1e-6)
     assert_allclose(res.deviance, ref.deviance, rtol=1e-8)
     assert_allclose(res.llf, ref.llf, rtol=1e-6)
-    fam = res.model.family
-    assert_allclose(fam.dispersion(res.model.y, res.fittedvalues, res.model.sample_weight,
-                                   res.df), ref.scale, rtol=1e-6)  # fmt: skip
+    m = res.model
+    scale = fam.dispersion(m.y, res.fittedvalues, m.sample_weight, res.df)
+    assert_allclose(scale if fam.estimate_dispersion else 1.0, ref.scale, rtol=1e-6)
 
 
 def test_estimator_with_a_statsmodels_family_clones_and_pickles():
@@ -447,3 +461,76 @@ def test_a_family_round_trips_through_json():
         back = family_from_dict(json.loads(json.dumps(f.to_dict())))
         assert back == f
     assert get_family(_tweedie(1.5)).to_dict()["var_power"] == 1.5
+
+
+ACCEPTED = [
+    sm.families.Gaussian(), sm.families.Binomial(), sm.families.Binomial(links.Probit()),
+    sm.families.Binomial(links.CLogLog()), sm.families.Binomial(links.LogLog()),
+    sm.families.Poisson(), _gamma(), _tweedie(1.0), _tweedie(1.5), _tweedie(2.0),
+    sm.families.NegativeBinomial(alpha=0.5),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "family", ACCEPTED, ids=lambda f: get_family(f).label + "-" + f.link.__class__.__name__
+)
+def test_generic_loss_is_half_the_statsmodels_deviance_with_its_derivatives_and_finite_tails(
+    family,
+):
+    fam = get_family(family)
+    rng = np.random.default_rng(0)
+    if fam.binary:
+        y = rng.choice([0.0, 1.0, 0.3], 60)
+    elif fam.quadratic:
+        y = rng.normal(size=60)
+    else:
+        y = rng.gamma(1.0, 2.0, 60) * (rng.random(60) < 0.7)
+        if fam.name == "gamma" or fam.label == "Tweedie(var_power=2)":
+            y += 0.1
+    eta = rng.uniform(-3, 3, 60)
+    sw = rng.uniform(0.5, 2.0, 60)
+    with np.errstate(all="ignore"):
+        ref = 0.5 * np.sum(sw * family._resid_dev(y, family.link.inverse(eta)))
+    assert_allclose(fam.loss_sum(eta, y, sw), ref, rtol=1e-10)
+    g, h = np.empty(60), np.empty(60)
+    fam.grad_hess(eta, y, sw, 1.0, g, h)
+    eps = 1e-6
+    num = (fam._half_deviance(eta + eps, y, sw) - fam._half_deviance(eta - eps, y, sw)) / (2 * eps)
+    assert_allclose(g, num, rtol=1e-5, atol=1e-7)
+    # Fisher weight: μ'(η)² / V(μ)
+    mu = family.link.inverse(eta)
+    assert_allclose(h, sw * family.link.inverse_deriv(eta) ** 2 / family.variance(mu), rtol=1e-8)
+    # the tails: no NaN, the loss +inf or finite, derivatives finite
+    far = np.array([-1000.0, -800.0, -50.0, 50.0, 800.0, 1000.0])
+    yf, sf = np.resize(y, 6), np.ones(6)
+    gf, hf = np.empty(6), np.empty(6)
+    loss = fam.grad_hess(far, yf, sf, 1.0, gf, hf)
+    assert not np.isnan(loss) and loss > 0
+    assert np.all(np.isfinite(gf)) and np.all(np.isfinite(hf)) and np.all(hf >= 0)
+    assert not np.any(np.isnan(fam._half_deviance(far, yf, sf)))
+
+
+@pytest.mark.parametrize(
+    "family",
+    ["gaussian", "binomial", "poisson", _gamma(), _tweedie(1.5),
+     sm.families.Binomial(links.Probit()), sm.families.NegativeBinomial(alpha=0.5)],
+    ids=lambda f: get_family(f).label,
+)  # fmt: skip
+def test_the_null_fit_is_statsmodels_intercept_only_glm_with_offset_and_weights(family):
+    fam = get_family(family)
+    rng = np.random.default_rng(7)
+    n = 300
+    off = rng.normal(scale=0.5, size=n)
+    sw = rng.uniform(0.2, 3.0, n)
+    mu = fam.mean(0.3 + off)
+    if fam.binary:
+        y = rng.binomial(1, mu).astype(float)
+    elif fam.quadratic:
+        y = mu + rng.normal(size=n)
+    else:
+        y = rng.gamma(2.0, mu / 2.0) * (rng.random(n) < (0.7 if fam.name == "tweedie" else 1))
+        y = np.round(y) if fam.name in ("poisson", "negativebinomial") else y
+    sm_fam = fam.to_statsmodels()
+    for o in (off, None):
+        ref = sm.GLM(y, np.ones((n, 1)), family=sm_fam, offset=o, var_weights=sw).fit(tol=1e-14)
+        assert_allclose(fam.null_intercept(y, sw, o), ref.params[0], rtol=1e-9, atol=1e-10)

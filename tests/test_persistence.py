@@ -336,3 +336,55 @@ def test_stored_json_and_pickle_describe_the_same_models(path):
     res, rspec = models["results"], doc["models"]["results"]
     assert rspec["formula"] == res.model.formula and rspec["intercept"] == res.intercept
     assert_array_equal(np.concatenate([b["levels"] for b in rspec["blocks"]]), res.coef)
+
+
+def _maker():
+    sys.path.insert(0, str(DATA))
+    try:
+        import make_stored_model as maker
+    finally:
+        sys.path.remove(str(DATA))
+    return maker
+
+
+@pytest.mark.parametrize("path", STORED, ids=[p.name for p in STORED])
+def test_stored_json_models_load_through_from_spec(path):
+    """The stored models move onto the package's one model description: a version-1
+    file (v0.1.0) is upgraded to ``to_spec()`` documents, later files hold them; either
+    way ``from_spec`` predicts what the models predicted when they were stored."""
+    from binarsity_stats import from_spec
+
+    with open(path.with_suffix(".json")) as fh:
+        doc = json.load(fh)
+    specs = _maker().upgrade_v1(doc) if doc["format_version"] == 1 else doc["models"]
+    new = pd.DataFrame({k: _column(doc["newdata"], k) if k not in ("g", "label") else v
+                        for k, v in doc["newdata"].items()})  # fmt: skip
+    expected = doc["predictions"]
+    tol = {"rtol": 1e-12, "atol": 1e-14}
+    X = new[FEATURES]
+    est = from_spec(json.dumps(specs["estimator"]))
+    assert_allclose(est.predict(X, type="link", offset=new["off"]), expected["estimator_link"],
+                    **tol)  # fmt: skip
+    assert_allclose(est.predict(X, offset=new["off"]), expected["estimator"], **tol)
+    clf = from_spec(specs["classifier"])
+    assert_allclose(clf.predict(X), expected["classifier_proba"], **tol)
+    assert_array_equal(clf.predict(X, type="class"), expected["classifier_labels"])
+    res = from_spec(specs["results"])
+    assert_allclose(res.predict(new, type="link"), expected["results_link"], **tol)
+    assert_allclose(res.predict(new), expected["results"], **tol)
+
+
+def test_this_versions_json_holds_model_descriptions_that_predict_like_the_objects():
+    from binarsity_stats import from_spec
+
+    maker = _maker()
+    train, new = maker.make_data(160, seed=2024), maker.make_data(40, seed=7)
+    models = maker.fit_models(train)
+    doc = json.loads(json.dumps(maker.to_json(models, new, maker.predictions(models, new))))
+    assert doc["format_version"] == 2
+    X = new[FEATURES]
+    est = from_spec(doc["models"]["estimator"])
+    assert_array_equal(est.predict(X, offset=new["off"]),
+                       models["estimator"].predict(X, offset=new["off"]))  # fmt: skip
+    assert_array_equal(from_spec(doc["models"]["results"]).predict(new),
+                       models["results"].predict(new))  # fmt: skip

@@ -100,6 +100,10 @@ ENTRIES = {
     "groups": {
         "glm.fit_cv": lambda v: MODEL.fit_cv(folds=2, n_lambdas=2, groups=v),
     },
+    "lams": {
+        "glm.fit_path": lambda v: MODEL.fit_path(lams=v),
+        "glm.fit_cv": lambda v: MODEL.fit_cv(folds=2, lams=v),
+    },
     "sample_weight": {
         "glm": lambda v: glm(FORMULA, FRAME, sample_weight=v),
         "BinarsityGLM": lambda v: BinarsityGLM().fit(X, Y, sample_weight=v),
@@ -139,6 +143,8 @@ BAD = {
                       _strings, np.full(N, "1.5"), np.ones(N) + 1j,
                       np.array(["2000-01-01"] * N, dtype="datetime64[D]"),
                       np.r_[1e308, np.full(N - 1, 1e-10)], np.r_[1.7e308, np.ones(N - 1)]],
+    "lams": [[], [1e-3, -1.0], [np.nan], np.array(["1e-3"]), np.array(["1e-3"], dtype=object),
+             [True, False], 0.1],
     "offset": [np.ones(N - 1), np.ones((N, 2)), np.r_[np.nan, np.zeros(N - 1)],
                np.r_[-np.inf, np.zeros(N - 1)], _strings, np.ones(N) + 1j,
                np.array(["2000-01-01"] * N, dtype="datetime64[D]")],

@@ -20,6 +20,11 @@ It writes, for the installed ``binarsity_stats.__version__`` (say 0.1.0):
   test re-implements in NumPy. It is the format to migrate from if a later version
   can no longer unpickle an old file.
 
+  Since ``FORMAT_VERSION`` 2 each model of the JSON file is the package's own model
+  description, ``to_spec()`` (``binarsity_stats._spec``), which ``from_spec()`` reads
+  back; :func:`upgrade_v1` turns the models of a version-1 file (v0.1.0) into such
+  descriptions, so the stored v0.1.0 models load through ``from_spec`` too.
+
 Never regenerate an existing file to make a failing load test pass: a failure means
 that a model saved by an earlier version no longer loads or no longer predicts the
 same, which is what the test is there to catch. Fix the loader (e.g. a
@@ -45,7 +50,7 @@ import binarsity_stats  # noqa: E402
 from binarsity_stats import Binarizer, BinarsityClassifier, BinarsityGLM, glm  # noqa: E402
 
 FORMAT = "binarsity_stats.stored_model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 FORMULA = "y ~ bin(x1, 8) + bin(x2, 5) + C(g) + z + offset(log(exposure))"
 
 
@@ -116,31 +121,6 @@ def _floats(values) -> list:
     return [float(v) for v in np.asarray(values, dtype=np.float64).ravel()]
 
 
-def _estimator_json(est) -> dict:
-    b = est.binarizer_
-    feats = []
-    for j, name in enumerate(b.feature_names_in_):
-        s, e = int(est.block_ptr_[j]), int(est.block_ptr_[j + 1])
-        feats.append(
-            {
-                "column": str(name),
-                "edges": _floats(b.edges_[j]),
-                "has_missing_level": bool(b.has_missing_level_[j]),
-                "levels": _floats(est.coef_[s:e]),
-            }
-        )
-    out = {
-        "kind": type(est).__name__,
-        "family": est.family,
-        "params": {k: v for k, v in est.get_params().items() if isinstance(v, str | int | float)},
-        "intercept": float(est.intercept_),
-        "features": feats,
-    }
-    if hasattr(est, "classes_"):
-        out["classes"] = [str(c) for c in est.classes_]
-    return out
-
-
 def _binarizer_json(b) -> dict:
     return {
         "kind": "Binarizer",
@@ -151,36 +131,54 @@ def _binarizer_json(b) -> dict:
     }
 
 
-def _results_json(res) -> dict:
-    m = res.model
-    blocks = []
-    for j, block in enumerate(m.spec.blocks):
-        s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
-        entry = {
-            "term": block.term,
-            "kind": block.kind,
-            "column": block.column,
-            "has_missing_level": bool(block.has_missing_level),
-            "levels": _floats(res.coef[s:e]),
-        }
-        if block.kind == "bin":
-            entry["edges"] = _floats(block.edges)
+def upgrade_v1(doc: dict) -> dict:
+    """The models of a ``FORMAT_VERSION`` 1 file (v0.1.0) as ``to_spec()`` descriptions.
+
+    Version 1 wrote its own layout (``features`` / ``blocks`` with ``levels`` = θ);
+    the description has one term per block with ``theta``, the family by name and
+    link, and the offset terms. Only the fields the models of that file use are read.
+    """
+    from binarsity_stats._spec import SPEC_FORMAT
+
+    links = {"gaussian": "identity", "binomial": "logit", "poisson": "log"}
+
+    def head(source, family, intercept, fit_intercept, lam, terms, response, offsets=()):
+        return {
+            "format": SPEC_FORMAT, "format_version": 1,
+            "package_version": doc["package_version"], "source": source,
+            "family": {"name": family, "link": links[family]}, "intercept": intercept,
+            "fit_intercept": fit_intercept, "lam": lam, "response": response,
+            "terms": terms, "offset": {"terms": list(offsets), "column": None},
+        }  # fmt: skip
+
+    out = {}
+    for key in ("estimator", "classifier"):
+        m = doc["models"][key]
+        terms = [
+            {"kind": "bin", "name": f["column"], "expr": f["column"], "column": f["column"],
+             "edges": f["edges"], "intervals": "right-closed",
+             "missing_level": f["has_missing_level"], "penalty": "tv", "theta": f["levels"]}
+            for f in m["features"]
+        ]  # fmt: skip
+        response = {"classes": m["classes"]} if "classes" in m else {}
+        out[key] = head(m["kind"], m["family"], m["intercept"],
+                        m["params"]["fit_intercept"], m["params"]["lam"], terms, response)  # fmt: skip
+    r = doc["models"]["results"]
+    terms = []
+    for b in r["blocks"]:
+        entry = {"name": b["term"], "expr": b["column"], "column": b["column"],
+                 "missing_level": b["has_missing_level"], "theta": b["levels"]}  # fmt: skip
+        if b["kind"] == "bin":
+            entry.update(kind="bin", edges=b["edges"], intervals="right-closed", penalty="tv")
         else:
-            entry["categories"] = [str(c) for c in block.levels]
-        blocks.append(entry)
-    return {
-        "kind": "BinarsityResults",
-        "formula": m.formula,
-        "family": m.family.name,
-        "lam": float(res.lam),
-        "intercept": float(res.intercept),
-        "blocks": blocks,
-        "dense": [
-            {"column": c, "coef": float(b)}
-            for c, b in zip(m.spec.dense_columns, res.dense_coef, strict=True)
-        ],
-        "offset": "log(exposure)",
-    }
+            entry.update(kind="categorical", levels=b["categories"], unseen="error",
+                         penalty="none")  # fmt: skip
+        terms.append(entry)
+    terms += [{"kind": "linear", "name": d["column"], "factors": [d["column"]], "coef": d["coef"]}
+              for d in r["dense"]]  # fmt: skip
+    out["results"] = head("BinarsityResults", r["family"], r["intercept"], True, r["lam"],
+                          terms, {"name": r["formula"].split("~")[0].strip()}, [r["offset"]])  # fmt: skip
+    return out
 
 
 def _frame_json(df: pd.DataFrame) -> dict:
@@ -200,10 +198,10 @@ def to_json(models: dict, new: pd.DataFrame, preds: dict) -> dict:
         "format_version": FORMAT_VERSION,
         "package_version": binarsity_stats.__version__,
         "models": {
-            "estimator": _estimator_json(models["estimator"]),
-            "classifier": _estimator_json(models["classifier"]),
+            "estimator": models["estimator"].to_spec(),
+            "classifier": models["classifier"].to_spec(),
             "binarizer": _binarizer_json(models["binarizer"]),
-            "results": _results_json(models["results"]),
+            "results": models["results"].to_spec(),
         },
         "newdata": _frame_json(new),
         "predictions": {
