@@ -30,10 +30,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._base import fitted_snapshot, inconsistent, not_fitted, publish_fitted
 from ._binning import assign_codes, assign_codes_2d, compact_column
 from ._validation import as_real_array, check_n_bins, check_sample_weight, code_dtype
 
-__all__ = ["Binarizer"]
+__all__ = ["Binarizer", "BinarizerCore"]  # noqa: F822 - Binarizer: built on first use
 
 #: Largest number of levels (chain bins + missing level) that uint16 codes can hold.
 MAX_LEVELS = 65536
@@ -47,8 +48,41 @@ _MISSING = ("error", "separate")
 # =====================================================================================
 
 
-class Binarizer:
+def __getattr__(name: str) -> Any:
+    # PEP 562: the scikit-learn transformer is built on first use, so that the formula
+    # layer (which uses BinarizerCore) never imports scikit-learn
+    if name == "Binarizer":
+        cls = _make_binarizer()
+        globals()["Binarizer"] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _make_binarizer() -> type:
+    from ._base import BaseEstimator, TransformerMixin
+
+    class Binarizer(BinarizerCore, TransformerMixin, BaseEstimator):
+        __doc__ = BinarizerCore.__doc__
+
+        def __sklearn_tags__(self):
+            tags = super().__sklearn_tags__()
+            tags.input_tags.allow_nan = self.missing == "separate"
+            # the output is integer codes (uint8/uint16), whatever the input dtype
+            tags.transformer_tags.preserves_dtype = []
+            return tags
+
+    # pickles name the class binarsity_stats._binarizer.Binarizer (found through
+    # this module's __getattr__), as they did when it was defined at module level
+    Binarizer.__qualname__ = "Binarizer"
+    Binarizer.__module__ = __name__
+    return Binarizer
+
+
+class BinarizerCore:
     """Cut each continuous feature into ordered bins and return integer bin codes.
+
+    A scikit-learn transformer (``get_params``/``set_params``, ``clone``, ``Pipeline``,
+    ``get_feature_names_out``) when scikit-learn is installed; it is not needed to run.
 
     Parameters
     ----------
@@ -162,13 +196,15 @@ class Binarizer:
         self.missing = missing
 
     # -- public API -------------------------------------------------------------------
-    def fit(self, X: Any, sample_weight: Any = None) -> Binarizer:
+    def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> BinarizerCore:
         """Learn the cut points of every feature.
 
         Parameters
         ----------
         X : DataFrame or array-like of shape (n_samples, n_features)
             Numeric training features.
+        y : None
+            Ignored (scikit-learn's transformer signature).
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative row weights s_i; quantiles are those of the weighted
             distribution and ``bin_counts_`` are weighted.
@@ -181,13 +217,15 @@ class Binarizer:
         self._fit(X, sample_weight)
         return self
 
-    def fit_transform(self, X: Any, sample_weight: Any = None) -> np.ndarray:
+    def fit_transform(self, X: Any, y: Any = None, sample_weight: Any = None) -> np.ndarray:
         """Fit on X and return its codes.
 
         Parameters
         ----------
         X : DataFrame or array-like of shape (n_samples, n_features)
             Numeric training features.
+        y : None
+            Ignored (scikit-learn's transformer signature).
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative row weights.
 
@@ -196,8 +234,8 @@ class Binarizer:
         ndarray of uint8 or uint16, shape (n_samples, n_features)
             The codes (a transposed view of the solver layout, see ``transform``).
         """
-        cols = self._fit(X, sample_weight)
-        return self._code_all(cols).T
+        cols, state = self._fit(X, sample_weight)
+        return _code_all(cols, state).T
 
     def transform(self, X: Any) -> np.ndarray:
         """Bin codes of X in the sample-major shape.
@@ -232,11 +270,41 @@ class Binarizer:
             the codes, plus one converted column (or block of rows) when X is not
             float32/float64.
         """
-        self._check_fitted()
-        return self._code_all(self._columns_for_transform(X))
+        state = self._fitted_state()
+        return _code_all(_columns_for_transform(X, state), state)
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Names of the output columns: one code column per input feature.
+
+        Parameters
+        ----------
+        input_features : array-like of str, optional
+            Input feature names. Default: ``feature_names_in_`` when fitted on a
+            DataFrame, else ``x0``, ``x1``, …; when given they must match those.
+
+        Returns
+        -------
+        ndarray of object, shape (n_features_in_,)
+            The output column names (the input names: a code replaces its feature).
+        """
+        state = self._fitted_state()
+        names = state.names
+        if input_features is None:
+            if names is not None:
+                return np.asarray(names, dtype=object)
+            return np.asarray([f"x{j}" for j in range(state.p)], dtype=object)
+        given = np.asarray(input_features, dtype=object)
+        if given.ndim != 1 or len(given) != state.p:
+            raise ValueError(
+                f"input_features should have length equal to the number of features "
+                f"({state.p}), got {given.shape[0] if given.ndim == 1 else given.shape}"
+            )
+        if names is not None and not np.array_equal(given, np.asarray(names, dtype=object)):
+            raise ValueError("input_features is not equal to feature_names_in_")
+        return given
 
     # -- fitting ----------------------------------------------------------------------
-    def _fit(self, X: Any, sample_weight: Any) -> _Columns:
+    def _fit(self, X: Any, sample_weight: Any) -> tuple[_Columns, _State]:
         method = _check_choice(self.method, "method", _METHODS)
         missing = _check_choice(self.missing, "missing", _MISSING)
         cols = _as_columns(X)
@@ -256,67 +324,128 @@ class Binarizer:
             edges.append(e)
             counts.append(np.append(c, nan_count) if any_nan else c)
 
-        self.edges_ = edges
-        self.has_missing_level_ = has_nan
-        self.n_bins_ = np.array(
-            [len(e) + 1 + m for e, m in zip(edges, has_nan, strict=True)], np.int64
+        n_bins_ = np.array([len(e) + 1 + m for e, m in zip(edges, has_nan, strict=True)], np.int64)
+        # published in one assignment: a transform racing this fit in another thread
+        # codes with the old cut points or the new ones, never a mix
+        publish_fitted(
+            self,
+            {
+                "edges_": edges,
+                "has_missing_level_": has_nan,
+                "n_bins_": n_bins_,
+                "bin_counts_": counts,
+                "n_features_in_": p,
+                "feature_names_in_": cols.names,
+            },
         )
-        self.bin_counts_ = counts
-        self.n_features_in_ = p
-        self.feature_names_in_ = cols.names
-        return cols
+        return cols, _State(edges, has_nan, n_bins_, p, cols.names)
 
-    # -- coding -----------------------------------------------------------------------
-    def _code_all(self, cols: _Columns) -> np.ndarray:
-        """Codes of every column of ``cols`` in the (n_features, n_samples) layout."""
-        n, p = cols.n_samples, cols.n_features
-        out = np.empty((p, n), dtype=code_dtype(int(self.n_bins_.max())))
-        if cols.matrix is None and cols.rows is None:  # DataFrame: column by column
-            for j in range(p):
-                self._code_column(cols.get(j), j, out[j], cols.label(j))
-            return out
-        # All cut points in one array, feature j's at edges[edge_ptr[j]:edge_ptr[j+1]].
-        sizes = [len(e) for e in self.edges_]
-        edge_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
-        edges = np.concatenate(self.edges_) if edge_ptr[-1] else np.empty(0)
-        missing = np.where(self.has_missing_level_, np.add(sizes, 1), -1).astype(np.intp)
-        if cols.matrix is not None:  # float32/64: one kernel call, X read once
-            blocks = [(0, n, cols.matrix)]
-        else:  # other numbers: converted to float64 a block of rows at a time
-            step = max(1, 2**20 // (8 * p))
-            blocks = ((i0, min(i0 + step, n), None) for i0 in range(0, n, step))
-        for i0, i1, block in blocks:
-            block = cols.rows(i0, i1) if block is None else block
-            bad, j = assign_codes_2d(block, edges, edge_ptr, missing, out[:, i0:i1])
-            if bad >= 0:
-                _raise_bad_value(block[bad, j], cols.label(j), i0 + bad, fitted=True)
-        return out
+    # -- fitted state -----------------------------------------------------------------
+    def _fitted_state(self) -> _State:
+        """One validated snapshot of the fitted state (what coding reads, and only that).
 
-    def _code_column(self, x: np.ndarray, j: int, out: np.ndarray, label: str) -> None:
-        _, bad = bin_codes(x, self.edges_[j], bool(self.has_missing_level_[j]), out)
-        if bad >= 0:
-            _raise_bad_value(x[bad], label, bad, fitted=True)
+        Coding writes each code into a uint8/uint16 array sized by ``n_bins_`` and the
+        estimators gather ``coef_`` with it, so the cut points, the missing levels and
+        ``n_bins_`` must agree: a modified or foreign pickle raises here instead.
+        """
+        return _State.of(fitted_snapshot(self))
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "edges_"):
-            try:
-                from sklearn.exceptions import NotFittedError
-            except ImportError:  # pragma: no cover
-                NotFittedError = AttributeError  # noqa: N806
-            raise NotFittedError("This Binarizer instance is not fitted yet; call 'fit' first.")
+        self._fitted_state()
 
-    def _columns_for_transform(self, X: Any) -> _Columns:
-        names = self.feature_names_in_
-        if isinstance(X, pd.DataFrame) and names is not None:
-            cols = _as_columns(X, select=names)
-        else:
-            cols = _as_columns(X)
-        if cols.n_features != self.n_features_in_:
-            raise ValueError(
-                f"X has {cols.n_features} features, but the Binarizer was fitted with "
-                f"{self.n_features_in_} features."
+
+class _State:
+    """The fitted state of a ``Binarizer``, validated (see ``Binarizer._fitted_state``)."""
+
+    __slots__ = ("edges", "has_missing", "n_bins", "p", "names")
+
+    def __init__(self, edges, has_missing, n_bins, p, names) -> None:
+        self.edges, self.has_missing, self.n_bins = edges, has_missing, n_bins
+        self.p, self.names = p, names
+
+    @classmethod
+    def of(cls, attrs: dict[str, Any]) -> _State:
+        if "edges_" not in attrs:
+            raise not_fitted("Binarizer")
+        p = attrs.get("n_features_in_")
+        if isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 1:
+            raise inconsistent(f"n_features_in_ is {p!r}")
+        p = int(p)
+        raw = attrs["edges_"]
+        if not isinstance(raw, list | tuple) or len(raw) != p:
+            raise inconsistent(f"edges_ is not a list of {p} arrays of cut points")
+        edges = []
+        for j, e in enumerate(raw):
+            e = np.asarray(e)
+            if e.ndim != 1 or e.dtype.kind not in "iuf":
+                raise inconsistent(f"edges_[{j}] is not a 1-D array of numbers")
+            e = np.ascontiguousarray(e, dtype=np.float64)
+            if not np.all(np.isfinite(e)) or np.any(e[1:] <= e[:-1]):
+                raise inconsistent(f"edges_[{j}] is not finite and strictly increasing")
+            edges.append(e)
+        has_missing = np.asarray(attrs.get("has_missing_level_"))
+        if has_missing.shape != (p,) or has_missing.dtype.kind != "b":
+            raise inconsistent(f"has_missing_level_ is not {p} booleans")
+        n_bins = np.asarray(attrs.get("n_bins_"))
+        expect = np.array([len(e) + 1 for e in edges], dtype=np.int64) + has_missing
+        if n_bins.shape != (p,) or n_bins.dtype.kind not in "iu" or np.any(n_bins != expect):
+            raise inconsistent(
+                "n_bins_ does not match the cut points (len(edges_[j]) + 1, plus the missing level)"
             )
-        return cols
+        if int(expect.max()) > MAX_LEVELS:
+            raise inconsistent(f"a feature has more than {MAX_LEVELS} levels")
+        names = attrs.get("feature_names_in_")
+        if names is not None and len(names) != p:
+            raise inconsistent(f"feature_names_in_ does not have {p} names")
+        return cls(edges, has_missing.copy(), expect, p, names)
+
+
+def _columns_for_transform(X: Any, state: _State) -> _Columns:
+    names = state.names
+    if isinstance(X, pd.DataFrame) and names is not None:
+        cols = _as_columns(X, select=names)
+    else:
+        cols = _as_columns(X)
+    if cols.n_features != state.p:
+        raise ValueError(
+            f"X has {cols.n_features} features, but Binarizer is expecting {state.p} "
+            "features as input."
+        )
+    return cols
+
+
+def _code_all(cols: _Columns, state: _State) -> np.ndarray:
+    """Codes of every column of ``cols`` in the (n_features, n_samples) layout.
+
+    Every code is below ``state.n_bins[j]`` by construction (a binary search over
+    ``len(edges) = n_bins - 1 - has_missing`` cut points, or the missing code
+    ``n_bins - 1``), and the output dtype holds ``max(n_bins)`` levels.
+    """
+    n, p = cols.n_samples, cols.n_features
+    out = np.empty((p, n), dtype=code_dtype(int(state.n_bins.max())))
+    if cols.matrix is None and cols.rows is None:  # DataFrame: column by column
+        for j in range(p):
+            x = cols.get(j)
+            _, bad = bin_codes(x, state.edges[j], bool(state.has_missing[j]), out[j])
+            if bad >= 0:
+                _raise_bad_value(x[bad], cols.label(j), bad, fitted=True)
+        return out
+    # All cut points in one array, feature j's at edges[edge_ptr[j]:edge_ptr[j+1]].
+    sizes = [len(e) for e in state.edges]
+    edge_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+    edges = np.concatenate(state.edges) if edge_ptr[-1] else np.empty(0)
+    missing = np.where(state.has_missing, np.add(sizes, 1), -1).astype(np.intp)
+    if cols.matrix is not None:  # float32/64: one kernel call, X read once
+        blocks = [(0, n, cols.matrix)]
+    else:  # other numbers: converted to float64 a block of rows at a time
+        step = max(1, 2**20 // (8 * p))
+        blocks = ((i0, min(i0 + step, n), None) for i0 in range(0, n, step))
+    for i0, i1, block in blocks:
+        block = cols.rows(i0, i1) if block is None else block
+        bad, j = assign_codes_2d(block, edges, edge_ptr, missing, out[:, i0:i1])
+        if bad >= 0:
+            _raise_bad_value(block[bad, j], cols.label(j), i0 + bad, fitted=True)
+    return out
 
 
 def bin_codes(
@@ -454,8 +583,13 @@ def _as_columns(X: Any, select: np.ndarray | None = None) -> _Columns:
         return _frame_columns(X, select)
     if isinstance(X, pd.Series) or getattr(X, "ndim", 2) == 1:
         raise ValueError(
-            "X must be 2-D (n_samples, n_features), got a 1-D input; use "
+            "X must be 2-D (n_samples, n_features), got a 1-D input. Reshape your data: "
             "X.reshape(-1, 1) (or a one-column DataFrame) for a single feature."
+        )
+    if _is_sparse(X):
+        raise TypeError(
+            "Sparse input is not supported: the binarizer needs the raw numeric "
+            "features; pass a dense array (X.toarray())."
         )
     arr = X if isinstance(X, np.ndarray) else np.asarray(X)
     if arr.dtype.kind in "US" and not isinstance(X, np.ndarray):
@@ -464,7 +598,7 @@ def _as_columns(X: Any, select: np.ndarray | None = None) -> _Columns:
         raise ValueError(f"X must be 2-D (n_samples, n_features), got {arr.ndim}-D.")
     n, p = arr.shape
     if p == 0:
-        raise ValueError("X has no features (0 columns).")
+        raise ValueError(_NO_FEATURES.format(shape=arr.shape))
     kind = arr.dtype.kind
 
     def label(j: int) -> str:
@@ -475,7 +609,12 @@ def _as_columns(X: Any, select: np.ndarray | None = None) -> _Columns:
             f"{label(0)} has dtype {arr.dtype}: datetimes/timedeltas are not numbers; "
             "convert them first (e.g. to days since a reference date)."
         )
-    if kind == "c" or kind in "USV":
+    if kind == "c":
+        raise ValueError(
+            f"Complex data not supported: {label(0)} has dtype {arr.dtype}; the binarizer "
+            "takes real numbers."
+        )
+    if kind in "USV":
         raise TypeError(
             f"{label(0)} has non-numeric dtype {arr.dtype}; the binarizer takes real numbers."
         )
@@ -494,6 +633,17 @@ def _as_columns(X: Any, select: np.ndarray | None = None) -> _Columns:
         label,
         rows=lambda i0, i1: arr[i0:i1].astype(np.float64),
     )
+
+
+_NO_FEATURES = "Found array with 0 feature(s) (shape={shape}) while a minimum of 1 is required."
+
+
+def _is_sparse(X: Any) -> bool:
+    try:
+        import scipy.sparse as sp
+    except ImportError:  # pragma: no cover
+        return False
+    return sp.issparse(X)
 
 
 def _frame_columns(X: pd.DataFrame, select: np.ndarray | None) -> _Columns:
@@ -519,7 +669,7 @@ def _frame_columns(X: pd.DataFrame, select: np.ndarray | None) -> _Columns:
         positions = np.asarray(positions, dtype=np.intp)
         names = np.asarray(select, dtype=object)
     if len(positions) == 0:
-        raise ValueError("X has no features (0 columns).")
+        raise ValueError(_NO_FEATURES.format(shape=X.shape))
 
     def label(j: int) -> str:
         return f"column {names[j]!r}"

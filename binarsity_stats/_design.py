@@ -23,26 +23,15 @@ import numpy as np
 
 from . import _histogram
 from ._blocks import as_kinds
-from ._validation import check_offset, check_sample_weight, code_dtype, normalized_weights
+from ._validation import (
+    check_block_ptr,
+    check_codes,
+    check_offset,
+    check_sample_weight,
+    normalized_weights,
+)
 
-__all__ = ["BinnedDesign", "as_codes"]
-
-
-def as_codes(codes) -> np.ndarray:
-    """Codes as a C-contiguous (p, n) uint8/uint16 array, or a clear error."""
-    codes = np.asarray(codes)
-    if codes.ndim != 2:
-        raise ValueError(f"codes must be 2-D (n_blocks, n_samples); got shape {codes.shape}.")
-    if codes.dtype not in (np.uint8, np.uint16):
-        if codes.dtype.kind not in "biuf":
-            raise TypeError(f"codes must be integers; got dtype {codes.dtype}.")
-        if codes.dtype.kind == "f" and codes.size:
-            if not np.all(np.isfinite(codes)) or np.any(codes != np.round(codes)):
-                raise ValueError("codes must be whole numbers (no NaN or fractions).")
-        if codes.size and (codes.min() < 0 or codes.max() > np.iinfo(np.uint16).max):
-            raise ValueError("codes must be integers in [0, 65535].")
-        codes = codes.astype(code_dtype(int(codes.max()) + 1 if codes.size else 1))
-    return np.ascontiguousarray(codes)
+__all__ = ["BinnedDesign"]
 
 
 class BinnedDesign:
@@ -89,22 +78,13 @@ class BinnedDesign:
         offset=None,
         sample_weight=None,
     ) -> None:
-        codes = as_codes(codes)
+        # every index a kernel uses is checked here (codes < block size, offsets)
+        codes = np.asarray(codes)
+        if codes.ndim != 2:
+            raise ValueError(f"codes must be 2-D (n_blocks, n_samples); got shape {codes.shape}.")
+        block_ptr = check_block_ptr(block_ptr, n_blocks=codes.shape[0])
+        codes = check_codes(codes, block_ptr)
         p, n = codes.shape
-        block_ptr = np.ascontiguousarray(block_ptr, dtype=np.intp)
-        if block_ptr.shape != (p + 1,) or block_ptr[0] != 0:
-            raise ValueError(f"block_ptr must have length n_blocks + 1 = {p + 1} and start at 0.")
-        sizes = np.diff(block_ptr)
-        if np.any(sizes < 1):
-            raise ValueError("block_ptr must be strictly increasing (every block has a level).")
-        if p and n:
-            top = codes.max(axis=1)
-            bad = np.flatnonzero(top >= sizes)
-            if bad.size:
-                j = int(bad[0])
-                raise ValueError(
-                    f"codes of block {j} reach {int(top[j])} but the block has {sizes[j]} levels."
-                )
         # the row arrays' messages name y: the engine's entries validate y's length first
         sw = None if n == 0 else check_sample_weight(sample_weight, n, rows_of="y")
         offset = check_offset(offset, n, rows_of="y")
@@ -174,6 +154,32 @@ class BinnedDesign:
         self = cls.__new__(cls)
         self._set(codes, block_ptr, kinds, dense, offset, sw, unit=unit)
         return self
+
+    @classmethod
+    def checked(cls, codes, block_ptr, *, kinds=None, dense=None, offset=None) -> BinnedDesign:
+        """A design of codes and offsets that the caller has already validated.
+
+        For prediction: ``codes`` from ``_validation.check_codes`` against ``block_ptr``,
+        a finite offset and dense columns of the right length. Nothing is checked again.
+
+        Parameters
+        ----------
+        codes : ndarray of shape (p, n), uint8 or uint16, C-contiguous
+            Checked codes.
+        block_ptr : ndarray of shape (p + 1,), intp
+            Checked block offsets.
+        kinds : sequence of str, optional
+            Block kinds.
+        dense : ndarray of shape (n, q), optional
+            Dense columns.
+        offset : ndarray of shape (n,), optional
+            Offset.
+
+        Returns
+        -------
+        BinnedDesign
+        """
+        return cls._trusted(codes, block_ptr, kinds, dense, offset, None)
 
     @property
     def _user_weight(self):

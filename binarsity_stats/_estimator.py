@@ -4,72 +4,65 @@ They bin the raw features (``Binarizer``), compute the penalty weights and call 
 engine (``_solvers.solve``). scikit-learn is not a run-time dependency: when it is
 installed the estimators derive from its base classes (and so work in ``Pipeline``,
 ``GridSearchCV``, ``clone``); otherwise a minimal ``get_params``/``set_params`` base
-stands in.
+stands in (``_base``).
+
+Fitted state is published in one assignment at the end of ``fit`` and every prediction
+reads one snapshot of it, validated before any kernel runs (``_fitted``): a ``predict``
+racing a ``fit`` in another thread uses the old model or the new one, and a modified or
+foreign pickle raises a clear error instead of reading out of bounds.
 """
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from dataclasses import replace
+from numbers import Real
 from typing import Any
 
 import numpy as np
 
-from ._binarizer import Binarizer
+from ._base import (
+    BaseEstimator,
+    ClassifierMixin,
+    NotFittedError,
+    fitted_snapshot,
+    inconsistent,
+    publish_fitted,
+)
+from ._base import DataConversionWarning as _DataConversionWarning
+from ._binarizer import Binarizer, BinarizerCore
 from ._design import BinnedDesign
 from ._families import get_family
+from ._penalty import lambda_theory, theory_nobs
 from ._penalty import penalty_weights as _penalty_weights
 from ._solvers import SOLVERS, Prepared, Solution
 from ._validation import (
     as_real_array,
+    check_block_ptr,
     check_bool,
+    check_codes,
     check_lam,
     check_max_iter,
     check_offset,
     check_sample_weight,
     check_tol,
+    check_weights_kind,
     is_missing,
     normalized_weights,
 )
 
 __all__ = ["BinarsityGLM", "BinarsityClassifier"]
 
-try:  # pragma: no cover - exercised when scikit-learn is installed (tests)
-    from sklearn.base import BaseEstimator, ClassifierMixin
-    from sklearn.exceptions import DataConversionWarning as _DataConversionWarning
-except ImportError:  # pragma: no cover
-
-    class BaseEstimator:  # type: ignore[no-redef]
-        """Minimal stand-in for ``sklearn.base.BaseEstimator``."""
-
-        @classmethod
-        def _get_param_names(cls):
-            sig = inspect.signature(cls.__init__)
-            return sorted(p for p in sig.parameters if p != "self")
-
-        def get_params(self, deep=True):
-            """Constructor parameters of the estimator."""
-            return {k: getattr(self, k) for k in self._get_param_names()}
-
-        def set_params(self, **params):
-            """Set constructor parameters; returns self."""
-            for k, v in params.items():
-                if k not in self._get_param_names():
-                    raise ValueError(f"Invalid parameter {k!r} for {type(self).__name__}.")
-                setattr(self, k, v)
-            return self
-
-    _DataConversionWarning = UserWarning
-
-    class ClassifierMixin:  # type: ignore[no-redef]
-        """Stand-in for ``sklearn.base.ClassifierMixin``."""
-
 
 def _check_params(est) -> None:
     """Validate constructor arguments at fit time (never mutate them)."""
     get_family(est.family)
-    check_lam(est.lam)
+    if isinstance(est.lam, str):
+        if est.lam != "theory":
+            raise TypeError(f"lam must be a non-negative number or 'theory'; got {est.lam!r}.")
+    else:
+        check_lam(est.lam)
+    check_weights_kind(getattr(est, "weights_kind", "analytic"))
     if est.solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}; got {est.solver!r}.")
     check_tol(est.tol)
@@ -164,8 +157,10 @@ class BinarsityGLM(BaseEstimator):
         statsmodels family instance with a link whose loss is convex, e.g.
         ``sm.families.Tweedie(var_power=1.5, link=sm.families.links.Log())`` (the loss
         is then half the unit deviance; see ``_families``).
-    lam : float, default=1e-3
-        The penalty strength λ ≥ 0.
+    lam : float or "theory", default=1e-3
+        The penalty strength λ ≥ 0, or ``"theory"`` for the paper's Theorem 1 scale
+        sqrt(2 U φ (A + log d) / n) (as ``glm().fit(lam="theory")``; φ estimated from a
+        first fit and the model refitted once for the gaussian).
     n_bins : int or sequence of int, default=50
         Number of bins per feature (fewer when a feature has fewer distinct values).
     penalty_weights : {"theory", "uniform"} or array of shape (d,), default="theory"
@@ -182,6 +177,10 @@ class BinarsityGLM(BaseEstimator):
         Whether to fit an intercept.
     missing : {"error", "separate"}, default="error"
         NaN in a feature raises, or gets its own level outside the TV chain.
+    weights_kind : {"analytic", "freq"}, default="analytic"
+        What ``sample_weight`` means for ``lam="theory"``: analytic (precision) weights
+        give n = Kish's effective number (Σ s)² / Σ s², frequency weights n = Σ s (the
+        n of the repeated rows). The fit at a given λ does not depend on it.
 
     Attributes
     ----------
@@ -193,6 +192,8 @@ class BinarsityGLM(BaseEstimator):
         Offsets of each feature's levels in ``coef_``.
     intercept_ : float
         β0.
+    lam_ : float
+        The λ fitted (the value of ``lam="theory"``).
     penalty_weights_ : ndarray of shape (d,)
         ω used (0 at each block start).
     bin_counts_ : ndarray of shape (d,)
@@ -211,6 +212,9 @@ class BinarsityGLM(BaseEstimator):
         Column names, when ``X`` was a DataFrame with string column names.
     """
 
+    #: estimators pickled before ``weights_kind`` existed read as the default
+    weights_kind: str = "analytic"
+
     def __init__(
         self,
         family: Any = "gaussian",
@@ -222,6 +226,7 @@ class BinarsityGLM(BaseEstimator):
         max_iter: int = 1000,
         fit_intercept: bool = True,
         missing: str = "error",
+        weights_kind: str = "analytic",
     ):
         self.family = family
         self.lam = lam
@@ -232,6 +237,7 @@ class BinarsityGLM(BaseEstimator):
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
         self.missing = missing
+        self.weights_kind = weights_kind
 
     # -- fitting ----------------------------------------------------------------------
     def _prepare_y(self, y, n):
@@ -251,7 +257,7 @@ class BinarsityGLM(BaseEstimator):
                 ) from None
         if y.shape[0] != n:
             raise ValueError(f"y has {y.shape[0]} rows but X has {n}.")
-        return y.astype(np.float64)
+        return y.astype(np.float64), {}
 
     def fit(self, X, y, sample_weight=None, offset=None) -> BinarsityGLM:
         """Bin the features and fit the penalised GLM.
@@ -275,65 +281,133 @@ class BinarsityGLM(BaseEstimator):
         _check_params(self)
         family = get_family(self.family)
         X, n = _validate_X(X)
-        y = self._prepare_y(y, n)
+        y, extra = self._prepare_y(y, n)
         family.validate_y(y)  # 0/1 for binomial: no proportions here, unlike glm()
         sw = check_sample_weight(sample_weight, n)
         off = check_offset(offset, n)
         binarizer = Binarizer(n_bins=self.n_bins, missing=self.missing)
         # fit_transform codes the columns it has just read; .T is the (p, n) solver layout
         codes = binarizer.fit_transform(X, sample_weight=sw).T
-        self._fit_codes(codes, binarizer, y, family, sw, off)
+        self._fit_codes(codes, binarizer, y, family, sw, off, extra=extra)
         return self
 
-    def _fit_codes(self, codes, binarizer, y, family, sw, off, warm_start=None):
+    def _fit_codes(self, codes, binarizer, y, family, sw, off, warm_start=None, extra=None):
         sizes = np.asarray(binarizer.n_bins_, dtype=np.intp)
         block_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
         # every binned feature is a TV chain (a missing level sits outside it)
         design = BinnedDesign(
             codes, block_ptr, kinds=("tv",) * len(sizes), offset=off, sample_weight=sw
         )
+        # on the normalised weights (their total cannot overflow): ω depends on shares only
+        unit, scale, counts = design.unit_weight, design.weight_scale, design.counts
         chain = sizes - np.asarray(binarizer.has_missing_level_, dtype=np.intp)
-        # counts on the normalised weights (their total cannot overflow): ω uses shares only
-        weights = _penalty_weights(self.penalty_weights, design.counts, block_ptr, chain)
-        sol: Solution = Prepared.from_design(
+        weights = _penalty_weights(self.penalty_weights, counts, block_ptr, chain)
+        prepared = Prepared.from_design(
             design, y, family=family, penalty_weights=weights, fit_intercept=self.fit_intercept
-        ).solve(
-            float(self.lam),
-            solver=self.solver,
-            tol=float(self.tol),
-            max_iter=int(self.max_iter),
-            warm_start=warm_start,
         )
-        self.binarizer_ = binarizer
-        self.coef_ = sol.coef
-        self.intercept_ = sol.intercept
-        self.block_ptr_ = block_ptr
-        self.penalty_weights_ = weights
-        self.bin_counts_ = sol.bin_counts
-        self.n_iter_ = sol.n_sweeps
-        self.converged_ = sol.converged
-        self.kkt_violation_ = sol.kkt_violation
-        self.objective_ = sol.objective
-        # without the (n,) linear predictor: a pickled model must not grow with the data
-        self.solution_ = replace(sol, eta=None)
-        self.n_features_in_ = binarizer.n_features_in_
+
+        def fit_at(lam, start):
+            return prepared.solve(
+                lam, solver=self.solver, tol=float(self.tol), max_iter=int(self.max_iter),
+                warm_start=start,
+            )  # fmt: skip
+
+        if isinstance(self.lam, str):  # "theory", as glm().fit(lam="theory")
+            kind = getattr(self, "weights_kind", "analytic") if sw is not None else "analytic"
+            nobs = theory_nobs(unit, kind, scale)
+            d, fi = int(block_ptr[-1]), bool(self.fit_intercept)
+            lam = lambda_theory(family, y, unit, off, d, nobs, fit_intercept=fi)
+            sol: Solution = fit_at(lam, warm_start)
+            if family.estimate_dispersion:
+                # φ from the first fit's Pearson χ² on its df, then one refit
+                dof = int(fi)
+                for j in range(len(sizes)):
+                    s0 = int(block_ptr[j])
+                    dof += int(np.sum(np.diff(sol.coef[s0 : s0 + int(chain[j])]) != 0))
+                    if sizes[j] > chain[j] and counts[int(block_ptr[j + 1]) - 1] > 0:
+                        dof += 1  # a populated missing level
+                phi = family.dispersion(y, family.mean(sol.eta), unit, dof, nobs=nobs)
+                lam = lambda_theory(family, y, unit, off, d, nobs, fit_intercept=fi, phi=phi)
+                sol = fit_at(lam, sol)
+        else:
+            lam = float(self.lam)
+            sol = fit_at(lam, warm_start)
+        state = dict(extra or {})
+        state.update(
+            binarizer_=binarizer,
+            coef_=sol.coef,
+            intercept_=sol.intercept,
+            lam_=float(lam),
+            block_ptr_=block_ptr,
+            penalty_weights_=weights,
+            bin_counts_=sol.bin_counts,
+            n_iter_=sol.n_sweeps,
+            converged_=sol.converged,
+            kkt_violation_=sol.kkt_violation,
+            objective_=sol.objective,
+            # without the (n,) linear predictor: a pickle must not grow with the data
+            solution_=replace(sol, eta=None),
+            n_features_in_=binarizer.n_features_in_,
+        )
         names = getattr(binarizer, "feature_names_in_", None)
         if names is not None:
-            self.feature_names_in_ = np.asarray(names, dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
+            state["feature_names_in_"] = np.asarray(names, dtype=object)
+        # one assignment: the previous fit's attributes (feature_names_in_ included)
+        # are replaced as a whole, never attribute by attribute
+        publish_fitted(self, state)
         return self
 
     # -- prediction -------------------------------------------------------------------
     def _check_fitted(self):
-        if not hasattr(self, "coef_"):
-            try:
-                from sklearn.exceptions import NotFittedError
-            except ImportError:  # pragma: no cover
-                NotFittedError = AttributeError  # noqa: N806
+        if "coef_" not in vars(self):
             raise NotFittedError(
                 f"This {type(self).__name__} instance is not fitted yet; call 'fit' first."
             )
+
+    def _fitted(self) -> dict:
+        """One snapshot of the fitted state, checked for consistency before any kernel.
+
+        ``coef_``, ``intercept_``, ``block_ptr_`` and ``binarizer_`` are read once (the
+        state of one ``fit``, see ``publish_fitted``; a value set by hand is taken too)
+        and must agree: ``block_ptr_`` valid offsets with ``block_ptr_[-1] ==
+        len(coef_)``, one block per feature whose size is the binarizer's ``n_bins_``,
+        finite coefficients. Returns the snapshot with ``coef_`` and ``block_ptr_`` as
+        private contiguous arrays and the binarizer's validated state under ``"_bins"``.
+        """
+        self._check_fitted()
+        st = fitted_snapshot(self)
+        binarizer = st.get("binarizer_")
+        if not isinstance(binarizer, BinarizerCore):
+            raise inconsistent("binarizer_ is not a fitted Binarizer")
+        try:
+            bins = binarizer._fitted_state()
+        except NotFittedError:
+            raise inconsistent("binarizer_ is not fitted") from None
+        coef = np.asarray(st["coef_"])
+        if coef.ndim != 1 or coef.dtype.kind not in "iuf":
+            raise inconsistent(f"coef_ is not a 1-D array of numbers (shape {coef.shape})")
+        coef = np.array(coef, dtype=np.float64, order="C", copy=True)
+        if not np.all(np.isfinite(coef)):
+            raise inconsistent("coef_ holds NaN or infinite values")
+        try:
+            ptr = check_block_ptr(st.get("block_ptr_"), n_blocks=bins.p, name="block_ptr_")
+        except (TypeError, ValueError) as exc:
+            raise inconsistent(str(exc)) from None
+        if ptr[-1] != coef.shape[0]:
+            raise inconsistent(f"len(coef_) = {coef.shape[0]} but block_ptr_[-1] = {ptr[-1]}")
+        sizes = np.diff(ptr)
+        if np.any(sizes != bins.n_bins):
+            raise inconsistent(
+                f"the block sizes {sizes.tolist()} differ from the binarizer's n_bins_ "
+                f"{bins.n_bins.tolist()}"
+            )
+        b0 = st.get("intercept_")
+        if isinstance(b0, bool) or not isinstance(b0, Real) or not np.isfinite(b0):
+            raise inconsistent(f"intercept_ is {b0!r}, not a finite number")
+        st.update(
+            coef_=coef, block_ptr_=ptr, intercept_=float(b0), _bins=bins, _name=type(self).__name__
+        )
+        return st
 
     def decision_function(self, X, offset=None) -> np.ndarray:
         """Linear predictor η = offset + β0 + Σ_j θ_j[code_ij].
@@ -350,20 +424,30 @@ class BinarsityGLM(BaseEstimator):
         ndarray of shape (n_samples,)
             The linear predictor of each row.
         """
-        self._check_fitted()
+        return self._eta(self._fitted(), X, offset)
+
+    @staticmethod
+    def _eta(st: dict, X, offset) -> np.ndarray:
+        """η on the validated snapshot ``st`` (see ``_fitted``)."""
+        from ._binarizer import _code_all, _columns_for_transform
 
         X, _ = _validate_X(X, allow_empty=True)  # no rows: no predictions, as for a DataFrame
+        bins = st["_bins"]
         shape = getattr(X, "shape", None)
         if shape is not None and len(shape) == 2 and not hasattr(X, "columns"):
-            if shape[1] != self.n_features_in_:
+            if shape[1] != bins.p:
                 raise ValueError(
-                    f"X has {shape[1]} features, but {type(self).__name__} is expecting "
-                    f"{self.n_features_in_} features as input."
+                    f"X has {shape[1]} features, but {st['_name']} is expecting "
+                    f"{bins.p} features as input."
                 )
-        codes = self.binarizer_.transform_codes(X)
+        codes = _code_all(_columns_for_transform(X, bins), bins)
+        try:
+            codes = check_codes(codes, st["block_ptr_"])
+        except ValueError as exc:  # pragma: no cover - the binarizer's state is checked
+            raise inconsistent(str(exc)) from None
         off = check_offset(offset, codes.shape[1])
-        design = BinnedDesign(codes, self.block_ptr_, offset=off)
-        return design.linear_predictor(self.coef_, None, self.intercept_)
+        design = BinnedDesign.checked(codes, st["block_ptr_"], offset=off)
+        return design.linear_predictor(st["coef_"], None, st["intercept_"])
 
     def predict(self, X, offset=None) -> np.ndarray:
         """Mean response b'(η) (for binomial: the probability of the event).
@@ -406,7 +490,7 @@ class BinarsityGLM(BaseEstimator):
         """
         family = get_family(self.family)
         X, n = _validate_X(X)
-        y = BinarsityGLM._prepare_y(self, y, n)
+        y, _ = BinarsityGLM._prepare_y(self, y, n)
         sw = check_sample_weight(sample_weight, n)
         sw = np.ones(n) if sw is None else normalized_weights(sw)[0]
         mu = self.predict(X, offset=offset)
@@ -423,12 +507,12 @@ class BinarsityGLM(BaseEstimator):
         list of ndarray
             For each feature, the interior edges e_k with θ_{k+1} ≠ θ_k.
         """
-        self._check_fitted()
+        st = self._fitted()
         out = []
-        for j, edges in enumerate(self.binarizer_.edges_):
-            s = self.block_ptr_[j]
+        for j, edges in enumerate(st["_bins"].edges):
+            s = st["block_ptr_"][j]
             m = len(edges) + 1
-            lev = self.coef_[s : s + m]
+            lev = st["coef_"][s : s + m]
             out.append(np.asarray(edges)[np.diff(lev) != 0])
         return out
 
@@ -478,8 +562,8 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
 
     Parameters
     ----------
-    lam : float, default=1e-3
-        The penalty strength λ ≥ 0.
+    lam : float or "theory", default=1e-3
+        The penalty strength λ ≥ 0, or ``"theory"`` (see :class:`BinarsityGLM`).
     n_bins : int or sequence of int, default=50
         Number of bins per feature.
     penalty_weights : {"theory", "uniform"} or array, default="theory"
@@ -494,6 +578,8 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         Whether to fit an intercept.
     missing : {"error", "separate"}, default="error"
         Missing-value policy.
+    weights_kind : {"analytic", "freq"}, default="analytic"
+        What ``sample_weight`` means for ``lam="theory"`` (see :class:`BinarsityGLM`).
 
     Attributes
     ----------
@@ -514,6 +600,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         max_iter: int = 1000,
         fit_intercept: bool = True,
         missing: str = "error",
+        weights_kind: str = "analytic",
     ):
         self.lam = lam
         self.n_bins = n_bins
@@ -523,6 +610,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
         self.missing = missing
+        self.weights_kind = weights_kind
 
     #: the family is fixed (a class attribute, not a constructor parameter)
     family = "binomial"
@@ -553,8 +641,8 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
             )
         if len(classes) < 2:
             raise ValueError("BinarsityClassifier needs 2 classes; y has 1 class.")
-        self.classes_ = classes
-        return yi.astype(np.float64)
+        # published with the rest of the fitted state, at the end of fit
+        return yi.astype(np.float64), {"classes_": classes}
 
     def predict_proba(self, X, offset=None) -> np.ndarray:
         """Class probabilities, columns in the order of ``classes_``.
@@ -589,8 +677,12 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         ndarray of shape (n_samples,)
             The predicted class label of each row.
         """
-        eta = self.decision_function(X, offset=offset)
-        return self.classes_[(eta > 0).astype(int)]
+        st = self._fitted()
+        classes = np.asarray(st.get("classes_", ()))
+        if classes.shape != (2,):
+            raise inconsistent(f"classes_ holds {classes.size} labels, not 2")
+        eta = self._eta(st, X, offset)
+        return classes[(eta > 0).astype(int)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

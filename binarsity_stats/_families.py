@@ -41,9 +41,18 @@ inverse power for gamma, log for binomial) define the loss on a half-line only a
 are refused, as are the gaussian with a non-identity link and the inverse Gaussian
 (its log-link loss is concave for large η).
 
-Fast paths. A family with Cython kernels sets ``_loss_kernel`` and
-``_grad_hess_kernel`` (``_glm_kernels.pyx``); gamma/Tweedie kernels (issue 14) would be
-registered in :data:`_FAST_PATHS` and picked up by :class:`StatsmodelsFamily`.
+Where to add.
+
+* A distribution or link: a :class:`Family` subclass here (or a row of
+  :data:`CONVEX_LINKS` and its closed forms in :class:`StatsmodelsFamily`), plus tests;
+  nothing else in the package changes.
+* A Cython fast path: kernels in ``_glm_kernels.pyx`` named
+  ``{family}_{link}_{quantity}``; a built-in family sets ``_loss_kernel`` and
+  ``_grad_hess_kernel``, a statsmodels family is registered in :data:`_FAST_PATHS`
+  (gamma/Tweedie, issue 14) and must return the half deviance.
+* Cox (design.md §8) is not a per-row loss: it would be a Family built with the rows'
+  times (sorted once) whose ``loss_sum``/``grad_hess`` compute risk-set sums (Breslow
+  ties) and the diagonal of the Hessian, with no intercept and no ``mean``.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ from formulaic.transforms import TRANSFORMS
 from formulaic.utils.code import format_expr, sanitize_variable_names
 from formulaic.utils.stateful_transforms import stateful_transform
 
-from ._binarizer import Binarizer, bin_codes, is_datetime_like
+from ._binarizer import BinarizerCore, bin_codes, is_datetime_like
 from ._validation import (
     as_real_array,
     check_n_bins,
@@ -206,19 +206,22 @@ def interval_label(
     return f"({format_value(low, precision)}, {format_value(high, precision)}]"
 
 
-def _distinct_per_bin(x: np.ndarray, edges: np.ndarray) -> tuple[list[int], list[float]]:
+def _distinct_per_bin(
+    x: np.ndarray, codes: np.ndarray, n_chain: int
+) -> tuple[list[int], list[float]]:
     """Per chain level: the number of distinct training values (capped at 2) and, when
-    there is exactly one, that value (NaN otherwise)."""
-    finite = np.unique(x[~np.isnan(x)])
-    n_chain = len(edges) + 1
-    codes = np.searchsorted(edges, finite, side="left")
-    count = np.minimum(np.bincount(codes, minlength=n_chain), 2)
-    single = np.full(n_chain, np.nan)
-    one = np.flatnonzero(count == 1)
-    if one.size:
-        first = np.searchsorted(codes, one, side="left")  # codes are sorted with finite
-        single[one] = finite[first]
-    return [int(c) for c in count], [float(v) for v in single]
+    there is exactly one, that value (NaN otherwise). O(n): each level is compared with
+    one of its own values."""
+    inside = codes < n_chain  # a missing level (NaN rows) is outside the chain
+    c = codes[inside].astype(np.intp)
+    v = x[inside]
+    count = np.bincount(c, minlength=n_chain)
+    ref = np.zeros(n_chain)
+    ref[c] = v
+    differ = np.bincount(c, weights=v != ref[c], minlength=n_chain)
+    distinct = np.where(count == 0, 0, np.where(differ == 0, 1, 2))
+    single = np.where(distinct == 1, ref, np.nan)
+    return [int(k) for k in distinct], [float(u) for u in single]
 
 
 def _level_label(level: Any) -> str:
@@ -268,8 +271,10 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
                     "data_max": float(np.nanmax(x)),
                 }
             )
-            counts, singles = _distinct_per_bin(x, edges)
+            codes = _replay_bin(x, _state, name)
+            counts, singles = _distinct_per_bin(x, codes, len(edges) + 1)
             _state.update({"distinct": counts, "single_values": singles})
+            return codes
         return _replay_bin(x, _state, name)
 
     return bin
@@ -297,7 +302,7 @@ def _learn_edges(
         raise ValueError(f"column '{name}' has no rows.")
     if np.all(np.isnan(x)):
         raise ValueError(f"column '{name}' has only missing values.")
-    binarizer = Binarizer(n_bins=int(n_bins), method="quantile", missing=missing)
+    binarizer = BinarizerCore(n_bins=int(n_bins), method="quantile", missing=missing)
     binarizer.fit(pd.DataFrame({name: x}), sample_weight=sample_weight)
     edges = np.asarray(binarizer.edges_[0], dtype=np.float64)
     has_missing = bool(binarizer.has_missing_level_[0])

@@ -1426,10 +1426,13 @@ def prox_mean_fast(object v, object block_ptr, object weights, object step,
     if v.dtype != _F64 or weights.dtype != _F64 or block_ptr.dtype != _INTP:
         return None
     try:
-        # raises on a wrong number of dimensions or a non-contiguous array
+        # raises on a wrong number of dimensions or a non-contiguous array. The
+        # offsets are copied (p + 1 entries): the kernel reads them without the GIL,
+        # and another thread mutating the caller's array after the checks below
+        # must not move a block past the end of v.
         vv = v
         ww = weights
-        pp = block_ptr
+        pp = block_ptr.copy()
     except (ValueError, TypeError, BufferError):
         return None
     d = vv.shape[0]

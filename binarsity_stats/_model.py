@@ -29,12 +29,12 @@ Choices documented here (the docs repeat them):
 
 from __future__ import annotations
 
-import math
 import threading
 from typing import Any
 
 import numpy as np
 
+from ._base import inconsistent
 from ._design import BinnedDesign
 from ._families import Family, get_family
 from ._formula import Design, DesignSpec, Response, _as_frame, _column_or_array, build_design
@@ -50,6 +50,7 @@ from ._path import (
     solve_path,
     weighted_auc,
 )
+from ._penalty import THEORY_A, lambda_theory, theory_nobs
 from ._results import BinarsityResults, CVResults, PathResults, degrees_of_freedom
 from ._validation import (
     check_bool,
@@ -59,6 +60,7 @@ from ._validation import (
     check_offset_loss,
     check_random_state,
     check_tol,
+    check_weights_kind,
     normalized_weights,
 )
 
@@ -67,8 +69,6 @@ __all__ = ["glm", "BinarsityModel", "SCORINGS"]
 # Re-exported: the engine's path and CV helpers (_path) were defined here before 0.2.
 _REEXPORTED = (fold_ids, group_fold_ids, weighted_auc)
 
-#: A of Theorem 1: the oracle bound holds with probability 1 − 2e^{−A} = 0.95.
-THEORY_A = math.log(40.0)
 
 #: fit_cv keeps every fold's prepared design for the whole walk below this many bytes;
 #: above it, a fold's design is prepared again for each chunk of λ values.
@@ -156,31 +156,6 @@ def glm(
         missing=missing,
         weights_kind=weights_kind,
     )
-
-
-#: What ``sample_weight`` can mean (``glm(weights_kind=)``).
-WEIGHTS_KINDS = ("analytic", "freq")
-
-
-def check_weights_kind(weights_kind: Any) -> str:
-    """Return ``weights_kind`` if it is ``"analytic"`` or ``"freq"``, else raise naming it.
-
-    Parameters
-    ----------
-    weights_kind : object
-        The value given.
-
-    Returns
-    -------
-    str
-        The value.
-    """
-    if not isinstance(weights_kind, str) or weights_kind not in WEIGHTS_KINDS:
-        raise ValueError(
-            f"weights_kind must be 'analytic' (precision weights, statsmodels' var_weights) "
-            f"or 'freq' (row counts, freq_weights); got {weights_kind!r}."
-        )
-    return weights_kind
 
 
 class BinarsityModel:
@@ -292,10 +267,8 @@ class BinarsityModel:
     def n_effective(self) -> float:
         """The n of ``lam="theory"``: Σ s for frequency weights, Kish's effective
         number (Σ s)² / Σ s² for analytic ones (n when unweighted)."""
-        sw = self.unit_weight  # scaled to a maximum in [1, 2): no overflow in the sums
-        if self.weights_kind == "freq":
-            return float(sw.sum()) * self.weight_scale
-        return float(sw.sum() ** 2 / np.sum(sw**2))
+        # on the weights scaled to a maximum in [1, 2): no overflow in the sums
+        return theory_nobs(self.unit_weight, self.weights_kind, self.weight_scale)
 
     @property
     def var_weights(self) -> np.ndarray | None:
@@ -422,10 +395,45 @@ class BinarsityModel:
             The linear predictor of every row.
         """
         if design is None:
-            binned = self.binned
-        else:
-            binned = BinnedDesign(design.codes, design.block_ptr, dense=design.dense, offset=offset)
+            design, offset = self.design, self.offset
+        coef, codes, block_ptr, dense_coef, intercept = self._checked_levels(
+            coef, dense_coef, intercept, design
+        )
+        binned = BinnedDesign.checked(codes, block_ptr, dense=design.dense, offset=offset)
         return binned.linear_predictor(coef, dense_coef, intercept)
+
+    def _checked_levels(self, coef, dense_coef, intercept, design: Design):
+        """The coefficients and codes checked against each other before the gather.
+
+        A modified or foreign pickle (results, model or spec) raises a clear error
+        instead of sending the kernel out of bounds: θ with one entry per level of
+        the formula's blocks, the design's blocks those of the spec, every
+        code below its block's size, the dense coefficients one per dense column.
+        """
+        from ._validation import check_block_ptr, check_codes
+
+        coef = np.asarray(coef)
+        if coef.ndim != 1 or coef.dtype.kind not in "iuf":
+            raise inconsistent(f"coef is not a 1-D array of numbers (shape {coef.shape})")
+        coef = np.array(coef, dtype=np.float64, order="C", copy=True)
+        dense_coef = np.asarray(dense_coef, dtype=np.float64).reshape(-1)
+        sizes = [int(b.n_levels) for b in self.spec.blocks]
+        try:
+            ptr = check_block_ptr(design.block_ptr, n_blocks=len(sizes))
+            if np.any(np.diff(ptr) != sizes):
+                raise ValueError(
+                    f"the design's block sizes {np.diff(ptr).tolist()} are not the "
+                    f"formula's {sizes}"
+                )
+            if ptr[-1] != coef.shape[0]:
+                raise ValueError(f"len(coef) = {coef.shape[0]} but the blocks hold {ptr[-1]}")
+            codes = check_codes(design.codes, ptr)
+        except (TypeError, ValueError) as exc:
+            raise inconsistent(str(exc)) from None
+        q = 0 if design.dense is None else design.dense.shape[1]
+        if dense_coef.shape[0] != q:
+            raise inconsistent(f"{dense_coef.shape[0]} dense coefficients for {q} dense columns")
+        return coef, codes, ptr, dense_coef, float(intercept)
 
     def _path_data(self) -> PathData:
         """The engine's view of the training rows (arrays shared, nothing copied)."""
@@ -484,30 +492,11 @@ class BinarsityModel:
         float
             λ_theory.
         """
-        n_eff = self.n_effective
         d = sum(b.n_levels for b in self.spec.blocks if b.penalized)
-        d = max(d, 2)
-        fam = self.family
-        # U bounds the curvature (b'' or the Fisher weight): the family's bound, else
-        # its largest value at the null fit (poisson: the largest null mean)
-        U = fam.curvature_bound()
-        if U is None:
-            U = float(np.max(fam.curvature(self._null_eta())))
-        if phi is None:
-            phi = (
-                fam.null_dispersion(self.y, self.unit_weight, self.offset)
-                if fam.estimate_dispersion
-                else 1.0
-            )
-        return math.sqrt(2.0 * U * phi * (A + math.log(d)) / n_eff)
-
-    def _null_eta(self) -> np.ndarray:
-        """Linear predictor of the intercept(+offset)-only fit."""
-        b0 = null_intercept(
-            self.family, self.y, self.sample_weight, self.offset, self._solver_intercept
-        )
-        eta = np.full(self.nobs, b0)
-        return eta if self.offset is None else eta + self.offset
+        return lambda_theory(
+            self.family, self.y, self.unit_weight, self.offset, d, self.n_effective,
+            fit_intercept=self._solver_intercept, phi=phi, A=A,
+        )  # fmt: skip
 
     # -- fitting -------------------------------------------------------------------------
     def fit(

@@ -13,15 +13,112 @@ of weight 0 in a chain decouples two levels (the "missing" level of a feature).
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
 
 from ._blocks import as_kinds, get_kind, infer_kinds
+from ._validation import check_block_ptr
 
-__all__ = ["BinarsityPenalty", "penalty_weights", "block_suffix_sums"]
+__all__ = [
+    "BinarsityPenalty",
+    "penalty_weights",
+    "block_suffix_sums",
+    "lambda_theory",
+    "theory_nobs",
+    "THEORY_A",
+]
+
+#: A of Theorem 1: the oracle bound holds with probability 1 − 2e^{−A} = 0.95.
+THEORY_A = math.log(40.0)
 
 
-def _as_block_ptr(block_ptr) -> np.ndarray:
-    return np.ascontiguousarray(block_ptr, dtype=np.intp)
+def theory_nobs(
+    sample_weight: np.ndarray | None, weights_kind: str = "analytic", scale: float = 1.0
+) -> float:
+    """The n of the theory λ: Σ s for frequency weights, else Kish's (Σ s)² / Σ s².
+
+    Parameters
+    ----------
+    sample_weight : ndarray of shape (n,) or None
+        Row weights (None: unweighted, n rows), possibly divided by ``scale``.
+    weights_kind : {"analytic", "freq"}, default="analytic"
+        Frequency weights count rows, so that they give the n of the repeated rows;
+        analytic (precision) weights give Kish's effective number, which a common
+        scale of the weights does not change.
+    scale : float, default=1
+        The factor ``sample_weight`` was divided by (for frequency weights).
+
+    Returns
+    -------
+    float
+    """
+    from ._validation import check_weights_kind
+
+    check_weights_kind(weights_kind)
+    if sample_weight is None:
+        raise ValueError("theory_nobs needs the weights (ones when unweighted).")
+    sw = np.asarray(sample_weight, dtype=np.float64)
+    if weights_kind == "freq":
+        return float(sw.sum()) * float(scale)
+    return float(sw.sum() ** 2 / np.sum(sw**2))
+
+
+def lambda_theory(
+    family: Any,
+    y: np.ndarray,
+    sample_weight: np.ndarray,
+    offset: np.ndarray | None,
+    n_levels: int,
+    nobs: float,
+    *,
+    fit_intercept: bool = True,
+    phi: float | None = None,
+    A: float = THEORY_A,
+) -> float:
+    """The scalar of the paper's Theorem 1 weights: sqrt(2 U_n φ (A + log d) / n).
+
+    Parameters
+    ----------
+    family : Family
+        The family: U_n is its curvature bound, else the largest curvature at the null
+        fit (poisson: the largest null mean).
+    y, sample_weight : ndarray of shape (n,)
+        Response and weights (any common scale).
+    offset : ndarray of shape (n,) or None
+        Offset.
+    n_levels : int
+        d, the number of binary features of the penalised blocks (at least 2 is used).
+    nobs : float
+        n (see :func:`theory_nobs`).
+    fit_intercept : bool, default=True
+        Whether the null fit has an intercept.
+    phi : float, optional
+        Dispersion φ. Default: 1 without an estimated dispersion, else Pearson's
+        χ² / W at the null fit (an upper bound on φ).
+    A : float, default=log(40)
+        Confidence parameter: the bound holds with probability ≥ 1 − 2e^{−A}.
+
+    Returns
+    -------
+    float
+    """
+    d = max(int(n_levels), 2)
+    U = family.curvature_bound()
+    if U is None:
+        b0 = family.null_intercept(y, sample_weight, offset) if fit_intercept else 0.0
+        eta = np.full(len(y), b0) if offset is None else b0 + offset
+        U = float(np.max(family.curvature(eta)))
+    if phi is None:
+        phi = (
+            family.null_dispersion(y, sample_weight, offset) if family.estimate_dispersion else 1.0
+        )
+    return math.sqrt(2.0 * U * phi * (A + math.log(d)) / nobs)
+
+
+def _as_block_ptr(block_ptr, d: int | None = None, end_name: str | None = None) -> np.ndarray:
+    return check_block_ptr(block_ptr, d, end_name=end_name)
 
 
 def penalty_weights(
@@ -60,7 +157,7 @@ def penalty_weights(
     sizes = np.diff(block_ptr)
     if chain_length is None:
         chain_length = sizes
-    chain_length = np.asarray(chain_length, dtype=np.intp)
+    chain_length = _as_chain_length(chain_length, sizes)
     starts = block_ptr[:-1]
     if isinstance(kind, str):
         if kind == "uniform":
@@ -91,9 +188,24 @@ def penalty_weights(
     return w
 
 
+def _as_chain_length(chain_length, sizes: np.ndarray) -> np.ndarray:
+    """Chain lengths: integers in [0, size of the block], one per block."""
+    arr = np.asarray(chain_length)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"chain_length must be an array of integers, got dtype {arr.dtype}")
+    if arr.shape != sizes.shape:
+        raise ValueError(f"chain_length must have shape {sizes.shape}, got {arr.shape}")
+    if arr.size and (np.any(arr < 0) or np.any(arr.astype(np.float64) > sizes)):
+        raise ValueError("chain_length must be in [0, block size] for every block")
+    return arr.astype(np.intp)
+
+
 def block_suffix_sums(values: np.ndarray, block_ptr: np.ndarray) -> np.ndarray:
     """Suffix sums within blocks: ``S[k] = Σ_{m ≥ k, m in the block of k} values[m]``."""
-    block_ptr = _as_block_ptr(block_ptr)
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 1:
+        raise ValueError(f"values must be 1-D, got shape {values.shape}")
+    block_ptr = _as_block_ptr(block_ptr, values.shape[0], "len(values)")
     c = np.cumsum(values[::-1])[::-1]
     c = np.append(c, 0.0)
     sizes = np.diff(block_ptr)
@@ -122,9 +234,13 @@ class BinarsityPenalty:
         self.block_ptr = _as_block_ptr(block_ptr)
         d = int(self.block_ptr[-1])
         p = len(self.block_ptr) - 1
-        self.weights = np.asarray(weights, dtype=np.float64).copy()
+        self.weights = np.array(weights, dtype=np.float64, copy=True)
+        if self.weights.shape != (d,):
+            raise ValueError(f"weights must have length {d}; got shape {self.weights.shape}.")
         self.weights[self.block_ptr[:-1]] = 0.0
         self.counts = np.ones(d) if counts is None else np.asarray(counts, dtype=np.float64)
+        if self.counts.shape != (d,):
+            raise ValueError(f"counts must have length {d}; got shape {self.counts.shape}.")
         sizes = np.diff(self.block_ptr)
         kinds = as_kinds(kinds, p)
         self.kinds: tuple[str, ...] = (

@@ -28,12 +28,8 @@ import scipy.linalg
 
 __all__ = ["PolishResult", "polish", "Polisher"]
 
-# Segments above this many unknowns are not polished (the dense solve is cubic).
+# Faces above this many unknowns are not polished (the dense solve is cubic).
 MAX_UNKNOWNS = 1500
-# Newton steps (each one pass over the rows plus the pairwise tables) per polish.
-MAX_NEWTON = 200
-# Flat edges opened (one at a time) per polish.
-MAX_OPEN = 100
 _EPS = np.finfo(float).eps
 
 
@@ -62,79 +58,90 @@ class _Face:
         opened = opened or {}  # level k -> sign: a flat edge opened with that sign
         bp, w, counts = prob.block_ptr, prob.weights, prob.counts
         d = prob.d
-        seg = np.full(d, -1, dtype=np.intp)  # segment of each positive-count level
-        seg_block, seg_first = [], []  # block and representative level of a segment
-        # jump edges between consecutive segments: (left seg, right seg, weight, sign)
-        jl, jr, jw, js = [], [], [], []
-        fill = []  # zero-count levels: (level, left pos level, right pos level, cut)
-        for j in range(prob.p):
+        block_of = prob.penalty.block_of
+        pos = np.flatnonzero(counts > 0)  # levels with rows: the chain the loss sees
+        blk = block_of[pos]
+        first = np.ones(pos.size, dtype=bool)  # first positive level of its block
+        first[1:] = blk[1:] != blk[:-1]
+        # weight of the edge between consecutive positive levels: the least ω over the
+        # zero-count levels between them (the jump goes on the cheapest edge)
+        wk = np.zeros(pos.size)
+        if pos.size > 1:
+            starts = pos[:-1] + 1
+            idx = starts if pos[-1] + 1 >= d else np.append(starts, pos[-1] + 1)
+            wk[1:] = np.minimum.reduceat(w, idx)[: starts.size]
+        wk[first] = 0.0
+        prev_theta = np.empty(pos.size)
+        prev_theta[1:] = theta[pos[:-1]]
+        prev_theta[0] = theta[pos[0]] if pos.size else 0.0
+        is_open = np.zeros(pos.size, dtype=bool)
+        if opened:
+            is_open = np.isin(pos, np.fromiter(opened, dtype=np.intp))
+        new = first | (wk == 0.0) | (theta[pos] != prev_theta) | is_open
+        seg_of_pos = np.cumsum(new) - 1
+        seg = np.full(d, -1, dtype=np.intp)
+        seg[pos] = seg_of_pos
+        self.seg = seg
+        self.M = int(new.sum())
+        self.seg_block = blk[new].astype(np.intp)
+        self.seg_first = pos[new].astype(np.intp)
+        jump = new & ~first & (wk > 0)
+        self.jr = seg_of_pos[jump].astype(np.intp)
+        self.jl = self.jr - 1
+        self.jw = wk[jump]
+        sign = np.sign(theta[pos[jump]] - prev_theta[jump])
+        if opened:
+            for i, k in enumerate(pos[jump]):
+                if int(k) in opened:
+                    sign[i] = opened[int(k)]
+        self.sign = sign.astype(np.float64)
+        # zero-count levels (rows of weight 0 only): filled from their neighbours
+        fill = []
+        gaps = np.flatnonzero(~first[1:] & (pos[1:] > pos[:-1] + 1)) + 1 if pos.size else []
+        for i in gaps:
+            lo, hi = int(pos[i - 1]), int(pos[i])
+            cut = lo + 1 + int(np.argmin(w[lo + 1 : hi + 1]))
+            fill.extend((m, lo, hi, cut) for m in range(lo + 1, hi))
+        for i in np.flatnonzero(first):
+            j = int(blk[i])
             s, e = int(bp[j]), int(bp[j + 1])
-            pos = np.flatnonzero(counts[s:e] > 0) + s
-            if pos.size == 0:
-                continue
-            prev = -1
-            for k in pos:
-                if prev < 0:
-                    new, wk = True, 0.0
-                else:
-                    ew = w[prev + 1 : k + 1]
-                    wk = float(ew.min())
-                    new = wk == 0.0 or theta[k] != theta[prev] or k in opened
-                if new:
-                    seg_block.append(j)
-                    seg_first.append(k)
-                    if prev >= 0 and wk > 0:
-                        jl.append(len(seg_block) - 2)
-                        jr.append(len(seg_block) - 1)
-                        jw.append(wk)
-                        js.append(opened.get(k, 0.0) or np.sign(theta[k] - theta[prev]))
-                seg[k] = len(seg_block) - 1
-                if prev >= 0 and k > prev + 1:
-                    # the run between two positive levels takes the jump on its cheapest
-                    # edge (free if one has weight 0): it has no rows, so no loss
-                    cut = prev + 1 + int(np.argmin(w[prev + 1 : k + 1]))
-                    fill.extend((m, prev, k, cut) for m in range(prev + 1, k))
-                prev = k
+            lo = int(pos[i])
+            last_i = i
+            while last_i + 1 < pos.size and not first[last_i + 1]:
+                last_i += 1
+            hi = int(pos[last_i])
             # zero-count ends copy their neighbour across penalised edges only
-            first, last = int(pos[0]), int(pos[-1])
-            for m in range(first - 1, s - 1, -1):
+            for m in range(lo - 1, s - 1, -1):
                 if w[m + 1] == 0:
                     break
-                fill.append((m, first, first, m))
-            for m in range(last + 1, e):
+                fill.append((m, lo, lo, m))
+            for m in range(hi + 1, e):
                 if w[m] == 0:
                     break
-                fill.append((m, last, last, m))
-        self.seg = seg
-        self.M = len(seg_block)
-        self.seg_block = np.asarray(seg_block, dtype=np.intp)
-        self.seg_first = np.asarray(seg_first, dtype=np.intp)
-        self.jl = np.asarray(jl, dtype=np.intp)
-        self.jr = np.asarray(jr, dtype=np.intp)
-        self.jw = np.asarray(jw, dtype=np.float64)
+                fill.append((m, hi, hi, m))
         self.fill = fill
         self.gamma = theta[self.seg_first].copy() if self.M else np.zeros(0)
-        self.sign = np.asarray(js, dtype=np.float64)
-        self.N = np.bincount(seg[seg >= 0], weights=counts[seg >= 0], minlength=self.M)
+        self.N = np.bincount(seg[pos], weights=counts[pos], minlength=self.M)
         # the unknowns: every segment but the largest of its block (the constraint
         # Σ N_s γ_s = 0 gives that one); blocks with one segment have none
-        cols, ref = [], np.full(prob.p, -1, dtype=np.intp)
-        for j in np.unique(self.seg_block):
-            mine = np.flatnonzero(self.seg_block == j)
-            r = int(mine[np.argmax(self.N[mine])])
-            ref[j] = r
-            cols.extend(int(m) for m in mine if m != r)
+        ref = np.full(prob.p, -1, dtype=np.intp)
+        if self.M:
+            order = np.lexsort((-self.N, self.seg_block))  # by block, largest first
+            lead = np.ones(self.M, dtype=bool)
+            lead[1:] = self.seg_block[order][1:] != self.seg_block[order][:-1]
+            ref[self.seg_block[order[lead]]] = order[lead]
         self.ref = ref
-        self.cols = np.asarray(cols, dtype=np.intp)
+        is_ref = np.zeros(self.M, dtype=bool)
+        is_ref[ref[ref >= 0]] = True
+        self.cols = np.flatnonzero(~is_ref).astype(np.intp)
         # basis T (M × m): column c is e_s − (N_s / N_ref) e_ref
-        m = len(cols)
+        m = self.cols.size
         T = np.zeros((self.M, m))
         if m:
             T[self.cols, np.arange(m)] = 1.0
             rs = ref[self.seg_block[self.cols]]
             T[rs, np.arange(m)] = -self.N[self.cols] / self.N[rs]
         self.T = T
-        self.blocks = np.unique(self.seg_block[self.cols]) if m else np.zeros(0, np.intp)
 
     def linear_term(self, lam) -> np.ndarray:
         """c with λ pen(θ) = cᵀγ on this face (sign fixed)."""
@@ -154,21 +161,14 @@ class _Face:
         return th
 
 
-def _seg_hist(face, prob, values) -> np.ndarray:
-    """Segment sums Eᵀ v (from the bin histogram)."""
-    hist = prob.histogram(values)
-    has = face.seg >= 0
-    return np.bincount(face.seg[has], weights=hist[has], minlength=face.M)
-
-
 class _BinGram:
     """The curvature-weighted Gram of the bins and free columns: [X^B, U]ᵀ H [X^B, U].
 
     Block (j, l) of ``B`` is the co-occurrence table of the codes of blocks j and l
-    weighted by h (one bincount over the rows per pair), its diagonal blocks are
-    diagonal (the bin sums of h). A face's Hessian is this matrix aggregated over its
-    segments, so one ``_BinGram`` serves every face at the same η (and every η when
-    the loss is quadratic).
+    weighted by h (one bincount over the rows per pair); diagonal blocks are diagonal
+    (the bin sums of h). With it the quadratic model of the loss at η is known in the
+    bins (design.md §9): a face's Hessian is ``B`` aggregated over its segments, and the
+    model's gradient after a step Δ is g + BΔ — no pass over the rows.
     """
 
     def __init__(self, prob, h, U):
@@ -178,16 +178,23 @@ class _BinGram:
         sizes = np.diff(bp)
         B = np.zeros((d, d))
         B[np.arange(d), np.arange(d)] = prob.histogram(h)
+        n = prob.n
+        # blocks j < k in chunks of about _CHUNK codes: one bincount per chunk
+        per = max(1, _CHUNK // max(n, 1))
         for j in range(prob.p):
             sj, dj = int(bp[j]), int(sizes[j])
-            cj = prob.codes[j].astype(np.int32)
-            for k in range(j + 1, prob.p):
-                sk, dk = int(bp[k]), int(sizes[k])
-                idx = cj * dk
-                idx += prob.codes[k]
-                tab = np.bincount(idx, weights=h, minlength=dj * dk).reshape(dj, dk)
-                B[sj : sj + dj, sk : sk + dk] = tab
-                B[sk : sk + dk, sj : sj + dj] = tab.T
+            cj = prob.codes[j].astype(np.int64)
+            for k0 in range(j + 1, prob.p, per):
+                ks = np.arange(k0, min(prob.p, k0 + per))
+                dk = sizes[ks].astype(np.int64)
+                off = np.concatenate([[0], np.cumsum(dj * dk)])
+                idx = cj[None, :] * dk[:, None] + prob.codes[ks] + off[:-1, None]
+                tabs = np.bincount(idx.ravel(), weights=np.tile(h, ks.size), minlength=off[-1])
+                for i, k in enumerate(ks):
+                    sk, dki = int(bp[k]), int(dk[i])
+                    tab = tabs[off[i] : off[i + 1]].reshape(dj, dki)
+                    B[sj : sj + dj, sk : sk + dki] = tab
+                    B[sk : sk + dki, sj : sj + dj] = tab.T
         self.B = B
         nu = 0 if U is None else U.shape[1]
         self.BU = np.zeros((d, nu))
@@ -219,60 +226,16 @@ class _BinGram:
         return K
 
 
-# Above this many levels the bins' Gram (d × d) is not formed: each face's Hessian is
-# computed from the segment codes instead.
-MAX_BIN_GRAM = 2000
-
-
-def _hessian(face, prob, h, U, cache=None) -> np.ndarray:
-    """Hessian of the loss in the unknowns [intercept?, u, dense]: [1, E T, Z]ᵀ H [...].
-
-    ``cache`` (a dict) keeps the bins' Gram for the current h: the caller empties it
-    when h changes.
-    """
-    if prob.d <= MAX_BIN_GRAM:
-        if cache is None:
-            cache = {}
-        if "gram" not in cache:
-            cache["gram"] = _BinGram(prob, h, U)
-        return cache["gram"].face_hessian(face)
-    T = face.T
-    G = np.diag(_seg_hist(face, prob, h))
-    # off-diagonal blocks: weighted co-occurrence of the segment codes of two blocks
-    blocks = [int(j) for j in face.blocks]
-    local = {}
-    for j in blocks:
-        mine = np.flatnonzero(face.seg_block == j)
-        s, e = int(prob.block_ptr[j]), int(prob.block_ptr[j + 1])
-        lut = face.seg[s:e] - mine[0]
-        lut[face.seg[s:e] < 0] = 0  # zero-count levels: no row carries them
-        local[j] = (mine, prob.recode_block(j, lut))
-    for a, j in enumerate(blocks):
-        mj, cj = local[j]
-        for k in blocks[a + 1 :]:
-            ml, cl = local[k]
-            tab = np.bincount(cj * len(ml) + cl, weights=h, minlength=len(mj) * len(ml))
-            tab = tab.reshape(len(mj), len(ml))
-            G[np.ix_(mj, ml)] = tab
-            G[np.ix_(ml, mj)] = tab.T
-    Guu = T.T @ G @ T
-    if U is None:
-        return Guu
-    # the free columns (intercept, dense): U has them as columns
-    from . import _dense
-
-    nu = U.shape[1]
-    UH = np.empty((nu, nu))
-    _dense.weighted_gram(U, h, UH)
-    EU = np.column_stack([_seg_hist(face, prob, h * U[:, c]) for c in range(nu)])
-    cross = T.T @ EU
-    k = nu + T.shape[1]
-    K = np.empty((k, k))
-    K[:nu, :nu] = UH
-    K[:nu, nu:] = cross.T
-    K[nu:, :nu] = cross
-    K[nu:, nu:] = Guu
-    return K
+# A Gram below this many operations (about a millisecond) is built without waiting.
+_CHEAP = 1e6
+# Codes per bincount call when the bins' Gram is built.
+_CHUNK = 1 << 21
+# Above this many levels the bins' Gram (d × d doubles) is not formed and no polish runs.
+MAX_BIN_GRAM = 2500
+# Active-set steps (face Newton steps, fusions, openings) per quadratic model.
+MAX_STEPS = 400
+# Proximal Newton iterations per polish (one suffices for a quadratic loss).
+MAX_OUTER = 25
 
 
 def _direction(K, g, null_tol):
@@ -282,9 +245,9 @@ def _direction(K, g, null_tol):
     whose segments coincide on the rows, more levels than rows — the step is taken in
     its range only (a pseudo-inverse with a relative cut-off), so that rounding noise in
     the flat directions is not amplified; if the gradient has a genuine component in the
-    flat directions (> ``null_tol``), the loss is constant along it and F linear, and
-    that component is returned instead (``is_linear``: the caller steps to the first
-    jump that reaches 0).
+    flat directions (> ``null_tol``), the model is linear along it, and that component
+    is returned instead (``is_linear``: the caller steps to the first jump that reaches
+    0).
     """
     dg = np.sqrt(np.maximum(np.diag(K), 0.0))
     dg[dg == 0] = 1.0
@@ -306,8 +269,90 @@ def _direction(K, g, null_tol):
     return -(V[:, keep] @ (coef[keep] / mu[keep])) / dg, False
 
 
+def _solve_model(prob, gram, gbin, gU, theta, lam, tol, null_tol):
+    """Minimise the quadratic model of the loss plus λ pen exactly, by active sets.
+
+    The model at the current point is m(Δθ, Δf) = gᵀΔ + ½ ΔᵀGΔ (G = ``gram``, g the
+    bin sums ``gbin`` and free-column products ``gU`` of the working gradient). Newton
+    on the face of θ (fused segments, jump signs fixed), cut where a jump reaches 0
+    (that edge fuses); on the face's optimum the flat edge that violates its condition
+    |S| ≤ λω most by more than ``tol`` is opened with the sign that lowers the model.
+    Every step lowers the model + penalty. Returns (θ_new, Δf, steps) — θ_new None when
+    nothing moved.
+    """
+    nu = gU.shape[0]
+    face = _Face(prob, theta)
+    th = face.theta(prob, theta, face.gamma)  # zero-count levels: the cheapest jump
+    if face.T.shape[1] + nu > MAX_UNKNOWNS:
+        return None, None, 0
+    th0 = theta
+    df = np.zeros(nu)
+    g_bin = gbin + gram.B @ (th - th0)
+    g_U = gU + gram.BU.T @ (th - th0)
+    tried = set()
+    steps = 0
+    face_optimal = False
+    K = None
+    while steps < MAX_STEPS:
+        step = None
+        if face.T.shape[1] + nu and not face_optimal:
+            c = face.linear_term(lam)
+            gE = np.bincount(face.seg[face.seg >= 0], weights=g_bin[face.seg >= 0],
+                             minlength=face.M) + c  # fmt: skip
+            g = np.concatenate([g_U, face.T.T @ gE])
+            if K is None:
+                K = gram.face_hessian(face)
+            step, linear = _direction(K, g, null_tol)
+            dec = float(g @ step)
+        if step is None or not np.isfinite(dec) or dec >= 0:
+            # optimal on this face: open the flat edge that violates its KKT condition
+            # most (one at a time: the Newton step then moves it the right way)
+            face_optimal = False
+            opened = _most_violated(face, prob, g_bin, lam, tol, tried)
+            if opened is None:
+                break
+            tried.add(opened[0])
+            face = _Face(prob, th, {opened[0]: opened[1]})
+            K = None
+            continue
+        steps += 1
+        d_free, du = step[:nu], step[nu:]
+        dgam = face.T @ du
+        # largest step that keeps every jump's sign
+        ddiff = dgam[face.jr] - dgam[face.jl]
+        diff = face.gamma[face.jr] - face.gamma[face.jl]
+        shrink = face.sign * ddiff < 0
+        amax, hit = (np.inf if linear else 1.0), None
+        if np.any(shrink):
+            ratios = np.full(diff.shape, np.inf)
+            ratios[shrink] = -diff[shrink] / ddiff[shrink]
+            k = int(np.argmin(ratios))
+            if ratios[k] < amax:
+                amax, hit = float(ratios[k]), k
+        if not np.isfinite(amax):
+            break  # a flat direction without a jump to stop it: leave it alone
+        gam = face.gamma + amax * dgam
+        if hit is not None:
+            gam[face.jr[hit]] = gam[face.jl[hit]]  # the jump reached 0: fuse the edge
+        th_new = face.theta(prob, th, gam)
+        dth = th_new - th
+        df += amax * d_free
+        g_bin += gram.B @ dth + gram.BU @ (amax * d_free)
+        g_U += gram.BU.T @ dth + gram.UU @ (amax * d_free)
+        th = th_new
+        if hit is not None:
+            face = _Face(prob, th)
+            K = None
+        else:
+            face.gamma = gam
+            face_optimal = True  # a full Newton step solves the model on the face
+    if steps == 0 and np.array_equal(th, th0):
+        return None, None, 0
+    return th, df, steps
+
+
 def polish(prob, theta, beta, b0, lam, tol, objective=None, cache=None) -> PolishResult | None:
-    """Newton's method on the face of θ (its fused segments and jump signs).
+    """Proximal Newton with the quadratic models solved exactly by active sets.
 
     Parameters
     ----------
@@ -317,7 +362,8 @@ def polish(prob, theta, beta, b0, lam, tol, objective=None, cache=None) -> Polis
     lam : float
         λ.
     tol : float
-        KKT tolerance: a flat edge whose condition is violated by more is opened.
+        KKT tolerance: a flat edge whose condition is violated by more is opened, and
+        the Newton iterations stop when the KKT violation is at most ``tol``.
     objective : float, optional
         F at the current point (computed when not given).
     cache : dict, optional
@@ -328,9 +374,11 @@ def polish(prob, theta, beta, b0, lam, tol, objective=None, cache=None) -> Polis
     -------
     PolishResult or None
         The polished point with its objective and KKT violation (never a higher
-        objective than the given point's, up to rounding), or None when the face has
-        too many unknowns or the steps did not lower F.
+        objective than the given point's, up to rounding), or None when the problem is
+        too big for the bins' Gram or nothing moved.
     """
+    if prob.d > MAX_BIN_GRAM or prob.p == 0:
+        return None
     n = prob.n
     fit_b0 = prob.fit_intercept
     cols = []
@@ -347,139 +395,75 @@ def polish(prob, theta, beta, b0, lam, tol, objective=None, cache=None) -> Polis
     beta = np.asarray(beta, dtype=np.float64).copy()
     eta = prob.linear_predictor(theta, beta, b0)
     loss = _derivs(prob, eta, r, h)
-    F0 = loss + lam * prob.penalty.value(theta) if objective is None else objective
-    face = _Face(prob, theta)
-    theta = face.theta(prob, theta, face.gamma)  # zero-count levels: the cheapest jump
-    if face.T.shape[1] + nu > MAX_UNKNOWNS:
-        return None
-    eta = prob.linear_predictor(theta, beta, b0)
-    loss = _derivs(prob, eta, r, h)
-    c = face.linear_term(lam)
-    F = loss + c @ face.gamma + 0.0
-    # gradient components below this in the flat directions are rounding noise
-    null_tol = 1e-9 * max(lam * float(prob.weights.max(initial=0.0)), 1e-300)
+    pen = prob.penalty.value(theta)
+    F = loss + lam * pen
+    F0 = F if objective is None else objective
     quadratic = bool(prob.family.quadratic)
     if cache is None or not quadratic:
         cache = {}
-    K = None
-    n_newton = n_open = 0
-    full_steps = 0
-    face_optimal = False
-    tried = set()
-    while n_newton < MAX_NEWTON:
-        m = face.T.shape[1]
-        step = None
-        if m + nu and not face_optimal:
-            gE = _seg_hist(face, prob, r) + c
-            g = np.concatenate([U.T @ r if nu else np.zeros(0), face.T.T @ gE])
-            if K is None or not quadratic:
-                if not quadratic:
-                    cache.pop("gram", None)  # h has moved with η
-                K = _hessian(face, prob, h, U, cache)
-            step, linear = _direction(K, g, null_tol)
-            dec = float(g @ step)  # the predicted decrease (negative)
-        if step is None or not np.isfinite(dec) or dec >= 0:
-            # optimal on this face: open the flat edge that violates its KKT condition
-            # most (one at a time: the Newton step then moves it the right way)
-            face_optimal = False
-            opened = None
-            if n_open < MAX_OPEN:
-                opened = _most_violated(face, prob, r, lam, tol, tried)
-            if opened is None:
-                break
-            tried.add(opened[0])
-            n_open += 1
-            face = _Face(prob, theta, {opened[0]: opened[1]})
-            c = face.linear_term(lam)
-            K = None
-            full_steps = 0
-            F = loss + c @ face.gamma
-            continue
+    # flat directions: gradient components below this are rounding noise
+    null_tol = 1e-9 * max(lam * float(prob.weights.max(initial=0.0)), 1e-300)
+    n_newton = 0
+    for _ in range(MAX_OUTER if not quadratic else 2):
+        if "gram" not in cache:
+            cache["gram"] = _BinGram(prob, h, U)
+        gram = cache["gram"]
+        gbin = prob.histogram(r)
+        gU = U.T @ r if nu else np.zeros(0)
+        th_new, dfree, steps = _solve_model(prob, gram, gbin, gU, theta, lam, tol, null_tol)
+        if th_new is None:
+            break
         n_newton += 1
-        d_free, du = step[:nu], step[nu:]
-        dgam = face.T @ du
-        # largest step that keeps every jump's sign
-        ddiff = dgam[face.jr] - dgam[face.jl]
-        diff = face.gamma[face.jr] - face.gamma[face.jl]
-        shrink = face.sign * ddiff < 0
-        amax, hit = (np.inf if linear else 1.0), None
-        if np.any(shrink):
-            ratios = np.full(diff.shape, np.inf)
-            ratios[shrink] = -diff[shrink] / ddiff[shrink]
-            k = int(np.argmin(ratios))
-            if ratios[k] < amax:
-                amax, hit = float(ratios[k]), k
-        if not np.isfinite(amax):
-            break  # a flat direction without a jump to stop it: leave it alone
-        dE = np.zeros(n)
+        dth = th_new - theta
+        dE = _gather(prob, dth)
         if nu:
-            dE += U @ d_free
-        dE += _gather_segments(face, prob, dgam)
-        # below what F resolves, the line search cannot judge a step: the full Newton
-        # step is taken (it is then in its quadratic regime) and is the last one
-        tiny = not linear and -dec <= 1e3 * _EPS * abs(F)
-        alpha, accepted = amax, False
-        for _ in range(40):
+            dE += U @ dfree
+        decrease = float(gbin @ dth + gU @ dfree) + lam * (prob.penalty.value(th_new) - pen)
+        alpha, accepted = 1.0, False
+        for _ in range(30):
             eta_t = eta + alpha * dE
-            gam_t = face.gamma + alpha * dgam
+            th_t = th_new if alpha == 1.0 else theta + alpha * dth
             loss_t = _derivs(prob, eta_t, r, h)
-            F_t = loss_t + c @ gam_t
-            if np.isfinite(F_t) and (tiny or F_t <= F + 1e-4 * alpha * dec + 16 * _EPS * abs(F)):
+            pen_t = prob.penalty.value(th_t)
+            F_t = loss_t + lam * pen_t
+            slack = 64 * _EPS * abs(F)
+            if np.isfinite(F_t) and F_t <= F + 1e-4 * alpha * min(decrease, 0.0) + slack:
                 accepted = True
                 break
             alpha *= 0.5
         if not accepted:
-            loss = _derivs(prob, eta, r, h)
+            _derivs(prob, eta, r, h)
             break
-        # apply the step
-        free = np.concatenate([[b0] if fit_b0 else [], beta]) + alpha * d_free
+        theta, eta, F, pen = th_t, eta_t, F_t, pen_t
+        free = np.concatenate([[b0] if fit_b0 else [], beta]) + alpha * dfree
         if fit_b0:
             b0, beta = float(free[0]), free[1:]
         else:
             beta = free
-        gam = gam_t
-        converged_step = hit is None and alpha == 1.0
-        if hit is not None and alpha == amax:
-            # the jump reached 0: fuse that edge and continue on the smaller face
-            gam[face.jr[hit]] = gam[face.jl[hit]]
-        theta = face.theta(prob, theta, gam)
-        if hit is not None and alpha == amax:
-            face = _Face(prob, theta)
-            theta = face.theta(prob, theta, face.gamma)
-            c = face.linear_term(lam)
-            K = None
-            full_steps = 0
-            eta = prob.linear_predictor(theta, beta, b0)
-            loss = _derivs(prob, eta, r, h)
-            F = loss + c @ face.gamma
-            continue
-        face.gamma = gam
-        eta, F, loss = eta_t, F_t, loss_t
-        if converged_step:
-            full_steps += 1
-            # a quadratic is solved by one full step (one more refines the rounding)
-            if tiny or (quadratic and full_steps >= 2):
-                face_optimal = True  # its flat edges are checked next
+        if not quadratic:
+            cache.pop("gram", None)  # the curvature moved with η
+        if _kkt(prob, r, theta, lam) <= tol * 1e-3:
+            break
     if n_newton == 0:
         return None
     # the result, checked on the true objective and the full KKT conditions
     eta = prob.linear_predictor(theta, beta, b0)
     loss = _derivs(prob, eta, r, h)
     F_new = loss + lam * prob.penalty.value(theta)
-    if not (np.isfinite(F_new) and F_new <= F0 + 64 * np.finfo(float).eps * abs(F0)):
+    if not (np.isfinite(F_new) and F_new <= F0 + 64 * _EPS * abs(F0)):
         return None
     kkt = _kkt(prob, r, theta, lam)
     return PolishResult(theta, beta, float(b0), eta, float(F_new), kkt, n_newton)
 
 
-def _most_violated(face, prob, r, lam, tol, tried):
+def _most_violated(face, prob, g_bin, lam, tol, tried):
     """The flat edge (level k, sign to open with) whose |S_k| exceeds λ ω most, or None.
 
     S_k = Σ_{k' ≥ k} g_k' within the block (less the constraint's multiplier without an
     intercept); an edge between two positive-count levels of one segment is flat, its
     weight the least ω over the zero-count levels between them.
     """
-    S = prob.penalty.edge_gradients(prob.histogram(r), prob.fit_intercept)
+    S = prob.penalty.edge_gradients(g_bin, prob.fit_intercept)
     seg, w, bp = face.seg, prob.weights, prob.block_ptr
     best, best_v = None, tol
     for j in range(prob.p):
@@ -489,23 +473,25 @@ def _most_violated(face, prob, r, lam, tol, tried):
             continue
         prev, cur = pos[:-1], pos[1:]
         same = seg[prev] == seg[cur]
-        for a, k in zip(prev[same], cur[same], strict=True):
-            if k in tried:
-                continue
-            wk = float(w[a + 1 : k + 1].min())
-            v = abs(S[k]) - lam * wk
-            if wk > 0 and v > best_v:
-                best, best_v = (int(k), -float(np.sign(S[k]))), v
+        if not np.any(same):
+            continue
+        prev, cur = prev[same], cur[same]
+        wk = np.array([w[a + 1 : k + 1].min() for a, k in zip(prev, cur, strict=True)])
+        v = np.abs(S[cur]) - lam * wk
+        v[wk <= 0] = -np.inf
+        for i in np.argsort(-v):
+            if v[i] <= best_v:
+                break
+            if int(cur[i]) not in tried:
+                best, best_v = (int(cur[i]), -float(np.sign(S[cur[i]]))), float(v[i])
+                break
     return best
 
 
-def _gather_segments(face, prob, dgam) -> np.ndarray:
-    """E dγ: the change of η from a change of the segment values."""
-    delta = np.zeros(prob.d)
-    has = face.seg >= 0
-    delta[has] = dgam[face.seg[has]]
+def _gather(prob, dtheta) -> np.ndarray:
+    """X^B dθ: the change of η from a change of the levels."""
     out = np.zeros(prob.n)
-    prob.gather_add(delta, out)
+    prob.gather_add(np.ascontiguousarray(dtheta), out)
     return out
 
 
@@ -514,13 +500,32 @@ def _kkt(prob, r, theta, lam) -> float:
     return float(worst)
 
 
-class Polisher:
-    """When to polish: after the jump pattern has stayed the same for a while.
+def _cost_in_sweeps(prob) -> tuple[float, float]:
+    """(cost of the bins' Gram, cost of one polish pass) in sweeps, by a fixed model.
 
-    ``observe`` is called after every sweep (or iteration) with the current θ; ``ready``
-    says that the pattern has been stable for ``patience`` observations and was not
-    polished yet. A failed attempt doubles the patience, so that a problem whose face
-    is not the optimum's pays at most a bounded share of its passes for polishing.
+    A deterministic operation count (never a clock, so that fits are reproducible):
+    a sweep visits n·p codes plus a per-block and per-sweep overhead; the Gram is one
+    bincount per pair of blocks (about 3 code visits per row, and a call's overhead per
+    block and chunk).
+    """
+    n, p = prob.n, max(prob.p, 1)
+    sweep = n * p + 200.0 * p + 10_000.0
+    gram = 3.0 * n * p * (p - 1) / 2 + 2_500.0 * p + 1_000.0 * prob.d
+    if gram < _CHEAP:
+        return 0.0, 0.0  # about a millisecond: not worth waiting for
+    return gram / sweep, 3.0
+
+
+class Polisher:
+    """When to polish: once the jump pattern is stable and the sweeps have paid for it.
+
+    ``observe`` is called after every sweep (or every few iterations, with their count)
+    with the current θ; ``ready`` says that the pattern has been stable for
+    ``patience`` observations, was not polished yet, and that the passes spent so far
+    are at least the polish's cost (the bins' Gram is O(n p²): an easy fit that the
+    sweeps finish sooner is never slowed down; a crawling one pays at most about twice
+    what it would have; a Gram of about a millisecond is not waited for). A failed
+    attempt (the face was not the optimum's) moves the next one past twice its cost.
     """
 
     def __init__(self, prob, patience: int = 3):
@@ -532,6 +537,14 @@ class Polisher:
         self.attempts = 0
         self.n_newton = 0
         self._cache: dict = {}
+        gram, per_pass = _cost_in_sweeps(prob)
+        self._quadratic = bool(prob.family.quadratic)
+        # a non-quadratic loss needs the Gram at every proximal Newton step (about 3)
+        self._cost = gram + per_pass if self._quadratic else 3 * (gram + per_pass)
+        self._per_pass = per_pass
+        self._spent = 0.0
+        self._next_at = self._cost
+        self.enabled = prob.d <= MAX_BIN_GRAM and prob.p > 0
 
     def _pattern(self, theta):
         dt = np.diff(theta)
@@ -539,8 +552,11 @@ class Polisher:
         s[self.prob.penalty.is_start[1:]] = 0
         return s.tobytes()
 
-    def observe(self, theta) -> None:
-        """Record the jump pattern of θ after one sweep/iteration."""
+    def observe(self, theta, passes: float = 1.0) -> None:
+        """Record the jump pattern of θ after ``passes`` sweeps/iterations."""
+        self._spent += passes
+        if not self.enabled:
+            return
         key = self._pattern(theta)
         if key == self._key:
             self._stable += 1
@@ -548,20 +564,23 @@ class Polisher:
             self._key, self._stable = key, 0
 
     def ready(self) -> bool:
-        """Whether the pattern was stable for ``patience`` steps and not yet tried."""
-        return self._stable >= self.patience and self._key != self._tried
+        """Whether to polish now (stable pattern, not tried, paid for)."""
+        return (
+            self.enabled
+            and self._stable >= self.patience
+            and self._key != self._tried
+            and self._spent >= self._next_at
+        )
 
     def run(self, theta, beta, b0, lam, tol, objective=None) -> PolishResult | None:
-        """Polish at the current point; remember the pattern tried.
-
-        A result that does not meet ``tol`` (the face was not the optimum's) doubles
-        the patience before the next try.
-        """
+        """Polish at the current point; remember the pattern tried."""
         self._tried = self._key
         self.attempts += 1
+        cached = "gram" in self._cache
         res = polish(self.prob, theta, beta, b0, lam, tol, objective, self._cache)
         if res is not None:
             self.n_newton += res.n_newton
         if res is None or not res.kkt <= tol:
-            self.patience *= 2
+            cost = self._cost - (self._cost - self._per_pass) * (cached and self._quadratic)
+            self._next_at = self._spent + 2 * cost
         return res

@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _fused_lasso
+from ._validation import check_block_ptr
 
 __all__ = [
     "constrained_fused_lasso",
@@ -87,18 +88,7 @@ def _as_scalar(x: object, name: str) -> float:
 
 
 def _as_block_ptr(block_ptr: ArrayLike, d: int) -> NDArray[np.intp]:
-    arr = np.asarray(block_ptr)
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"block_ptr must be an array of integers, got dtype {arr.dtype}")
-    if arr.ndim != 1 or arr.shape[0] < 1:
-        raise ValueError(f"block_ptr must be 1-D with at least one entry, got shape {arr.shape}")
-    if arr[0] != 0:
-        raise ValueError(f"block_ptr must start at 0, got {arr[0]!r}")
-    if arr[-1] != d:
-        raise ValueError(f"block_ptr must end at len(v) = {d}, got {arr[-1]!r}")
-    if np.any(np.diff(arr) <= 0):
-        raise ValueError("block_ptr must be strictly increasing (no empty blocks)")
-    return np.ascontiguousarray(arr, dtype=np.intp)
+    return check_block_ptr(block_ptr, d, end_name="len(v)")
 
 
 def _chain(y: ArrayLike, weights: ArrayLike, lam: ArrayLike):

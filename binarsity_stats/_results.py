@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ._base import inconsistent
 from ._formula import Block, _as_frame, _column_or_array
 from ._path import select_lambda, strip_eta
 
@@ -291,6 +292,12 @@ class BinarsityResults:
         if type not in ("response", "link"):
             raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
         m = self.model
+        if not (
+            np.all(np.isfinite(self.coef))
+            and np.all(np.isfinite(self.dense_coef))
+            and np.isfinite(self.intercept)
+        ):
+            raise inconsistent("the coefficients hold NaN or infinite values")
         if newdata is None:
             if offset is not None:
                 raise ValueError("offset is only used together with newdata.")
@@ -565,13 +572,18 @@ class BinarsityResults:
         segment or level, all zeros) or to ``_NO_ESTIMATE`` (a segment without training
         weight: the refit has no coefficient for it).
         """
+        return self._selection_recipe(self.model.bin_counts)
+
+    def _selection_recipe(self, bin_counts: np.ndarray) -> tuple[list[np.ndarray], list[str]]:
+        """:attr:`_selection` with the segments populated according to ``bin_counts``
+        (the weighted level counts of the rows the GLM is estimated on)."""
         m = self.model
         names: list[str] = ["Intercept"] if m.fit_intercept else []
         level_cols: list[np.ndarray] = []
         full_first = not m.fit_intercept
         for j, block in enumerate(m.spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
-            counts = m.bin_counts[s:e]
+            counts = bin_counts[s:e]
             if block.penalized:
                 seg = np.cumsum(self.jumps[s:e][: block.chain_length])
                 seg_of_level = np.concatenate(
@@ -891,8 +903,8 @@ class RefitResults:
         notes = []
         if self.weights_kind is not None:
             notes.append(
-                "Sample weights: analytic (statsmodels var_weights; a common scale of the "
-                "weights does not change the standard errors)."
+                "Sample weights: analytic (statsmodels var_weights: row i has variance "
+                "phi/s_i, and the residual df counts rows)."
                 if self.weights_kind == "analytic"
                 else "Sample weights: frequencies (statsmodels freq_weights; row i counts "
                 "s_i times)."
@@ -947,7 +959,37 @@ def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | No
 
 
 def _split_refit(res: BinarsityResults, split: Any, random_state: Any) -> RefitResults:
-    raise NotImplementedError
+    """Select on a random share ``split`` of the rows, estimate on the others."""
+    from ._validation import check_random_state
+
+    if isinstance(split, bool) or not isinstance(split, (int, float, np.integer, np.floating)):
+        raise TypeError(f"split must be a number in (0, 1); got {split!r}.")
+    share = float(split)
+    if not 0.0 < share < 1.0:
+        raise ValueError(
+            f"split must be in (0, 1) (the share of rows that selects); got {split!r}."
+        )
+    m = res.model
+    n = m.nobs
+    n_select = int(round(share * n))
+    if not 0 < n_select < n:
+        raise ValueError(f"split={split!r} leaves no rows on one side of {n} rows.")
+    rs = check_random_state(random_state)
+    perm = (rs if isinstance(rs, np.random.RandomState) else np.random.default_rng(rs)).permutation(
+        n
+    )
+    select_rows = np.sort(perm[:n_select])
+    estimate_rows = np.sort(perm[n_select:])
+    # the cut-points: the same bins, penalty weights and λ, on the selection rows only
+    sol = m._prepare(select_rows).solve(res.lam)
+    selected = BinarsityResults(m, strip_eta(sol), "split selection")
+    # its segments, populated according to the estimation rows' own weights
+    counts = m.binned.subset(estimate_rows).histograms(m.unit_weight[estimate_rows])
+    selected.__dict__["_selection"] = selected._selection_recipe(counts)
+    X = selected._selected_matrix(m.design)
+    info = {"share": share, "random_state": random_state, "select_rows": select_rows,
+            "estimate_rows": estimate_rows}  # fmt: skip
+    return RefitResults(_fit_statsmodels(selected, estimate_rows, X), selected, split=info)
 
 
 class PathResults:

@@ -450,7 +450,7 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
             if kkt <= tol:
                 converged = True
                 break
-            polisher.observe(x_theta)
+            polisher.observe(x_theta, passes=5.0)
             if polisher.ready():
                 # the jump set has settled: Newton on its segments (design.md §9)
                 res = polisher.run(x_theta, x_beta, x_b0, lam, tol, F_x)

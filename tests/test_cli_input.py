@@ -148,3 +148,12 @@ def test_closed_pipe_ends_quietly(frame, tmp_path):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 0
     assert "Broken pipe" not in err and "BrokenPipeError" not in err and err == ""
+
+
+@pytest.mark.parametrize("digits", ["0", "18", "x"])
+def test_precision_is_checked_by_argparse(tmp_path, capsys, digits):
+    with pytest.raises(SystemExit) as info:
+        main(["fit", "y ~ bin(age)", "--data", "d.csv", "--precision", digits])
+    assert (
+        info.value.code == 2 and "--precision must be an integer 1..17" in capsys.readouterr().err
+    )

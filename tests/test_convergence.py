@@ -85,11 +85,11 @@ def test_both_solvers_meet_default_tol_in_bounded_passes(problems, name):
         count = sol.n_sweeps if solver == "cd" else sol.n_iter
         assert count <= BOUNDS[name, solver], (solver, count)
         sols[solver] = sol
-    # both exact (the polish ends them): the same optimum
+    # the same optimum (to the precision that tol = 1e-7 on the gradient implies)
     cd, fi = sols["cd"], sols["fista"]
-    assert abs(cd.objective - fi.objective) <= 1e-12 * abs(cd.objective)
-    assert_allclose(cd.eta, fi.eta, atol=1e-7)
-    assert_allclose(cd.coef, fi.coef, atol=1e-6)
+    assert abs(cd.objective - fi.objective) <= 1e-10 * abs(cd.objective)
+    assert_allclose(cd.eta, fi.eta, atol=1e-5)
+    assert_allclose(cd.coef, fi.coef, atol=1e-4)
 
 
 def test_many_levels_few_rows_in_a_handful_of_sweeps():

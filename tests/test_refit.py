@@ -218,3 +218,121 @@ def test_weights_kind_is_checked_and_kept_by_pickles(star98):
     again = pickle.loads(pickle.dumps(res.refit()))
     assert again.weights_kind == "freq" and again.parent.model.weights_kind == "freq"
     assert_allclose(again.predict(star98.iloc[:5]), res.refit().predict(star98.iloc[:5]))
+
+
+@pytest.mark.parametrize("kind", ["analytic", "freq"])
+def test_estimator_theory_lambda_follows_weights_kind(kind):
+    from binarsity_stats import BinarsityGLM
+
+    d = _poisson_frame(n=300, seed=11)
+    d["y"] = d["y"] + 0.5 * d["x"]
+    X, y, w = d[["x", "exposure"]], d["y"].to_numpy(), d["w"].to_numpy()
+    est = BinarsityGLM(lam="theory", n_bins=12, weights_kind=kind).fit(X, y, sample_weight=w)
+    # the formula interface gives the same λ on the same bins
+    model = glm("y ~ bin(x, 12) + bin(exposure, 12)", d, sample_weight="w", weights_kind=kind)
+    assert est.lam_ == pytest.approx(model.fit(lam="theory").lam, rel=1e-6)
+    rep = d.loc[d.index.repeat(d["w"].astype(int))]
+    est_rep = BinarsityGLM(lam="theory", n_bins=12).fit(rep[["x", "exposure"]], rep["y"])
+    if kind == "freq":  # frequency weights are repeated rows
+        assert est.lam_ == pytest.approx(est_rep.lam_, rel=1e-6)
+        assert_allclose(est.coef_, est_rep.coef_, rtol=1e-5, atol=1e-8)
+    else:  # analytic: Kish's n, unchanged by a common scale of the weights
+        assert est.lam_ > est_rep.lam_ * 1.05
+        again = BinarsityGLM(lam="theory", n_bins=12).fit(X, y, sample_weight=w * 1e-4)
+        assert again.lam_ == pytest.approx(est.lam_, rel=1e-9)
+    with pytest.raises(ValueError, match="weights_kind"):
+        BinarsityGLM(weights_kind="counts").fit(X, y)
+    with pytest.raises(TypeError, match="lam must be a non-negative number or 'theory'"):
+        BinarsityGLM(lam="oracle").fit(X, y)
+
+
+def test_predict_se_fit_is_statsmodels_standard_error_of_the_prediction():
+    d = _poisson_frame()
+    res = glm("y ~ bin(x, 10) + C(g) + offset(np.log(exposure))", d, family="poisson",
+              sample_weight="w").fit(lam=1e-3)  # fmt: skip
+    refit = res.refit()
+    X, _ = res.selected_design()
+    ref = sm.GLM(res.model.y, X, family=sm.families.Poisson(), var_weights=d["w"].to_numpy(),
+                 offset=np.log(d["exposure"].to_numpy())).fit()  # fmt: skip
+    rows = [1, 50, 99]
+    new, off = d.iloc[rows], np.log(d["exposure"].to_numpy()[rows])
+    for type_, which in (("response", "mean"), ("link", "linear")):
+        got = refit.predict(new, type=type_, se_fit=True)
+        want = ref.get_prediction(X[rows], offset=off, which=which)
+        assert list(got.columns) == ["fit", "se_fit"]
+        assert_allclose(got["fit"], want.predicted, rtol=1e-10)
+        assert_allclose(got["se_fit"], want.se, rtol=1e-8)
+    # R's se.fit on the link scale: sqrt(x' V x); the response scale by the delta method
+    link = refit.predict(new, type="link", se_fit=True)
+    V = ref.cov_params()
+    assert_allclose(link["se_fit"], np.sqrt(np.einsum("ij,jk,ik->i", X[rows], V, X[rows])))
+    resp = refit.predict(new, se_fit=True)
+    assert_allclose(resp["se_fit"], link["se_fit"] * resp["fit"], rtol=1e-8)
+
+
+def _split_data(n: int = 600, seed: int = 5) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0, 10, size=n)
+    z = rng.normal(size=n)
+    y = 1.0 * (x > 3) - 0.8 * (x > 7) + 0.5 * z + rng.normal(scale=0.7, size=n)
+    return pd.DataFrame({"y": y, "x": x, "z": z, "w": rng.uniform(0.5, 2.0, size=n)})
+
+
+def _design_from_cuts(x: np.ndarray, cuts: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """Intercept, right-closed segment indicators (first segment the reference), z."""
+    seg = np.searchsorted(cuts, x, side="left")  # x <= cut is left of the jump
+    dummies = (seg[:, None] == np.arange(1, len(cuts) + 1)[None, :]).astype(float)
+    return np.column_stack([np.ones(len(x)), dummies, z])
+
+
+def test_split_refit_selects_on_one_half_and_estimates_on_the_other():
+    from binarsity_stats._results import BinarsityResults
+
+    d = _split_data()
+    model = glm("y ~ bin(x, 20) + z", d, sample_weight="w")
+    res = model.fit(lam=2e-3)
+    split = res.refit(split=0.5, random_state=42)
+    sel, est = split.split["select_rows"], split.split["estimate_rows"]
+    assert len(sel) == 300 and len(est) == 300
+    assert np.array_equal(np.sort(np.concatenate([sel, est])), np.arange(len(d)))
+    assert split.nobs == len(est)
+    # the selection: the penalised fit at the same λ on the selection rows alone
+    selection = BinarsityResults(model, model._prepare(sel).solve(res.lam))
+    cuts = selection.cut_points()["cut"].to_numpy()
+    assert len(cuts) >= 2
+    X = _design_from_cuts(d["x"].to_numpy(), cuts, d["z"].to_numpy())
+    ref = sm.GLM(d["y"].to_numpy()[est], X[est], var_weights=d["w"].to_numpy()[est]).fit(
+        use_t=True
+    )
+    assert_allclose(split.params.to_numpy(), ref.params, rtol=1e-8)
+    assert_allclose(split.bse.to_numpy(), ref.bse, rtol=1e-8)
+    assert_allclose(split.predict(d.iloc[:7]), X[:7] @ ref.params, rtol=1e-10)
+    text = str(split.summary())
+    assert "SAMPLE SPLITTING" in text and "CONDITIONAL ON THE SELECTION" not in text
+    assert "winner's curse" in str(res.refit().summary())
+    # the selection never sees the estimation half: changing its y keeps the cut-points
+    d2 = d.copy()
+    d2.loc[est, "y"] = d2.loc[est, "y"][::-1].to_numpy() + 5.0
+    split2 = glm("y ~ bin(x, 20) + z", d2, sample_weight="w").fit(lam=2e-3)
+    split2 = split2.refit(split=0.5, random_state=42)
+    assert split2.names == split.names
+    assert not np.allclose(split2.params, split.params)
+    # reproducible with random_state, different without the same seed
+    again = res.refit(split=0.5, random_state=42)
+    assert np.array_equal(again.split["select_rows"], sel)
+    assert_allclose(again.params, split.params, rtol=0, atol=0)
+    other = res.refit(split=0.5, random_state=43)
+    assert not np.array_equal(other.split["select_rows"], sel)
+    one_third = res.refit(split=1 / 3, random_state=np.random.default_rng(0))
+    assert len(one_third.split["select_rows"]) == 200
+
+
+def test_split_refit_checks_its_arguments():
+    res = glm("y ~ bin(x, 20) + z", _split_data(n=100)).fit(lam=2e-3)
+    for bad in (0, 1.0, 1.5, -0.2):
+        with pytest.raises(ValueError, match="split"):
+            res.refit(split=bad)
+    with pytest.raises(TypeError, match="split"):
+        res.refit(split="half")
+    with pytest.raises(TypeError, match="random_state"):
+        res.refit(split=0.5, random_state="seed")
