@@ -148,6 +148,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="NaN in bin()/C() columns: error, or a level of its own",
     )  # fmt: skip
     fit.add_argument("--weights", metavar="COLUMN", help="column of sample weights")
+    fit.add_argument(
+        "--weights-kind", choices=("analytic", "freq"), default="analytic",
+        help="what --weights means: analytic (precision) weights, the default, or "
+        "frequencies (row counts)",
+    )  # fmt: skip
     fit.add_argument("--offset", metavar="COLUMN", help="column added to the linear predictor")
     _add_common(fit, None)
     demo = sub.add_parser(
@@ -296,7 +301,7 @@ def _run_fit(args: argparse.Namespace, out) -> int:
     model = glm(
         args.formula, data, family=args.family, sample_weight=args.weights,
         offset=args.offset, n_bins=args.n_bins, penalty_weights=args.penalty_weights,
-        missing=args.missing,
+        missing=args.missing, weights_kind=args.weights_kind,
     )  # fmt: skip
     _report(model, args, out)
     return 0

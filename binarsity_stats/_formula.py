@@ -669,8 +669,8 @@ class DesignSpec:
         (Python keywords, columns named like a function the formula calls), mapped to
         the column names; added to the data before every replay.
     shadowed : list of str or None
-        Data columns named like a function the formula calls (``bin``, ``C``...), left
-        out of the data formulaic sees so that they do not hide the function.
+        Names the formula calls (``bin``, ``C``, ``np``...): data columns of these names
+        are left out of the data formulaic sees, so that they do not hide the function.
     """
 
     formula: str
@@ -1011,7 +1011,8 @@ def _alias_names(formula: str, columns: Any) -> tuple[str, dict[str, str], list[
     aliases : dict
         alias -> original column name.
     shadowed : list of str
-        Data columns to leave out of the data formulaic sees.
+        The names the formula calls: data columns of these names are left out of the
+        data formulaic sees (references to them go through aliases).
     """
     pieces = list(_scan(formula))
     called = set(_OWN)
@@ -1022,7 +1023,9 @@ def _alias_names(formula: str, columns: Any) -> tuple[str, dict[str, str], list[
         if rest.startswith(("(", ".")):
             called.add(text)
     names = [c for c in columns if isinstance(c, str)]
-    shadowed = [c for c in names if c in called]
+    # every called name: a column of that name, in the training data or in new rows at
+    # predict time, must not hide the function
+    shadowed = sorted(called)
     taken = set(names) | {t for kind, t in pieces if kind == "name"}
     aliases: dict[str, str] = {}
     by_name: dict[str, str] = {}

@@ -239,7 +239,6 @@ class BinarsityModel:
         binned = self._binned = self._binned_design()
         # sums over rows are taken on weights scaled to a maximum in [1, 2): the fit does
         # not depend on their scale, and the totals can neither overflow nor underflow
-        self.unit_weight, self.weight_scale = binned.unit_weight, binned.weight_scale
         if self.offset is not None:
             self.family.check_offset(self.offset)
             check_offset_loss(self.family, y, self.offset, self.unit_weight)
@@ -248,6 +247,20 @@ class BinarsityModel:
         self._binned = binned.with_kinds(self._block_kinds())
 
     # -- design helpers ------------------------------------------------------------------
+    @property
+    def unit_weight(self) -> np.ndarray:
+        """The weights divided by a power of two near their largest (see ``weight_scale``).
+
+        Sums over rows are taken on these: the fit does not depend on the scale of the
+        weights, and their totals can neither overflow nor underflow.
+        """
+        return normalized_weights(self.sample_weight)[0]
+
+    @property
+    def weight_scale(self) -> float:
+        """The power of two by which ``unit_weight`` was divided (1 without weights)."""
+        return normalized_weights(self.sample_weight)[1]
+
     @property
     def nobs(self) -> int:
         """Number of training rows."""
@@ -514,8 +527,9 @@ class BinarsityModel:
         ----------
         lam : float or "theory", default="theory"
             λ ≥ 0 of design.md §1, or ``"theory"`` for the data-driven scale of the
-            paper's Theorem 1 (see :meth:`lambda_theory`; for gaussian σ² is estimated
-            from a first fit and the model refitted once).
+            paper's Theorem 1 (see :meth:`lambda_theory`; for a family with an unknown
+            dispersion — gaussian σ², gamma and Tweedie φ — it is estimated from a first
+            fit by Pearson's χ²/df and the model refitted once).
         solver : {"cd", "fista"}, default="cd"
             Engine solver.
         tol : float, default=1e-7

@@ -308,7 +308,7 @@ def _solve_model(prob, gram, gbin, gU, theta, lam, tol, null_tol):
             # optimal on this face: open the flat edge that violates its KKT condition
             # most (one at a time: the Newton step then moves it the right way)
             face_optimal = False
-            opened = _most_violated(face, prob, g_bin, lam, tol, tried)
+            opened = _most_violated(face, prob, g_bin, lam, 1e-3 * tol, tried)
             if opened is None:
                 break
             tried.add(opened[0])

@@ -17,6 +17,7 @@ import pandas as pd
 from ._base import inconsistent
 from ._formula import Block, _as_frame, _column_or_array
 from ._path import select_lambda, strip_eta
+from ._validation import check_offset, check_sample_weight
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -41,9 +42,7 @@ def _new_design(model: BinarsityModel, newdata: Any, offset: Any) -> tuple[Any, 
     off = design.offset
     extra = None
     if offset is not None:
-        extra = np.asarray(offset, dtype=np.float64).ravel()
-        if extra.shape[0] != design.n_obs or not np.all(np.isfinite(extra)):
-            raise ValueError(f"offset must be {design.n_obs} finite values (one per row).")
+        extra = check_offset(offset, design.n_obs, rows_of="the data")
     elif model.offset_column is not None:
         if model.offset_column not in newdata.columns:
             raise ValueError(
@@ -218,15 +217,18 @@ class BinarsityResults:
     def deviance(self) -> float:
         """Weighted deviance Σ_i s_i d(y_i, μ_i)."""
         m = self.model
-        return float(m.family.deviance(m.y, self.fittedvalues, m.sample_weight))
+        # on the normalised weights, then in the user's units (exact: a power of two)
+        dev = m.family.deviance(m.y, self.fittedvalues, m.unit_weight)
+        return float(dev * m.weight_scale)
 
     @cached_property
     def null_deviance(self) -> float:
         """Deviance of the intercept(+offset)-only model."""
         m = self.model
-        b0 = m.family.null_intercept(m.y, m.sample_weight, m.offset) if m.fit_intercept else 0.0
+        sw = m.unit_weight  # sums on the normalised weights (they cannot overflow)
+        b0 = m.family.null_intercept(m.y, sw, m.offset) if m.fit_intercept else 0.0
         eta = np.full(m.nobs, b0) if m.offset is None else b0 + m.offset
-        return float(m.family.deviance(m.y, m.family.mean(eta), m.sample_weight))
+        return float(m.family.deviance(m.y, m.family.mean(eta), sw) * m.weight_scale)
 
     @cached_property
     def llf(self) -> float:
@@ -616,8 +618,12 @@ class BinarsityResults:
         names.extend(m.spec.dense_columns)
         return level_cols, names
 
-    def _selected_matrix(self, design: Any) -> np.ndarray:
-        """The selected design's columns for the rows of a (training or replayed) design."""
+    def _selected_matrix(self, design: Any, strict: bool = True) -> np.ndarray:
+        """The selected design's columns for the rows of a (training or replayed) design.
+
+        A row in a level without training weight raises (``strict``) or gets zeros (the
+        training rows to fit on: such a row has zero weight).
+        """
         m = self.model
         level_cols, names = self._selection
         n = design.n_obs
@@ -627,7 +633,7 @@ class BinarsityResults:
         rows = np.arange(n)
         for j, block in enumerate(m.spec.blocks):
             col = level_cols[j][design.codes[j]]
-            if np.any(col == _NO_ESTIMATE):
+            if strict and np.any(col == _NO_ESTIMATE):
                 level = block.level_labels()[int(design.codes[j][col == _NO_ESTIMATE][0])]
                 raise ValueError(
                     f"term '{block.term}': level {level} had no training weight, so the "
@@ -646,7 +652,9 @@ class BinarsityResults:
         Every binned term's constant segments become indicators with the first segment as
         reference (a populated missing level gets its own indicator); a ``C()`` term
         gets indicators of its populated levels but the first; dense columns are kept.
-        Without an intercept the first code block keeps all its indicators.
+        Without an intercept the first code block keeps all its indicators. A segment
+        or level without training weight gets no column (its rows, all of zero weight,
+        get zeros).
 
         Returns
         -------
@@ -655,7 +663,7 @@ class BinarsityResults:
         names : list of str
             Column names, e.g. ``bin(age, 50)[38.0, 52.0]`` for a merged segment.
         """
-        return self._selected_matrix(self.model.design), list(self._selection[1])
+        return self._selected_matrix(self.model.design, strict=False), list(self._selection[1])
 
     def refit(self, split: float | None = None, random_state: Any = None) -> RefitResults:
         """The unpenalised GLM (statsmodels) on the design the selection produced.
@@ -878,9 +886,12 @@ class RefitResults:
         if sample_weight is None:
             w = np.ones(n)
         else:
-            w = np.asarray(sample_weight, dtype=np.float64).ravel()
-            if w.shape[0] != n or not np.all(np.isfinite(w)) or np.any(w <= 0):
-                raise ValueError(f"sample_weight must be {n} positive finite values.")
+            w = check_sample_weight(sample_weight, n, rows_of="the data")
+            if np.any(w <= 0):  # the observation variance is scale / w
+                row = int(np.flatnonzero(w <= 0)[0])
+                raise ValueError(
+                    f"sample_weight must be positive for a prediction interval; row {row} has 0."
+                )
         return PredictionResults(
             np.asarray(lin.predicted), np.asarray(lin.var_pred),
             var_resid=self.sm_results.scale / w, df=self.sm_results.df_resid,
@@ -943,7 +954,7 @@ def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | No
 
     m = res.model
     if X is None:
-        X = res._selected_matrix(m.design)
+        X = res._selected_matrix(m.design, strict=False)
     names = res._selection[1]
     kwargs: dict[str, Any] = {"family": m.family.to_statsmodels()}
     if m.var_weights is not None:
@@ -986,7 +997,7 @@ def _split_refit(res: BinarsityResults, split: Any, random_state: Any) -> RefitR
     # its segments, populated according to the estimation rows' own weights
     counts = m.binned.subset(estimate_rows).histograms(m.unit_weight[estimate_rows])
     selected.__dict__["_selection"] = selected._selection_recipe(counts)
-    X = selected._selected_matrix(m.design)
+    X = selected._selected_matrix(m.design, strict=False)
     info = {"share": share, "random_state": random_state, "select_rows": select_rows,
             "estimate_rows": estimate_rows}  # fmt: skip
     return RefitResults(_fit_statsmodels(selected, estimate_rows, X), selected, split=info)

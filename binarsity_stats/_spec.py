@@ -52,12 +52,14 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ._design import BinnedDesign
+from ._validation import check_offset
 from ._version import __version__
 
 __all__ = ["SPEC_FORMAT", "SPEC_VERSION", "SpecModel", "from_spec", "make_spec"]
@@ -147,13 +149,20 @@ def argument_expr(term: str) -> str:
     str
         The argument's source text (the term itself when it is not a call).
     """
+    quoted = re.findall(r"`[^`]*`", term)  # backtick names are not Python
+    source = term
+    for i, q in enumerate(quoted):
+        source = source.replace(q, f"__bq{i}__", 1)
     try:
-        node = ast.parse(term, mode="eval").body
+        node = ast.parse(source, mode="eval").body
     except SyntaxError:
         return term
-    if isinstance(node, ast.Call) and node.args:
-        return ast.unparse(node.args[0])
-    return term
+    if not (isinstance(node, ast.Call) and node.args):
+        return term
+    arg = ast.unparse(node.args[0])
+    for i, q in enumerate(quoted):
+        arg = arg.replace(f"__bq{i}__", q)
+    return arg
 
 
 def make_spec(
@@ -475,13 +484,10 @@ class SpecModel:
                 raise ValueError(f"offset term {entry['terms']} has missing or infinite values.")
         extra = None
         if offset is not None:
-            extra = np.asarray(offset, dtype=np.float64).ravel()
-            if extra.shape[0] != n or not np.all(np.isfinite(extra)):
-                raise ValueError(f"offset must be {n} finite values (one per row).")
+            extra = check_offset(offset, n, rows_of="the data")
         elif entry.get("column") is not None:
             extra = _numeric(_column(data, entry["column"]), entry["column"])
-            if not np.all(np.isfinite(extra)):
-                raise ValueError(f"offset (column {entry['column']!r}) has non-finite values.")
+            extra = check_offset(extra, n, "the data", f"offset (column '{entry['column']}')")
         if extra is not None:
             off = extra if off is None else off + extra
         return off

@@ -9,6 +9,7 @@ import binarsity_stats
 
 PKG = pathlib.Path(binarsity_stats.__file__).parent
 FAMILY_NAMES = {"gaussian", "binomial", "poisson", "gamma", "tweedie", "negativebinomial"}
+FAMILY_CLASSES = ("Gaussian", "Binomial", "Poisson", "StatsmodelsFamily", "Tweedie", "Gamma")
 
 
 def _name_switches(source: str) -> list[str]:
@@ -27,6 +28,9 @@ def _name_switches(source: str) -> list[str]:
                 found.append(ast.unparse(node))
         elif isinstance(node, ast.Subscript):
             if "fam" in ast.unparse(node.slice) and ast.unparse(node.slice).endswith(".name"):
+                found.append(ast.unparse(node))
+        elif isinstance(node, ast.Call) and ast.unparse(node.func) == "isinstance":
+            if any(c in ast.unparse(node.args[1]) for c in FAMILY_CLASSES):
                 found.append(ast.unparse(node))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr == "get" and any(
@@ -53,8 +57,9 @@ def test_the_name_switch_detector_sees_the_old_switches():
         'hmax = {"gaussian": 1.0}.get(prob.family.name, None)\n'
         'fam = {"poisson": 1}[m.family.name]\n'
         'stratify = fam == "binomial"\n'
+        "if isinstance(m.family, Binomial):\n    pass\n"
     )
-    assert len(_name_switches(old)) == 4
+    assert len(_name_switches(old)) == 5
 
 
 # --------------------------------------------------------------------------- the generic path
@@ -534,3 +539,19 @@ def test_the_null_fit_is_statsmodels_intercept_only_glm_with_offset_and_weights(
     for o in (off, None):
         ref = sm.GLM(y, np.ones((n, 1)), family=sm_fam, offset=o, var_weights=sw).fit(tol=1e-14)
         assert_allclose(fam.null_intercept(y, sw, o), ref.params[0], rtol=1e-9, atol=1e-10)
+
+
+def test_cv_with_statsmodels_families():
+    df = _claims(n=400)
+    cv = glm("y ~ bin(x1, 6) + C(g)", df, family=_tweedie(1.5)).fit_cv(
+        folds=3, n_lambdas=5, random_state=0
+    )
+    assert np.all(np.isfinite(cv.mean)) and cv.best_.model.family == get_family(_tweedie(1.5))
+    df["b"] = (df["y"] > 0).astype(float)
+    probit = sm.families.Binomial(links.Probit())
+    cv = glm("b ~ bin(x1, 6) + C(g)", df, family=probit).fit_cv(
+        folds=3, n_lambdas=5, scoring="auc", random_state=0
+    )
+    assert np.all((cv.mean > 0.5) & (cv.mean <= 1))
+    with pytest.raises(ValueError, match="auc"):
+        glm("y ~ bin(x1, 6)", df, family=_tweedie(1.5)).fit_cv(folds=3, n_lambdas=3, scoring="auc")

@@ -88,6 +88,14 @@ def test_columns_named_like_functions_do_not_hide_them(frame, formula, first):
     assert_allclose(res.deviance, _fit(plain, renamed).deviance, rtol=1e-10)
 
 
+def test_new_rows_with_a_column_named_like_a_function_predict(frame):
+    """Trained without a column 'bin'; new rows bring one: it must not hide bin()."""
+    train = frame.drop(columns=["bin", "C", "offset", "np"])
+    res = _fit("y ~ bin(e) + C(`class`) + offset(np.log(`my x` ** 2 + 1))", train)
+    new = frame.iloc[:20]  # has the columns bin, C, offset and np
+    assert_allclose(res.predict(new), res.fittedvalues[:20])
+
+
 def test_bare_text_column_is_read_as_categorical_even_with_a_column_named_C(frame):
     res = _fit("y ~ `class` + bin(e)", frame)
     assert res.model.spec.blocks[0].term == "C(`class`)"

@@ -711,9 +711,9 @@ GLM_PREDICT_CASES = [
     ("offset() term not finite", lambda r: r.predict(NEW.assign(exposure=0.0)),
      ValueError, r"offset term \['offset\(log\(exposure\)\)'\]"),
     ("offset argument NaN", lambda r: r.predict(NEW, offset=np.full(30, np.nan)),
-     ValueError, r"offset must be 30 finite values"),
+     ValueError, r"offset contains NaN or infinite values"),
     ("offset argument length", lambda r: r.predict(NEW, offset=np.ones(3)),
-     ValueError, r"offset must be 30 finite values"),
+     ValueError, r"offset has 3 rows but the data has 30"),
     ("type unknown", lambda r: r.predict(NEW, type="probability"), ValueError, r"type must be"),
 ]  # fmt: skip
 

@@ -55,7 +55,10 @@ def test_refit_and_predict_agree(fair):
     res = glm(formula, fair, family="binomial").fit()
     ref = smf.glm(formula, fair, family=sm.families.Binomial()).fit()
     assert_allclose(res.deviance, ref.deviance, rtol=1e-7)
-    assert_allclose(res.refit().deviance, ref.deviance, rtol=1e-7)
+    refit = res.refit()
+    assert_allclose(refit.deviance, ref.deviance, rtol=1e-7)
+    assert "Intercept" not in refit.params.index
+    assert_allclose(refit.predict(fair.iloc[::50]), ref.predict(fair.iloc[::50]), rtol=1e-6)
     assert_allclose(res.predict(fair), ref.predict(fair), rtol=1e-6)
     assert_allclose(res.predict(fair), res.fittedvalues, rtol=1e-12)
 

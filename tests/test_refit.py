@@ -336,3 +336,42 @@ def test_split_refit_checks_its_arguments():
         res.refit(split="half")
     with pytest.raises(TypeError, match="random_state"):
         res.refit(split=0.5, random_state="seed")
+
+
+def test_cli_weights_kind(tmp_path):
+    import io
+
+    from binarsity_stats._cli import main
+
+    d = _poisson_frame(n=200)
+    path = tmp_path / "d.csv"
+    d.to_csv(path, index=False)
+    for kind, label in (("freq", "frequency"), ("analytic", "analytic")):
+        out = io.StringIO()
+        code = main(["fit", "y ~ bin(x, 8) + C(g)", "--data", str(path), "--family", "poisson",
+                     "--weights", "w", "--weights-kind", kind, "--lam", "0.001"], out=out)  # fmt: skip
+        assert code == 0
+        line = next(t for t in out.getvalue().splitlines() if "Sample weights:" in t)
+        assert label in line
+
+
+def test_zero_analytic_weights_leave_their_rows_out():
+    d = _poisson_frame()
+    d.loc[::5, "w"] = 0.0
+    res = glm("y ~ bin(x, 10) + C(g)", d, family="poisson", sample_weight="w").fit(lam=1e-3)
+    refit = res.refit()
+    keep = d["w"].to_numpy() > 0
+    X, _ = res.selected_design()
+    ref = sm.GLM(d["y"].to_numpy()[keep], X[keep], family=sm.families.Poisson(),
+                 var_weights=d["w"].to_numpy()[keep]).fit()  # fmt: skip
+    assert refit.df_resid == keep.sum() - X.shape[1] == ref.df_resid
+    assert_allclose(refit.bse.to_numpy(), ref.bse, rtol=1e-8)
+    assert res.bic == pytest.approx(-2 * res.llf + np.log(keep.sum()) * res.df)
+    # a level whose every training row weighs 0 has no refit coefficient: named, not guessed
+    d.loc[d["g"] == "c", "w"] = 0.0
+    res = glm("y ~ bin(x, 10) + C(g)", d, family="poisson", sample_weight="w").fit(lam=1e-3)
+    refit = res.refit()
+    assert not any("[c]" in name for name in refit.names)
+    with pytest.raises(ValueError, match=r"C\(g\).*no training weight"):
+        refit.predict(d[d["g"] == "c"].head(2))
+    assert np.all(np.isfinite(refit.predict(d[d["g"] != "c"])))

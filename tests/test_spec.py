@@ -176,3 +176,12 @@ def test_a_stateful_formulaic_transform_is_refused_at_to_spec():
     res = glm("yg ~ bin(x1, 5) + center(z)", TRAIN).fit(lam=1e-3)
     with pytest.raises(ValueError, match=r"center\(z\).*stateful transform"):
         res.to_spec()
+
+
+def test_backtick_column_names_round_trip():
+    df = TRAIN.rename(columns={"x1": "x 1", "z": "z.z"})
+    new = NEW.rename(columns={"x1": "x 1", "z": "z.z"})
+    res = glm("yg ~ bin(`x 1`, 6) + C(g) + `z.z`", df).fit(lam=1e-3)
+    spec = res.to_spec()
+    assert spec["terms"][0]["expr"] == spec["terms"][0]["column"] == "x 1"
+    assert_array_equal(_round_trip(spec).predict(new), res.predict(new))

@@ -19,6 +19,7 @@ import pytest
 
 from binarsity_stats import Binarizer, BinarsityClassifier, BinarsityGLM, _solvers, _validation, glm
 from binarsity_stats._solvers import ConvergenceWarning, Prepared, lambda_max, solve
+from binarsity_stats._spec import from_spec
 
 N = 60
 RNG = np.random.default_rng(3)
@@ -117,11 +118,15 @@ ENTRIES = {
         "glm": lambda v: glm(FORMULA, FRAME, offset=v),
         "BinarsityGLM": lambda v: BinarsityGLM().fit(X, Y, offset=v),
         "BinarsityGLM.predict": lambda v: FITTED.predict(X, offset=v),
+        "results.predict": lambda v: RESULTS.predict(FRAME, offset=v),
+        "from_spec().predict": lambda v: SPEC_MODEL.predict(FRAME, offset=v),
         "solve": lambda v: _engine(offset=v),
     },
 }
 
 FITTED = BinarsityGLM(lam=1e-2).fit(X, Y)
+RESULTS = MODEL.fit(lam=1e-2)
+SPEC_MODEL = from_spec(RESULTS.to_spec())
 
 _strings = np.array(["1"] * N, dtype=object)
 
