@@ -11,7 +11,17 @@ from pathlib import Path
 from ._common import DEFAULT_DATA_DIR, DEFAULT_OUT_DIR, SuiteOutput
 from ._ours import EstimatorMissing
 
-SUITES = ("speed", "paper", "timing", "scaling", "prox", "rate", "convergence", "mapping")
+SUITES = (
+    "speed",
+    "paper",
+    "timing",
+    "scaling",
+    "prox",
+    "rate",
+    "convergence",
+    "families",
+    "mapping",
+)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -89,9 +89,14 @@ class BinnedDesign:
         sw = None if n == 0 else check_sample_weight(sample_weight, n, rows_of="y")
         offset = check_offset(offset, n, rows_of="y")
         if dense is not None:
-            dense = np.asarray(dense, dtype=np.float64)
+            dense = np.asarray(dense)
+            if dense.dtype.kind not in "biuf":
+                raise TypeError(f"dense must be numeric; got dtype {dense.dtype}.")
+            dense = dense.astype(np.float64)
             if dense.ndim == 1:
                 dense = dense[:, None]
+            if dense.ndim != 2:
+                raise ValueError(f"dense must be 1-D or 2-D (n, q); got shape {dense.shape}.")
             if dense.shape[0] != n:
                 raise ValueError(f"dense has {dense.shape[0]} rows but y has {n}.")
             if not np.all(np.isfinite(dense)):

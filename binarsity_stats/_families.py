@@ -692,8 +692,13 @@ class Poisson(Family):
     def null_intercept(self, y, sample_weight, offset=None):
         # closed form: e^{β0} Σ s e^{off} = Σ s y
         sw = sample_weight
-        tot = float(np.sum(sw)) if offset is None else float(np.sum(sw * np.exp(offset)))
-        return float(math.log(max(float(np.sum(sw * y)), 1e-300) / tot))
+        if offset is None:
+            return float(math.log(max(float(np.sum(sw * y)), 1e-300) / float(np.sum(sw))))
+        # log Σ s e^{off} with the largest offset factored out: e^{off} of offsets below
+        # -745 underflows to 0 (tiny exposures), which made the plain sum 0
+        top = float(np.max(offset[sw > 0]))
+        log_tot = top + math.log(float(np.sum(sw * np.exp(offset - top))))
+        return float(math.log(max(float(np.sum(sw * y)), 1e-300)) - log_tot)
 
     def mean(self, eta):
         return np.exp(eta)

@@ -153,6 +153,8 @@ def penalty_weights(
     d = int(block_ptr[-1])
     if counts.shape != (d,):
         raise ValueError(f"bin_counts must have length {d}; got shape {counts.shape}.")
+    if not np.all(np.isfinite(counts)) or np.any(counts < 0):
+        raise ValueError("bin_counts must be finite and non-negative.")
     p = len(block_ptr) - 1
     sizes = np.diff(block_ptr)
     if chain_length is None:

@@ -232,3 +232,29 @@ def test_polish_is_exact_with_dense_columns_weights_and_no_intercept(family, fit
     # from a rough point (KKT 5e-3 .. 0.2) the active-set steps find the optimum's face
     # and solve it exactly (measured: 1e-12 .. 1e-17)
     assert res.kkt <= 1e-10 * prep.tol_scale
+
+
+@pytest.mark.parametrize("variant", ["weighted", "tied", "huge", "randhie-weighted"])
+def test_variants_meet_default_tol_in_bounded_passes(variant):
+    rng = np.random.default_rng(0)
+    if variant.startswith("randhie"):
+        (X, y), family = _randhie(), "poisson"
+    else:
+        (X, y), family = _diamonds(3000), "gaussian"
+    sw = rng.integers(0, 4, len(y)).astype(float) if "weighted" in variant else None
+    if variant == "tied":
+        X = np.round(X, 1)
+    elif variant == "huge":
+        y = 1e6 * y
+    codes, bp, w = _design(X, sw=sw)
+    lam = 0.01 * lambda_max(codes, bp, y, family=family, penalty_weights=w, sample_weight=sw)
+    prep = Prepared(codes, bp, y, family=family, penalty_weights=w, sample_weight=sw)
+    objectives = []
+    for solver, bound in (("cd", 60), ("fista", 400)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            sol = prep.solve(lam, solver=solver)
+        assert sol.converged and sol.kkt_violation <= 1e-7 * prep.tol_scale
+        assert (sol.n_sweeps if solver == "cd" else sol.n_iter) <= bound
+        objectives.append(sol.objective)
+    assert abs(objectives[0] - objectives[1]) <= 1e-10 * abs(objectives[0])

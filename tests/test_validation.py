@@ -432,3 +432,22 @@ def test_empty_input_at_predict_gives_the_same_answer_for_arrays_and_frames():
     assert clf.predict(X[:0]).shape == (0,)
     assert clf.predict_proba(X[:0]).shape == (0, 2)
     assert MODEL.fit(lam=1e-2).predict(FRAME.iloc[:0]).shape == (0,)
+
+
+@pytest.mark.parametrize("shift", [-800.0, -300.0, 300.0])
+def test_constant_poisson_offsets_far_below_exp_underflow_shift_the_intercept_only(shift):
+    # main: e^{-800} underflowed to 0 and the null intercept raised ZeroDivisionError
+    y = np.abs(np.round(Y))
+    ref = solve(CODES, BP, y, family="poisson", lam=1e-2, penalty_weights=PW)
+    for make in (
+        lambda off: solve(CODES, BP, y, family="poisson", lam=1e-2, penalty_weights=PW,
+                          offset=off),
+        lambda off: BinarsityGLM(family="poisson", lam=1e-2, n_bins=6,
+                                 penalty_weights="uniform").fit(X, y, offset=off),
+    ):  # fmt: skip
+        base, moved = make(None), make(np.full(N, shift))
+        b0 = getattr(moved, "intercept", getattr(moved, "intercept_", None))
+        b0_ref = getattr(base, "intercept", getattr(base, "intercept_", None))
+        assert getattr(moved, "converged", getattr(moved, "converged_", None))
+        np.testing.assert_allclose(b0 + shift, b0_ref, rtol=1e-7, atol=1e-7)
+    assert np.isfinite(ref.intercept)
