@@ -379,10 +379,19 @@ class _State:
             e = np.asarray(e)
             if e.ndim != 1 or e.dtype.kind not in "iuf":
                 raise inconsistent(f"edges_[{j}] is not a 1-D array of numbers")
-            e = np.ascontiguousarray(e, dtype=np.float64)
-            if not np.all(np.isfinite(e)) or np.any(e[1:] <= e[:-1]):
+            edges.append(np.ascontiguousarray(e, dtype=np.float64))
+        # finite and strictly increasing within each feature, in a few vectorised passes
+        flat = np.concatenate(edges) if edges else np.empty(0)
+        if flat.size:
+            ok = np.isfinite(flat)
+            step_ok = flat[1:] > flat[:-1]
+            starts = np.cumsum([len(e) for e in edges])[:-1]  # first edge of features 1..
+            starts = starts[(starts > 0) & (starts < flat.size)]
+            step_ok[starts - 1] = True  # across two features: no order required
+            if not (ok.all() and step_ok.all()):
+                bad = int(np.flatnonzero(~ok)[0]) if not ok.all() else 1 + int(np.argmin(step_ok))
+                j = int(np.searchsorted(np.cumsum([len(e) for e in edges]), bad, side="right"))
                 raise inconsistent(f"edges_[{j}] is not finite and strictly increasing")
-            edges.append(e)
         has_missing = np.asarray(attrs.get("has_missing_level_"))
         if has_missing.shape != (p,) or has_missing.dtype.kind != "b":
             raise inconsistent(f"has_missing_level_ is not {p} booleans")

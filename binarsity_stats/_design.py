@@ -28,6 +28,7 @@ from ._validation import (
     check_codes,
     check_offset,
     check_sample_weight,
+    code_dtype,
     normalized_weights,
 )
 
@@ -281,7 +282,7 @@ class BinnedDesign:
             codes = np.ascontiguousarray(np.vstack(seg_codes))
             bp = np.concatenate([[0], np.cumsum(seg_sizes)]).astype(np.intp)
         else:
-            codes = np.zeros((0, self.n_rows), dtype=np.uint8)
+            codes = np.zeros((0, self.n_rows), dtype=code_dtype(1))
             bp = np.zeros(1, dtype=np.intp)
         return BinnedDesign._trusted(
             codes, bp, ("free",) * len(seg_sizes), dense, self.offset, self._user_weight,

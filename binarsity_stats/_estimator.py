@@ -530,24 +530,24 @@ class BinarsityGLM(BaseEstimator):
         dict
             Plain JSON values.
         """
-        self._check_fitted()
+        st = self._fitted()  # one consistent snapshot, as predict reads
         from ._spec import bin_term, json_value, make_spec
 
-        b = self.binarizer_
-        names = getattr(self, "feature_names_in_", None)
+        bins, ptr, coef = st["_bins"], st["block_ptr_"], st["coef_"]
+        names = st.get("feature_names_in_")
         terms = []
-        for j in range(len(b.edges_)):
-            s, e = int(self.block_ptr_[j]), int(self.block_ptr_[j + 1])
+        for j in range(bins.p):
+            s, e = int(ptr[j]), int(ptr[j + 1])
             col = str(names[j]) if names is not None else j
             label = col if names is not None else f"x{j}"
-            terms.append(bin_term(label, label, col, b.edges_[j], b.has_missing_level_[j],
-                                  self.coef_[s:e]))  # fmt: skip
+            terms.append(bin_term(label, label, col, bins.edges[j], bins.has_missing[j],
+                                  coef[s:e]))  # fmt: skip
         response = {}
-        if hasattr(self, "classes_"):
-            response["classes"] = [json_value(c) for c in self.classes_]
+        if "classes_" in st:
+            response["classes"] = [json_value(c) for c in st["classes_"]]
         return make_spec(
             source=type(self).__name__, family=get_family(self.family),
-            intercept=float(self.intercept_), fit_intercept=bool(self.fit_intercept),
+            intercept=st["intercept_"], fit_intercept=bool(self.fit_intercept),
             terms=terms, lam=float(self.lam), response=response,
         )  # fmt: skip
 

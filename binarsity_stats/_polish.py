@@ -389,7 +389,6 @@ def polish(prob, theta, beta, b0, lam, tol, objective=None, cache=None) -> Polis
         U = np.asfortranarray(
             np.column_stack(cols + ([prob.dense] if prob.q else [])) if cols else prob.dense
         )
-    nu = 0 if U is None else U.shape[1]
     r, h = np.empty(n), np.empty(n)
     theta = np.asarray(theta, dtype=np.float64).copy()
     beta = np.asarray(beta, dtype=np.float64).copy()
@@ -409,20 +408,20 @@ def polish(prob, theta, beta, b0, lam, tol, objective=None, cache=None) -> Polis
             cache["gram"] = _BinGram(prob, h, U)
         gram = cache["gram"]
         gbin = prob.histogram(r)
-        gU = U.T @ r if nu else np.zeros(0)
+        gU = np.concatenate([[r.sum()] if fit_b0 else [], prob.dense_dot(r)])
         th_new, dfree, steps = _solve_model(prob, gram, gbin, gU, theta, lam, tol, null_tol)
         if th_new is None:
             break
         n_newton += 1
         dth = th_new - theta
-        dE = _gather(prob, dth)
-        if nu:
-            dE += U @ dfree
         decrease = float(gbin @ dth + gU @ dfree) + lam * (prob.penalty.value(th_new) - pen)
+        free0 = np.concatenate([[b0] if fit_b0 else [], beta])
         alpha, accepted = 1.0, False
         for _ in range(30):
-            eta_t = eta + alpha * dE
             th_t = th_new if alpha == 1.0 else theta + alpha * dth
+            free_t = free0 + alpha * dfree
+            b0_t, beta_t = (float(free_t[0]), free_t[1:]) if fit_b0 else (0.0, free_t)
+            eta_t = prob.linear_predictor(th_t, beta_t, b0_t)
             loss_t = _derivs(prob, eta_t, r, h)
             pen_t = prob.penalty.value(th_t)
             F_t = loss_t + lam * pen_t
@@ -434,12 +433,7 @@ def polish(prob, theta, beta, b0, lam, tol, objective=None, cache=None) -> Polis
         if not accepted:
             _derivs(prob, eta, r, h)
             break
-        theta, eta, F, pen = th_t, eta_t, F_t, pen_t
-        free = np.concatenate([[b0] if fit_b0 else [], beta]) + alpha * dfree
-        if fit_b0:
-            b0, beta = float(free[0]), free[1:]
-        else:
-            beta = free
+        theta, eta, F, pen, b0, beta = th_t, eta_t, F_t, pen_t, b0_t, beta_t
         if not quadratic:
             cache.pop("gram", None)  # the curvature moved with η
         if _kkt(prob, r, theta, lam) <= tol * 1e-3:
@@ -486,13 +480,6 @@ def _most_violated(face, prob, g_bin, lam, tol, tried):
                 best, best_v = (int(cur[i]), -float(np.sign(S[cur[i]]))), float(v[i])
                 break
     return best
-
-
-def _gather(prob, dtheta) -> np.ndarray:
-    """X^B dθ: the change of η from a change of the levels."""
-    out = np.zeros(prob.n)
-    prob.gather_add(np.ascontiguousarray(dtheta), out)
-    return out
 
 
 def _kkt(prob, r, theta, lam) -> float:

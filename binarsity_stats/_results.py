@@ -209,6 +209,11 @@ class BinarsityResults:
         return self.model.family.mean(self.linear_predictor)
 
     @property
+    def weights_kind(self) -> str | None:
+        """What the sample weights mean (``"analytic"`` or ``"freq"``); None unweighted."""
+        return self.model.weights_kind if self.model.weighted else None
+
+    @property
     def nobs(self) -> int:
         """Number of training rows."""
         return self.model.nobs
@@ -867,7 +872,8 @@ class RefitResults:
         -------
         PredictionResults
             ``summary_frame(alpha)`` gives ``mean``, ``mean_se``, ``mean_ci_lower`` and
-            ``mean_ci_upper``, and for the gaussian (identity link) also the
+            ``mean_ci_upper`` (for ``type="link"``: ``predicted``, ``se``, ``ci_lower``,
+            ``ci_upper`` of η), and for the gaussian (identity link) also the
             prediction intervals of a new observation ``obs_ci_lower`` and
             ``obs_ci_upper`` (statsmodels' ``regression`` PredictionResults, t
             quantiles with the residual df).
@@ -876,7 +882,8 @@ class RefitResults:
             raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
         X, off = self._exog(newdata, offset)
         if not self.parent.model.family.quadratic:
-            which = "mean" if type == "response" else "linear"
+            # statsmodels' GLM default for the mean (columns mean, mean_se, mean_ci_*)
+            which = None if type == "response" else "linear"
             return self.sm_results.get_prediction(X, offset=off, which=which)
         # identity link: the mean is the linear predictor; add the observation variance
         from statsmodels.regression._prediction import PredictionResults

@@ -234,7 +234,7 @@ def test_polish_is_exact_with_dense_columns_weights_and_no_intercept(family, fit
     assert res.kkt <= 1e-10 * prep.tol_scale
 
 
-@pytest.mark.parametrize("variant", ["weighted", "tied", "huge", "randhie-weighted"])
+@pytest.mark.parametrize("variant", ["weighted", "tied", "huge", "binomial", "randhie-weighted"])
 def test_variants_meet_default_tol_in_bounded_passes(variant):
     rng = np.random.default_rng(0)
     if variant.startswith("randhie"):
@@ -246,6 +246,9 @@ def test_variants_meet_default_tol_in_bounded_passes(variant):
         X = np.round(X, 1)
     elif variant == "huge":
         y = 1e6 * y
+    elif variant == "binomial":  # expensive or not, given the size: correlated features
+        family = "binomial"
+        y = (y + 0.3 * rng.standard_normal(len(y)) > np.median(y)).astype(float)
     codes, bp, w = _design(X, sw=sw)
     lam = 0.01 * lambda_max(codes, bp, y, family=family, penalty_weights=w, sample_weight=sw)
     prep = Prepared(codes, bp, y, family=family, penalty_weights=w, sample_weight=sw)

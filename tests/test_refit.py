@@ -68,7 +68,7 @@ def test_refit_weights_are_statsmodels_var_or_freq_weights(star98, kind, family,
     assert_allclose(refit.bse.to_numpy(), ref.bse, rtol=1e-8)
     assert refit.deviance == pytest.approx(ref.deviance, rel=1e-10)
     assert refit.df_resid == pytest.approx(ref.df_resid)
-    assert refit.weights_kind == kind
+    assert refit.weights_kind == kind == res.weights_kind
     if kind == "analytic":
         # 303 schools, not 267,611 students: the residual df of the regression on rows
         assert refit.df_resid == len(star98) - len(refit.params)
@@ -147,7 +147,11 @@ def test_poisson_refit_with_offset_matches_statsmodels(kind, rhs):
     assert_allclose(refit.predict(new, type="link"),
                     ref.predict(x_new, offset=off_new, which="linear"), rtol=1e-10)  # fmt: skip
     got = refit.get_prediction(new).summary_frame(alpha=0.1)
-    want = ref.get_prediction(x_new, offset=off_new, which="mean").summary_frame(alpha=0.1)
+    want = ref.get_prediction(x_new, offset=off_new).summary_frame(alpha=0.1)
+    assert list(got.columns) == ["mean", "mean_se", "mean_ci_lower", "mean_ci_upper"]
+    assert_allclose(got.to_numpy(), want.to_numpy(), rtol=1e-8)
+    got = refit.get_prediction(new, type="link").summary_frame(alpha=0.1)
+    want = ref.get_prediction(x_new, offset=off_new, which="linear").summary_frame(alpha=0.1)
     assert_allclose(got.to_numpy(), want.to_numpy(), rtol=1e-8)
 
 
@@ -328,7 +332,13 @@ def test_split_refit_selects_on_one_half_and_estimates_on_the_other():
 
 
 def test_split_refit_checks_its_arguments():
-    res = glm("y ~ bin(x, 20) + z", _split_data(n=100)).fit(lam=2e-3)
+    d = _split_data(n=100)
+    res = glm("y ~ bin(x, 20) + z", d).fit(lam=2e-3)
+    with pytest.raises(ValueError, match="sample_weight must be non-negative; row 1"):
+        res.refit().get_prediction(d.head(4), sample_weight=[1.0, -1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="sample_weight must be positive for a prediction"):
+        res.refit().get_prediction(d.head(4), sample_weight=[1.0, 0.0, 1.0, 1.0])
+    assert res.weights_kind is None
     for bad in (0, 1.0, 1.5, -0.2):
         with pytest.raises(ValueError, match="split"):
             res.refit(split=bad)
