@@ -16,14 +16,13 @@ independently of the dynamic programme (a taut string), used by the tests.
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _fused_lasso
-from ._validation import check_block_ptr
+from ._validation import check_block_ptr, check_lam
 
 __all__ = [
     "constrained_fused_lasso",
@@ -77,14 +76,8 @@ def _nonnegative(arr: NDArray[np.float64], name: str) -> NDArray[np.float64]:
 
 
 def _as_scalar(x: object, name: str) -> float:
-    if isinstance(x, bool | np.bool_) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
-    value = float(x)
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0, got {value!r}")
-    return value
+    # a finite number >= 0, with the wording of every such argument (lam, step, tol)
+    return check_lam(x, name)
 
 
 def _as_block_ptr(block_ptr: ArrayLike, d: int) -> NDArray[np.intp]:

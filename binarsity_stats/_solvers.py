@@ -42,6 +42,7 @@ from ._validation import (
     check_sample_weight,
     check_tol,
     check_warm_start,
+    code_dtype,
     normalized_weights,
 )
 
@@ -902,7 +903,7 @@ def _null_fit(prob: _Problem, tol: float) -> Solution:
         codes = np.ascontiguousarray(np.vstack(seg_codes))
         sbp = np.concatenate([[0], np.cumsum(seg_sizes)]).astype(np.intp)
     else:
-        codes = np.zeros((0, prob.n), dtype=np.uint8)
+        codes = np.zeros((0, prob.n), dtype=code_dtype(1))
         sbp = np.zeros(1, dtype=np.intp)
     sub = _Problem(
         codes, sbp, prob.y, prob.family, np.zeros(int(sbp[-1])),

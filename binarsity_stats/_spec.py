@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from . import _histogram
-from ._validation import check_offset
+from ._validation import check_offset, code_dtype
 from ._version import __version__
 
 __all__ = ["SPEC_FORMAT", "SPEC_VERSION", "SpecModel", "from_spec", "make_spec"]
@@ -423,7 +423,7 @@ class SpecModel:
         from ._binarizer import bin_codes
 
         most = max((len(t["theta"]) for t in self._blocks), default=1)
-        codes = np.empty((len(self._blocks), n), dtype=np.uint8 if most <= 256 else np.uint16)
+        codes = np.empty((len(self._blocks), n), dtype=code_dtype(most))
         for j, t in enumerate(self._blocks):
             if t["kind"] == "bin":
                 if isinstance(t["column"], int) or t["expr"] == t["column"]:

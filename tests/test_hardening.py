@@ -404,9 +404,9 @@ PROX_CASES = [
     ("prox_tv: weights negative", lambda: prox_tv(V, -W), ValueError, r"weights must be >= 0"),
     ("prox_tv: weights NaN", lambda: prox_tv(V, _with(W, 1, np.nan)), ValueError, r"weights must be finite"),
     ("prox_tv: weights length", lambda: prox_tv(V, W[:3]), ValueError, r"weights must have length 5"),
-    ("prox_tv: step negative", lambda: prox_tv(V, W, step=-1.0), ValueError, r"step must be >= 0"),
-    ("prox_tv: step NaN", lambda: prox_tv(V, W, step=np.nan), ValueError, r"step must be finite"),
-    ("prox_tv: step bool", lambda: prox_tv(V, W, step=True), TypeError, r"step must be a real number"),
+    ("prox_tv: step negative", lambda: prox_tv(V, W, step=-1.0), ValueError, r"step must be a finite non-negative number; got -1"),
+    ("prox_tv: step NaN", lambda: prox_tv(V, W, step=np.nan), ValueError, r"step must be a finite non-negative number; got nan"),
+    ("prox_tv: step bool", lambda: prox_tv(V, W, step=True), TypeError, r"step must be a non-negative number; got True"),
     ("prox_binarsity: counts negative", lambda: prox_binarsity(V, BP, W, -C), ValueError, r"counts must be >= 0"),
     ("prox_binarsity: counts NaN", lambda: prox_binarsity(V, BP, W, _with(C, 2, np.nan)),
      ValueError, r"counts must be finite"),
@@ -427,7 +427,7 @@ PROX_CASES = [
     ("prox_binarsity: weights length", lambda: prox_binarsity(V, BP, W[:2], C),
      ValueError, r"weights must have length 5"),
     ("prox_binarsity: step negative", lambda: prox_binarsity(V, BP, W, C, step=-1),
-     ValueError, r"step must be >= 0"),
+     ValueError, r"step must be a finite non-negative number; got -1"),
 ]  # fmt: skip
 
 
