@@ -55,6 +55,7 @@ from ._results import BinarsityResults, CVResults, PathResults, degrees_of_freed
 from ._validation import (
     check_bool,
     check_cv_tol,
+    check_groups,
     check_lam,
     check_max_iter,
     check_offset_loss,
@@ -737,7 +738,14 @@ class BinarsityModel:
                 n_jobs=workers, early_stopping=early_stopping, patience=int(patience),
                 keep=keep, prepare=self._prepare, tick=tick,
             )  # fmt: skip
-        return CVResults(self, cv.lams, cv.fold_scores, scoring, fold_id, cv.path, cv.grid_size)
+        rule = {
+            "folds": int(folds), "scoring": scoring, "lams": grid, "cv_tol": cv_tol,
+            "early_stopping": bool(early_stopping), "patience": int(patience),
+            "groups": None if groups is None else check_groups(groups, self.nobs),
+        }  # fmt: skip
+        return CVResults(
+            self, cv.lams, cv.fold_scores, scoring, fold_id, cv.path, cv.grid_size, rule=rule
+        )
 
     def __repr__(self) -> str:
         return (
