@@ -497,6 +497,9 @@ def bin_codes(
         if n_levels > MAX_LEVELS:
             raise ValueError(f"{n_levels} levels do not fit uint16 codes (at most {MAX_LEVELS}).")
         out = np.empty(x.shape[0], dtype=code_dtype(n_levels))
+    elif out.dtype not in (np.uint8, np.uint16) or n_levels > np.iinfo(out.dtype).max + 1:
+        # a code that does not fit would wrap silently (and index the wrong level)
+        raise ValueError(f"out of dtype {out.dtype} cannot hold the codes of {n_levels} levels.")
     missing_code = edges.shape[0] + 1 if has_missing_level else -1
     return out, int(assign_codes(x, edges, out, missing_code))
 

@@ -455,3 +455,14 @@ else:
     raise SystemExit("not fitted: no error")
 """
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_bin_codes_refuses_an_output_too_narrow_for_its_levels():
+    from binarsity_stats._binarizer import bin_codes
+
+    x = np.linspace(0, 2, 10)
+    edges = np.linspace(0, 1, 300)  # 301 levels: uint8 codes would wrap
+    with pytest.raises(ValueError, match="cannot hold the codes of 301 levels"):
+        bin_codes(x, edges, False, np.empty(10, dtype=np.uint8))
+    codes, bad = bin_codes(x, edges, False, np.empty(10, dtype=np.uint16))
+    assert bad == -1 and codes.max() == 300
