@@ -32,6 +32,7 @@ _LAZY: dict[str, str] = {
     "PathResults": "._results",
     "CVResults": "._results",
     "RefitResults": "._results",
+    "BootstrapResults": "._bootstrap",
     "load_fair": "._datasets",
     # The neutral model description (to_spec / from_spec)
     "from_spec": "._spec",
@@ -51,6 +52,7 @@ __all__ = [
     "PathResults",
     "CVResults",
     "RefitResults",
+    "BootstrapResults",
     "load_fair",
     "from_spec",
     "SpecModel",
@@ -58,6 +60,7 @@ __all__ = [
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ._binarizer import Binarizer
+    from ._bootstrap import BootstrapResults
     from ._datasets import load_fair
     from ._estimator import BinarsityClassifier, BinarsityGLM
     from ._model import BinarsityModel, glm

@@ -38,7 +38,9 @@ def _axes_list(ax: Any, n: int, ncols: int = 3):
     return axes[0].figure, axes[:n]
 
 
-def plot_shapes(res: Any, terms: Any = None, ax: Any = None, density: bool = True) -> Figure:
+def plot_shapes(
+    res: Any, terms: Any = None, ax: Any = None, density: bool = True, bands: Any = None
+) -> Figure:
     """Step functions of the binned terms (bars for categoricals), with data density.
 
     Parameters
@@ -51,6 +53,10 @@ def plot_shapes(res: Any, terms: Any = None, ax: Any = None, density: bool = Tru
         One Axes per term.
     density : bool, default=True
         Shade the weighted share of training rows per bin (right axis).
+    bands : DataFrame, optional
+        Pointwise bands, one row per level of every term in block order with columns
+        ``term``, ``lower`` and ``upper`` (``BootstrapResults.shape_bands``): drawn as a
+        shaded step band (bins) or error bars (categories).
 
     Returns
     -------
@@ -78,6 +84,9 @@ def plot_shapes(res: Any, terms: Any = None, ax: Any = None, density: bool = Tru
             chain = block.chain_length
             x = _finite_edges(block, m, j)
             a.stairs(theta[:chain], x, baseline=None, color="C0", linewidth=2)
+            if bands is not None:
+                lo, hi = _band(bands, block, e - s)
+                a.stairs(hi[:chain], x, baseline=lo[:chain], fill=True, alpha=0.25, color="C0")
             a.axhline(0.0, color="0.6", linewidth=0.8, zorder=0)
             for k in np.flatnonzero(res.jumps[s : s + chain]):
                 a.axvline(x[k], color="C3", linewidth=0.8, linestyle=":")
@@ -97,7 +106,11 @@ def plot_shapes(res: Any, terms: Any = None, ax: Any = None, density: bool = Tru
         else:
             labels = block.level_labels()
             pos = np.arange(len(labels))
-            a.bar(pos, theta, color="C0", alpha=0.8)
+            err = None
+            if bands is not None:
+                lo, hi = _band(bands, block, e - s)
+                err = np.vstack([theta - lo, hi - theta]).clip(min=0)
+            a.bar(pos, theta, color="C0", alpha=0.8, yerr=err, capsize=3 if err is not None else 0)
             a.axhline(0.0, color="0.6", linewidth=0.8)
             a.set_xticks(pos, labels, rotation=45 if len(labels) > 4 else 0, fontsize=8)
             if density:
@@ -110,6 +123,14 @@ def plot_shapes(res: Any, terms: Any = None, ax: Any = None, density: bool = Tru
         a.set_ylabel("effect (link scale)")
     fig.tight_layout()
     return fig
+
+
+def _band(bands: Any, block: Any, n_levels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper band of one block's levels, from a ``shape_bands`` frame."""
+    rows = bands[bands["term"] == block.term]
+    if len(rows) != n_levels:
+        raise ValueError(f"bands has {len(rows)} rows for term {block.term!r}; expected {n_levels}.")
+    return rows["lower"].to_numpy(float), rows["upper"].to_numpy(float)
 
 
 def _finite_edges(block: Any, model: Any, j: int) -> np.ndarray:

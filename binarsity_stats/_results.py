@@ -22,6 +22,7 @@ from ._validation import check_offset, check_sample_weight
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
+    from ._bootstrap import BootstrapResults
     from ._model import BinarsityModel
     from ._summary import Summary
 
@@ -152,6 +153,8 @@ class BinarsityResults:
         self.n_iter = int(solution.n_iter)
         self.kkt_violation = float(solution.kkt_violation)
         self.objective = float(solution.objective)
+        self.cv_rule: dict | None = None  # set by CVResults: the CV rule that chose λ
+        self.bootstrap_: Any = None  # the last bootstrap (BootstrapResults)
 
     # -- coefficients ------------------------------------------------------------------
     @cached_property
@@ -337,9 +340,10 @@ class BinarsityResults:
             One row per jump: ``term``, ``column``, ``cut`` (x ≤ cut is left of the
             jump), ``left`` and ``right`` (the constant segments on either side, as
             right-closed intervals ``(low, high]`` or ``= v`` for a single training
-            value) and ``jump`` (θ_right − θ_left, on the link scale).
+            value) and ``jump`` (θ_right − θ_left, on the link scale); after
+            :meth:`bootstrap`, ``frequency`` (the share of resamples that jump there).
         """
-        rows = []
+        rows, edges = [], []
         m = self.model
         for j, block in enumerate(m.spec.blocks):
             if not block.penalized:
@@ -347,6 +351,7 @@ class BinarsityResults:
             s = int(m.block_ptr[j])
             segs = self._segments(j)
             for (a, b), (c, d) in zip(segs[:-1], segs[1:], strict=True):
+                edges.append((j, c))
                 rows.append(
                     {
                         "term": block.term,
@@ -357,7 +362,14 @@ class BinarsityResults:
                         "jump": float(self.coef[s + c] - self.coef[s + c - 1]),
                     }
                 )
-        return pd.DataFrame(rows, columns=["term", "column", "cut", "left", "right", "jump"])
+        cols = ["term", "column", "cut", "left", "right", "jump"]
+        boot = getattr(self, "bootstrap_", None)
+        if boot is not None:
+            freq = boot._edge_frequency()
+            for row, (j, k) in zip(rows, edges, strict=True):
+                row["frequency"] = float(freq[int(m.block_ptr[j]) + k])
+            cols.append("frequency")
+        return pd.DataFrame(rows, columns=cols)
 
     def shape_functions(self, merge: bool = False, precision: int | None = None) -> pd.DataFrame:
         """The fitted step function of every code block.
@@ -700,8 +712,76 @@ class BinarsityResults:
             return RefitResults(_fit_statsmodels(self, np.arange(self.nobs)), self)
         return _split_refit(self, split, random_state)
 
+    # -- uncertainty -------------------------------------------------------------------------
+    def _jumps_of(self, coef: np.ndarray) -> np.ndarray:
+        """The jump mask of other levels θ on this model's blocks (bootstrap refits)."""
+        return _jump_mask(coef, self.model.spec.blocks, self.model.block_ptr)
+
+    def _new_design(self, newdata: Any, offset: Any) -> tuple[Any, np.ndarray | None]:
+        """The training recipe replayed on new rows: (design, total offset)."""
+        return _new_design(self.model, newdata, offset)
+
+    def bootstrap(
+        self,
+        n_boot: int = 200,
+        random_state: Any = None,
+        n_jobs: int | None = None,
+        lam: str = "same",
+        *,
+        groups: Any = None,
+        solver: str = "cd",
+        tol: float = 1e-6,
+        max_iter: int = 1000,
+        verbose: bool | None = None,
+    ) -> BootstrapResults:
+        """Refit on ``n_boot`` row resamples, on the same bins, warm-started from this fit.
+
+        A row drawn c times enters a resample with its sample weight multiplied by c; with
+        ``groups`` (by default those given to ``fit_cv``) whole groups are drawn. The last
+        bootstrap is kept: :meth:`cut_points` and the summary then show every cut-point's
+        frequency.
+
+        Parameters
+        ----------
+        n_boot : int, default=200
+            Number of resamples.
+        random_state : int, numpy Generator or None
+            Seed; the result does not depend on ``n_jobs`` (bit for bit).
+        n_jobs : int, optional
+            Worker threads (None: 1; -1: one per CPU).
+        lam : {"same", "cv"}, default="same"
+            Keep this fit's λ, or choose λ again on every resample by the fit's
+            cross-validation rule (results of ``fit_cv`` only).
+        groups : array-like of shape (n,), optional
+            Group labels: resample whole groups (the cluster bootstrap).
+        solver : {"cd", "fista"}, default="cd"
+            Engine solver of the refits.
+        tol : float, default=1e-6
+            KKT tolerance of the refits.
+        max_iter : int, default=1000
+            Cap on solver passes.
+        verbose : bool, optional
+            Progress bar; default: on for long runs.
+
+        Returns
+        -------
+        BootstrapResults
+            ``shape_bands``, ``cut_frequencies``, ``predict(new, interval=)``,
+            ``plot_shapes(bands=True)``.
+        """
+        from ._bootstrap import bootstrap
+
+        boot = bootstrap(
+            self, n_boot, random_state, n_jobs, lam, groups=groups, solver=solver, tol=tol,
+            max_iter=max_iter, verbose=verbose,
+        )  # fmt: skip
+        self.bootstrap_ = boot
+        return boot
+
     # -- plots -------------------------------------------------------------------------------
-    def plot_shapes(self, terms: Any = None, ax: Any = None, density: bool = True) -> Figure:
+    def plot_shapes(
+        self, terms: Any = None, ax: Any = None, density: bool = True, bands: bool = False
+    ) -> Figure:
         """Step function of every (or the named) code block, with the data density.
 
         Parameters
@@ -712,6 +792,8 @@ class BinarsityResults:
             Where to draw (one Axes per term).
         density : bool, default=True
             Shade the weighted share of training rows per bin.
+        bands : bool, default=False
+            Draw the 95% pointwise bands of the last :meth:`bootstrap`.
 
         Returns
         -------
@@ -720,7 +802,12 @@ class BinarsityResults:
         """
         from ._plotting import plot_shapes
 
-        return plot_shapes(self, terms=terms, ax=ax, density=density)
+        band = None
+        if bands:
+            if getattr(self, "bootstrap_", None) is None:
+                raise ValueError("bands=True needs a bootstrap first: call res.bootstrap().")
+            band = self.bootstrap_.shape_bands()
+        return plot_shapes(self, terms=terms, ax=ax, density=density, bands=band)
 
     def __repr__(self) -> str:
         return (
@@ -1002,12 +1089,7 @@ def _split_refit(res: BinarsityResults, split: Any, random_state: Any) -> RefitR
     sol = m._prepare(select_rows).solve(res.lam)
     selected = BinarsityResults(m, strip_eta(sol), "split selection")
     # its segments, populated according to the estimation rows' own weights
-    counts = np.zeros(int(m.block_ptr[-1]))
-    if m.design.codes.shape[0]:
-        from . import _histogram
-
-        codes = np.ascontiguousarray(m.design.codes[:, estimate_rows])
-        _histogram.bin_sums_all(codes, m.block_ptr, m.unit_weight[estimate_rows], counts)
+    counts = m.binned.subset(estimate_rows).histograms(m.unit_weight[estimate_rows])
     selected.__dict__["_selection"] = selected._selection_recipe(counts)
     X = selected._selected_matrix(m.design, strict=False)
     info = {"share": share, "random_state": random_state, "select_rows": select_rows,
@@ -1153,6 +1235,9 @@ class CVResults:
     grid_size : int, optional
         Length of the grid requested; more than m when the CV stopped early
         (default: m).
+    rule : dict, optional
+        The CV settings (``folds``, ``scoring``, ``lams``, ``groups``, ``cv_tol``,
+        ``early_stopping``, ``patience``) that ``bootstrap(lam="cv")`` replays.
 
     Attributes
     ----------
@@ -1177,8 +1262,11 @@ class CVResults:
         fold_ids: np.ndarray,
         full_path: list,
         grid_size: int | None = None,
+        rule: dict | None = None,
     ) -> None:
         self.model = model
+        # how λ was chosen (folds, criterion, grid, groups): bootstrap(lam="cv") replays it
+        self.rule = rule
         self.lams = np.asarray(lams, dtype=np.float64)
         self.grid_size = len(self.lams) if grid_size is None else int(grid_size)
         self.fold_scores = np.asarray(fold_scores, dtype=np.float64)
@@ -1209,6 +1297,8 @@ class CVResults:
         i = self.idx_min if which == "lam_min" else self.idx_1se
         res = self.path[i]
         res.lam_source = f"{self.folds}-fold CV ({which}, {self.scoring})"
+        rule = getattr(self, "rule", None)
+        res.cv_rule = None if rule is None else dict(rule, which=which)
         return res
 
     def to_frame(self) -> pd.DataFrame:

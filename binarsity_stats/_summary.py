@@ -241,6 +241,8 @@ def make_summary(res: Any, precision: int | None = None) -> Summary:
              "jump": cuts["jump"].to_numpy()},
             index=pd.Index(cuts["term"].to_numpy(), dtype=object),
         )  # fmt: skip
+        if "frequency" in cuts:  # after res.bootstrap(): the share of resamples jumping here
+            shown_cuts["boot freq"] = [f"{f:.0%}" for f in cuts["frequency"]]
         tables.append(
             ("Cut-points kept (jump of the linear predictor where x passes the cut)", shown_cuts)
         )

@@ -305,9 +305,7 @@ def test_split_refit_selects_on_one_half_and_estimates_on_the_other():
     cuts = selection.cut_points()["cut"].to_numpy()
     assert len(cuts) >= 2
     X = _design_from_cuts(d["x"].to_numpy(), cuts, d["z"].to_numpy())
-    ref = sm.GLM(d["y"].to_numpy()[est], X[est], var_weights=d["w"].to_numpy()[est]).fit(
-        use_t=True
-    )
+    ref = sm.GLM(d["y"].to_numpy()[est], X[est], var_weights=d["w"].to_numpy()[est]).fit(use_t=True)
     assert_allclose(split.params.to_numpy(), ref.params, rtol=1e-8)
     assert_allclose(split.bse.to_numpy(), ref.bse, rtol=1e-8)
     assert_allclose(split.predict(d.iloc[:7]), X[:7] @ ref.params, rtol=1e-10)
@@ -385,3 +383,32 @@ def test_zero_analytic_weights_leave_their_rows_out():
     with pytest.raises(ValueError, match=r"C\(g\).*no training weight"):
         refit.predict(d[d["g"] == "c"].head(2))
     assert np.all(np.isfinite(refit.predict(d[d["g"] != "c"])))
+
+
+def test_split_refit_survives_pickle_and_statsmodels_families_refit():
+    import pickle
+
+    d = _split_data(n=200)
+    res = glm("y ~ bin(x, 10) + z", d, sample_weight="w").fit(lam=2e-3)
+    split = res.refit(split=0.5, random_state=1)
+    again = pickle.loads(pickle.dumps(split))
+    assert_allclose(again.predict(d.head(5)), split.predict(d.head(5)), rtol=0, atol=0)
+    assert again.split["share"] == 0.5 and "SAMPLE SPLITTING" in str(again.summary())
+    # a statsmodels family (gamma, log link) with analytic weights: llf and refit as statsmodels
+    scot = sm.datasets.scotland.load_pandas().data
+    scot["w"] = np.random.default_rng(0).uniform(0.5, 2.0, len(scot))
+    fam = sm.families.Gamma(link=sm.families.links.Log())
+    res = glm("YES ~ bin(COUTAX, 6) + UNEMPF", scot, family=fam, sample_weight="w").fit(
+        lam=0.0, tol=1e-10
+    )
+    X, _ = res.selected_design()
+    ref = sm.GLM(scot["YES"].to_numpy(), X, family=fam, var_weights=scot["w"].to_numpy())
+    ref = ref.fit(use_t=True)  # an estimated dispersion: t intervals, as R's glm
+    assert res.llf == pytest.approx(ref.llf, rel=1e-7)
+    assert res.aic == pytest.approx(ref.aic, rel=1e-7)
+    refit = res.refit()
+    assert_allclose(refit.params.to_numpy(), ref.params, rtol=1e-6)
+    assert_allclose(refit.bse.to_numpy(), ref.bse, rtol=1e-6)
+    frame = refit.get_prediction(scot.head(3)).summary_frame()
+    want = ref.get_prediction(X[:3]).summary_frame()
+    assert_allclose(frame.to_numpy(), want.to_numpy(), rtol=1e-6)
