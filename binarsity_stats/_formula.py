@@ -100,6 +100,13 @@ def _as_float(data: Any, name: str, what: str, hint: str | None = None) -> np.nd
         dtype = data.dtype
         if dtype.kind in "biuf":
             return data.astype(np.float64, copy=False).ravel()
+    if isinstance(dtype, np.dtype) and dtype.kind == "O":
+        # an object column of real numbers (None/NaN/pd.NA missing) reads as the
+        # estimators read one; text in it falls through to the error below
+        try:
+            return as_real_array(np.asarray(data, dtype=object), name).ravel()
+        except TypeError:
+            pass
     hint = f"Use C({name}) for a categorical variable." if hint is None else hint
     raise TypeError(f"{what} needs a numeric column; column '{name}' has dtype {dtype}. {hint}")
 
@@ -1015,12 +1022,17 @@ def _alias_names(formula: str, columns: Any) -> tuple[str, dict[str, str], list[
         data formulaic sees (references to them go through aliases).
     """
     pieces = list(_scan(formula))
+
+    def neighbour(k: int, step: int) -> str:
+        """The nearest piece before (step -1) or after (+1) piece k that is not blank."""
+        i = k + step
+        while 0 <= i < len(pieces) and not pieces[i][1].strip():
+            i += step
+        return pieces[i][1] if 0 <= i < len(pieces) else ""
+
     called = set(_OWN)
     for k, (kind, text) in enumerate(pieces):
-        if kind != "name":
-            continue
-        rest = "".join(t for _, t in pieces[k + 1 :]).lstrip()
-        if rest.startswith(("(", ".")):
+        if kind == "name" and neighbour(k, 1).startswith(("(", ".")):
             called.add(text)
     names = [c for c in columns if isinstance(c, str)]
     # every called name: a column of that name, in the training data or in new rows at
@@ -1042,8 +1054,7 @@ def _alias_names(formula: str, columns: Any) -> tuple[str, dict[str, str], list[
 
     out = []
     for k, (kind, text) in enumerate(pieces):
-        before = "".join(t for _, t in pieces[:k]).rstrip()
-        after = "".join(t for _, t in pieces[k + 1 :]).lstrip()
+        before, after = neighbour(k, -1), neighbour(k, 1)
         if kind == "quoted":
             if keyword.iskeyword(text) or text in shadowed:
                 out.append(alias(text))

@@ -15,7 +15,8 @@ flat edges still satisfy their KKT condition (|S_l| ≤ λ ω_l); the caller che
 
 The module talks to the problem through the operations the solvers use: the linear
 predictor, the family's derivatives, histograms (bin sums) and dense column products,
-plus the codes themselves for the pairwise co-occurrence tables of the Hessian.
+plus each block's codes recoded to segments (``recode_block``) for the pairwise
+co-occurrence tables of the Hessian.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ class PolishResult:
 
 def _derivs(prob, eta, r, h) -> float:
     """Working gradient r and curvature h (normalised by W) at η; return the loss."""
-    return prob.family.grad_hess(eta, prob.y, prob.sw, 1.0 / prob.W, r, h) / prob.W
+    return prob.grad_hess_into(eta, r, h)
 
 
 class _Face:
@@ -204,19 +205,29 @@ class _BinGram:
             _dense.weighted_gram(U, h, self.UU)
 
     def face_hessian(self, face) -> np.ndarray:
-        """Hessian in the face's unknowns [free columns, u]."""
-        has = np.flatnonzero(face.seg >= 0)
-        # (S T): level -> unknown, S the level-to-segment indicator
-        ST = np.zeros((self.B.shape[0], face.T.shape[1]))
-        ST[has] = face.T[face.seg[has]]
-        rows = np.flatnonzero(np.any(ST != 0, axis=1))
-        STr = ST[rows]
-        Guu = STr.T @ (self.B[np.ix_(rows, rows)] @ STr)
+        """Hessian in the face's unknowns [free columns, u].
+
+        Segments are runs of consecutive levels (a level without rows has a zero row in
+        ``B``, so it may join either neighbour): ``B`` is summed over the runs in
+        O(d²), then taken to the unknowns (e_s − a_s e_ref) in O(m²).
+        """
+        sf = face.seg_first
+        G = np.add.reduceat(np.add.reduceat(self.B, sf, axis=0), sf, axis=1)
+        cols = face.cols
+        refs = face.ref[face.seg_block[cols]]
+        a = face.N[cols] / face.N[refs]
+        Guu = (
+            G[np.ix_(cols, cols)]
+            - G[np.ix_(cols, refs)] * a[None, :]
+            - a[:, None] * G[np.ix_(refs, cols)]
+            + np.outer(a, a) * G[np.ix_(refs, refs)]
+        )
         nu = self.UU.shape[0]
         if not nu:
             return Guu
-        cross = STr.T @ self.BU[rows]
-        k = nu + face.T.shape[1]
+        BU = np.add.reduceat(self.BU, sf, axis=0)
+        cross = BU[cols] - a[:, None] * BU[refs]
+        k = nu + cols.size
         K = np.empty((k, k))
         K[:nu, :nu] = self.UU
         K[:nu, nu:] = cross.T
@@ -225,6 +236,8 @@ class _BinGram:
         return K
 
 
+# Operations the active-set steps may always spend (about 0.1 s).
+_MIN_BUDGET = 1e8
 # A Gram below this many operations (about a millisecond) is built without waiting.
 _CHEAP = 1e6
 # Codes per bincount call when the bins' Gram is built.
@@ -268,7 +281,7 @@ def _direction(K, g, null_tol):
     return -(V[:, keep] @ (coef[keep] / mu[keep])) / dg, False
 
 
-def _solve_model(prob, gram, gbin, gU, theta, lam, tol, null_tol):
+def _solve_model(prob, gram, gbin, gU, theta, lam, tol, null_tol, budget=np.inf):
     """Minimise the quadratic model of the loss plus λ pen exactly, by active sets.
 
     The model at the current point is m(Δθ, Δf) = gᵀΔ + ½ ΔᵀGΔ (G = ``gram``, g the
@@ -277,9 +290,11 @@ def _solve_model(prob, gram, gbin, gU, theta, lam, tol, null_tol):
     (that edge fuses); on the face's optimum the flat edge that violates its condition
     |S| ≤ λω most by more than ``tol`` is opened with the sign that lowers the model.
     Every step lowers the model + penalty. Returns (θ_new, Δf, steps) — θ_new None when
-    nothing moved.
+    nothing moved. The steps stop when their operation count (d² per face, m³/3 per
+    factorisation) passes ``budget``: the point reached still lowers the model.
     """
     nu = gU.shape[0]
+    spent = 0.0
     face = _Face(prob, theta)
     th = face.theta(prob, theta, face.gamma)  # zero-count levels: the cheapest jump
     if face.T.shape[1] + nu > MAX_UNKNOWNS:
@@ -301,6 +316,10 @@ def _solve_model(prob, gram, gbin, gU, theta, lam, tol, null_tol):
             g = np.concatenate([g_U, face.T.T @ gE])
             if K is None:
                 K = gram.face_hessian(face)
+                spent += float(prob.d) ** 2
+            spent += K.shape[0] ** 3 / 3.0
+            if spent > budget:
+                break
             step, linear = _direction(K, g, null_tol)
             dec = float(g @ step)
         if step is None or not np.isfinite(dec) or dec >= 0:
@@ -350,7 +369,9 @@ def _solve_model(prob, gram, gbin, gU, theta, lam, tol, null_tol):
     return th, df, steps
 
 
-def polish(prob, theta, beta, b0, lam, tol, objective=None, cache=None) -> PolishResult | None:
+def polish(
+    prob, theta, beta, b0, lam, tol, objective=None, cache=None, budget=np.inf
+) -> PolishResult | None:
     """Proximal Newton with the quadratic models solved exactly by active sets.
 
     Parameters
@@ -368,6 +389,8 @@ def polish(prob, theta, beta, b0, lam, tol, objective=None, cache=None) -> Polis
     cache : dict, optional
         Keeps the bins' Gram across calls when the loss is quadratic (its curvature
         does not depend on η).
+    budget : float, optional
+        Operations the active-set steps of each quadratic model may spend.
 
     Returns
     -------
@@ -408,7 +431,7 @@ def polish(prob, theta, beta, b0, lam, tol, objective=None, cache=None) -> Polis
         gram = cache["gram"]
         gbin = prob.histogram(r)
         gU = np.concatenate([[r.sum()] if fit_b0 else [], prob.dense_dot(r)])
-        th_new, dfree, steps = _solve_model(prob, gram, gbin, gU, theta, lam, tol, null_tol)
+        th_new, dfree, steps = _solve_model(prob, gram, gbin, gU, theta, lam, tol, null_tol, budget)
         if th_new is None:
             break
         n_newton += 1
@@ -530,6 +553,7 @@ class Polisher:
         self._per_pass = per_pass
         self._spent = 0.0
         self._next_at = self._cost
+        self._sweep_ops = prob.n * max(prob.p, 1) + 200.0 * prob.p + 10_000.0
         self.enabled = prob.d <= MAX_BIN_GRAM and prob.p > 0
 
     def _pattern(self, theta):
@@ -563,7 +587,9 @@ class Polisher:
         self._tried = self._key
         self.attempts += 1
         cached = "gram" in self._cache
-        res = polish(self.prob, theta, beta, b0, lam, tol, objective, self._cache)
+        # the active-set steps may spend about what the sweeps so far have (≥ ~0.1 s)
+        budget = max(_MIN_BUDGET, 2.0 * self._spent * self._sweep_ops)
+        res = polish(self.prob, theta, beta, b0, lam, tol, objective, self._cache, budget)
         if res is not None:
             self.n_newton += res.n_newton
         if res is None or not res.kkt <= tol:
