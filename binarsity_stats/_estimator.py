@@ -31,10 +31,11 @@ from ._base import (
 )
 from ._base import DataConversionWarning as _DataConversionWarning
 from ._binarizer import Binarizer, BinarizerCore
+from ._design import BinnedDesign
 from ._families import get_family
 from ._penalty import lambda_theory, theory_nobs
 from ._penalty import penalty_weights as _penalty_weights
-from ._solvers import SOLVERS, Solution, solve
+from ._solvers import SOLVERS, Prepared, Solution
 from ._validation import (
     as_real_array,
     check_block_ptr,
@@ -293,20 +294,21 @@ class BinarsityGLM(BaseEstimator):
     def _fit_codes(self, codes, binarizer, y, family, sw, off, warm_start=None, extra=None):
         sizes = np.asarray(binarizer.n_bins_, dtype=np.intp)
         block_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
-        counts = np.zeros(int(block_ptr[-1]))
-        from ._histogram import bin_sums_all
-
+        # every binned feature is a TV chain (a missing level sits outside it)
+        design = BinnedDesign(
+            codes, block_ptr, kinds=("tv",) * len(sizes), offset=off, sample_weight=sw
+        )
         # on the normalised weights (their total cannot overflow): ω depends on shares only
-        unit, scale = (np.ones(codes.shape[1]), 1.0) if sw is None else normalized_weights(sw)
-        bin_sums_all(codes, block_ptr, unit, counts)
+        unit, scale, counts = design.unit_weight, design.weight_scale, design.counts
         chain = sizes - np.asarray(binarizer.has_missing_level_, dtype=np.intp)
         weights = _penalty_weights(self.penalty_weights, counts, block_ptr, chain)
+        prepared = Prepared.from_design(
+            design, y, family=family, penalty_weights=weights, fit_intercept=self.fit_intercept
+        )
 
         def fit_at(lam, start):
-            return solve(
-                codes, block_ptr, y, family=family, lam=lam, penalty_weights=weights,
-                sample_weight=sw, offset=off, fit_intercept=self.fit_intercept,
-                solver=self.solver, tol=float(self.tol), max_iter=int(self.max_iter),
+            return prepared.solve(
+                lam, solver=self.solver, tol=float(self.tol), max_iter=int(self.max_iter),
                 warm_start=start,
             )  # fmt: skip
 
@@ -428,7 +430,6 @@ class BinarsityGLM(BaseEstimator):
     def _eta(st: dict, X, offset) -> np.ndarray:
         """η on the validated snapshot ``st`` (see ``_fitted``)."""
         from ._binarizer import _code_all, _columns_for_transform
-        from ._histogram import gather_add_all
 
         X, _ = _validate_X(X, allow_empty=True)  # no rows: no predictions, as for a DataFrame
         bins = st["_bins"]
@@ -444,13 +445,9 @@ class BinarsityGLM(BaseEstimator):
             codes = check_codes(codes, st["block_ptr_"])
         except ValueError as exc:  # pragma: no cover - the binarizer's state is checked
             raise inconsistent(str(exc)) from None
-        n = codes.shape[1]
-        eta = np.full(n, st["intercept_"], dtype=np.float64)
-        off = check_offset(offset, n)
-        if off is not None:
-            eta += off
-        gather_add_all(codes, st["block_ptr_"], st["coef_"], eta)
-        return eta
+        off = check_offset(offset, codes.shape[1])
+        design = BinnedDesign.checked(codes, st["block_ptr_"], offset=off)
+        return design.linear_predictor(st["coef_"], None, st["intercept_"])
 
     def predict(self, X, offset=None) -> np.ndarray:
         """Mean response b'(η) (for binomial: the probability of the event).

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _dense, _fused_lasso
+from . import _dense
 
 __all__ = ["DiagonalMetric"]
 
@@ -57,6 +57,8 @@ class DiagonalMetric:
         self._w = prob.weights
         self._counts = prob.counts
         self._bp = prob.block_ptr
+        # every block's prox in this metric is its kind's (``_blocks``)
+        self._prox = [kind.metric_prox for kind in prob.penalty.block_rules]
 
     def prox(self, v, scaled_lam) -> np.ndarray:
         """argmin_θ ½‖θ − v‖²_D + scaled_lam·pen(θ) under every block's constraint."""
@@ -65,9 +67,7 @@ class DiagonalMetric:
         lam_w = scaled_lam * w
         for j in range(len(bp) - 1):
             s, e = int(bp[j]), int(bp[j + 1])
-            _fused_lasso.constrained_fused_lasso_py(
-                v[s:e], D[s:e], lam_w[s:e], n[s:e], out[s:e], _TOL
-            )
+            self._prox[j](v[s:e], D[s:e], lam_w[s:e], n[s:e], out[s:e], _TOL)
         return out
 
     def norm2(self, d_theta, d_beta, d_b0) -> float:

@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _histogram
 from ._base import inconsistent
+from ._design import BinnedDesign
 from ._families import Family, get_family
 from ._formula import Design, DesignSpec, Response, _as_frame, _column_or_array, build_design
 from ._path import (
@@ -237,13 +237,15 @@ class BinarsityModel:
         self.n_bins = n_bins
         self.missing = missing
         self.penalty_kind = penalty_weights if isinstance(penalty_weights, str) else "array"
+        binned = self._binned = self._binned_design()
         # sums over rows are taken on weights scaled to a maximum in [1, 2): the fit does
         # not depend on their scale, and the totals can neither overflow nor underflow
         if self.offset is not None:
             self.family.check_offset(self.offset)
             check_offset_loss(self.family, y, self.offset, self.unit_weight)
-        self.bin_counts = self._bin_counts(self.design, self.unit_weight) * self.weight_scale
+        self.bin_counts = binned.counts * self.weight_scale
         self.penalty_weights = self._penalty_weights(penalty_weights)
+        self._binned = binned.with_kinds(self._block_kinds())
 
     # -- design helpers ------------------------------------------------------------------
     @property
@@ -342,23 +344,39 @@ class BinarsityModel:
             intercept = 0.0
         return coef, intercept
 
-    @staticmethod
-    def _bin_counts(design: Design, sw: np.ndarray) -> np.ndarray:
-        from ._validation import check_block_ptr, check_codes
+    def _binned_design(self) -> BinnedDesign:
+        return BinnedDesign(
+            self.design.codes, self.design.block_ptr, dense=self.design.dense,
+            offset=self.offset, sample_weight=self.sample_weight if self.weighted else None,
+        )  # fmt: skip
 
-        # the histogram indexes counts by block_ptr[j] + code: both checked first
-        ptr = check_block_ptr(design.block_ptr, n_blocks=design.codes.shape[0])
-        codes = check_codes(design.codes, ptr)
-        counts = np.zeros(int(ptr[-1]))
-        if codes.shape[0]:
-            _histogram.bin_sums_all(codes, ptr, np.ascontiguousarray(sw, dtype=np.float64), counts)
-        return counts
+    @property
+    def binned(self) -> BinnedDesign:
+        """The engine's view of the training data: codes, block kinds, dense, offset, weights."""
+        binned = self.__dict__.get("_binned")
+        if binned is None:  # a model pickled before the design object existed
+            binned = self._binned_design().with_kinds(self._block_kinds())
+            self._binned = binned
+        return binned
+
+    def _block_kinds(self) -> list[str]:
+        """Kind of every block: a TV chain for ``bin()``, free levels for ``C()``.
+
+        A ``C()`` term given positive weights by a ``penalty_weights`` array is
+        penalised as a chain over its levels in their order.
+        """
+        bp, w = self.block_ptr, self.penalty_weights
+        kinds = []
+        for j, block in enumerate(self.spec.blocks):
+            chain = block.penalized or bool(np.any(w[bp[j] + 1 : bp[j + 1]] > 0))
+            kinds.append("tv" if chain else "free")
+        return kinds
 
     def _penalty_weights(self, kind: str | np.ndarray) -> np.ndarray:
         from ._penalty import penalty_weights as engine_weights
 
         blocks = self.spec.blocks
-        counts = self._bin_counts(self.design, self.unit_weight)  # shares only: no overflow
+        counts = self.binned.counts  # on the unit weights (shares only): no overflow
         w = engine_weights(kind, counts, self.block_ptr, self.spec.chain_length)
         if isinstance(kind, str):
             for j, block in enumerate(blocks):
@@ -395,14 +413,8 @@ class BinarsityModel:
         coef, codes, block_ptr, dense_coef, intercept = self._checked_levels(
             coef, dense_coef, intercept, design
         )
-        eta = np.full(design.n_obs, intercept, dtype=np.float64)
-        if offset is not None:
-            eta += offset
-        if codes.shape[0]:
-            _histogram.gather_add_all(codes, block_ptr, coef, eta)
-        if design.dense is not None and len(dense_coef):
-            eta += design.dense @ dense_coef
-        return eta
+        binned = BinnedDesign.checked(codes, block_ptr, dense=design.dense, offset=offset)
+        return binned.linear_predictor(coef, dense_coef, intercept)
 
     def _checked_levels(self, coef, dense_coef, intercept, design: Design):
         """The coefficients and codes checked against each other before the gather.
@@ -439,10 +451,8 @@ class BinarsityModel:
 
     def _path_data(self) -> PathData:
         """The engine's view of the training rows (arrays shared, nothing copied)."""
-        d = self.design
-        return PathData(
-            d.codes, d.block_ptr, self.y, self.family, self.penalty_weights, dense=d.dense,
-            sample_weight=self.sample_weight if self.weighted else None, offset=self.offset,
+        return PathData.from_design(
+            self.binned, self.y, self.family, self.penalty_weights,
             fit_intercept=self._solver_intercept,
         )  # fmt: skip
 

@@ -4,9 +4,10 @@ What the formula layer (``BinarsityModel.fit_path`` / ``fit_cv``) and scikit-lea
 ``*CV`` estimators share, written on arrays only (NumPy; no pandas, formulas or
 scikit-learn at import time):
 
-* **the data of a path**, :class:`PathData`: bin codes (p, n), block pointers, dense
-  columns, offset, weights, response, family and penalty weights; it prepares the
-  engine's solver on all rows or on a subset (a fold) and scores held-out rows;
+* **the data of a path**, :class:`PathData`: a ``BinnedDesign`` (codes, blocks and
+  kinds, dense columns, offset, weights), the response, family and penalty weights; it
+  prepares the engine's solver on all rows or on a subset (a fold) and scores held-out
+  rows;
 * **fold assignment**: :func:`fold_ids` (shuffled, stratified on y if asked) and
   :func:`group_fold_ids` (whole groups per fold, balanced by rows);
 * **the walk**: :func:`solve_path` (warm starts down a decreasing grid) and
@@ -37,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _histogram
+from ._design import BinnedDesign
 from ._validation import as_real_array, check_groups, check_n_jobs, check_random_state
 
 __all__ = [
@@ -71,15 +72,15 @@ KEEP_BYTES = 1 << 30
 # ---------------------------------------------------------------------------------------
 
 
-@dataclass
 class PathData:
-    """The arrays of a binarsity fit, solved at many λ and split into folds.
+    """The data of a binarsity fit, solved at many λ and split into folds.
 
     Parameters
     ----------
-    codes : ndarray of shape (p, n), uint8 or uint16
-        Level codes, one row per block.
-    block_ptr : ndarray of shape (p + 1,)
+    codes : ndarray of shape (p, n) or BinnedDesign
+        Level codes, one row per block; or a validated design (then ``block_ptr`` is
+        None and ``dense``, ``sample_weight``, ``offset`` come from it).
+    block_ptr : ndarray of shape (p + 1,) or None
         Offsets of the blocks in θ.
     y : ndarray of shape (n,)
         Response.
@@ -95,41 +96,63 @@ class PathData:
         Offset of the linear predictor.
     fit_intercept : bool, default=True
         Whether to fit β0.
+
+    Attributes
+    ----------
+    design : BinnedDesign
+        Codes, blocks and their kinds, dense columns, offset and row weights.
     """
 
-    codes: np.ndarray
-    block_ptr: np.ndarray
-    y: np.ndarray
-    family: Any
-    penalty_weights: np.ndarray
-    dense: np.ndarray | None = None
-    sample_weight: np.ndarray | None = None
-    offset: np.ndarray | None = None
-    fit_intercept: bool = True
+    def __init__(
+        self,
+        codes: Any,
+        block_ptr: Any,
+        y: np.ndarray,
+        family: Any,
+        penalty_weights: np.ndarray,
+        dense: np.ndarray | None = None,
+        sample_weight: np.ndarray | None = None,
+        offset: np.ndarray | None = None,
+        fit_intercept: bool = True,
+    ) -> None:
+        if isinstance(codes, BinnedDesign):
+            self.design = codes
+        else:
+            self.design = BinnedDesign(
+                codes, block_ptr, dense=dense, offset=offset, sample_weight=sample_weight
+            )
+        self.y = y
+        self.family = family
+        self.penalty_weights = penalty_weights
+        self.fit_intercept = fit_intercept
+
+    @classmethod
+    def from_design(
+        cls, design: BinnedDesign, y: np.ndarray, family: Any, penalty_weights: np.ndarray,
+        fit_intercept: bool = True,
+    ) -> PathData:  # fmt: skip
+        """The data of a path on a validated design (arrays shared, nothing copied).
+
+        Parameters
+        ----------
+        design : BinnedDesign
+            Codes, blocks and kinds, dense columns, offset, weights.
+        y, family, penalty_weights, fit_intercept
+            As in the constructor.
+
+        Returns
+        -------
+        PathData
+        """
+        return cls(design, None, y, family, penalty_weights, fit_intercept=fit_intercept)
 
     @property
     def n_obs(self) -> int:
         """Number of rows."""
         return int(self.y.shape[0])
 
-    def _solver_inputs(self, rows: np.ndarray | None) -> dict[str, Any]:
-        if rows is None:
-            codes, dense, y = self.codes, self.dense, self.y
-            sw, off = self.sample_weight, self.offset
-        else:
-            codes = np.ascontiguousarray(self.codes[:, rows])
-            dense = None if self.dense is None else np.ascontiguousarray(self.dense[rows])
-            y = self.y[rows]
-            sw = None if self.sample_weight is None else self.sample_weight[rows]
-            off = None if self.offset is None else self.offset[rows]
-        return {
-            "codes": codes, "block_ptr": self.block_ptr, "y": y, "family": self.family,
-            "penalty_weights": self.penalty_weights, "dense": dense, "sample_weight": sw,
-            "offset": off, "fit_intercept": self.fit_intercept,
-        }  # fmt: skip
-
     def prepare(self, rows: np.ndarray | None = None) -> Any:
-        """The engine's validated problem of the given rows (all rows by default).
+        """The engine's problem of the given rows (all rows by default), not re-validated.
 
         Parameters
         ----------
@@ -143,9 +166,12 @@ class PathData:
         """
         from ._solvers import Prepared
 
-        kw = self._solver_inputs(rows)
-        codes, block_ptr, y = kw.pop("codes"), kw.pop("block_ptr"), kw.pop("y")
-        return Prepared(codes, block_ptr, y, **kw)
+        design = self.design if rows is None else self.design.subset(rows)
+        y = self.y if rows is None else self.y[rows]
+        return Prepared.from_design(
+            design, y, family=self.family, penalty_weights=self.penalty_weights,
+            fit_intercept=self.fit_intercept,
+        )  # fmt: skip
 
     def lambda_max(self) -> float:
         """λ_max of design.md §2 on all rows (0 when nothing is penalised).
@@ -155,11 +181,12 @@ class PathData:
         float
             The smallest λ at which every penalised chain is flat.
         """
-        from ._solvers import lambda_max
+        from ._solvers import design_lambda_max
 
-        kw = self._solver_inputs(None)
-        codes, block_ptr, y = kw.pop("codes"), kw.pop("block_ptr"), kw.pop("y")
-        return float(lambda_max(codes, block_ptr, y, **kw))
+        return float(design_lambda_max(
+            self.design, self.y, family=self.family, penalty_weights=self.penalty_weights,
+            fit_intercept=self.fit_intercept,
+        ))  # fmt: skip
 
     def fold_bytes(self, n_rows: int) -> int:
         """Memory a prepared problem of ``n_rows`` rows holds (codes and float arrays).
@@ -174,9 +201,10 @@ class PathData:
         int
             Bytes.
         """
-        per_row = self.codes.shape[0] * self.codes.dtype.itemsize + 8 * 4  # y, weights, r, h
-        per_row += 8 * (0 if self.dense is None else 2 * self.dense.shape[1])
-        per_row += 8 * (self.offset is not None)
+        d = self.design
+        per_row = d.n_blocks * d.codes.dtype.itemsize + 8 * 4  # y, weights, r, h
+        per_row += 8 * 2 * d.n_dense
+        per_row += 8 * (d.offset is not None)
         return int(n_rows) * per_row
 
     def linear_predictor(self, solution: Any, rows: np.ndarray | None = None) -> np.ndarray:
@@ -194,16 +222,11 @@ class PathData:
         ndarray
             One value per row.
         """
-        if rows is None:
-            codes, dense, off = self.codes, self.dense, self.offset
-        else:
-            codes = np.ascontiguousarray(self.codes[:, rows])
-            dense = None if self.dense is None else self.dense[rows]
-            off = None if self.offset is None else self.offset[rows]
-        return linear_predictor(codes, self.block_ptr, dense, off, solution)
+        design = self.design if rows is None else self.design.subset(rows)
+        return design.linear_predictor(solution.coef, solution.dense_coef, solution.intercept)
 
     def held_out(self, rows: np.ndarray) -> tuple:
-        """The rows a fold scores on, gathered once: (codes, dense, offset, y, weights).
+        """The rows a fold scores on, gathered once: (design, y, weights).
 
         Parameters
         ----------
@@ -215,11 +238,8 @@ class PathData:
         tuple
             What :meth:`score` takes.
         """
-        codes = np.ascontiguousarray(self.codes[:, rows])
-        dense = None if self.dense is None else self.dense[rows]
-        off = None if self.offset is None else self.offset[rows]
-        sw = np.ones(rows.shape[0]) if self.sample_weight is None else self.sample_weight[rows]
-        return codes, dense, off, self.y[rows], sw
+        design = self.design.subset(rows)
+        return design, self.y[rows], design.sample_weight
 
     def score(self, solution: Any, held_out: tuple, scoring: str) -> float:
         """Held-out score of a solution on the rows of :meth:`held_out`.
@@ -238,54 +258,9 @@ class PathData:
         float
             The score (lower is better, except for AUC).
         """
-        codes, dense, off, y, sw = held_out
-        eta = linear_predictor(codes, self.block_ptr, dense, off, solution)
+        design, y, sw = held_out
+        eta = design.linear_predictor(solution.coef, solution.dense_coef, solution.intercept)
         return score(self.family, scoring, y, eta, sw)
-
-
-def linear_predictor(
-    codes: np.ndarray,
-    block_ptr: np.ndarray,
-    dense: np.ndarray | None,
-    offset: np.ndarray | None,
-    solution: Any,
-) -> np.ndarray:
-    """η = offset + β0 + Σ_j θ_j[c_ij] + Z β, in this order (the results' own sum).
-
-    Parameters
-    ----------
-    codes : ndarray of shape (p, n)
-        Level codes.
-    block_ptr : ndarray of shape (p + 1,)
-        Block offsets.
-    dense : ndarray of shape (n, q) or None
-        Dense columns.
-    offset : ndarray of shape (n,) or None
-        Offset.
-    solution : Solution
-        Coefficients.
-
-    Returns
-    -------
-    ndarray of shape (n,)
-        The linear predictor.
-    """
-    from ._validation import check_block_ptr, check_codes
-
-    # the gather indexes coef by block_ptr[j] + code: both checked first
-    coef = np.ascontiguousarray(solution.coef, dtype=np.float64)
-    codes = np.asarray(codes)
-    n_blocks = codes.shape[0] if codes.ndim == 2 else None
-    ptr = check_block_ptr(block_ptr, coef.shape[0], n_blocks=n_blocks, end_name="len(coef)")
-    codes = check_codes(codes, ptr)
-    eta = np.full(codes.shape[1], float(solution.intercept), dtype=np.float64)
-    if offset is not None:
-        eta += offset
-    if codes.shape[0]:
-        _histogram.gather_add_all(codes, ptr, coef, eta)
-    if dense is not None and len(solution.dense_coef):
-        eta += dense @ solution.dense_coef
-    return eta
 
 
 # ---------------------------------------------------------------------------------------

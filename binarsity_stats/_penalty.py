@@ -6,8 +6,9 @@ With ``block_ptr`` the CSR offsets of the blocks in the concatenated coefficient
     pen(θ) = Σ_j Σ_{k ≥ 1} ω_jk |θ_jk − θ_j,k−1|   subject to  n_jᵀ θ_j = 0 for every j,
 
 stored as one array ``weights`` of length d whose entry at each block start is ignored
-(it is treated as 0). A block whose weights are all 0 is unpenalised (a categorical
-term); an edge of weight 0 decouples two levels (the "missing" level of a feature).
+(it is treated as 0). Every block has a kind (``_blocks``: a TV chain or free levels),
+which decides its KKT rule, its prox and whether its edges are penalised at all; an edge
+of weight 0 in a chain decouples two levels (the "missing" level of a feature).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ._blocks import as_kinds, get_kind, infer_kinds
 from ._validation import check_block_ptr
 
 __all__ = [
@@ -224,11 +226,16 @@ class BinarsityPenalty:
         ω (entry at each block start ignored).
     counts : ndarray of shape (d,), optional
         Weighted bin counts n_jk of the linear constraints (None: all equal).
+    kinds : sequence of str, optional
+        Kind of every block (``_blocks.KINDS``). Default: a block with a positive edge
+        weight is a ``"tv"`` chain, one without is ``"free"``. The weights of an
+        unpenalised kind are set to 0.
     """
 
-    def __init__(self, block_ptr, weights, counts=None):
+    def __init__(self, block_ptr, weights, counts=None, kinds=None):
         self.block_ptr = _as_block_ptr(block_ptr)
         d = int(self.block_ptr[-1])
+        p = len(self.block_ptr) - 1
         self.weights = np.array(weights, dtype=np.float64, copy=True)
         if self.weights.shape != (d,):
             raise ValueError(f"weights must have length {d}; got shape {self.weights.shape}.")
@@ -237,14 +244,46 @@ class BinarsityPenalty:
         if self.counts.shape != (d,):
             raise ValueError(f"counts must have length {d}; got shape {self.counts.shape}.")
         sizes = np.diff(self.block_ptr)
+        kinds = as_kinds(kinds, p)
+        self.kinds: tuple[str, ...] = (
+            infer_kinds(self.block_ptr, self.weights) if kinds is None else kinds
+        )
+        self._kind = [get_kind(k) for k in self.kinds]
+        #: the rules of every block's kind (``_blocks.BlockKind``), in block order
+        self.block_rules = tuple(self._kind)
+        for j, kind in enumerate(self._kind):
+            if not kind.penalized:
+                self.weights[self.block_ptr[j] : self.block_ptr[j + 1]] = 0.0
         self.block_of = np.repeat(np.arange(len(sizes)), sizes)
         self.is_start = np.zeros(d, dtype=bool)
         self.is_start[self.block_ptr[:-1]] = True
-        self.penalized_block = (
+        #: per block, the id of its block step in the CD kernel
+        self.steps = np.array([k.step for k in self._kind], dtype=np.uint8)
+        # CD may leave a block out of its working set when its kind allows it and the
+        # block has a penalised edge to judge it by (a chain without one is free)
+        has_edge = (
             np.add.reduceat(self.weights, self.block_ptr[:-1]) > 0
             if d
             else (np.zeros(0, dtype=bool))
         )
+        self.screened_block = np.array([k.screened for k in self._kind], dtype=bool) & has_edge
+        self._groups = self._group_blocks()
+
+    def _group_blocks(self) -> dict[str, np.ndarray]:
+        """Blocks of every kind present (kind name -> block indices)."""
+        groups: dict[str, list[int]] = {}
+        for j, name in enumerate(self.kinds):
+            groups.setdefault(name, []).append(j)
+        return {k: np.asarray(v, dtype=np.intp) for k, v in groups.items()}
+
+    def _levels_of(self, blocks: np.ndarray) -> np.ndarray:
+        bp = self.block_ptr
+        return np.concatenate([np.arange(bp[j], bp[j + 1]) for j in blocks])
+
+    @property
+    def penalized_block(self) -> np.ndarray:
+        """Whether each block's kind carries the penalty (read from the kinds)."""
+        return np.array([k.penalized for k in self._kind], dtype=bool)
 
     def value(self, theta: np.ndarray) -> float:
         """pen(θ) = Σ_k ω_k |θ_k − θ_{k−1}| within blocks."""
@@ -261,9 +300,20 @@ class BinarsityPenalty:
 
     def prox(self, v: np.ndarray, step: float) -> np.ndarray:
         """Exact prox of step·pen + the linear constraints (see ``prox_binarsity``)."""
-        from ._prox import prox_binarsity
-
-        return prox_binarsity(v, self.block_ptr, self.weights, counts=self.counts, step=step)
+        proxes = {get_kind(k).prox for k in self._groups}
+        if len(proxes) <= 1:
+            # every kind present shares one prox (the chain's): one call over all blocks
+            prox = proxes.pop() if proxes else get_kind("tv").prox
+            return prox(v, self.block_ptr, self.weights, self.counts, step)
+        out = np.empty(len(v))
+        sizes = np.diff(self.block_ptr)
+        for name, blocks in self._groups.items():
+            idx = self._levels_of(blocks)
+            bp = np.concatenate([[0], np.cumsum(sizes[blocks])]).astype(np.intp)
+            out[idx] = get_kind(name).prox(
+                np.ascontiguousarray(v[idx]), bp, self.weights[idx], self.counts[idx], step
+            )
+        return out
 
     def lambda_max(self, grad_hist: np.ndarray) -> float:
         """Smallest λ at which θ = 0 is optimal, given the bin gradients at the null fit.
@@ -319,7 +369,13 @@ class BinarsityPenalty:
         jump = self.jumps(theta)
         sign = np.zeros_like(theta)
         np.sign(theta[1:] - theta[:-1], out=sign[1:])
-        viol = np.where(jump, np.abs(S + bound * sign), np.maximum(np.abs(S) - bound, 0.0))
+        if len(self._groups) == 1:
+            viol = get_kind(self.kinds[0]).kkt(S, bound, jump, sign)
+        else:
+            viol = np.empty_like(S)
+            for name, blocks in self._groups.items():
+                m = np.isin(self.block_of, blocks)
+                viol[m] = get_kind(name).kkt(S[m], bound[m], jump[m], sign[m])
         # S_j0 is the intercept's (or the multiplier's) condition, checked elsewhere
         viol[self.is_start] = 0.0
         if viol.size == 0:

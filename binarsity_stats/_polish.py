@@ -15,7 +15,8 @@ flat edges still satisfy their KKT condition (|S_l| ≤ λ ω_l); the caller che
 
 The module talks to the problem through the operations the solvers use: the linear
 predictor, the family's derivatives, histograms (bin sums) and dense column products,
-plus the codes themselves for the pairwise co-occurrence tables of the Hessian.
+plus each block's codes recoded to segments (``recode_block``) for the pairwise
+co-occurrence tables of the Hessian.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ class PolishResult:
 
 def _derivs(prob, eta, r, h) -> float:
     """Working gradient r and curvature h (normalised by W) at η; return the loss."""
-    return prob.family.grad_hess(eta, prob.y, prob.sw, 1.0 / prob.W, r, h) / prob.W
+    return prob.grad_hess_into(eta, r, h)
 
 
 class _Face:

@@ -1089,12 +1089,7 @@ def _split_refit(res: BinarsityResults, split: Any, random_state: Any) -> RefitR
     sol = m._prepare(select_rows).solve(res.lam)
     selected = BinarsityResults(m, strip_eta(sol), "split selection")
     # its segments, populated according to the estimation rows' own weights
-    counts = np.zeros(int(m.block_ptr[-1]))
-    if m.design.codes.shape[0]:
-        from . import _histogram
-
-        codes = np.ascontiguousarray(m.design.codes[:, estimate_rows])
-        _histogram.bin_sums_all(codes, m.block_ptr, m.unit_weight[estimate_rows], counts)
+    counts = m.binned.subset(estimate_rows).histograms(m.unit_weight[estimate_rows])
     selected.__dict__["_selection"] = selected._selection_recipe(counts)
     X = selected._selected_matrix(m.design, strict=False)
     info = {"share": share, "random_state": random_state, "select_rows": select_rows,

@@ -25,28 +25,24 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
-from . import _cd_fast, _dense, _histogram
-from ._families import Family, get_family
+from . import _dense
+from ._design import BinnedDesign
+from ._families import Family
 from ._fused_lasso import work_size as fused_lasso_work_size_py
 from ._metric import DiagonalMetric
-from ._penalty import BinarsityPenalty
 from ._polish import Polisher
-from ._validation import (
-    check_block_ptr,
-    check_bool,
-    check_codes,
-    check_lam,
-    check_max_iter,
-    check_offset,
-    check_offset_loss,
-    check_sample_weight,
-    check_tol,
-    check_warm_start,
-    code_dtype,
-    normalized_weights,
-)
+from ._problem import InMemoryProblem
+from ._validation import check_lam, check_max_iter, check_tol, check_warm_start
 
-__all__ = ["Solution", "solve", "Prepared", "lambda_max", "ConvergenceWarning", "SOLVERS"]
+__all__ = [
+    "Solution",
+    "solve",
+    "Prepared",
+    "lambda_max",
+    "design_lambda_max",
+    "ConvergenceWarning",
+    "SOLVERS",
+]
 
 SOLVERS = ("cd", "fista")
 
@@ -101,167 +97,22 @@ class Solution:
 # --------------------------------------------------------------------------- helpers
 
 
-class _Problem:
-    """Validated, solver-ready data of one fit (internal)."""
+class _Problem(InMemoryProblem):
+    """An :class:`~binarsity_stats._problem.InMemoryProblem` from raw arrays (validated).
+
+    The solvers take any ``_problem.SolverData``; this keeps the engine's former
+    constructor for callers that hold arrays rather than a ``BinnedDesign``.
+    """
 
     def __init__(
-        self,
-        codes,
-        block_ptr,
-        y,
-        family,
-        penalty_weights,
-        dense,
-        sample_weight,
-        offset,
-        fit_intercept,
-    ):
-        self.family: Family = get_family(family)
-        # every index a kernel uses is checked here (codes < block size, offsets)
-        codes = np.asarray(codes)
-        if codes.ndim != 2:
-            raise ValueError(f"codes must be 2-D (n_blocks, n_samples); got shape {codes.shape}.")
-        self.block_ptr = check_block_ptr(block_ptr, n_blocks=codes.shape[0])
-        self.codes = check_codes(codes, self.block_ptr)
-        p, n = self.codes.shape
-        self.d = int(self.block_ptr[-1])
-        self.n, self.p = n, p
-        y = np.asarray(y, dtype=np.float64).ravel()
-        if y.shape[0] != n:
-            raise ValueError(f"y has {y.shape[0]} rows but the design has {n}.")
-        if n == 0:
-            raise ValueError("no rows to fit (n_samples = 0).")
-        # the loss is that of a proportion for a binomial y in [0, 1] (glm() allows it;
-        # the estimators refuse it before they get here)
-        self.family.validate_y(y, proportions=True)
-        self.y = np.ascontiguousarray(y)
-        sw = check_sample_weight(sample_weight, n, rows_of="y")
-        # every sum is taken on weights scaled to a maximum in [1, 2) (the objective
-        # does not depend on their scale): W can neither overflow nor underflow
-        self.sw, self.sw_scale = (np.ones(n), 1.0) if sw is None else normalized_weights(sw)
-        self.W = float(self.sw.sum())
-        self.offset = check_offset(offset, n, rows_of="y")
-        if self.offset is not None:
-            self.family.check_offset(self.offset)
-            check_offset_loss(self.family, self.y, self.offset, self.sw)
-        if dense is None:
-            self.dense = np.zeros((n, 0))
-        else:
-            dense = np.asarray(dense)
-            if dense.dtype.kind not in "biuf":
-                raise TypeError(f"dense must be numeric; got dtype {dense.dtype}.")
-            dense = dense.astype(np.float64)
-            if dense.ndim == 1:
-                dense = dense[:, None]
-            if dense.ndim != 2:
-                raise ValueError(f"dense must be 1-D or 2-D (n, q); got shape {dense.shape}.")
-            if dense.shape[0] != n:
-                raise ValueError(f"dense has {dense.shape[0]} rows but y has {n}.")
-            if not np.all(np.isfinite(dense)):
-                raise ValueError("dense contains NaN or infinite values.")
-            self.dense = np.asfortranarray(dense)
-        self.q = self.dense.shape[1]
-        self.fit_intercept = check_bool(fit_intercept, "fit_intercept")
-        # With an intercept the solver works on columns centred at their weighted mean
-        # (same η, but no slow trade-off between β0 and an uncentred column); the
-        # intercept is converted on the way in (warm start) and out (Solution).
-        # They are also scaled to a largest absolute value of 1 (β is converted back in
-        # the Solution): the Gram matrix of the joint Newton step then neither overflows
-        # nor depends on the units, and the KKT test of a dense column is scale-free.
-        self.dense_input = self.dense
-        self.dense_center = np.zeros(self.q)
-        self.dense_scale = np.ones(self.q)
-        if self.q:
-            if self.fit_intercept:
-                self.dense_center = (self.sw / self.W) @ self.dense
-            centred = self.dense - self.dense_center
-            top = np.max(np.abs(centred), axis=0) if n else np.ones(self.q)
-            self.dense_scale = np.where(top > 0, top, 1.0)
-            self.dense = np.asfortranarray(centred / self.dense_scale)
-        counts = np.zeros(self.d)
-        if p:
-            _histogram.bin_sums_all(self.codes, self.block_ptr, self.sw, counts)
-        self.counts = counts
-        w = np.asarray(penalty_weights, dtype=np.float64).ravel()
-        if w.shape != (self.d,):
-            raise ValueError(f"penalty_weights must have length {self.d}; got {w.shape}.")
-        if not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise ValueError("penalty_weights must be finite and non-negative.")
-        self.penalty = BinarsityPenalty(self.block_ptr, w, counts)
-        self.weights = self.penalty.weights
-        # Dense columns: scale of each column for the coordinate steps
-        self._r = np.empty(n)
-        self._h = np.empty(n)
-
-    # -- evaluation -----------------------------------------------------------------
-    def linear_predictor(self, theta, beta, b0):
-        eta = np.full(self.n, b0, dtype=np.float64)
-        if self.offset is not None:
-            eta += self.offset
-        if self.p:
-            _histogram.gather_add_all(self.codes, self.block_ptr, theta, eta)
-        if self.q:
-            _dense.matvec_add(self.dense, beta, eta)
-        return eta
-
-    def gradient_scale(self) -> float:
-        """Units of the loss gradient, by which ``tol`` is multiplied.
-
-        The family's :meth:`~binarsity_stats._families.Family.gradient_units`: max(1,
-        weighted sd of y) for gaussian, max(1, weighted mean of y) for poisson, 1 for
-        binomial, so it changes nothing for responses of unit scale.
-        """
-        return self.family.gradient_units(self.y, self.sw)
-
-    def dense_dot(self, v) -> np.ndarray:
-        """Zᵀ v for the dense columns (single-threaded, deterministic)."""
-        out = np.zeros(self.q)
-        if self.q:
-            _dense.columns_dot(self.dense, v, out)
-        return out
-
-    def loss(self, eta) -> float:
-        return self.family.loss_sum(eta, self.y, self.sw) / self.W
-
-    def objective(self, eta, theta, lam) -> float:
-        return self.loss(eta) + lam * self.penalty.value(theta)
-
-    def grad_hess(self, eta):
-        """Fill the working gradient r and weights h (normalised by W); return loss."""
-        loss = self.family.grad_hess(eta, self.y, self.sw, 1.0 / self.W, self._r, self._h)
-        return loss / self.W
-
-    def histogram(self, values) -> np.ndarray:
-        out = np.zeros(self.d)
-        if self.p:
-            _histogram.bin_sums_all(self.codes, self.block_ptr, values, out)
-        return out
-
-    def kkt(self, r, theta, lam, g=None) -> tuple[float, np.ndarray, np.ndarray]:
-        """Overall and per-block KKT violation at the point with working gradient r.
-
-        ``g`` (the bin sums of r) is computed when not given.
-        """
-        if g is None:
-            g = self.histogram(r)
-        per_block = self.penalty.kkt_violation(g, theta, lam, self.fit_intercept)
-        worst = float(per_block.max()) if per_block.size else 0.0
-        if self.fit_intercept:
-            worst = max(worst, abs(float(r.sum())))
-        if self.q:
-            worst = max(worst, float(np.max(np.abs(self.dense_dot(r)))))
-        return worst, per_block, g
-
-    def recenter(self, theta) -> float:
-        """Re-centre every block (n_jᵀθ_j = 0); return the total shift (for β0)."""
-        if not self.p:
-            return 0.0
-        bp = self.block_ptr
-        num = np.add.reduceat(self.counts * theta, bp[:-1])
-        den = np.add.reduceat(self.counts, bp[:-1])
-        shift = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
-        theta -= np.repeat(shift, np.diff(bp))
-        return float(shift.sum())
+        self, codes, block_ptr, y, family, penalty_weights, dense=None, sample_weight=None,
+        offset=None, fit_intercept=True, block_kinds=None,
+    ) -> None:  # fmt: skip
+        design = BinnedDesign(
+            codes, block_ptr, kinds=block_kinds, dense=dense, offset=offset,
+            sample_weight=sample_weight,
+        )  # fmt: skip
+        super().__init__(design, y, family, penalty_weights, fit_intercept)
 
 
 def _check_warm_start(prob: _Problem, warm_start) -> None:
@@ -299,7 +150,7 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
     sizes = np.diff(prob.block_ptr)
     maxK = int(sizes.max()) if prob.p else 1
     work = np.empty(7 * maxK + fused_lasso_work_size_py(maxK))
-    always_active = ~prob.penalty.penalized_block if prob.p else np.zeros(0, bool)
+    always_active = ~prob.penalty.screened_block if prob.p else np.zeros(0, bool)
     z = np.empty(n)
     delta_eta = np.empty(n)
     r_try, h_try = np.empty(n), np.empty(n)
@@ -313,10 +164,8 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
     n_free = prob.q + int(prob.fit_intercept)
     polisher = Polisher(prob)
     while True:
-        r, h = prob._r, prob._h
-        G, H = np.zeros(prob.d), np.zeros(prob.d)
-        if prob.p:
-            _histogram.bin_sums2_all(prob.codes, prob.block_ptr, r, h, G, H)
+        r, h = prob.r, prob.h
+        G, H = prob.histograms2(r, h)
         kkt, per_block, _ = prob.kkt(r, theta, lam, G)
         if kkt <= tol:
             converged = True
@@ -360,10 +209,7 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
         inner_tol = tol if quadratic else max(0.1 * kkt, 0.2 * tol)
         history = []
         while True:
-            viol, shift, _ = _cd_fast.cd_sweep(
-                prob.codes, prob.block_ptr, active, lam_w, H, prob.counts,
-                theta, z, delta_eta, h, prob.fit_intercept, 1e-12, work,
-            )  # fmt: skip
+            viol, shift, _ = prob.cd_sweep(active, lam_w, H, theta, z, delta_eta, h, work)
             n_sweeps += 1
             b0 += shift
             if n_free:
@@ -391,10 +237,7 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
                 if cand is not None:
                     th_e, free_e = cand
                     de = np.zeros(n)
-                    if len(active):
-                        _histogram.gather_add_blocks(
-                            prob.codes, prob.block_ptr, active, th_e - theta_old, de
-                        )
+                    prob.gather_add_blocks(active, th_e - theta_old, de)
                     if n_free:
                         # U holds the free columns, the intercept's first when fitted
                         dfree = free_e - np.concatenate([[b0_old], beta_old])
@@ -428,8 +271,8 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
             th_try = theta_old + alpha * dtheta
             if alpha == 1.0:
                 # the full step is usually accepted: get its derivatives in the same pass
-                loss_try = fam.grad_hess(eta_try, prob.y, prob.sw, 1.0 / prob.W, r_try, h_try)
-                F_try = loss_try / prob.W + lam * prob.penalty.value(th_try)
+                loss_try = prob.grad_hess_into(eta_try, r_try, h_try)
+                F_try = loss_try + lam * prob.penalty.value(th_try)
             else:
                 F_try = prob.loss(eta_try) + lam * prob.penalty.value(th_try)
             # Armijo, with slack for the rounding of F itself: near the optimum the
@@ -443,7 +286,7 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
             # no step lowers F: stay at the last point and report its KKT violation
             theta, beta, b0 = theta_old, beta_old, b0_old
             loss = prob.grad_hess(eta)
-            kkt, _, _ = prob.kkt(prob._r, theta, lam)
+            kkt, _, _ = prob.kkt(prob.r, theta, lam)
             converged = kkt <= tol
             break
         else:
@@ -453,10 +296,9 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
             eta = eta_try
         # F_try is F at the accepted point: only the derivatives may be missing
         if alpha == 1.0:
-            prob._r, r_try = r_try, prob._r
-            prob._h, h_try = h_try, prob._h
+            r_try, h_try = prob.set_working(r_try, h_try)
         else:
-            fam.grad_hess_only(eta, prob.y, prob.sw, 1.0 / prob.W, prob._r, prob._h)
+            prob.grad_hess_only(eta)
         F = F_try
     if prob.fit_intercept:
         b0 += prob.recenter(theta)
@@ -548,7 +390,7 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
     # variable metric: the curvature diagonal (bin sums of the working weights), in
     # which the exact prox is the weighted constrained DP; since each row sits in one
     # bin per block, Hess ≤ (p + 1) D and the backtracking constant L is O(1)..p + 1
-    metric = DiagonalMetric(prob, prob._h)
+    metric = DiagonalMetric(prob, prob.h)
     L = 1.0
     polisher = Polisher(prob)
     x_theta, x_beta, x_b0 = theta, beta, b0
@@ -563,7 +405,7 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
     for it in range(1, max_iter + 1):
         eta_y = prob.linear_predictor(y_theta, y_beta, y_b0)
         f_y = prob.grad_hess(eta_y)
-        r = prob._r
+        r = prob.r
         g_theta = prob.histogram(r)
         g_beta = prob.dense_dot(r)
         g_b0 = float(r.sum()) if fit_b0 else 0.0
@@ -592,7 +434,7 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
             y_theta, y_beta, y_b0 = x_theta.copy(), x_beta.copy(), x_b0
             restarted = True
             if not prob.family.quadratic:
-                metric = DiagonalMetric(prob, prob._h)  # the curvature has moved
+                metric = DiagonalMetric(prob, prob.h)  # the curvature has moved
             continue
         restarted = False
         t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
@@ -604,7 +446,7 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
         eta = eta_n
         if it % 5 == 0 or sq < 1e-30:
             prob.grad_hess(eta)
-            kkt, _, _ = prob.kkt(prob._r, x_theta, lam)
+            kkt, _, _ = prob.kkt(prob.r, x_theta, lam)
             if kkt <= tol:
                 converged = True
                 break
@@ -624,7 +466,7 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
                     y_theta, y_beta, y_b0 = x_theta.copy(), x_beta.copy(), x_b0
     else:
         prob.grad_hess(prob.linear_predictor(x_theta, x_beta, x_b0))
-        kkt, _, _ = prob.kkt(prob._r, x_theta, lam)
+        kkt, _, _ = prob.kkt(prob.r, x_theta, lam)
         converged = kkt <= tol
     theta = x_theta.copy()
     b0 = x_b0
@@ -653,6 +495,7 @@ def solve(
     tol: float = 1e-7,
     max_iter: int = 1000,
     warm_start: Solution | None = None,
+    block_kinds=None,
 ) -> Solution:
     """Fit the binarsity-penalised GLM on a compact binned design.
 
@@ -669,7 +512,7 @@ def solve(
     lam : float
         λ ≥ 0.
     penalty_weights : ndarray of shape (d,)
-        ω_jk (block starts ignored); a block whose weights are all 0 is unpenalised.
+        ω_jk (block starts ignored; 0 on the blocks of an unpenalised kind).
     dense : ndarray of shape (n, q), optional
         Unpenalised numeric columns.
     sample_weight, offset : ndarray of shape (n,), optional
@@ -685,6 +528,9 @@ def solve(
         Cap on passes over the data (cd) or iterations (fista).
     warm_start : Solution, optional
         Starting point (e.g. the solution at a nearby λ).
+    block_kinds : sequence of str, optional
+        Kind of every block (``_blocks.KINDS``: ``"tv"``, ``"free"``). Default: a block
+        with a positive edge weight is a TV chain, the others are free levels.
 
     Returns
     -------
@@ -693,6 +539,7 @@ def solve(
     prepared = Prepared(
         codes, block_ptr, y, family=family, penalty_weights=penalty_weights, dense=dense,
         sample_weight=sample_weight, offset=offset, fit_intercept=fit_intercept,
+        block_kinds=block_kinds,
     )  # fmt: skip
     return prepared.solve(lam, solver=solver, tol=tol, max_iter=max_iter, warm_start=warm_start)
 
@@ -703,11 +550,14 @@ class Prepared:
     Validation, bin counts, the penalty and the detection of identical blocks depend on
     the data only, so a λ path (or every fold of a CV) prepares its design once and
     calls :meth:`solve` per λ. Not thread-safe: one instance per thread (it holds
-    scratch buffers).
+    scratch buffers). :meth:`from_design` prepares an already validated
+    :class:`~binarsity_stats._design.BinnedDesign` (the modelling layers' route).
 
     Parameters
     ----------
     codes, block_ptr, y, family, penalty_weights, dense, sample_weight, offset, fit_intercept
+        As in :func:`solve`.
+    block_kinds : sequence of str, optional
         As in :func:`solve`.
     """
 
@@ -723,16 +573,62 @@ class Prepared:
         sample_weight=None,
         offset=None,
         fit_intercept: bool = True,
+        block_kinds=None,
     ) -> None:
-        self.prob = _Problem(
-            codes, block_ptr, y, family, penalty_weights, dense, sample_weight, offset,
-            fit_intercept,
+        design = BinnedDesign(
+            codes, block_ptr, kinds=block_kinds, dense=dense, offset=offset,
+            sample_weight=sample_weight,
         )  # fmt: skip
+        self._init(design, y, family, penalty_weights, fit_intercept)
+
+    @classmethod
+    def from_design(
+        cls,
+        design: BinnedDesign,
+        y,
+        *,
+        family: str | Family = "gaussian",
+        penalty_weights,
+        fit_intercept: bool = True,
+    ) -> Prepared:
+        """Prepare a validated design (no validation of its arrays, no re-count).
+
+        Parameters
+        ----------
+        design : BinnedDesign
+            Codes, blocks and kinds, dense columns, offset and weights.
+        y, family, penalty_weights, fit_intercept
+            As in :func:`solve`.
+
+        Returns
+        -------
+        Prepared
+        """
+        self = cls.__new__(cls)
+        self._init(design, y, family, penalty_weights, fit_intercept)
+        return self
+
+    def _init(self, design, y, family, penalty_weights, fit_intercept) -> None:
+        self.prob = InMemoryProblem(design, y, family, penalty_weights, fit_intercept)
         self.tol_scale = self.prob.gradient_scale()
-        self.groups = _duplicate_blocks(self.prob)
+        self.groups = _duplicate_blocks(design)
         self.merged: Prepared | None = None
         if self.groups:
             self._prepare_merged()
+
+    def lambda_max(self, tol: float = 1e-10) -> float:
+        """λ_max of this design (see :func:`lambda_max`).
+
+        Parameters
+        ----------
+        tol : float
+            KKT tolerance of the null fit.
+
+        Returns
+        -------
+        float
+        """
+        return _lambda_max(self.prob, tol)
 
     def solve(
         self,
@@ -775,12 +671,19 @@ class Prepared:
         for g in groups:
             s, K = bp[g[0]], sizes[g[0]]
             w[s : s + K] = np.min([prob.weights[bp[j] : bp[j] + K] for j in g], axis=0)
-        new_bp = np.concatenate([[0], np.cumsum(sizes[keep])]).astype(np.intp)
         self.take = np.concatenate([np.arange(bp[j], bp[j + 1]) for j in keep])
-        self.merged = Prepared(
-            prob.codes[keep], new_bp, prob.y, family=prob.family, penalty_weights=w[self.take],
-            dense=prob.dense_input if prob.q else None, sample_weight=prob.sw,
-            offset=prob.offset, fit_intercept=prob.fit_intercept,
+        kinds = prob.design.kinds
+        if kinds is not None:
+            # a merged group keeps its members' kind; a chain merged with free levels is
+            # free (its weights, the smaller of every edge, are then 0)
+            kinds = list(kinds)
+            for g in groups:
+                if len({kinds[j] for j in g}) > 1:
+                    kinds[g[0]] = "free"
+            kinds = [kinds[j] for j in keep]
+        self.merged = Prepared.from_design(
+            prob.design.select_blocks(keep, kinds), prob.y, family=prob.family,
+            penalty_weights=w[self.take], fit_intercept=prob.fit_intercept,
         )  # fmt: skip
 
     def _solve_merged(self, lam, solver, tol, max_iter, warm_start) -> Solution:
@@ -818,28 +721,14 @@ class Prepared:
         return sol
 
 
-def _duplicate_blocks(prob: _Problem) -> list[list[int]]:
+def _duplicate_blocks(design: BinnedDesign) -> list[list[int]]:
     """Groups of blocks with identical codes (e.g. a price and a price × constant).
 
     Such blocks are perfectly collinear: only the sum of their levels is identified,
-    and coordinate descent crawls trading one against the other.
+    and coordinate descent crawls trading one against the other. Only blocks of the
+    same kind are merged (their penalties combine edge by edge).
     """
-    if prob.p < 2:
-        return []
-    sizes = np.diff(prob.block_ptr)
-    seen: dict[tuple, list[int]] = {}
-    for j in range(prob.p):
-        key = (int(sizes[j]), hash(prob.codes[j].tobytes()))
-        seen.setdefault(key, []).append(j)
-    groups = []
-    for members in seen.values():
-        while len(members) > 1:
-            first = members[0]
-            same = [j for j in members if np.array_equal(prob.codes[j], prob.codes[first])]
-            if len(same) > 1:
-                groups.append(same)
-            members = [j for j in members if j not in same]
-    return groups
+    return design.duplicate_blocks()
 
 
 def lambda_max(
@@ -854,6 +743,7 @@ def lambda_max(
     offset=None,
     fit_intercept: bool = True,
     tol: float = 1e-10,
+    block_kinds=None,
 ) -> float:
     """The smallest λ at which every penalised chain is flat (design.md §2).
 
@@ -866,18 +756,50 @@ def lambda_max(
         As in :func:`solve`.
     tol : float
         KKT tolerance of the null fit.
+    block_kinds : sequence of str, optional
+        As in :func:`solve`.
 
     Returns
     -------
     float
     """
-    prob = _Problem(
-        codes, block_ptr, y, family, penalty_weights, dense, sample_weight, offset, fit_intercept
-    )
+    design = BinnedDesign(
+        codes, block_ptr, kinds=block_kinds, dense=dense, offset=offset,
+        sample_weight=sample_weight,
+    )  # fmt: skip
+    return _lambda_max(InMemoryProblem(design, y, family, penalty_weights, fit_intercept), tol)
+
+
+def design_lambda_max(
+    design: BinnedDesign,
+    y,
+    *,
+    family: str | Family = "gaussian",
+    penalty_weights,
+    fit_intercept: bool = True,
+    tol: float = 1e-10,
+) -> float:
+    """:func:`lambda_max` of a validated :class:`~binarsity_stats._design.BinnedDesign`.
+
+    Parameters
+    ----------
+    design : BinnedDesign
+        Codes, blocks and kinds, dense columns, offset and weights.
+    y, family, penalty_weights, fit_intercept, tol
+        As in :func:`lambda_max`.
+
+    Returns
+    -------
+    float
+    """
+    return _lambda_max(InMemoryProblem(design, y, family, penalty_weights, fit_intercept), tol)
+
+
+def _lambda_max(prob: _Problem, tol: float) -> float:
     null = _null_fit(prob, tol * prob.gradient_scale())  # tol in the gradient's units
     r = np.empty(prob.n)
     h = np.empty(prob.n)
-    prob.family.grad_hess(null.eta, prob.y, prob.sw, 1.0 / prob.W, r, h)
+    prob.grad_hess_into(null.eta, r, h)
     return prob.penalty.lambda_max(prob.histogram(r))
 
 
@@ -889,26 +811,14 @@ def _null_fit(prob: _Problem, tol: float) -> Solution:
     the same CD on a reduced design whose codes are the segment indices.
     """
     bp, w = prob.block_ptr, prob.weights
-    seg_codes, seg_sizes, maps = [], [], []
+    maps = []
     for j in range(prob.p):
         s, e = bp[j], bp[j + 1]
         new_seg = np.ones(e - s, dtype=bool)
         new_seg[1:] = w[s + 1 : e] == 0
-        seg = np.cumsum(new_seg) - 1
-        maps.append((j, seg))
-        if seg[-1] > 0:
-            seg_codes.append(seg[prob.codes[j]].astype(prob.codes.dtype))
-            seg_sizes.append(int(seg[-1]) + 1)
-    if seg_codes:
-        codes = np.ascontiguousarray(np.vstack(seg_codes))
-        sbp = np.concatenate([[0], np.cumsum(seg_sizes)]).astype(np.intp)
-    else:
-        codes = np.zeros((0, prob.n), dtype=code_dtype(1))
-        sbp = np.zeros(1, dtype=np.intp)
-    sub = _Problem(
-        codes, sbp, prob.y, prob.family, np.zeros(int(sbp[-1])),
-        prob.dense if prob.q else None, prob.sw, prob.offset, prob.fit_intercept,
-    )  # fmt: skip
+        maps.append((j, np.cumsum(new_seg) - 1))
+    sub = prob.segment_problem([seg for _, seg in maps])
+    sbp = sub.block_ptr
     sol = _cd(sub, 0.0, tol, 10_000, None)
     theta = np.zeros(prob.d)
     k = 0

@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _histogram
+from ._design import BinnedDesign
 from ._validation import check_offset, code_dtype
 from ._version import __version__
 
@@ -528,14 +528,9 @@ class SpecModel:
         codes = self._codes(data, n)
         off = self._offset(data, n, offset)
         dense = self._dense(data)
-        eta = np.full(n, float(self.spec["intercept"]), dtype=np.float64)
-        if off is not None:
-            eta += off
-        if codes.shape[0]:
-            _histogram.gather_add_all(codes, self._block_ptr, self._theta, eta)
-        if dense is not None:
-            eta += dense @ self._coef
-        return eta
+        # the codes are checked against the blocks before the gather reads θ with them
+        design = BinnedDesign(codes, self._block_ptr, dense=dense, offset=off)
+        return design.linear_predictor(self._theta, self._coef, float(self.spec["intercept"]))
 
     def predict(self, data: Any, type: str = "response", offset: Any = None) -> np.ndarray:  # noqa: A002
         """Mean response, linear predictor or (classifiers) class label of every row.

@@ -1,0 +1,216 @@
+"""Block kinds: what a block of θ is, and the rules the engine applies to it (design.md §7).
+
+A block of levels θ_j is a *kind* of chain, not just a weight vector. Each kind is one
+entry of the table :data:`KINDS` and brings, in one place,
+
+* ``step``: the id of its exact block step in the CD kernel (``_cd_fast.cd_sweep``
+  dispatches on it; the step also computes the block's KKT violation of the quadratic
+  model);
+* ``kkt``: its optimality rule, the distance of the bin-gradient suffix sums S_jl to
+  the subdifferential at every level l ≥ 1 (design.md §2), used by the KKT check;
+* ``prox``: its proximal operator (unit metric, all blocks of the kind at once) and
+  ``metric_prox``: the prox of one block in a diagonal metric (FISTA's variable metric,
+  ``_metric``);
+* ``penalized``: whether its edges carry λω_jl (and so enter the penalty and λ_max);
+  an unpenalised kind has its weights forced to 0;
+* ``screened``: whether the CD working set may leave one of its blocks out when the
+  block has no jump and satisfies its KKT rule.
+
+The two kinds of today:
+
+* ``"tv"``: the paper's total-variation chain, Σ_l ω_jl |θ_jl − θ_j,l−1|. An edge of
+  weight 0 decouples its two levels (a "missing" level outside the chain).
+* ``"free"``: free levels (a ``C()`` term): no penalty, the constraint n_jᵀθ_j = 0 kept.
+
+Adding a kind (a monotone chain, a chain with breaks) means: a block step in
+``_cd_fast.pyx`` with its id, a KKT rule and a prox here, and one :func:`register_kind`
+call. Nothing else in the engine tests a block's weights to decide what it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "BlockKind",
+    "KINDS",
+    "register_kind",
+    "get_kind",
+    "STEP_FUSED",
+    "infer_kinds",
+    "as_kinds",
+]
+
+#: Id of the weighted fused-lasso block step in ``_cd_fast.cd_sweep`` (exact for any
+#: non-negative edge weights, so also for free levels, whose weights are all 0).
+STEP_FUSED = 0
+#: Block steps the compiled CD kernel knows.
+KERNEL_STEPS = (STEP_FUSED,)
+
+
+def _kkt_chain(S: np.ndarray, bound: np.ndarray, jump: np.ndarray, sign: np.ndarray):
+    """TV chain: |S_l + λω_l sign(θ_l − θ_l−1)| at a jump, (|S_l| − λω_l)₊ elsewhere."""
+    return np.where(jump, np.abs(S + bound * sign), np.maximum(np.abs(S) - bound, 0.0))
+
+
+def _kkt_free(S: np.ndarray, bound: np.ndarray, jump: np.ndarray, sign: np.ndarray):
+    """Free levels: every suffix sum must vanish, |S_l|."""
+    return np.abs(S)
+
+
+def _prox_chain(v, block_ptr, weights, counts, step):
+    """Exact prox of step·Σ ω|Δθ| under n_jᵀθ_j = 0 (weighted FLSA, ``_prox``)."""
+    from ._prox import prox_binarsity
+
+    return prox_binarsity(v, block_ptr, weights, counts=counts, step=step)
+
+
+def _metric_prox_chain(v, D, lam_w, counts, out, tol):
+    """One block: argmin Σ_k (D_k/2)(θ_k − v_k)² + Σ_k λω_k|θ_k − θ_k−1|, nᵀθ = 0, into out."""
+    from ._fused_lasso import constrained_fused_lasso_py
+
+    constrained_fused_lasso_py(v, D, lam_w, counts, out, tol)
+
+
+@dataclass(frozen=True)
+class BlockKind:
+    """One kind of block and its rules.
+
+    Parameters
+    ----------
+    name : str
+        The name blocks are tagged with (``"tv"``, ``"free"``).
+    step : int
+        Id of the block step in the CD kernel (one of ``KERNEL_STEPS``).
+    kkt : callable
+        ``kkt(S, bound, jump, sign) -> violation``, elementwise over the levels of this
+        kind's blocks: S the suffix sums of the bin gradients (corrected by the
+        constraint's multiplier without an intercept), ``bound`` = λω, ``jump`` whether
+        θ_l ≠ θ_l−1 and ``sign`` = sign(θ_l − θ_l−1). Block starts are ignored.
+    prox : callable
+        ``prox(v, block_ptr, weights, counts, step) -> θ`` for blocks of this kind.
+    metric_prox : callable
+        ``metric_prox(v, D, lam_w, counts, out, tol)``: one block's prox in the diagonal
+        metric D (weights λω_k on its edges, constraint nᵀθ = 0), written into ``out``.
+    penalized : bool
+        Whether its edges carry λω (False: weights forced to 0).
+    screened : bool
+        Whether CD may skip one of its blocks that has no jump and meets its KKT rule.
+    description : str
+        One line for the documentation.
+    """
+
+    name: str
+    step: int
+    kkt: Callable
+    prox: Callable
+    metric_prox: Callable
+    penalized: bool
+    screened: bool
+    description: str = ""
+
+
+#: The table of block kinds, by name; the position of a kind is its code.
+KINDS: dict[str, BlockKind] = {}
+
+
+def register_kind(kind: BlockKind) -> BlockKind:
+    """Add a block kind to :data:`KINDS` (refusing a name that is taken).
+
+    Parameters
+    ----------
+    kind : BlockKind
+        The kind and its rules.
+
+    Returns
+    -------
+    BlockKind
+        ``kind``, so that the call can be used as an assignment.
+    """
+    if kind.name in KINDS:
+        raise ValueError(f"block kind {kind.name!r} is already registered.")
+    if kind.step not in KERNEL_STEPS:
+        raise ValueError(
+            f"block kind {kind.name!r}: the CD kernel has no block step {kind.step} "
+            f"(known: {KERNEL_STEPS})."
+        )
+    KINDS[kind.name] = kind
+    return kind
+
+
+def get_kind(name: str) -> BlockKind:
+    """The registered kind called ``name``; a ``ValueError`` naming the known ones if none.
+
+    Parameters
+    ----------
+    name : str
+        A kind's name.
+
+    Returns
+    -------
+    BlockKind
+    """
+    try:
+        return KINDS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown block kind {name!r}; known kinds: {sorted(KINDS)}.") from None
+
+
+TV = register_kind(
+    BlockKind(
+        name="tv",
+        step=STEP_FUSED,
+        kkt=_kkt_chain,
+        prox=_prox_chain,
+        metric_prox=_metric_prox_chain,
+        penalized=True,
+        screened=True,
+        description="total-variation chain (bin() terms)",
+    )  # fmt: skip
+)
+FREE = register_kind(
+    BlockKind(
+        name="free",
+        step=STEP_FUSED,
+        kkt=_kkt_free,
+        prox=_prox_chain,
+        metric_prox=_metric_prox_chain,
+        penalized=False,
+        screened=False,
+        description="free levels, unpenalised (C() terms)",
+    )  # fmt: skip
+)
+
+
+def infer_kinds(block_ptr: np.ndarray, weights: np.ndarray) -> tuple[str, ...]:
+    """Kinds for callers of the raw engine API that give weights only.
+
+    A block with a positive edge weight is a TV chain, one without is free (what the
+    engine assumed before blocks had kinds). The modelling layers pass kinds.
+    """
+    bp = np.asarray(block_ptr, dtype=np.intp)
+    w = np.asarray(weights, dtype=np.float64)
+    kinds = []
+    for j in range(len(bp) - 1):
+        edge = w[bp[j] + 1 : bp[j + 1]]
+        kinds.append("tv" if np.any(edge > 0) else "free")
+    return tuple(kinds)
+
+
+def as_kinds(kinds: Sequence[str] | None, n_blocks: int) -> tuple[str, ...] | None:
+    """Validate a sequence of kind names (one per block); None passes through."""
+    if kinds is None:
+        return None
+    if isinstance(kinds, str):
+        kinds = (kinds,) * n_blocks
+    kinds = tuple(kinds)
+    if len(kinds) != n_blocks:
+        raise ValueError(
+            f"block_kinds must name one kind per block ({n_blocks}); got {len(kinds)}."
+        )
+    for k in kinds:
+        get_kind(k)
+    return kinds
