@@ -100,6 +100,13 @@ def _as_float(data: Any, name: str, what: str, hint: str | None = None) -> np.nd
         dtype = data.dtype
         if dtype.kind in "biuf":
             return data.astype(np.float64, copy=False).ravel()
+    if isinstance(dtype, np.dtype) and dtype.kind == "O":
+        # an object column of real numbers (None/NaN/pd.NA missing) reads as the
+        # estimators read one; text in it falls through to the error below
+        try:
+            return as_real_array(np.asarray(data, dtype=object), name).ravel()
+        except TypeError:
+            pass
     hint = f"Use C({name}) for a categorical variable." if hint is None else hint
     raise TypeError(f"{what} needs a numeric column; column '{name}' has dtype {dtype}. {hint}")
 

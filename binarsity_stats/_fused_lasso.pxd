@@ -40,3 +40,19 @@ cdef int constrained_fused_lasso(
     double* work,
     double tol,
 ) noexcept nogil
+
+
+# Used by the TV prox drivers (_tv_prox.pyx): the data range with a finiteness test,
+# and the unit-weight DP (TV prox of y with edge penalties step * lam_k).
+cdef bint _data_range(Py_ssize_t K, const double* y, double* lo, double* hi) noexcept nogil
+
+
+cdef bint _unit_fused_lasso(
+    Py_ssize_t K,
+    const double* y,
+    const double* lam,
+    double step,
+    double* out,
+    double* work,
+    double* total,
+) noexcept nogil

@@ -7,8 +7,9 @@ weighted bin counts ``n_jk``. The binarsity penalty is
     bina(theta) = sum_j sum_{k >= 2} omega_jk |theta_jk - theta_j,k-1|
                   + delta{n_j' theta_j = 0 for every j}.
 
-This module is the Python driver of the Cython kernels in ``_fused_lasso.pyx``:
-it validates every argument (errors name it), then calls the kernels, which run
+This module is the Python driver of the Cython kernels in ``_fused_lasso.pyx`` (the
+1-D solvers) and ``_tv_prox.pyx`` (Condat's algorithm and the block-wise prox): it
+validates every argument (errors name it), then calls the kernels, which run
 without the GIL. Each kernel has a slow NumPy reference twin here, written
 independently of the dynamic programme (a taut string), used by the tests.
 """
@@ -21,7 +22,7 @@ import warnings
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import _fused_lasso
+from . import _fused_lasso, _tv_prox
 from ._validation import check_block_ptr, check_lam
 
 __all__ = [
@@ -104,7 +105,7 @@ def _prox_blocks(v, ptr, weights, step, counts, mode) -> NDArray[np.float64]:
     in the kernel (an overflow to inf is a valid, infinitely strong fusion)."""
     out = np.empty_like(v)
     if len(v):
-        status = _fused_lasso.prox_blocks_py(v, ptr, weights, counts, out, mode, _TOL, step)
+        status = _tv_prox.prox_blocks_py(v, ptr, weights, counts, out, mode, _TOL, step)
         if status < 0:
             warnings.warn(
                 "the exact prox of binarsity hit its iteration limit on some block",
@@ -331,7 +332,7 @@ def prox_binarsity(
         # the common call (float64/intp arrays, float step), checked and run
         # in compiled code; None on anything else or on bad input, which the
         # full path below then reports with its own error
-        out = _fused_lasso.prox_mean_fast(v, block_ptr, weights, step, _TOL)
+        out = _tv_prox.prox_mean_fast(v, block_ptr, weights, step, _TOL)
         if out is not None:
             return out
     v_, ptr, w_, step_ = _blocks(v, block_ptr, weights, step)

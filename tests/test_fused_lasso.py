@@ -34,7 +34,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from binarsity_stats import _fused_lasso
+from binarsity_stats import _fused_lasso, _tv_prox
 from binarsity_stats._prox import (
     _reference_constrained_fused_lasso,
     _reference_weighted_fused_lasso,
@@ -335,7 +335,7 @@ def unit_kernel(y, lam, step=1.0):
     y = np.ascontiguousarray(y, dtype=float)
     out = np.empty_like(y)
     ptr = np.array([0, len(y)], dtype=np.intp)
-    _fused_lasso.prox_blocks_py(y, ptr, np.asarray(lam, dtype=float), None, out, 0, 1e-12, step)
+    _tv_prox.prox_blocks_py(y, ptr, np.asarray(lam, dtype=float), None, out, 0, 1e-12, step)
     return out
 
 
@@ -458,7 +458,7 @@ def condat_kernel(y, lm, budget=None):
     """Condat's kernel alone; None when it used up its re-scan budget."""
     y = np.ascontiguousarray(y, dtype=float)
     out = np.empty_like(y)
-    ok = _fused_lasso.condat_tv_py(y, lm, out, len(y) ** 2 if budget is None else budget)
+    ok = _tv_prox.condat_tv_py(y, lm, out, len(y) ** 2 if budget is None else budget)
     return out if ok else None
 
 
@@ -611,7 +611,7 @@ def test_condat_dispatch_per_block(mode):
             lam[a:b] = 1e149
     step = 0.7
     out = np.empty(d)
-    _fused_lasso.prox_blocks_py(v, ptr, lam, None, out, mode, 1e-12, step)
+    _tv_prox.prox_blocks_py(v, ptr, lam, None, out, mode, 1e-12, step)
     for a, b in zip(ptr[:-1], ptr[1:], strict=True):
         ref = general_kernel(v[a:b].copy(), step * lam[a:b])
         if mode == 1:
