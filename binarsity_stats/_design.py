@@ -212,13 +212,16 @@ class BinnedDesign:
         """Number of dense columns q."""
         return 0 if self.dense is None else int(self.dense.shape[1])
 
-    def subset(self, rows) -> BinnedDesign:
-        """The design of some rows (a CV fold), without validating again.
+    def subset(self, rows, multiplier=None) -> BinnedDesign:
+        """The design of some rows (a CV fold, a bootstrap resample), without validating again.
 
         Parameters
         ----------
         rows : array-like of int
             Row indices.
+        multiplier : ndarray of shape (len(rows),), optional
+            Positive factors of those rows' weights (a bootstrap resample: how many times
+            each row was drawn).
 
         Returns
         -------
@@ -232,6 +235,9 @@ class BinnedDesign:
         off = None if self.offset is None else self.offset[rows]
         # the fold's weights are normalised on their own maximum, as if given alone
         sw = self.sample_weight[rows] if self.weighted else None
+        if multiplier is not None:
+            mult = np.asarray(multiplier, dtype=np.float64)
+            sw = mult if sw is None else sw * mult
         return BinnedDesign._trusted(codes, self.block_ptr, self.kinds, dense, off, sw)
 
     def select_blocks(self, keep, kinds=None) -> BinnedDesign:

@@ -1173,15 +1173,18 @@ class PathResults:
              "n_iter": self.n_iter, "converged": self.converged}
         )  # fmt: skip
 
-    def plot(self, kind: str = "coef", ax: Any = None) -> Figure:
-        """Regularisation path: coefficients, df or deviance against λ.
+    def plot(self, kind: str = "range", ax: Any = None, marks: Any = None) -> Figure:
+        """Regularisation path: term effect ranges, levels, df or deviance against λ.
 
         Parameters
         ----------
-        kind : {"coef", "df", "deviance"}, default="coef"
-            What to draw.
+        kind : {"range", "levels", "df", "deviance"}, default="range"
+            One labelled line per term (its effect range), every level θ, the
+            degrees of freedom, or the training deviance (see ``_plotting.plot_path``).
         ax : matplotlib Axes, optional
             Where to draw.
+        marks : dict or float, optional
+            λ values to mark with vertical lines, ``{label: λ}`` (a float: "fitted λ").
 
         Returns
         -------
@@ -1190,24 +1193,27 @@ class PathResults:
         """
         from ._plotting import plot_path
 
-        return plot_path(self, kind=kind, ax=ax)
+        return plot_path(self, kind=kind, ax=ax, marks=marks)
 
-    def plot_path(self, kind: str = "coef", ax: Any = None) -> Figure:
+    def plot_path(self, kind: str = "range", ax: Any = None, marks: Any = None) -> Figure:
         """Alias of :meth:`plot`.
 
         Parameters
         ----------
-        kind : {"coef", "df", "deviance"}, default="coef"
-            What to draw.
+        kind : {"range", "levels", "df", "deviance"}, default="range"
+            One labelled line per term (its effect range), every level θ, the
+            degrees of freedom, or the training deviance (see ``_plotting.plot_path``).
         ax : matplotlib Axes, optional
             Where to draw.
+        marks : dict or float, optional
+            λ values to mark with vertical lines, ``{label: λ}`` (a float: "fitted λ").
 
         Returns
         -------
         matplotlib.figure.Figure
             The figure drawn on.
         """
-        return self.plot(kind=kind, ax=ax)
+        return self.plot(kind=kind, ax=ax, marks=marks)
 
     def __repr__(self) -> str:
         return (
@@ -1331,13 +1337,16 @@ class CVResults:
 
         return plot_cv(self, ax=ax)
 
-    def plot_path(self, kind: str = "coef", ax: Any = None) -> Figure:
-        """The full-data regularisation path (see :meth:`PathResults.plot`).
+    def plot_path(self, kind: str = "range", ax: Any = None) -> Figure:
+        """The full-data regularisation path with λ_min and λ_1se marked.
+
+        See :meth:`PathResults.plot`.
 
         Parameters
         ----------
-        kind : {"coef", "df", "deviance"}, default="coef"
-            What to draw.
+        kind : {"range", "levels", "df", "deviance"}, default="range"
+            One labelled line per term (its effect range), every level θ, the
+            degrees of freedom, or the training deviance (see ``_plotting.plot_path``).
         ax : matplotlib Axes, optional
             Where to draw.
 
@@ -1346,7 +1355,8 @@ class CVResults:
         matplotlib.figure.Figure
             The figure drawn on.
         """
-        return self.path.plot(kind=kind, ax=ax)
+        marks = {"λ_min": self.lam_min, "λ_1se": self.lam_1se}
+        return self.path.plot(kind=kind, ax=ax, marks=marks)
 
     @property
     def stopped_early(self) -> bool:
