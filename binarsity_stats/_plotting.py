@@ -155,7 +155,12 @@ def plot_shapes(
             drawn.append(a)
             a.axhline(base, color="0.6", linewidth=0.8, zorder=0)
             if response:
+                from matplotlib.ticker import FuncFormatter
+
                 a.set_yscale("log")
+                fmt = FuncFormatter(lambda v, _: f"{v:.3g}")
+                a.yaxis.set_major_formatter(fmt)
+                a.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
             a.set_ylabel(f"{fam.ratio_label} vs average row" if response
                          else f"effect ({fam.effect_label})")  # fmt: skip
     if sharey and drawn:

@@ -257,3 +257,11 @@ def test_poisson_calibration_is_weighted(linear_model):
         assert row.observed == pytest.approx(np.average(c[g], weights=w[g]))
         assert row.predicted == pytest.approx(np.average(res.fittedvalues[g], weights=w[g]))
     assert isinstance(res.plot_calibration(), Figure)
+
+
+def test_ratio_axis_has_plain_tick_labels(linear_model):
+    model, _ = linear_model
+    fig = model.fit(lam=1e-3).plot_shapes(terms=["C(g)"], scale="response")
+    fig.canvas.draw()
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels() if t.get_text()]
+    assert labels and not any("10^" in t or "$" in t for t in labels)
