@@ -109,6 +109,9 @@ class Family:
         theory λ estimates it from a first fit and refits once.
     dispersion_name : str
         How reports name φ (``"sigma^2"`` for the gaussian).
+    overdispersion_threshold : float or None
+        A Pearson dispersion above this gets an over-dispersion note in the summary
+        (poisson: 1.5, a rule of thumb; None: no note).
     """
 
     name: str = ""
@@ -117,6 +120,7 @@ class Family:
     binary: bool = False
     estimate_dispersion: bool = False
     dispersion_name: str = "phi"
+    overdispersion_threshold: float | None = None
     _loss_kernel = None
     _grad_hess_kernel = None
     _grad_hess_noloss_kernel = None
@@ -666,6 +670,7 @@ class Poisson(Family):
     """Poisson distribution, log link: b(z) = e^z."""
 
     name = "poisson"
+    overdispersion_threshold = 1.5
     link = "log"
     _loss_kernel = _k.poisson_log_loss
     _grad_hess_kernel = _k.poisson_log_grad_hess
