@@ -291,7 +291,7 @@ class BinarsityResults:
         """Mean absolute centred effect of every term (EBM's importance).
 
         For term j with contribution f_j(x_i) on training row i (see
-        :meth:`term_contributions`) and weights s_i: Σ s_i |f_j(x_i) − f̄_j| / Σ s_i,
+        :meth:`term_contributions`) and weights s_i: Σ s_i abs(f_j(x_i) − f̄_j) / Σ s_i,
         f̄_j = Σ s_i f_j(x_i) / Σ s_i. Centring makes it independent of how a term's
         levels are coded (the intercept absorbs any shift).
 
