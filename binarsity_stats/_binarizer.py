@@ -63,6 +63,9 @@ def _make_binarizer() -> type:
 
     class Binarizer(BinarizerCore, TransformerMixin, BaseEstimator):
         __doc__ = BinarizerCore.__doc__
+        # named in the class body so that scikit-learn's set_output wraps them
+        transform = BinarizerCore.transform
+        fit_transform = BinarizerCore.fit_transform
 
         def __sklearn_tags__(self):
             tags = super().__sklearn_tags__()

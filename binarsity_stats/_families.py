@@ -112,6 +112,12 @@ class Family:
     overdispersion_threshold : float or None
         A Pearson dispersion above this gets an over-dispersion note in the summary
         (poisson: 1.5, a rule of thumb; None: no note).
+    effect_label : str
+        Units of a term's effect on the link scale, for plot axes (``"log-odds"``,
+        ``"log rate"``, ``"mean"``...).
+    ratio_label : str or None
+        What exp(effect) is on the response scale (``"odds ratio"``, ``"rate ratio"``);
+        None when the link is not log or logit (no ratio scale).
     """
 
     name: str = ""
@@ -124,6 +130,18 @@ class Family:
     _loss_kernel = None
     _grad_hess_kernel = None
     _grad_hess_noloss_kernel = None
+    _effect_labels = {"identity": "mean", "logit": "log-odds", "log": "log mean"}
+    _ratio_labels = {"logit": "odds ratio", "log": "ratio of means"}
+
+    @property
+    def effect_label(self) -> str:
+        """Units of an effect on the link scale (plot axes)."""
+        return self._effect_labels.get(self.link, f"{self.link} scale")
+
+    @property
+    def ratio_label(self) -> str | None:
+        """What exp(effect) is (``"odds ratio"``...); None without a log or logit link."""
+        return self._ratio_labels.get(self.link)
 
     # -- the engine --------------------------------------------------------------------
     def loss_sum(self, eta: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> float:
@@ -605,6 +623,9 @@ class Gaussian(Family):
         # makes row i's variance σ²/v_i, so rescaling v leaves the llf unchanged
         v = np.ones_like(y) if var_weights is None else var_weights
         f = np.ones_like(y) if freq_weights is None else freq_weights
+        top = float(np.max(v)) if v.size else 1.0
+        if top > 0:
+            v = v / top  # the llf does not depend on it, and Σ v r² cannot overflow
         nobs = np.sum(f)
         scale = np.sum(f * v * (y - mu) ** 2) / nobs
         if scale <= 0:
@@ -672,6 +693,8 @@ class Poisson(Family):
     name = "poisson"
     overdispersion_threshold = 1.5
     link = "log"
+    _effect_labels = {"log": "log rate"}
+    _ratio_labels = {"log": "rate ratio"}
     _loss_kernel = _k.poisson_log_loss
     _grad_hess_kernel = _k.poisson_log_grad_hess
 

@@ -12,7 +12,7 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["plot_shapes", "plot_path", "plot_cv", "save_figure"]
+__all__ = ["plot_shapes", "plot_path", "plot_cv", "term_ranges", "save_figure"]
 
 
 def _pyplot():
@@ -129,7 +129,9 @@ def _band(bands: Any, block: Any, n_levels: int) -> tuple[np.ndarray, np.ndarray
     """Lower and upper band of one block's levels, from a ``shape_bands`` frame."""
     rows = bands[bands["term"] == block.term]
     if len(rows) != n_levels:
-        raise ValueError(f"bands has {len(rows)} rows for term {block.term!r}; expected {n_levels}.")
+        raise ValueError(
+            f"bands has {len(rows)} rows for term {block.term!r}; expected {n_levels}."
+        )
     return rows["lower"].to_numpy(float), rows["upper"].to_numpy(float)
 
 
@@ -157,42 +159,111 @@ def _data_range(block: Any, model: Any, j: int) -> tuple[float, float]:
     return -np.inf, np.inf
 
 
-def plot_path(path: Any, kind: str = "coef", ax: Any = None) -> Figure:
-    """Regularisation path against log λ.
+def _dense_ranges(model: Any) -> np.ndarray:
+    """Training range (max − min) of every dense column (its effect range per unit β)."""
+    dense = getattr(model.design, "dense", None)
+    if dense is None or dense.size == 0:
+        return np.zeros(0)
+    return np.ptp(np.asarray(dense, dtype=np.float64), axis=0)
+
+
+def term_ranges(path: Any) -> tuple[list[str], np.ndarray]:
+    """Effect range of every term along a path (what ``plot_path(kind="range")`` draws).
 
     Parameters
     ----------
     path : PathResults
         A path.
-    kind : {"coef", "df", "deviance"}, default="coef"
-        Coefficients of the binned levels, degrees of freedom, or training deviance.
+
+    Returns
+    -------
+    names : list of str
+        The terms: every code block, then every dense column.
+    ranges : ndarray of shape (n_lambdas, n_terms)
+        max θ − min θ over a block's levels; |β|·(max x − min x) for a dense column.
+    """
+    m = path.model
+    blocks = m.spec.blocks
+    ptr = np.asarray(m.block_ptr)
+    spans = _dense_ranges(m)
+    names = [b.term for b in blocks] + list(m.spec.dense_columns)
+    rows = []
+    for sol in path._solutions:
+        theta = m.report_coef(sol)[0]
+        r = [float(np.ptp(theta[ptr[j] : ptr[j + 1]])) if ptr[j + 1] > ptr[j] else 0.0
+             for j in range(len(blocks))]  # fmt: skip
+        beta = np.asarray(sol.dense_coef, dtype=np.float64)
+        r += list(np.abs(beta) * spans) if beta.size == spans.size else [np.nan] * spans.size
+        rows.append(r)
+    return names, np.asarray(rows, dtype=np.float64).reshape(len(rows), len(names))
+
+
+_PATH_KINDS = ("range", "levels", "coef", "df", "deviance")
+
+
+def plot_path(path: Any, kind: str = "range", ax: Any = None, marks: Any = None) -> Figure:
+    """Regularisation path against λ (log scale), df on the top axis.
+
+    Parameters
+    ----------
+    path : PathResults
+        A path.
+    kind : {"range", "levels", "df", "deviance"}, default="range"
+        ``"range"``: one labelled line per term, its effect range (max θ − min θ over
+        its levels; |β|·range of the column for a linear term); ``"levels"`` (alias
+        ``"coef"``): every level θ of every binned term; the degrees of freedom; or the
+        training deviance.
     ax : Axes, optional
         Where to draw.
+    marks : dict or float, optional
+        λ values marked by vertical lines, ``{label: λ}`` (a bare float is labelled
+        "fitted λ"); ``CVResults.plot_path`` passes λ_min and λ_1se.
 
     Returns
     -------
     matplotlib.figure.Figure
         The figure drawn on.
     """
-    if kind not in ("coef", "df", "deviance"):
-        raise ValueError(f"kind must be 'coef', 'df' or 'deviance'; got {kind!r}.")
+    if kind not in _PATH_KINDS:
+        raise ValueError(f"kind must be 'range', 'levels', 'df' or 'deviance'; got {kind!r}.")
     plt = _pyplot()
-    fig, a = plt.subplots(figsize=(6.4, 4.2)) if ax is None else (ax.figure, ax)
+    fig, a = plt.subplots(figsize=(7.2, 4.6)) if ax is None else (ax.figure, ax)
     lams = np.where(path.lams > 0, path.lams, np.nan)
-    if kind == "coef":
-        coefs = np.array([path.model.report_coef(s)[0] for s in path._solutions])
+    m = path.model
+    if kind == "range":
+        names, ranges = term_ranges(path)
+        for t, name in enumerate(names):
+            a.plot(lams, ranges[:, t], color=f"C{t % 10}", linewidth=1.5, label=name)
+        a.set_ylabel(f"effect range ({m.family.effect_label})")
+    elif kind in ("levels", "coef"):
+        coefs = np.array([m.report_coef(s)[0] for s in path._solutions])
         if coefs.size:
             a.plot(lams, coefs, linewidth=0.8)
-        a.set_ylabel("level θ (link scale)")
+        a.set_ylabel(f"level θ ({m.family.effect_label})")
     elif kind == "df":
         a.step(lams, path.df, where="mid")
         a.set_ylabel("df (jumps + intercept + unpenalized)")
     else:
         a.plot(lams, path.deviance, marker=".")
         a.set_ylabel("training deviance")
+    if marks is not None:
+        if not isinstance(marks, dict):
+            marks = {"fitted λ": float(marks)}
+        styles = ["--", ":", "-."]
+        for i, (label, lam) in enumerate(marks.items()):
+            a.axvline(float(lam), color="0.25", linestyle=styles[i % 3], linewidth=1,
+                      label=f"{label} = {float(lam):.3g}")  # fmt: skip
     a.set_xscale("log")
     a.set_xlabel("λ")
-    a.set_title(f"Binarsity path ({kind})", fontsize=10)
+    finite = np.isfinite(lams)
+    if finite.any():
+        step = max(1, int(finite.sum()) // 8)
+        where = np.flatnonzero(finite)[::step]
+        top = a.secondary_xaxis("top")
+        top.set_xticks(lams[where], [str(int(d)) for d in np.asarray(path.df)[where]])
+        top.set_xlabel("df", fontsize=8)
+    if kind == "range" or marks is not None:
+        a.legend(fontsize=7, loc="best", ncol=1 + (len(a.get_legend_handles_labels()[0]) > 8))
     if ax is None:
         fig.tight_layout()
     return fig

@@ -664,6 +664,7 @@ class BinarsityResults:
                     "the model description does not record; write it as a data column."
                 )
         terms: list[dict[str, Any]] = []
+        kinds = m._block_kinds()
         for j, block in enumerate(spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
             expr = argument_expr(block.term)
@@ -671,7 +672,7 @@ class BinarsityResults:
                 expr = block.column
             if block.kind == "bin":
                 terms.append(bin_term(block.term, expr, block.column, block.edges,
-                                      block.has_missing_level, self.coef[s:e]))  # fmt: skip
+                                      block.has_missing_level, self.coef[s:e], kinds[j]))  # fmt: skip
                 continue
             if expr != block.column:
                 raise ValueError(f"term {block.term!r}: C() of an expression is not described.")
@@ -679,7 +680,7 @@ class BinarsityResults:
                 {"kind": "categorical", "name": block.term, "expr": expr,
                  "column": block.column, "levels": [json_value(v) for v in block.levels],
                  "missing_level": bool(block.has_missing_level), "unseen": "error",
-                 "penalty": "none", "theta": [float(v) for v in self.coef[s:e]]}
+                 "penalty": kinds[j], "theta": [float(v) for v in self.coef[s:e]]}
             )  # fmt: skip
         factors = {}
         for st in spec.model_spec.structure:
@@ -1290,15 +1291,18 @@ class PathResults:
              "n_iter": self.n_iter, "converged": self.converged}
         )  # fmt: skip
 
-    def plot(self, kind: str = "coef", ax: Any = None) -> Figure:
-        """Regularisation path: coefficients, df or deviance against λ.
+    def plot(self, kind: str = "range", ax: Any = None, marks: Any = None) -> Figure:
+        """Regularisation path: term effect ranges, levels, df or deviance against λ.
 
         Parameters
         ----------
-        kind : {"coef", "df", "deviance"}, default="coef"
-            What to draw.
+        kind : {"range", "levels", "df", "deviance"}, default="range"
+            One labelled line per term (its effect range), every level θ, the
+            degrees of freedom, or the training deviance (see ``_plotting.plot_path``).
         ax : matplotlib Axes, optional
             Where to draw.
+        marks : dict or float, optional
+            λ values to mark with vertical lines, ``{label: λ}`` (a float: "fitted λ").
 
         Returns
         -------
@@ -1307,24 +1311,27 @@ class PathResults:
         """
         from ._plotting import plot_path
 
-        return plot_path(self, kind=kind, ax=ax)
+        return plot_path(self, kind=kind, ax=ax, marks=marks)
 
-    def plot_path(self, kind: str = "coef", ax: Any = None) -> Figure:
+    def plot_path(self, kind: str = "range", ax: Any = None, marks: Any = None) -> Figure:
         """Alias of :meth:`plot`.
 
         Parameters
         ----------
-        kind : {"coef", "df", "deviance"}, default="coef"
-            What to draw.
+        kind : {"range", "levels", "df", "deviance"}, default="range"
+            One labelled line per term (its effect range), every level θ, the
+            degrees of freedom, or the training deviance (see ``_plotting.plot_path``).
         ax : matplotlib Axes, optional
             Where to draw.
+        marks : dict or float, optional
+            λ values to mark with vertical lines, ``{label: λ}`` (a float: "fitted λ").
 
         Returns
         -------
         matplotlib.figure.Figure
             The figure drawn on.
         """
-        return self.plot(kind=kind, ax=ax)
+        return self.plot(kind=kind, ax=ax, marks=marks)
 
     def __repr__(self) -> str:
         return (
@@ -1450,13 +1457,16 @@ class CVResults:
 
         return plot_cv(self, ax=ax)
 
-    def plot_path(self, kind: str = "coef", ax: Any = None) -> Figure:
-        """The full-data regularisation path (see :meth:`PathResults.plot`).
+    def plot_path(self, kind: str = "range", ax: Any = None) -> Figure:
+        """The full-data regularisation path with λ_min and λ_1se marked.
+
+        See :meth:`PathResults.plot`.
 
         Parameters
         ----------
-        kind : {"coef", "df", "deviance"}, default="coef"
-            What to draw.
+        kind : {"range", "levels", "df", "deviance"}, default="range"
+            One labelled line per term (its effect range), every level θ, the
+            degrees of freedom, or the training deviance (see ``_plotting.plot_path``).
         ax : matplotlib Axes, optional
             Where to draw.
 
@@ -1465,7 +1475,8 @@ class CVResults:
         matplotlib.figure.Figure
             The figure drawn on.
         """
-        return self.path.plot(kind=kind, ax=ax)
+        marks = {"λ_min": self.lam_min, "λ_1se": self.lam_1se}
+        return self.path.plot(kind=kind, ax=ax, marks=marks)
 
     @property
     def stopped_early(self) -> bool:

@@ -466,3 +466,16 @@ def test_bin_codes_refuses_an_output_too_narrow_for_its_levels():
         bin_codes(x, edges, False, np.empty(10, dtype=np.uint8))
     codes, bad = bin_codes(x, edges, False, np.empty(10, dtype=np.uint16))
     assert bad == -1 and codes.max() == 300
+
+
+def test_binarizer_set_output_pandas():
+    import pandas as pd
+
+    from binarsity_stats import Binarizer
+
+    X = pd.DataFrame(np.random.default_rng(6).normal(size=(30, 2)), columns=["a", "b"])
+    b = Binarizer(n_bins=4).set_output(transform="pandas")
+    out = b.fit_transform(X)
+    assert isinstance(out, pd.DataFrame) and list(out.columns) == ["a", "b"]
+    np.testing.assert_array_equal(out.to_numpy(), Binarizer(n_bins=4).fit(X).transform(X))
+    assert isinstance(b.transform(X), pd.DataFrame)

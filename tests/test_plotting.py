@@ -91,3 +91,60 @@ def test_matplotlib_is_imported_lazily(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=tmp_path, env=env)  # fmt: skip
     assert out.stdout.strip() == "False"
+
+
+# -- the path plot: one labelled line per term -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def linear_model():
+    rng = np.random.default_rng(1)
+    n = 240
+    df = pd.DataFrame({"x": rng.uniform(0, 10, n), "z": rng.normal(2.0, 3.0, n),
+                       "g": rng.choice(["a", "b", "c"], size=n)})  # fmt: skip
+    eta = -0.5 + 1.0 * (df["x"] > 5) + 0.2 * df["z"] + 0.5 * (df["g"] == "b")
+    df["y"] = rng.binomial(1, 1 / (1 + np.exp(-eta)))
+    df["noise"] = rng.normal(size=n)
+    return glm("y ~ bin(x, 8) + bin(noise, 6) + z + C(g)", df, family="binomial"), df
+
+
+def test_path_plot_draws_one_labelled_line_per_term(linear_model):
+    from binarsity_stats._plotting import term_ranges
+
+    model, _ = linear_model
+    path = model.fit_path(n_lambdas=6)
+    fig = path.plot()
+    a = fig.axes[0]
+    labels = [ln.get_label() for ln in a.get_lines()]
+    assert labels == ["bin(x, 8)", "bin(noise, 6)", "C(g)", "z"]
+    assert [t.get_text() for t in a.get_legend().get_texts()] == labels
+    assert a.get_xscale() == "log"
+    assert "log-odds" in a.get_ylabel()
+    # each line is the term's range: max θ − min θ over its levels, |β|·range(z) for z
+    names, ranges = term_ranges(path)
+    k = model.block_ptr
+    for i, sol in enumerate(path._solutions):
+        theta = model.report_coef(sol)[0]
+        assert ranges[i, 0] == pytest.approx(np.ptp(theta[k[0] : k[1]]))
+    z = model.design.dense[:, 0]
+    betas = np.array([s.dense_coef[0] for s in path._solutions])
+    np.testing.assert_allclose(a.get_lines()[3].get_ydata(), np.abs(betas) * np.ptp(z))
+    # df on the top axis
+    top = [c for c in a.child_axes if c.get_xlabel() == "df"]
+    assert len(top) == 1
+    ticks = [t.get_text() for t in top[0].get_xticklabels()]
+    assert ticks and set(ticks) <= {str(d) for d in path.df}
+    # the old per-level view is kept
+    fig2 = path.plot(kind="levels")
+    assert len(fig2.axes[0].get_lines()) == model.block_ptr[-1]
+
+
+def test_path_plot_marks_cv_lambdas_and_a_fitted_lambda(linear_model):
+    model, _ = linear_model
+    cv = model.fit_cv(folds=3, n_lambdas=5, random_state=0)
+    a = cv.plot_path().axes[0]
+    marked = {ln.get_label().split(" =")[0]: ln.get_xdata()[0] for ln in a.get_lines()
+              if ln.get_label().startswith("λ")}  # fmt: skip
+    assert marked == {"λ_min": cv.lam_min, "λ_1se": cv.lam_1se}
+    a2 = cv.path.plot(marks=0.01).axes[0]
+    assert any(ln.get_label().startswith("fitted λ") for ln in a2.get_lines())
