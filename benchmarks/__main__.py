@@ -21,6 +21,7 @@ SUITES = (
     "convergence",
     "families",
     "mapping",
+    "bootstrap",
 )
 
 

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._cd_fast import KERNEL_STEPS, STEP_FUSED
+
 __all__ = [
     "BlockKind",
     "KINDS",
@@ -44,11 +46,9 @@ __all__ = [
     "as_kinds",
 ]
 
-#: Id of the weighted fused-lasso block step in ``_cd_fast.cd_sweep`` (exact for any
-#: non-negative edge weights, so also for free levels, whose weights are all 0).
-STEP_FUSED = 0
-#: Block steps the compiled CD kernel knows.
-KERNEL_STEPS = (STEP_FUSED,)
+# STEP_FUSED: the weighted fused-lasso block step of ``_cd_fast.cd_sweep`` (exact for any
+# non-negative edge weights, so also for free levels, whose weights are all 0);
+# KERNEL_STEPS: every block step the compiled CD kernel knows.
 
 
 def _kkt_chain(S: np.ndarray, bound: np.ndarray, jump: np.ndarray, sign: np.ndarray):

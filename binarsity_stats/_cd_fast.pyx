@@ -33,6 +33,15 @@ ctypedef fused code_t:
     uint8_t
     uint16_t
 
+# Block steps, by id (``_blocks.BlockKind.step``): a block's kind selects its step.
+cdef enum:
+    _STEP_FUSED = 0
+
+#: Id of the weighted fused-lasso step (TV chains; free levels, whose weights are 0).
+STEP_FUSED = _STEP_FUSED
+#: Every block step this kernel knows.
+KERNEL_STEPS = (STEP_FUSED,)
+
 
 cdef inline double _block_violation(
     Py_ssize_t K, const double* g, const double* theta, const double* lam_w,
@@ -87,11 +96,14 @@ def cd_sweep(
     bint fit_intercept,
     double constraint_tol,
     double[::1] work,
+    const unsigned char[::1] steps=None,
 ):
     """One Gauss–Seidel sweep over the ``active`` blocks; updates θ, z and Δη in place.
 
-    Parameters are validated by ``_solvers._cd`` (codes of block j are < its size,
-    ``H > 0`` wherever a bin has rows, ``work`` large enough). Returns
+    Parameters are validated by ``_design.BinnedDesign`` (codes of block j are < its
+    size) and ``_solvers._cd`` (``H > 0`` wherever a bin has rows, ``work`` large
+    enough). ``steps[j]`` is the id of block j's step (its kind's, ``_blocks``; None:
+    every block takes the fused-lasso step); an unknown id is refused. Returns
     ``(max_violation, intercept_shift, max_abs_step)``: the largest block KKT violation
     of the quadratic model seen *before* each block's update, the total shift moved
     from the blocks into the intercept, and the largest level change.
@@ -113,12 +125,18 @@ def cd_sweep(
     cdef double *dpw
     cdef bint moved
     cdef int status = 0
+    cdef bint has_steps = steps is not None
+    cdef unsigned char stp = _STEP_FUSED
 
+    if has_steps and steps.shape[0] != block_ptr.shape[0] - 1:
+        raise ValueError("cd_sweep: steps must have one entry per block")
     for a in range(n_active):
         j = active[a]
         K = block_ptr[j + 1] - block_ptr[j]
         if K > maxK:
             maxK = K
+        if has_steps and steps[j] != _STEP_FUSED:
+            raise ValueError(f"cd_sweep: block {j} has an unknown step {steps[j]}")
     if work.shape[0] < 7 * maxK + fused_lasso_work_size(maxK):
         raise ValueError("cd_sweep: work buffer too small")
     if n_active == 0:
@@ -143,22 +161,27 @@ def cd_sweep(
             j = active[a]
             start = block_ptr[j]
             K = block_ptr[j + 1] - start
-            viol = _block_violation(K, g, &theta[start], &lam_w[start], &counts[start],
-                                    fit_intercept, S)
+            viol = 0.0
+            if has_steps:
+                stp = steps[j]
+            # the block's kind selects its KKT rule and exact step (one branch per step)
+            if stp == _STEP_FUSED:
+                viol = _block_violation(K, g, &theta[start], &lam_w[start], &counts[start],
+                                        fit_intercept, S)
+                # exact block step: weighted FLSA with targets θ⁰ − g/H
+                for k in range(K):
+                    wt[k] = H[start + k]
+                    if wt[k] > 0:
+                        yt[k] = theta[start + k] - g[k] / wt[k]
+                    else:
+                        yt[k] = theta[start + k]
+                if fit_intercept:
+                    weighted_fused_lasso(K, yt, wt, &lam_w[start], u, dpw)
+                else:
+                    status = constrained_fused_lasso(K, yt, wt, &lam_w[start],
+                                                     &counts[start], u, dpw, constraint_tol)
             if viol > worst:
                 worst = viol
-            # exact block step: weighted FLSA with targets θ⁰ − g/H
-            for k in range(K):
-                wt[k] = H[start + k]
-                if wt[k] > 0:
-                    yt[k] = theta[start + k] - g[k] / wt[k]
-                else:
-                    yt[k] = theta[start + k]
-            if fit_intercept:
-                weighted_fused_lasso(K, yt, wt, &lam_w[start], u, dpw)
-            else:
-                status = constrained_fused_lasso(K, yt, wt, &lam_w[start], &counts[start],
-                                                 u, dpw, constraint_tol)
             moved = False
             for k in range(K):
                 dl[k] = u[k] - theta[start + k]

@@ -601,6 +601,9 @@ class Gaussian(Family):
         # makes row i's variance σ²/v_i, so rescaling v leaves the llf unchanged
         v = np.ones_like(y) if var_weights is None else var_weights
         f = np.ones_like(y) if freq_weights is None else freq_weights
+        top = float(np.max(v)) if v.size else 1.0
+        if top > 0:
+            v = v / top  # the llf does not depend on it, and Σ v r² cannot overflow
         nobs = np.sum(f)
         scale = np.sum(f * v * (y - mu) ** 2) / nobs
         if scale <= 0:

@@ -9,8 +9,8 @@ codes of one feature,
 
 These kernels are deliberately free of global state and of any knowledge of the
 solver, so that a distributed backend can run them per data partition and add up the
-partial histograms. Callers (the Python drivers in ``_design.py`` and the solvers)
-validate that every code is below the length of the table or output buffer.
+partial histograms. Their only caller in the package is ``_design.BinnedDesign`` (the
+Python driver), which validates that every code is below its block's size.
 """
 
 cimport cython

@@ -546,6 +546,7 @@ class BinarsityResults:
                     "the model description does not record; write it as a data column."
                 )
         terms: list[dict[str, Any]] = []
+        kinds = m._block_kinds()
         for j, block in enumerate(spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
             expr = argument_expr(block.term)
@@ -553,7 +554,7 @@ class BinarsityResults:
                 expr = block.column
             if block.kind == "bin":
                 terms.append(bin_term(block.term, expr, block.column, block.edges,
-                                      block.has_missing_level, self.coef[s:e]))  # fmt: skip
+                                      block.has_missing_level, self.coef[s:e], kinds[j]))  # fmt: skip
                 continue
             if expr != block.column:
                 raise ValueError(f"term {block.term!r}: C() of an expression is not described.")
@@ -561,7 +562,7 @@ class BinarsityResults:
                 {"kind": "categorical", "name": block.term, "expr": expr,
                  "column": block.column, "levels": [json_value(v) for v in block.levels],
                  "missing_level": bool(block.has_missing_level), "unseen": "error",
-                 "penalty": "none", "theta": [float(v) for v in self.coef[s:e]]}
+                 "penalty": kinds[j], "theta": [float(v) for v in self.coef[s:e]]}
             )  # fmt: skip
         factors = {}
         for st in spec.model_spec.structure:

@@ -20,7 +20,7 @@ The document (``format_version`` 1)::
         "penalty": "tv", "theta": [...]},
        {"kind": "categorical", "name": "C(g)", "expr": "g", "column": "g",
         "levels": ["a", "b"], "missing_level": false, "unseen": "error",
-        "penalty": "none", "theta": [...]},
+        "penalty": "free", "theta": [...]},
        {"kind": "linear", "name": "x:z", "factors": ["x", "z"], "coef": 0.3}],
      "offset": {"terms": ["log(exposure)"], "column": null}}
 
@@ -30,8 +30,12 @@ The linear predictor of a row is, in this order (the order the fitted objects su
 
 * ``bin``: ``code = searchsorted(edges, x, side="left")`` — level k holds
   (edges[k−1], edges[k]], the end levels reach ±∞ — and, with ``missing_level``, NaN
-  gets the last code ``len(edges) + 1``. ``penalty`` "tv" is the TV chain of the paper
-  (room for "monotone" chains and chains with breaks).
+  gets the last code ``len(edges) + 1``.
+* ``penalty`` of a ``bin`` or ``categorical`` term: the block's kind in the engine
+  (``_blocks.KINDS``): "tv", the TV chain of the paper; "free", unpenalised levels (a
+  ``C()`` term; "tv" when a ``penalty_weights`` array penalised its levels) — and the
+  kinds registered later (monotone chains, chains with breaks). Prediction does not
+  depend on it.
 * ``categorical``: code = position of the value in ``levels``; NaN → the missing level
   (last) when there is one; ``unseen`` says what an unseen value does ("error").
 * ``linear``: the product of its factors, each an expression over the data columns
@@ -223,7 +227,13 @@ def make_spec(
 
 
 def bin_term(
-    name: str, expr: str, column: Any, edges: Any, missing_level: bool, theta: Any
+    name: str,
+    expr: str,
+    column: Any,
+    edges: Any,
+    missing_level: bool,
+    theta: Any,
+    penalty: str = "tv",
 ) -> dict[str, Any]:
     """A ``bin`` term entry (see the module docstring).
 
@@ -241,6 +251,8 @@ def bin_term(
         Whether NaN has a level (the last).
     theta : array-like
         The levels.
+    penalty : str, default="tv"
+        The block's kind in the engine (``_blocks.KINDS``).
 
     Returns
     -------
@@ -250,7 +262,7 @@ def bin_term(
     return {
         "kind": "bin", "name": str(name), "expr": str(expr), "column": column,
         "edges": _floats(edges), "intervals": "right-closed",
-        "missing_level": bool(missing_level), "penalty": "tv", "theta": _floats(theta),
+        "missing_level": bool(missing_level), "penalty": str(penalty), "theta": _floats(theta),
     }  # fmt: skip
 
 

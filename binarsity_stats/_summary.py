@@ -300,6 +300,13 @@ def make_summary(res: Any, precision: int | None = None) -> Summary:
             "Bins are right-closed: (a, b] holds the values a < x <= b; '= v' marks a bin "
             "whose training rows all had the value v."
         )
+    boot = getattr(res, "bootstrap_", None)
+    if len(cuts) and boot is not None:
+        notes.append(
+            f"boot freq: the share of {boot.n_boot} bootstrap refits (resampled "
+            f"{'groups' if boot.grouped else 'rows'}, lam={boot.lam_rule!r}) whose step "
+            "function jumps at this cut-point."
+        )
     if any(not b.penalized for b in m.spec.blocks):
         notes.append(
             "C() terms are unpenalized; their reference-coded effects theta_k - theta_ref "

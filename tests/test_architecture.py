@@ -27,7 +27,9 @@ ENGINE = {
     "_validation", "_version",
 }  # fmt: skip
 #: The modelling layer and above.
-MODELLING = {"_formula", "_model", "_results", "_plotting", "_datasets", "_summary", "_cli"}
+MODELLING = {
+    "_formula", "_model", "_results", "_bootstrap", "_plotting", "_datasets", "_summary", "_cli",
+}  # fmt: skip
 
 
 def _is_type_checking(test: ast.expr) -> bool:

@@ -198,3 +198,36 @@ def test_a_registered_kind_is_used_by_every_rule(toy_kind, solver):
     pen = BinarsityPenalty(bp2, np.ones(6), kinds=["toy", "tv"])
     pen.prox(np.arange(6.0), 0.1)
     assert toy_kind["prox"] == 1
+
+
+def test_cd_kernel_takes_every_block_step_from_its_kind():
+    """``cd_sweep`` dispatches on the blocks' step ids (the kinds'); unknown ids are refused."""
+    from binarsity_stats import _cd_fast
+    from binarsity_stats._fused_lasso import work_size
+
+    assert _blocks.KERNEL_STEPS == _cd_fast.KERNEL_STEPS
+    codes, bp, y, sw, off, dense, w = _problem(family="gaussian")
+    prep = Prepared(codes, bp, y, penalty_weights=w, block_kinds=["tv", "tv", "free", "tv"])
+    prob = prep.prob
+    assert list(prob.penalty.steps) == [get_kind(k).step for k in prob.penalty.kinds]
+    n, K = len(y), int(np.diff(bp).max())
+    active = np.arange(4, dtype=np.intp)
+    H = prob.histogram(np.full(n, 1.0 / n))
+    r = (0.1 - y) / n
+
+    def sweep(steps):
+        theta, z, de = np.zeros(bp[-1]), r.copy(), np.zeros(n)
+        out = _cd_fast.cd_sweep(
+            prob.codes, bp, active, 0.01 * prob.weights, H, prob.counts, theta, z, de,
+            np.full(n, 1.0 / n), True, 1e-12, np.empty(7 * K + work_size(K)), steps,
+        )  # fmt: skip
+        return out, theta, z, de
+
+    a, b = sweep(None), sweep(prob.penalty.steps)
+    assert a[0] == b[0]
+    for x, y_ in zip(a[1:], b[1:], strict=True):
+        np.testing.assert_array_equal(x, y_)
+    with pytest.raises(ValueError, match="block 2 has an unknown step 9"):
+        sweep(np.array([0, 0, 9, 0], dtype=np.uint8))
+    with pytest.raises(ValueError, match="one entry per block"):
+        sweep(np.zeros(3, dtype=np.uint8))

@@ -412,3 +412,11 @@ def test_split_refit_survives_pickle_and_statsmodels_families_refit():
     frame = refit.get_prediction(scot.head(3)).summary_frame()
     want = ref.get_prediction(X[:3]).summary_frame()
     assert_allclose(frame.to_numpy(), want.to_numpy(), rtol=1e-6)
+
+
+def test_gaussian_llf_of_huge_analytic_weights_does_not_overflow():
+    d = _split_data(n=600)
+    base = glm("y ~ bin(x, 10) + z", d, sample_weight="w").fit(lam=2e-3)
+    huge = glm("y ~ bin(x, 10) + z", d, sample_weight=d["w"] * 1e306).fit(lam=2e-3)
+    for name in ("llf", "aic", "bic"):
+        assert getattr(huge, name) == pytest.approx(getattr(base, name), rel=1e-9), name

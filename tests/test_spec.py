@@ -89,6 +89,7 @@ def test_the_description_names_each_kind_of_term():
     assert b["column"] == "x1" and b["intervals"] == "right-closed" and b["penalty"] == "tv"
     assert_array_equal(b["edges"], res.model.spec.blocks[0].edges)
     assert spec["terms"][1]["levels"] == ["a", "b", "c"]
+    assert spec["terms"][1]["penalty"] == "free"
     assert spec["offset"] == {"terms": ["log(exposure)"], "column": None}
     assert spec["family"] == {"name": "poisson", "link": "log"}
     assert spec["intercept"] == res.intercept and spec["lam"] == res.lam

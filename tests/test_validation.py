@@ -466,3 +466,16 @@ def test_glm_reads_an_object_column_of_numbers_in_bin_as_the_estimators_do():
         glm(FORMULA, with_na)
     w = glm(FORMULA, FRAME.assign(w=pd.Series([1.0] * N, dtype=object)), sample_weight="w")
     np.testing.assert_array_equal(w.fit(lam=1e-2).solution.coef, ref.solution.coef)
+
+
+def test_estimators_and_glm_never_report_a_non_finite_fit_as_converged():
+    # poisson counts near the float limit: the null fit itself overflows (e^η = inf)
+    y = np.full(N, 1e308) * np.linspace(0.5, 1.0, N)
+    with pytest.warns(ConvergenceWarning):
+        est = BinarsityGLM(family="poisson", lam=1e-2).fit(X, y)
+    finite = np.isfinite(est.objective_) and np.isfinite(est.intercept_)
+    assert not (est.converged_ and not finite)
+    with pytest.warns(ConvergenceWarning):
+        res = glm(FORMULA, FRAME.assign(y=y), family="poisson").fit(lam=1e-2)
+    sol = res.solution
+    assert not (sol.converged and not (np.isfinite(sol.objective) and np.isfinite(sol.intercept)))

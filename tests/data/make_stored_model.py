@@ -172,7 +172,7 @@ def upgrade_v1(doc: dict) -> dict:
             entry.update(kind="bin", edges=b["edges"], intervals="right-closed", penalty="tv")
         else:
             entry.update(kind="categorical", levels=b["categories"], unseen="error",
-                         penalty="none")  # fmt: skip
+                         penalty="free")  # fmt: skip
         terms.append(entry)
     terms += [{"kind": "linear", "name": d["column"], "factors": [d["column"]], "coef": d["coef"]}
               for d in r["dense"]]  # fmt: skip
