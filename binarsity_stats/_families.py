@@ -109,6 +109,12 @@ class Family:
         theory λ estimates it from a first fit and refits once.
     dispersion_name : str
         How reports name φ (``"sigma^2"`` for the gaussian).
+    effect_label : str
+        Units of a term's effect on the link scale, for plot axes (``"log-odds"``,
+        ``"log rate"``, ``"mean"``...).
+    ratio_label : str or None
+        What exp(effect) is on the response scale (``"odds ratio"``, ``"rate ratio"``);
+        None when the link is not log or logit (no ratio scale).
     """
 
     name: str = ""
@@ -120,6 +126,18 @@ class Family:
     _loss_kernel = None
     _grad_hess_kernel = None
     _grad_hess_noloss_kernel = None
+    _effect_labels = {"identity": "mean", "logit": "log-odds", "log": "log mean"}
+    _ratio_labels = {"logit": "odds ratio", "log": "ratio of means"}
+
+    @property
+    def effect_label(self) -> str:
+        """Units of an effect on the link scale (plot axes)."""
+        return self._effect_labels.get(self.link, f"{self.link} scale")
+
+    @property
+    def ratio_label(self) -> str | None:
+        """What exp(effect) is (``"odds ratio"``...); None without a log or logit link."""
+        return self._ratio_labels.get(self.link)
 
     # -- the engine --------------------------------------------------------------------
     def loss_sum(self, eta: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> float:
@@ -670,6 +688,8 @@ class Poisson(Family):
 
     name = "poisson"
     link = "log"
+    _effect_labels = {"log": "log rate"}
+    _ratio_labels = {"log": "rate ratio"}
     _loss_kernel = _k.poisson_log_loss
     _grad_hess_kernel = _k.poisson_log_grad_hess
 
