@@ -71,28 +71,19 @@ def _resample_counts(n: int, group_codes: np.ndarray | None, rng: np.random.Gene
 
 
 class _Resampler:
-    """The fit's arrays, restricted and reweighted per resample (codes shared, not re-binned)."""
+    """The fit's design, restricted and reweighted per resample (codes shared, not re-binned)."""
 
     def __init__(self, res: BinarsityResults, group_codes: np.ndarray | None) -> None:
         m = res.model
-        d = m.design
-        self.codes, self.block_ptr, self.dense = d.codes, m.block_ptr, d.dense
+        self.design = m.binned
         self.y, self.family, self.omega = m.y, m.family, m.penalty_weights
-        self.sw = m.sample_weight if m.weighted else None
-        self.offset = m.offset
         self.fit_intercept = m._solver_intercept
         self.group_codes = group_codes
 
     def data(self, rows: np.ndarray, mult: np.ndarray) -> PathData:
         """The path data of the distinct rows drawn, weights × times drawn."""
-        sw = mult.astype(np.float64)
-        if self.sw is not None:
-            sw = sw * self.sw[rows]
-        return PathData(
-            np.ascontiguousarray(self.codes[:, rows]), self.block_ptr, self.y[rows],
-            self.family, self.omega,
-            dense=None if self.dense is None else np.ascontiguousarray(self.dense[rows]),
-            sample_weight=sw, offset=None if self.offset is None else self.offset[rows],
+        return PathData.from_design(
+            self.design.subset(rows, multiplier=mult), self.y[rows], self.family, self.omega,
             fit_intercept=self.fit_intercept,
         )  # fmt: skip
 

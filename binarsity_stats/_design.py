@@ -212,13 +212,16 @@ class BinnedDesign:
         """Number of dense columns q."""
         return 0 if self.dense is None else int(self.dense.shape[1])
 
-    def subset(self, rows) -> BinnedDesign:
-        """The design of some rows (a CV fold), without validating again.
+    def subset(self, rows, multiplier=None) -> BinnedDesign:
+        """The design of some rows (a CV fold, a bootstrap resample), without validating again.
 
         Parameters
         ----------
         rows : array-like of int
             Row indices.
+        multiplier : ndarray of shape (len(rows),), optional
+            Positive factors of those rows' weights (a bootstrap resample: how many times
+            each row was drawn).
 
         Returns
         -------
@@ -232,6 +235,9 @@ class BinnedDesign:
         off = None if self.offset is None else self.offset[rows]
         # the fold's weights are normalised on their own maximum, as if given alone
         sw = self.sample_weight[rows] if self.weighted else None
+        if multiplier is not None:
+            mult = np.asarray(multiplier, dtype=np.float64)
+            sw = mult if sw is None else sw * mult
         return BinnedDesign._trusted(codes, self.block_ptr, self.kinds, dense, off, sw)
 
     def select_blocks(self, keep, kinds=None) -> BinnedDesign:
@@ -328,6 +334,9 @@ class BinnedDesign:
         if not self.codes.shape[0]:
             return
         theta = np.ascontiguousarray(theta, dtype=np.float64)
+        # the kernel reads theta[block_ptr[j] + code] and writes out[i]: lengths checked
+        _check_length(theta, self.n_levels, "theta (the levels)")
+        _check_length(out, self.n_rows, "out")
         if blocks is None:
             _histogram.gather_add_all(self.codes, self.block_ptr, theta, out)
         elif len(blocks):
@@ -361,10 +370,50 @@ class BinnedDesign:
         """``lut[c_ij]`` for every row: block j's codes mapped through a table (intp)."""
         return lut[self.codes[j]].astype(np.intp)
 
+    def gram(self, h: np.ndarray, chunk: int = 1 << 21) -> np.ndarray:
+        """X^Bᵀ diag(h) X^B: the h-weighted Gram of the one-hot design (design.md §9).
+
+        Diagonal blocks are diagonal (the bin sums of h); block (j, k) is the
+        h-weighted co-occurrence table of the codes of blocks j and k. Blocks k > j
+        are tabulated in chunks of about ``chunk`` codes, one bincount per chunk.
+
+        Parameters
+        ----------
+        h : ndarray of shape (n,)
+            Row weights (the curvature).
+        chunk : int
+            Codes per bincount call.
+
+        Returns
+        -------
+        ndarray of shape (d, d)
+        """
+        d, bp, p, n = self.n_levels, self.block_ptr, self.n_blocks, self.n_rows
+        sizes = np.diff(bp)
+        B = np.zeros((d, d))
+        B[np.arange(d), np.arange(d)] = self.histograms(h)
+        per = max(1, chunk // max(n, 1))
+        for j in range(p):
+            sj, dj = int(bp[j]), int(sizes[j])
+            cj = self.codes[j].astype(np.int64)
+            for k0 in range(j + 1, p, per):
+                ks = np.arange(k0, min(p, k0 + per))
+                dk = sizes[ks].astype(np.int64)
+                off = np.concatenate([[0], np.cumsum(dj * dk)])
+                idx = cj[None, :] * dk[:, None] + self.codes[ks] + off[:-1, None]
+                tabs = np.bincount(idx.ravel(), weights=np.tile(h, ks.size), minlength=off[-1])
+                for i, k in enumerate(ks):
+                    sk, dki = int(bp[k]), int(dk[i])
+                    tab = tabs[off[i] : off[i + 1]].reshape(dj, dki)
+                    B[sj : sj + dj, sk : sk + dki] = tab
+                    B[sk : sk + dki, sj : sj + dj] = tab.T
+        return B
+
     def histograms(self, values: np.ndarray) -> np.ndarray:
         """Bin sums of a row vector in every block: (X^B)ᵀ values, shape (d,)."""
         out = np.zeros(self.n_levels)
         if self.codes.shape[0]:
+            _check_length(values, self.n_rows, "values")
             _histogram.bin_sums_all(self.codes, self.block_ptr, values, out)
         return out
 
@@ -372,5 +421,14 @@ class BinnedDesign:
         """(X^B)ᵀ a and (X^B)ᵀ b in one pass over the codes (gradient and curvature)."""
         out_a, out_b = np.zeros(self.n_levels), np.zeros(self.n_levels)
         if self.codes.shape[0]:
+            _check_length(a, self.n_rows, "values")
+            _check_length(b, self.n_rows, "values")
             _histogram.bin_sums2_all(self.codes, self.block_ptr, a, b, out_a, out_b)
         return out_a, out_b
+
+
+def _check_length(arr: np.ndarray, n: int, name: str) -> None:
+    """A row or level vector handed to a kernel has the length the kernel indexes."""
+    shape = np.shape(arr)
+    if len(shape) != 1 or shape[0] != n:
+        raise ValueError(f"{name} must have shape ({n},); got {shape}.")

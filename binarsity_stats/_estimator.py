@@ -174,7 +174,12 @@ class BinarsityGLM(BaseEstimator):
     max_iter : int, default=1000
         Cap on passes over the data.
     fit_intercept : bool, default=True
-        Whether to fit an intercept.
+        Whether the model has an intercept β0. ``False`` has the meaning of ``- 1`` in a
+        formula (R's coding): the first feature's levels carry full coding — no
+        sum-to-zero constraint — and absorb the intercept, so ``intercept_`` is 0 and
+        the fit, its predictions and ``lam="theory"`` are the intercept model's (the
+        first block's levels shifted by its β0; the total-variation penalty is
+        shift-invariant). Keeping every constraint would force the average row to η = 0.
     missing : {"error", "separate"}, default="error"
         NaN in a feature raises, or gets its own level outside the TV chain.
     weights_kind : {"analytic", "freq"}, default="analytic"
@@ -191,7 +196,7 @@ class BinarsityGLM(BaseEstimator):
     block_ptr_ : ndarray of shape (n_features + 1,)
         Offsets of each feature's levels in ``coef_``.
     intercept_ : float
-        β0.
+        β0 (0 when ``fit_intercept=False``: the first feature's levels include it).
     lam_ : float
         The λ fitted (the value of ``lam="theory"``).
     penalty_weights_ : ndarray of shape (d,)
@@ -302,8 +307,13 @@ class BinarsityGLM(BaseEstimator):
         unit, scale, counts = design.unit_weight, design.weight_scale, design.counts
         chain = sizes - np.asarray(binarizer.has_missing_level_, dtype=np.intp)
         weights = _penalty_weights(self.penalty_weights, counts, block_ptr, chain)
+        # fit_intercept=False has the formula's '- 1' meaning: the engine fits β0 and the
+        # first feature's levels absorb it (the TV penalty is shift-invariant, so this is
+        # the optimum with the first block freely coded; see _absorbed_intercept)
+        absorbed = not self.fit_intercept and len(sizes) > 0
+        engine_fi = bool(self.fit_intercept) or absorbed
         prepared = Prepared.from_design(
-            design, y, family=family, penalty_weights=weights, fit_intercept=self.fit_intercept
+            design, y, family=family, penalty_weights=weights, fit_intercept=engine_fi
         )
 
         def fit_at(lam, start):
@@ -315,7 +325,7 @@ class BinarsityGLM(BaseEstimator):
         if isinstance(self.lam, str):  # "theory", as glm().fit(lam="theory")
             kind = getattr(self, "weights_kind", "analytic") if sw is not None else "analytic"
             nobs = theory_nobs(unit, kind, scale)
-            d, fi = int(block_ptr[-1]), bool(self.fit_intercept)
+            d, fi = int(block_ptr[-1]), engine_fi
             lam = lambda_theory(family, y, unit, off, d, nobs, fit_intercept=fi)
             sol: Solution = fit_at(lam, warm_start)
             if family.estimate_dispersion:
@@ -332,11 +342,15 @@ class BinarsityGLM(BaseEstimator):
         else:
             lam = float(self.lam)
             sol = fit_at(lam, warm_start)
+        coef, intercept = np.array(sol.coef, dtype=np.float64), float(sol.intercept)
+        if absorbed:  # reported as the model without intercept: η unchanged
+            coef[int(block_ptr[0]) : int(block_ptr[1])] += intercept
+            intercept = 0.0
         state = dict(extra or {})
         state.update(
             binarizer_=binarizer,
-            coef_=sol.coef,
-            intercept_=sol.intercept,
+            coef_=coef,
+            intercept_=intercept,
             lam_=float(lam),
             block_ptr_=block_ptr,
             penalty_weights_=weights,
@@ -575,7 +589,8 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
     max_iter : int, default=1000
         Cap on passes over the data.
     fit_intercept : bool, default=True
-        Whether to fit an intercept.
+        Whether the model has an intercept; ``False`` moves it into the first feature's
+        levels (``intercept_`` = 0, same predictions; see :class:`BinarsityGLM`).
     missing : {"error", "separate"}, default="error"
         Missing-value policy.
     weights_kind : {"analytic", "freq"}, default="analytic"

@@ -12,7 +12,15 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["plot_shapes", "plot_path", "plot_cv", "term_ranges", "save_figure"]
+__all__ = [
+    "plot_shapes",
+    "plot_path",
+    "plot_cv",
+    "term_ranges",
+    "plot_calibration",
+    "calibration_table",
+    "save_figure",
+]
 
 
 def _pyplot():
@@ -38,91 +46,212 @@ def _axes_list(ax: Any, n: int, ncols: int = 3):
     return axes[0].figure, axes[:n]
 
 
+def _is_flat(values: np.ndarray) -> bool:
+    """Whether a term's levels are all equal (the term was dropped by the penalty)."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return True
+    return bool(np.ptp(values) <= 1e-10 * max(1.0, float(np.max(np.abs(values)))))
+
+
+def _mark_dropped(a: Any) -> None:
+    a.text(0.5, 0.5, "dropped (flat)", transform=a.transAxes, ha="center", va="center",
+           fontsize=10, color="0.35", style="italic")  # fmt: skip
+    a.set_yticks([])
+
+
+def _select_terms(m: Any, terms: Any) -> list[tuple[str, int, Any]]:
+    """The terms to draw: ("block", j, Block) and ("linear", q, column name) items."""
+    items = [("block", j, b) for j, b in enumerate(m.spec.blocks)]
+    items += [("linear", q, name) for q, name in enumerate(m.spec.dense_columns)]
+    if terms is not None:
+        wanted = [terms] if isinstance(terms, str) else list(terms)
+        name_of = {(k, j): (b.term if k == "block" else b) for k, j, b in items}
+        known = set(name_of.values())
+        unknown = [t for t in wanted if t not in known]
+        if unknown:
+            raise ValueError(f"unknown term(s) {unknown}; terms are {sorted(known)}.")
+        items = [it for it in items if name_of[it[:2]] in wanted]
+    if not items:
+        raise ValueError("the model has no term to plot.")
+    return items
+
+
 def plot_shapes(
-    res: Any, terms: Any = None, ax: Any = None, density: bool = True, bands: Any = None
+    res: Any,
+    terms: Any = None,
+    ax: Any = None,
+    density: bool = True,
+    bands: Any = None,
+    scale: str = "link",
+    sharey: bool = False,
 ) -> Figure:
-    """Step functions of the binned terms (bars for categoricals), with data density.
+    """Shapes of the terms: steps (binned), bars (categorical), lines (linear terms).
+
+    A term the penalty dropped (all its levels equal) is marked "dropped (flat)"
+    instead of being drawn as a flat line.
 
     Parameters
     ----------
     res : BinarsityResults
         A fit.
     terms : list of str, optional
-        Terms to draw; default every ``bin()`` and ``C()`` term.
+        Terms to draw (``bin()`` and ``C()`` terms by their term, linear terms by their
+        column); default every term.
     ax : Axes or array of Axes, optional
-        One Axes per term.
+        One Axes per term; default a grid sized by the number of terms.
     density : bool, default=True
         Shade the weighted share of training rows per bin (right axis).
     bands : DataFrame, optional
-        Pointwise bands, one row per level of every term in block order with columns
-        ``term``, ``lower`` and ``upper`` (``BootstrapResults.shape_bands``): drawn as a
-        shaded step band (bins) or error bars (categories).
+        Pointwise bands, one row per level of every code block in block order with
+        columns ``term``, ``lower`` and ``upper`` (``BootstrapResults.shape_bands``):
+        drawn as a shaded step band (bins) or error bars (categories).
+    scale : {"link", "response"}, default="link"
+        ``"link"``: the effect in the link's units (log-odds, log rate, mean).
+        ``"response"``: exp(effect − the effect of the average training row) — an odds
+        ratio (binomial) or a rate ratio (poisson) relative to the average row, drawn on
+        a log axis. A family whose link is neither log nor logit (the gaussian's
+        identity) has no ratio scale: ``"response"`` raises ``ValueError`` (its link
+        scale is already in the units of the mean).
+    sharey : bool, default=False
+        One y range for every drawn term (dropped terms are left out).
 
     Returns
     -------
     matplotlib.figure.Figure
         The figure drawn on.
+
+    Raises
+    ------
+    ValueError
+        An unknown term or scale, ``scale="response"`` without a log or logit link, or
+        too few Axes.
     """
+    if scale not in ("link", "response"):
+        raise ValueError(f"scale must be 'link' or 'response'; got {scale!r}.")
     m = res.model
-    blocks = list(enumerate(m.spec.blocks))
-    if terms is not None:
-        wanted = [terms] if isinstance(terms, str) else list(terms)
-        known = {b.term for _, b in blocks}
-        unknown = [t for t in wanted if t not in known]
-        if unknown:
-            raise ValueError(f"unknown term(s) {unknown}; terms are {sorted(known)}.")
-        blocks = [(j, b) for j, b in blocks if b.term in wanted]
-    if not blocks:
-        raise ValueError("the model has no bin() or C() term to plot.")
-    fig, axes = _axes_list(ax, len(blocks))
-    W = float(m.sample_weight.sum())
-    for a, (j, block) in zip(axes, blocks, strict=True):
-        s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
-        theta = res.coef[s:e]
-        counts = m.bin_counts[s:e] / W
-        if block.penalized:
-            chain = block.chain_length
-            x = _finite_edges(block, m, j)
-            a.stairs(theta[:chain], x, baseline=None, color="C0", linewidth=2)
-            if bands is not None:
-                lo, hi = _band(bands, block, e - s)
-                a.stairs(hi[:chain], x, baseline=lo[:chain], fill=True, alpha=0.25, color="C0")
-            a.axhline(0.0, color="0.6", linewidth=0.8, zorder=0)
-            for k in np.flatnonzero(res.jumps[s : s + chain]):
-                a.axvline(x[k], color="C3", linewidth=0.8, linestyle=":")
-            if density:
-                twin = a.twinx()
-                widths = np.diff(x)
-                dens = np.divide(counts[:chain], widths, out=np.zeros(chain), where=widths > 0)
-                twin.stairs(dens, x, fill=True, alpha=0.15, color="0.3")
-                twin.set_yticks([])
-                twin.set_ylim(0, dens.max() * 4 if dens.max() > 0 else 1)
-            if block.has_missing_level:
-                a.annotate(
-                    f"missing: {theta[chain]:+.3g}", xy=(0.98, 0.04),
-                    xycoords="axes fraction", ha="right", fontsize=8,
-                )  # fmt: skip
-            a.set_xlabel(block.column)
+    fam = m.family
+    response = scale == "response"
+    if response and fam.ratio_label is None:
+        raise ValueError(
+            f"scale='response' draws exp(effect) as a ratio and needs a log or logit link; "
+            f"the {fam.name} family's {fam.link} link has none (its link scale is already in "
+            f"units of the {fam.effect_label}): use scale='link'."
+        )
+    items = _select_terms(m, terms)
+    fig, axes = _axes_list(ax, len(items))
+    sw = np.asarray(m.sample_weight, dtype=np.float64)
+    W = float(sw.sum())
+    base = 1.0 if response else 0.0
+    drawn = []
+    for a, (what, j, block) in zip(axes, items, strict=True):
+        if what == "linear":
+            flat = _draw_linear(a, res, j, block, response, density, sw)
         else:
-            labels = block.level_labels()
-            pos = np.arange(len(labels))
-            err = None
-            if bands is not None:
-                lo, hi = _band(bands, block, e - s)
-                err = np.vstack([theta - lo, hi - theta]).clip(min=0)
-            a.bar(pos, theta, color="C0", alpha=0.8, yerr=err, capsize=3 if err is not None else 0)
-            a.axhline(0.0, color="0.6", linewidth=0.8)
-            a.set_xticks(pos, labels, rotation=45 if len(labels) > 4 else 0, fontsize=8)
-            if density:
-                for p_, c in zip(pos, counts, strict=True):
-                    a.annotate(
-                        f"{c:.0%}", (p_, 0), ha="center", va="bottom", fontsize=7, color="0.3"
-                    )
-            a.set_xlabel(block.column)
-        a.set_title(block.term, fontsize=10)
-        a.set_ylabel("effect (link scale)")
+            flat = _draw_block(a, res, j, block, response, density, bands, W)
+        if flat:
+            _mark_dropped(a)
+        else:
+            drawn.append(a)
+            a.axhline(base, color="0.6", linewidth=0.8, zorder=0)
+            if response:
+                a.set_yscale("log")
+            a.set_ylabel(f"{fam.ratio_label} vs average row" if response
+                         else f"effect ({fam.effect_label})")  # fmt: skip
+    if sharey and drawn:
+        lims = np.array([a.get_ylim() for a in drawn])
+        for a in drawn:
+            a.set_ylim(lims[:, 0].min(), lims[:, 1].max())
     fig.tight_layout()
     return fig
+
+
+def _draw_linear(
+    a: Any, res: Any, q: int, name: str, response: bool, density: bool, sw: np.ndarray
+) -> bool:
+    """A linear term: β·x over the column's training range (exp(β(x − x̄)) on ratios)."""
+    x = np.asarray(res.model.design.dense[:, q], dtype=np.float64)
+    beta = float(res.dense_coef[q])
+    a.set_title(name, fontsize=10)
+    a.set_xlabel(f"{name} (linear, β = {beta:.4g})")
+    lo, hi = float(np.min(x)), float(np.max(x))
+    if hi > lo:
+        a.set_xlim(lo, hi)
+    if density and hi > lo:
+        twin = a.twinx()
+        twin.hist(x, bins=20, weights=sw, color="0.3", alpha=0.15)
+        twin.set_yticks([])
+    if beta == 0.0:
+        return True
+    grid = np.linspace(lo, hi, 50)
+    f = beta * grid
+    if response:
+        f = np.exp(beta * (grid - np.average(x, weights=sw)))
+    a.plot(grid, f, color="C0", linewidth=2)
+    return False
+
+
+def _draw_block(
+    a: Any, res: Any, j: int, block: Any, response: bool, density: bool, bands: Any, W: float
+) -> bool:
+    """A code block: a step function (binned) or bars (categorical)."""
+    m = res.model
+    s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+    theta = np.asarray(res.coef[s:e], dtype=np.float64)
+    wcounts = np.asarray(m.bin_counts[s:e], dtype=np.float64)
+    counts = wcounts / W
+    a.set_title(block.column, fontsize=10)
+    a.set_xlabel(block.term)
+    flat = _is_flat(theta)
+    lo = hi = None
+    if bands is not None:
+        lo, hi = _band(bands, block, e - s)
+    # the average training row's effect of this term: Σ w θ / Σ w
+    center = float(wcounts @ theta / wcounts.sum()) if wcounts.sum() > 0 else 0.0
+
+    def tr(v):
+        return np.exp(v - center) if response else v
+
+    if block.penalized:
+        chain = block.chain_length
+        x = _finite_edges(block, m, j)
+        a.set_xlim(x[0], x[-1])
+        if density:
+            twin = a.twinx()
+            widths = np.diff(x)
+            dens = np.divide(counts[:chain], widths, out=np.zeros(chain), where=widths > 0)
+            twin.stairs(dens, x, fill=True, alpha=0.15, color="0.3")
+            twin.set_yticks([])
+            twin.set_ylim(0, dens.max() * 4 if dens.max() > 0 else 1)
+        if flat:
+            return True
+        a.stairs(tr(theta[:chain]), x, baseline=None, color="C0", linewidth=2)
+        if lo is not None:
+            a.stairs(tr(hi[:chain]), x, baseline=tr(lo[:chain]), fill=True, alpha=0.25,
+                     color="C0")  # fmt: skip
+        for k in np.flatnonzero(res.jumps[s : s + chain]):
+            a.axvline(x[k], color="C3", linewidth=0.8, linestyle=":")
+        if block.has_missing_level:
+            v = tr(theta[chain])
+            text = f"missing: ×{v:.3g}" if response else f"missing: {v:+.3g}"
+            a.annotate(text, xy=(0.98, 0.04), xycoords="axes fraction", ha="right", fontsize=8)
+        return False
+    labels = block.level_labels()
+    pos = np.arange(len(labels))
+    a.set_xticks(pos, labels, rotation=45 if len(labels) > 4 else 0, fontsize=8)
+    if flat:
+        return True
+    vals = tr(theta)
+    err = None
+    if lo is not None:
+        err = np.vstack([vals - tr(lo), tr(hi) - vals]).clip(min=0)
+    bottom = 1.0 if response else 0.0
+    a.bar(pos, vals - bottom, bottom=bottom, color="C0", alpha=0.8, yerr=err,
+          capsize=3 if err is not None else 0)  # fmt: skip
+    if density:
+        for p_, c in zip(pos, counts, strict=True):
+            a.annotate(f"{c:.0%}", (p_, bottom), ha="center", va="bottom", fontsize=7, color="0.3")
+    return False
 
 
 def _band(bands: Any, block: Any, n_levels: int) -> tuple[np.ndarray, np.ndarray]:
@@ -300,6 +429,119 @@ def plot_cv(cv: Any, ax: Any = None) -> Figure:
         lams[:: max(1, len(lams) // 8)], [str(d) for d in cv.path.df[:: max(1, len(lams) // 8)]]
     )
     top.set_xlabel("df", fontsize=8)
+    a.legend(fontsize=8)
+    if ax is None:
+        fig.tight_layout()
+    return fig
+
+
+def calibration_table(res: Any, new: Any = None, y: Any = None, bins: int = 10) -> Any:
+    """Binned observed vs predicted mean (what :func:`plot_calibration` draws).
+
+    Rows are sorted by their predicted mean (a stable sort) and split into ``bins``
+    groups of equal row counts; each group's predicted and observed means are weighted
+    by the training weights (unit weights on new rows).
+
+    Parameters
+    ----------
+    res : BinarsityResults
+        A fit.
+    new : DataFrame, optional
+        New rows; the training rows when omitted.
+    y : array-like or str, optional
+        The observed response of ``new`` (or the name of its column); required with
+        ``new``, not allowed without it.
+    bins : int, default=10
+        Number of groups (at most the number of rows).
+
+    Returns
+    -------
+    DataFrame
+        One row per group: ``predicted``, ``observed``, ``count`` (rows) and ``weight``.
+    """
+    import pandas as pd
+
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
+        raise ValueError(f"bins must be a positive integer; got {bins!r}.")
+    m = res.model
+    if new is None:
+        if y is not None:
+            raise ValueError("y is only used together with new (the training y is known).")
+        pred = np.asarray(res.fittedvalues, dtype=np.float64)
+        obs = np.asarray(m.y, dtype=np.float64)
+        w = np.asarray(m.sample_weight, dtype=np.float64)
+    else:
+        if y is None:
+            raise ValueError("plot_calibration(new) needs y, the observed response of new.")
+        if isinstance(y, str):
+            if y not in new.columns:
+                raise ValueError(f"y: column '{y}' is not in new.")
+            y = new[y]
+        obs = np.asarray(y, dtype=np.float64).ravel()
+        pred = np.asarray(res.predict(new), dtype=np.float64)
+        if obs.shape != pred.shape:
+            raise ValueError(f"y has {obs.size} values for {pred.size} rows of new.")
+        if not np.all(np.isfinite(obs)):
+            raise ValueError("y holds NaN or infinite values.")
+        w = np.ones_like(pred)
+    n = pred.size
+    bins = min(int(bins), n)
+    order = np.argsort(pred, kind="stable")
+    group = np.empty(n, dtype=np.intp)
+    group[order] = np.arange(n) * bins // n
+    rows = []
+    for g in range(bins):
+        sel = group == g
+        wg = w[sel]
+        sw = wg.sum()
+        rows.append(
+            {"predicted": float(wg @ pred[sel] / sw) if sw > 0 else np.nan,
+             "observed": float(wg @ obs[sel] / sw) if sw > 0 else np.nan,
+             "count": int(sel.sum()), "weight": float(sw)}
+        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def plot_calibration(
+    res: Any, new: Any = None, y: Any = None, bins: int = 10, ax: Any = None
+) -> Figure:
+    """Calibration plot: binned observed against predicted mean, with the counts.
+
+    Parameters
+    ----------
+    res : BinarsityResults
+        A fit (binomial, poisson, or any family: the means are compared).
+    new : DataFrame, optional
+        New rows; the training rows when omitted.
+    y : array-like or str, optional
+        The observed response of ``new`` (or the name of its column).
+    bins : int, default=10
+        Number of groups of equal row counts, by predicted mean.
+    ax : Axes, optional
+        Where to draw.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn on; the points are :func:`calibration_table`'s
+        ``predicted`` (x) and ``observed`` (y), each annotated with its row count.
+    """
+    table = calibration_table(res, new, y, bins)
+    plt = _pyplot()
+    fig, a = plt.subplots(figsize=(5.2, 5.0)) if ax is None else (ax.figure, ax)
+    p, o = table["predicted"].to_numpy(), table["observed"].to_numpy()
+    ok = np.isfinite(p) & np.isfinite(o)
+    lo = float(min(p[ok].min(), o[ok].min())) if ok.any() else 0.0
+    hi = float(max(p[ok].max(), o[ok].max())) if ok.any() else 1.0
+    a.plot([lo, hi], [lo, hi], color="0.6", linestyle="--", linewidth=1, label="perfect")
+    a.plot(p, o, marker="o", color="C0", linewidth=1, label="observed")
+    for pi, oi, c in zip(p, o, table["count"], strict=True):
+        a.annotate(f"n={c}", (pi, oi), textcoords="offset points", xytext=(4, -10), fontsize=7,
+                   color="0.3")  # fmt: skip
+    a.set_xlabel("predicted mean")
+    a.set_ylabel("observed mean")
+    a.set_title(f"Calibration ({'training data' if new is None else 'new data'}, "
+                f"{len(table)} bins)", fontsize=10)  # fmt: skip
     a.legend(fontsize=8)
     if ax is None:
         fig.tight_layout()

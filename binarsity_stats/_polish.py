@@ -174,28 +174,9 @@ class _BinGram:
     def __init__(self, prob, h, U):
         from . import _dense
 
-        d, bp = prob.d, prob.block_ptr
-        sizes = np.diff(bp)
-        B = np.zeros((d, d))
-        B[np.arange(d), np.arange(d)] = prob.histogram(h)
-        n = prob.n
-        # blocks j < k in chunks of about _CHUNK codes: one bincount per chunk
-        per = max(1, _CHUNK // max(n, 1))
-        for j in range(prob.p):
-            sj, dj = int(bp[j]), int(sizes[j])
-            cj = prob.codes[j].astype(np.int64)
-            for k0 in range(j + 1, prob.p, per):
-                ks = np.arange(k0, min(prob.p, k0 + per))
-                dk = sizes[ks].astype(np.int64)
-                off = np.concatenate([[0], np.cumsum(dj * dk)])
-                idx = cj[None, :] * dk[:, None] + prob.codes[ks] + off[:-1, None]
-                tabs = np.bincount(idx.ravel(), weights=np.tile(h, ks.size), minlength=off[-1])
-                for i, k in enumerate(ks):
-                    sk, dki = int(bp[k]), int(dk[i])
-                    tab = tabs[off[i] : off[i + 1]].reshape(dj, dki)
-                    B[sj : sj + dj, sk : sk + dki] = tab
-                    B[sk : sk + dki, sj : sj + dj] = tab.T
-        self.B = B
+        d = prob.d
+        # the bins' Gram X^Bᵀ diag(h) X^B: a sufficient statistic the data computes
+        self.B = prob.bin_gram(h, chunk=_CHUNK)
         nu = 0 if U is None else U.shape[1]
         self.BU = np.zeros((d, nu))
         self.UU = np.zeros((nu, nu))

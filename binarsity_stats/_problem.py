@@ -54,6 +54,14 @@ class SolverData(Protocol):
     r, h : row vectors
         Working gradient s_i (b'(η_i) − y_i) / W and curvature s_i b''(η_i) / W at the
         last :meth:`grad_hess` point.
+
+    Notes
+    -----
+    The solvers also read, today, the short names of the in-memory implementation:
+    ``n, p, d, q`` (sizes), ``block_ptr``, ``weights`` (ω), ``W`` and ``sw``/``sw_scale``
+    (unit weights), ``y``, ``offset`` and ``dense`` (the internal columns) — in the
+    null start, FISTA's metric and the polish's free columns. Row-level arrays among
+    them are the ones a distributed implementation must still turn into operations.
     """
 
     n_rows: int
@@ -104,6 +112,8 @@ class SolverData(Protocol):
     def gather_add(self, theta, out) -> None: ...
 
     def recode_block(self, j, lut): ...
+
+    def bin_gram(self, h, chunk: int = ...) -> np.ndarray: ...
 
     def segment_problem(self, segments) -> SolverData: ...
 
@@ -326,6 +336,10 @@ class InMemoryProblem:
     def recode_block(self, j, lut):
         """Block j's codes through a table: the row vector ``lut[c_ij]`` (integers)."""
         return self.design.recode_block(j, lut)
+
+    def bin_gram(self, h, chunk: int = 1 << 21) -> np.ndarray:
+        """X^Bᵀ diag(h) X^B (d × d), the weighted Gram of the bins (design.md §9)."""
+        return self.design.gram(h, chunk=chunk)
 
     # -- derived problems --------------------------------------------------------------
     def segment_problem(self, segments) -> InMemoryProblem:

@@ -899,20 +899,36 @@ class BinarsityResults:
 
     # -- plots -------------------------------------------------------------------------------
     def plot_shapes(
-        self, terms: Any = None, ax: Any = None, density: bool = True, bands: bool = False
+        self,
+        terms: Any = None,
+        ax: Any = None,
+        density: bool = True,
+        bands: bool = False,
+        scale: str = "link",
+        sharey: bool = False,
     ) -> Figure:
-        """Step function of every (or the named) code block, with the data density.
+        """Shape of every (or the named) term, with the data density.
+
+        Binned terms are step functions, ``C()`` terms bars, linear terms a line over
+        their training range; a term the penalty dropped is marked "dropped (flat)".
 
         Parameters
         ----------
         terms : list of str, optional
-            Terms to draw (default: every ``bin()`` and ``C()`` term).
+            Terms to draw (default: every term; a linear term by its column name).
         ax : matplotlib Axes or array of Axes, optional
             Where to draw (one Axes per term).
         density : bool, default=True
             Shade the weighted share of training rows per bin.
         bands : bool, default=False
             Draw the 95% pointwise bands of the last :meth:`bootstrap`.
+        scale : {"link", "response"}, default="link"
+            The effect in the link's units (log-odds, log rate, mean), or exp(effect)
+            relative to the average training row: an odds ratio (binomial), a rate
+            ratio (poisson). The gaussian (identity link) has no ratio scale and
+            refuses ``"response"``.
+        sharey : bool, default=False
+            One y range for all drawn terms.
 
         Returns
         -------
@@ -926,7 +942,34 @@ class BinarsityResults:
             if getattr(self, "bootstrap_", None) is None:
                 raise ValueError("bands=True needs a bootstrap first: call res.bootstrap().")
             band = self.bootstrap_.shape_bands()
-        return plot_shapes(self, terms=terms, ax=ax, density=density, bands=band)
+        return plot_shapes(
+            self, terms=terms, ax=ax, density=density, bands=band, scale=scale, sharey=sharey
+        )
+
+    def plot_calibration(
+        self, new: Any = None, y: Any = None, bins: int = 10, ax: Any = None
+    ) -> Figure:
+        """Calibration: binned observed against predicted mean, with the row counts.
+
+        Parameters
+        ----------
+        new : DataFrame, optional
+            New rows; the training rows (and weights) when omitted.
+        y : array-like or str, optional
+            The observed response of ``new`` (or its column name); needed with ``new``.
+        bins : int, default=10
+            Groups of equal row counts by predicted mean.
+        ax : matplotlib Axes, optional
+            Where to draw.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure drawn on (numbers: ``_plotting.calibration_table``).
+        """
+        from ._plotting import plot_calibration
+
+        return plot_calibration(self, new=new, y=y, bins=bins, ax=ax)
 
     def __repr__(self) -> str:
         return (

@@ -231,3 +231,13 @@ def test_cd_kernel_takes_every_block_step_from_its_kind():
         sweep(np.array([0, 0, 9, 0], dtype=np.uint8))
     with pytest.raises(ValueError, match="one entry per block"):
         sweep(np.zeros(3, dtype=np.uint8))
+
+
+def test_bin_gram_is_the_weighted_gram_of_the_one_hot_design():
+    codes, bp, y, sw, off, dense, w = _problem(n=120)
+    d = BinnedDesign(codes, bp)
+    X = np.zeros((len(y), bp[-1]))
+    for j in range(codes.shape[0]):
+        X[np.arange(len(y)), bp[j] + codes[j]] = 1.0
+    np.testing.assert_allclose(d.gram(sw), X.T @ (sw[:, None] * X), rtol=1e-13, atol=1e-13)
+    np.testing.assert_array_equal(d.gram(sw, chunk=1), d.gram(sw))

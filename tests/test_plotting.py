@@ -41,7 +41,7 @@ def test_plot_shapes_returns_a_figure_with_one_axes_per_term(model):
     fig = res.plot_shapes()
     assert isinstance(fig, Figure)
     titles = [a.get_title() for a in fig.axes if a.get_title()]
-    assert titles == ["bin(x, 10)", "bin(k)", "C(g)"]
+    assert titles == ["x", "k", "g"]  # titles from column names (issue 12)
     # the step function drawn is the fitted one: its levels are the chain's θ
     stairs = fig.axes[0].patches[0]
     s = model.block_ptr[0]
@@ -148,3 +148,112 @@ def test_path_plot_marks_cv_lambdas_and_a_fitted_lambda(linear_model):
     assert marked == {"λ_min": cv.lam_min, "λ_1se": cv.lam_1se}
     a2 = cv.path.plot(marks=0.01).axes[0]
     assert any(ln.get_label().startswith("fitted λ") for ln in a2.get_lines())
+
+
+# -- plot_shapes: linear terms, dropped terms, units, scale, sharey ----------------------
+
+
+def _line_of(ax, label=None):
+    lines = [ln for ln in ax.get_lines() if ln.get_linewidth() == 2]
+    assert len(lines) == 1
+    return lines[0]
+
+
+def test_plot_shapes_draws_linear_terms_with_family_units(linear_model):
+    model, df = linear_model
+    res = model.fit(lam=1e-3)
+    fig = res.plot_shapes()
+    axes = {a.get_title(): a for a in fig.axes if a.get_title()}
+    assert list(axes) == ["x", "noise", "g", "z"]
+    a = axes["z"]
+    line = _line_of(a)
+    xs, ys = line.get_xdata(), line.get_ydata()
+    assert xs[0] == df["z"].min() and xs[-1] == df["z"].max()
+    np.testing.assert_allclose(ys, res.dense_coef[0] * xs)
+    assert all(ax_.get_ylabel() == "effect (log-odds)" for ax_ in axes.values())
+    gauss = glm("y ~ bin(x, 10) + C(g)", _gauss_frame()).fit(lam=1e-3)
+    assert gauss.plot_shapes().axes[0].get_ylabel() == "effect (mean)"
+
+
+def _gauss_frame():
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"x": rng.normal(size=80), "g": rng.choice(["a", "b"], size=80)})
+    df["y"] = df["x"] + rng.normal(size=80)
+    return df
+
+
+def test_dropped_terms_are_marked_not_drawn_flat(linear_model):
+    model, _ = linear_model
+    lam_max = model.fit_path(n_lambdas=3).lams[0]
+    res = model.fit(lam=2 * lam_max)  # every binned term is flat
+    fig = res.plot_shapes(terms=["bin(x, 8)", "bin(noise, 6)", "z"])
+    main = [a for a in fig.axes if a.get_title()]
+    for a in main[:2]:
+        assert [t.get_text() for t in a.texts] == ["dropped (flat)"]
+        assert not a.patches  # no step drawn
+    assert "dropped (flat)" not in [t.get_text() for t in main[2].texts]
+
+
+def test_response_scale_is_exp_of_the_shape_relative_to_the_average_row(linear_model):
+    model, _ = linear_model
+    res = model.fit(lam=1e-3)
+    fig = res.plot_shapes(terms=["bin(x, 8)"], scale="response")
+    a = fig.axes[0]
+    s, e = model.block_ptr[0], model.block_ptr[1]
+    theta, w = res.coef[s:e], model.bin_counts[s:e]
+    expected = np.exp(theta - np.sum(w * theta) / np.sum(w))
+    np.testing.assert_allclose(a.patches[0].get_data().values, expected)
+    assert a.get_ylabel() == "odds ratio vs average row" and a.get_yscale() == "log"
+    gauss = glm("y ~ bin(x, 10) + C(g)", _gauss_frame()).fit(lam=1e-3)
+    with pytest.raises(ValueError, match="scale='response'.*identity link"):
+        gauss.plot_shapes(scale="response")
+    with pytest.raises(ValueError, match="scale must be"):
+        res.plot_shapes(scale="odds")
+
+
+def test_sharey_gives_every_drawn_term_one_range(linear_model):
+    model, _ = linear_model
+    fig = model.fit(lam=1e-3).plot_shapes(sharey=True)
+    lims = {a.get_ylim() for a in fig.axes if a.get_title()}
+    assert len(lims) == 1
+
+
+# -- calibration -----------------------------------------------------------------------
+
+
+def test_calibration_points_equal_a_hand_computation(linear_model):
+    model, df = linear_model
+    res = model.fit(lam=1e-3)
+    a = res.plot_calibration(bins=4).axes[0]
+    obs_line = [ln for ln in a.get_lines() if ln.get_label() == "observed"][0]
+    order = np.argsort(res.fittedvalues, kind="stable")
+    groups = np.array_split(order, 4)  # 240 rows: 60 each
+    np.testing.assert_allclose(obs_line.get_xdata(), [res.fittedvalues[g].mean() for g in groups])
+    np.testing.assert_allclose(obs_line.get_ydata(), [df["y"].to_numpy()[g].mean() for g in groups])
+    assert [t.get_text() for t in a.texts] == ["n=60"] * 4
+    # on new rows with y given as a column name
+    new = df.iloc[:100]
+    b = res.plot_calibration(new, y="y", bins=2).axes[0]
+    pred = res.predict(new)
+    halves = np.array_split(np.argsort(pred, kind="stable"), 2)
+    line = [ln for ln in b.get_lines() if ln.get_label() == "observed"][0]
+    np.testing.assert_allclose(line.get_ydata(), [new["y"].to_numpy()[h].mean() for h in halves])
+    with pytest.raises(ValueError, match="needs y"):
+        res.plot_calibration(new)
+
+
+def test_poisson_calibration_is_weighted(linear_model):
+    from binarsity_stats._plotting import calibration_table
+
+    _, df = linear_model
+    rng = np.random.default_rng(5)
+    df = df.assign(c=rng.poisson(np.exp(0.3 * df["z"].clip(-3, 3))), w=rng.uniform(0.5, 2, len(df)))
+    res = glm("c ~ bin(x, 5) + z", df, family="poisson", sample_weight="w").fit(lam=1e-3)
+    tab = calibration_table(res, bins=3)
+    order = np.argsort(res.fittedvalues, kind="stable")
+    w, c = df["w"].to_numpy(), df["c"].to_numpy()
+    for g, row in zip(np.array_split(order, 3), tab.itertuples(), strict=True):
+        assert row.count == len(g)
+        assert row.observed == pytest.approx(np.average(c[g], weights=w[g]))
+        assert row.predicted == pytest.approx(np.average(res.fittedvalues[g], weights=w[g]))
+    assert isinstance(res.plot_calibration(), Figure)
