@@ -34,6 +34,9 @@ _LAZY: dict[str, str] = {
     "RefitResults": "._results",
     "BootstrapResults": "._bootstrap",
     "load_fair": "._datasets",
+    # Model comparison
+    "anova": "._compare",
+    "compare": "._compare",
     # The neutral model description (to_spec / from_spec)
     "from_spec": "._spec",
     "SpecModel": "._spec",
@@ -54,6 +57,8 @@ __all__ = [
     "RefitResults",
     "BootstrapResults",
     "load_fair",
+    "anova",
+    "compare",
     "from_spec",
     "SpecModel",
 ]
@@ -61,6 +66,7 @@ __all__ = [
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ._binarizer import Binarizer
     from ._bootstrap import BootstrapResults
+    from ._compare import anova, compare
     from ._datasets import load_fair
     from ._estimator import BinarsityClassifier, BinarsityGLM
     from ._model import BinarsityModel, glm

@@ -334,6 +334,9 @@ class BinnedDesign:
         if not self.codes.shape[0]:
             return
         theta = np.ascontiguousarray(theta, dtype=np.float64)
+        # the kernel reads theta[block_ptr[j] + code] and writes out[i]: lengths checked
+        _check_length(theta, self.n_levels, "theta (the levels)")
+        _check_length(out, self.n_rows, "out")
         if blocks is None:
             _histogram.gather_add_all(self.codes, self.block_ptr, theta, out)
         elif len(blocks):
@@ -410,6 +413,7 @@ class BinnedDesign:
         """Bin sums of a row vector in every block: (X^B)ᵀ values, shape (d,)."""
         out = np.zeros(self.n_levels)
         if self.codes.shape[0]:
+            _check_length(values, self.n_rows, "values")
             _histogram.bin_sums_all(self.codes, self.block_ptr, values, out)
         return out
 
@@ -417,5 +421,14 @@ class BinnedDesign:
         """(X^B)ᵀ a and (X^B)ᵀ b in one pass over the codes (gradient and curvature)."""
         out_a, out_b = np.zeros(self.n_levels), np.zeros(self.n_levels)
         if self.codes.shape[0]:
+            _check_length(a, self.n_rows, "values")
+            _check_length(b, self.n_rows, "values")
             _histogram.bin_sums2_all(self.codes, self.block_ptr, a, b, out_a, out_b)
         return out_a, out_b
+
+
+def _check_length(arr: np.ndarray, n: int, name: str) -> None:
+    """A row or level vector handed to a kernel has the length the kernel indexes."""
+    shape = np.shape(arr)
+    if len(shape) != 1 or shape[0] != n:
+        raise ValueError(f"{name} must have shape ({n},); got {shape}.")

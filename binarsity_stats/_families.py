@@ -109,6 +109,9 @@ class Family:
         theory λ estimates it from a first fit and refits once.
     dispersion_name : str
         How reports name φ (``"sigma^2"`` for the gaussian).
+    overdispersion_threshold : float or None
+        A Pearson dispersion above this gets an over-dispersion note in the summary
+        (poisson: 1.5, a rule of thumb; None: no note).
     effect_label : str
         Units of a term's effect on the link scale, for plot axes (``"log-odds"``,
         ``"log rate"``, ``"mean"``...).
@@ -123,6 +126,7 @@ class Family:
     binary: bool = False
     estimate_dispersion: bool = False
     dispersion_name: str = "phi"
+    overdispersion_threshold: float | None = None
     _loss_kernel = None
     _grad_hess_kernel = None
     _grad_hess_noloss_kernel = None
@@ -687,6 +691,7 @@ class Poisson(Family):
     """Poisson distribution, log link: b(z) = e^z."""
 
     name = "poisson"
+    overdispersion_threshold = 1.5
     link = "log"
     _effect_labels = {"log": "log rate"}
     _ratio_labels = {"log": "rate ratio"}

@@ -155,6 +155,8 @@ class BinarsityResults:
         self.objective = float(solution.objective)
         self.cv_rule: dict | None = None  # set by CVResults: the CV rule that chose λ
         self.bootstrap_: Any = None  # the last bootstrap (BootstrapResults)
+        # set by CVResults.results: {"scoring", "mean", "se"} of the CV at this λ
+        self.cv_score: dict | None = None
 
     # -- coefficients ------------------------------------------------------------------
     @cached_property
@@ -210,6 +212,103 @@ class BinarsityResults:
     def fittedvalues(self) -> np.ndarray:
         """Mean response μ = b'(η) on the training rows."""
         return self.model.family.mean(self.linear_predictor)
+
+    @property
+    def resid_response(self) -> np.ndarray:
+        """Response residuals y − μ on the training rows."""
+        return self.model.y - self.fittedvalues
+
+    @property
+    def resid_pearson(self) -> np.ndarray:
+        """Pearson residuals √v (y − μ) / √V(μ), v the analytic weights (1 otherwise).
+
+        statsmodels' ``GLMResults.resid_pearson`` with ``var_weights``: frequency weights
+        repeat a row and do not scale its residual.
+        """
+        m = self.model
+        mu = self.fittedvalues
+        r = (m.y - mu) / np.sqrt(m.family.variance(mu))
+        return r if m.var_weights is None else np.sqrt(m.var_weights) * r
+
+    @property
+    def resid_deviance(self) -> np.ndarray:
+        """Deviance residuals sign(y − μ) √(v d(y, μ)), v the analytic weights (1 otherwise).
+
+        statsmodels' ``GLMResults.resid_deviance`` with ``var_weights``.
+        """
+        m = self.model
+        mu = self.fittedvalues
+        d = np.maximum(m.family.unit_deviance(m.y, mu), 0.0)
+        if m.var_weights is not None:
+            d = m.var_weights * d
+        return np.sign(m.y - mu) * np.sqrt(d)
+
+    @property
+    def df_resid(self) -> float:
+        """Residual degrees of freedom: observations (``wnobs``) minus ``df``."""
+        return float(self.model.wnobs - self.df)
+
+    @cached_property
+    def pearson_chi2(self) -> float:
+        """Pearson's statistic Σ s (y − μ)² / V(μ) in the weights' units (statsmodels')."""
+        m = self.model
+        return float(m.family.pearson_chi2(m.y, self.fittedvalues, m.unit_weight) * m.weight_scale)
+
+    @property
+    def dispersion(self) -> float:
+        """Pearson estimate of the dispersion, χ² / ``df_resid`` (statsmodels' ``scale``
+        on an unpenalised fit; NaN when no residual df is left)."""
+        df_resid = self.df_resid
+        return self.pearson_chi2 / df_resid if df_resid > 0 else float("nan")
+
+    def term_contributions(self) -> pd.DataFrame:
+        """Each term's contribution to the linear predictor on the training rows.
+
+        Returns
+        -------
+        DataFrame of shape (n, terms)
+            One column per term: θ_j of the row's level for a binned or categorical
+            term, β_k x_k for a linear term. Their sum plus the intercept and the
+            offset is :attr:`linear_predictor`.
+        """
+        m = self.model
+        design = m.design
+        cols: dict[str, np.ndarray] = {}
+        for j, block in enumerate(m.spec.blocks):
+            s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+            codes = np.asarray(design.codes[j], dtype=np.intp)
+            if codes.size and (codes.min() < 0 or codes.max() >= e - s):
+                raise inconsistent(f"the codes of {block.term} exceed its {e - s} levels")
+            cols[block.term] = self.coef[s:e][codes]
+        dense = design.dense
+        for k, (name, value) in enumerate(
+            zip(m.spec.dense_columns, self.dense_coef, strict=True)
+        ):
+            cols[name] = value * np.asarray(dense[:, k], dtype=np.float64)
+        return pd.DataFrame(cols, index=pd.RangeIndex(m.nobs))
+
+    def term_importance(self) -> pd.Series:
+        """Mean absolute centred effect of every term (EBM's importance).
+
+        For term j with contribution f_j(x_i) on training row i (see
+        :meth:`term_contributions`) and weights s_i: Σ s_i abs(f_j(x_i) − f̄_j) / Σ s_i,
+        f̄_j = Σ s_i f_j(x_i) / Σ s_i. Centring makes it independent of how a term's
+        levels are coded (the intercept absorbs any shift).
+
+        Returns
+        -------
+        Series
+            Indexed by term, on the link scale.
+        """
+        contrib = self.term_contributions()
+        w = self.model.unit_weight
+        total = float(w.sum())
+        values = {}
+        for name in contrib.columns:
+            c = contrib[name].to_numpy()
+            mean = float(w @ c) / total if total > 0 else 0.0
+            values[name] = float(w @ np.abs(c - mean)) / total if total > 0 else 0.0
+        return pd.Series(values, name="importance", dtype=np.float64).rename_axis("term")
 
     @property
     def weights_kind(self) -> str | None:
@@ -423,9 +522,13 @@ class BinarsityResults:
         DataFrame
             Indexed by term: ``kind`` ("bin", "categorical", "linear"), ``levels``,
             ``cuts_kept``, ``selected``, ``effect_min``, ``effect_max`` (θ over the
-            populated levels; for a linear term its coefficient).
+            populated levels; for a linear term β x at the smallest and the largest x of
+            the training rows), ``effect_range`` (max − min: a linear term's
+            abs(β) times its column's range) and ``importance``
+            (:meth:`term_importance`).
         """
         m = self.model
+        importance = self.term_importance()
         rows = []
         for j, block in enumerate(m.spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
@@ -440,13 +543,22 @@ class BinarsityResults:
                  "cuts_kept": jumps if block.penalized else np.nan, "selected": selected,
                  "effect_min": float(populated.min()), "effect_max": float(populated.max())}
             )  # fmt: skip
-        for name, value in zip(m.spec.dense_columns, self.dense_coef, strict=True):
+        dense = m.design.dense
+        for k, (name, value) in enumerate(
+            zip(m.spec.dense_columns, self.dense_coef, strict=True)
+        ):
+            x = np.asarray(dense[:, k], dtype=np.float64)
+            ends = value * np.array([x.min(), x.max()]) if x.size else np.zeros(2)
             rows.append(
                 {"term": name, "kind": "linear", "levels": np.nan, "cuts_kept": np.nan,
-                 "selected": bool(value != 0), "effect_min": float(value),
-                 "effect_max": float(value)}
+                 "selected": bool(value != 0), "effect_min": float(ends.min()),
+                 "effect_max": float(ends.max())}
             )  # fmt: skip
-        cols = ["kind", "levels", "cuts_kept", "selected", "effect_min", "effect_max"]
+        for row in rows:
+            row["effect_range"] = row["effect_max"] - row["effect_min"]
+            row["importance"] = float(importance.get(row["term"], 0.0))
+        cols = ["kind", "levels", "cuts_kept", "selected", "effect_min", "effect_max",
+                "effect_range", "importance"]  # fmt: skip
         if not rows:
             return pd.DataFrame(columns=cols, index=pd.Index([], name="term", dtype=object))
         return pd.DataFrame(rows).set_index("term")[cols]
@@ -495,22 +607,28 @@ class BinarsityResults:
         table = self.term_table()
         return [str(t) for t in table.index[table["selected"].astype(bool)]]
 
-    def summary(self, precision: int | None = None) -> Summary:
+    def summary(self, precision: int | None = None, sort: str | None = None) -> Summary:
         """A statsmodels-style report of the fit.
 
         Parameters
         ----------
         precision : int, optional
             Significant digits of the cut points and interval labels (default 6).
+        sort : {None, "importance"}, optional
+            ``"importance"`` lists the terms by decreasing :meth:`term_importance`;
+            by default they appear in formula order.
 
         Returns
         -------
         Summary
-            Printable (``print(res.summary())``); ``as_text()`` and ``_repr_html_``.
+            Printable (``print(res.summary())``); ``as_text()``, ``as_html()``,
+            ``as_latex()`` and ``tables`` (DataFrames).
         """
         from ._summary import make_summary
 
-        return make_summary(self, precision=precision)
+        if sort not in (None, "importance"):
+            raise ValueError(f"sort must be None or 'importance', got {sort!r}")
+        return make_summary(self, precision=precision, sort=sort)
 
     # -- the neutral description -------------------------------------------------------------
     def to_spec(self) -> dict[str, Any]:
@@ -1349,6 +1467,8 @@ class CVResults:
         res.lam_source = f"{self.folds}-fold CV ({which}, {self.scoring})"
         rule = getattr(self, "rule", None)
         res.cv_rule = None if rule is None else dict(rule, which=which)
+        res.cv_score = {"scoring": self.scoring, "mean": float(self.mean[i]),
+                        "se": float(self.se[i])}  # fmt: skip
         return res
 
     def to_frame(self) -> pd.DataFrame:

@@ -41,7 +41,7 @@ def _fmt_table(value: float) -> str:
 
 
 class Summary:
-    """A printable report.
+    """A printable report, with statsmodels' ``Summary`` conventions.
 
     Parameters
     ----------
@@ -58,6 +58,12 @@ class Summary:
     ----------
     header : dict
         Every header label → value (for programmatic access).
+    tables : list of DataFrame
+        The header (first: one ``value`` column indexed by label, left column then
+        right) and every table of the report in order; each table's title is in its
+        ``attrs["title"]`` and in :attr:`titles`.
+    titles : list of str
+        The titles of :attr:`tables` (``""`` for the header).
     """
 
     def __init__(
@@ -71,9 +77,20 @@ class Summary:
         self.title = title
         self.left = left
         self.right = right
-        self.tables = tables
+        self._titled = tables
         self.notes = notes
         self.header = dict(left + right)
+        head = pd.DataFrame(
+            {"value": [v for _, v in left + right]},
+            index=pd.Index([k for k, _ in left + right], dtype=object),
+        )
+        head.attrs["title"] = ""
+        self.tables: list[pd.DataFrame] = [head]
+        for name, table in tables:
+            table = table.copy()
+            table.attrs["title"] = name
+            self.tables.append(table)
+        self.titles = [t.attrs["title"] for t in self.tables]
 
     def as_text(self) -> str:
         """The report as plain text.
@@ -98,7 +115,7 @@ class Summary:
                 else:
                     row += " " * w
             lines.append(row.rstrip())
-        for title, table in self.tables:
+        for title, table in self._titled:
             lines.append("=" * width)
             if title:
                 lines.append(title)
@@ -116,6 +133,97 @@ class Summary:
                 lines.extend(_wrap(f"[{k}] {note}", width))
         return "\n".join(lines)
 
+    def as_html(self) -> str:
+        """The report as an HTML fragment (tables with ``class="simpletable"``).
+
+        The fragment is self-contained (no script, style or external resource): a
+        caption, the two-column header, one table per section, and the notes as an
+        ordered list. Every text is HTML-escaped.
+
+        Returns
+        -------
+        str
+            HTML.
+        """
+        esc = html.escape
+        out = ['<div class="binarsity-summary">', '<table class="simpletable">',
+               f"<caption>{esc(self.title)}</caption>"]  # fmt: skip
+        for i in range(max(len(self.left), len(self.right))):
+            cells = []
+            for side in (self.left, self.right):
+                if i < len(side):
+                    label, value = side[i]
+                    cells.append(f"<th>{esc(label)}:</th><td>{esc(str(value))}</td>")
+                else:
+                    cells.append("<th></th><td></td>")
+            out.append("<tr>" + "".join(cells) + "</tr>")
+        out.append("</table>")
+        for title, table in self._titled:
+            out.append('<table class="simpletable">')
+            if title:
+                out.append(f"<caption>{esc(title)}</caption>")
+            out.append("<thead><tr><th></th>"
+                       + "".join(f"<th>{esc(str(c))}</th>" for c in table.columns)
+                       + "</tr></thead><tbody>")  # fmt: skip
+            if not len(table):
+                out.append(f'<tr><td colspan="{len(table.columns) + 1}">(none)</td></tr>')
+            for idx, row in zip(table.index, table.itertuples(index=False), strict=True):
+                out.append(f"<tr><th>{esc(str(idx))}</th>"
+                           + "".join(f"<td>{esc(_cell(v))}</td>" for v in row) + "</tr>")  # fmt: skip
+            out.append("</tbody></table>")
+        if self.notes:
+            out.append("<p>Notes:</p><ol>")
+            out.extend(f"<li>{esc(n)}</li>" for n in self.notes)
+            out.append("</ol>")
+        out.append("</div>")
+        return "\n".join(out)
+
+    def as_latex(self) -> str:
+        """The report as LaTeX ``tabular`` environments with booktabs rules.
+
+        Each section is a ``tabular`` with ``\\toprule``, ``\\midrule`` and
+        ``\\bottomrule`` (needs ``\\usepackage{booktabs}``); special characters are
+        escaped; the notes follow as a numbered ``\\footnotesize`` paragraph.
+
+        Returns
+        -------
+        str
+            LaTeX source.
+        """
+        tex = _latex_escape
+        out = ["\\begin{center}", f"\\textbf{{{tex(self.title)}}}\\\\[2pt]",
+               "\\begin{tabular}{lrlr}", "\\toprule"]  # fmt: skip
+        for i in range(max(len(self.left), len(self.right))):
+            cells = []
+            for side in (self.left, self.right):
+                if i < len(side):
+                    label, value = side[i]
+                    cells += [tex(label) + ":", tex(str(value))]
+                else:
+                    cells += ["", ""]
+            out.append(" & ".join(cells) + " \\\\")
+        out += ["\\bottomrule", "\\end{tabular}"]
+        for title, table in self._titled:
+            ncol = len(table.columns)
+            out.append("")
+            if title:
+                out.append(f"\\textit{{{tex(title)}}}\\\\[2pt]")
+            out += ["\\begin{tabular}{l" + "r" * ncol + "}", "\\toprule"]
+            out.append(" & ".join([""] + [tex(str(c)) for c in table.columns]) + " \\\\")
+            out.append("\\midrule")
+            if not len(table):
+                out.append(f"\\multicolumn{{{ncol + 1}}}{{l}}{{(none)}} \\\\")
+            for idx, row in zip(table.index, table.itertuples(index=False), strict=True):
+                out.append(" & ".join([tex(str(idx))] + [tex(_cell(v)) for v in row])
+                           + " \\\\")  # fmt: skip
+            out += ["\\bottomrule", "\\end{tabular}"]
+        out.append("\\end{center}")
+        if self.notes:
+            out.append("{\\footnotesize")
+            out.extend(f"[{k}] {tex(n)}\\\\" for k, n in enumerate(self.notes, start=1))
+            out.append("}")
+        return "\n".join(out)
+
     def __str__(self) -> str:
         return self.as_text()
 
@@ -123,7 +231,27 @@ class Summary:
         return self.as_text()
 
     def _repr_html_(self) -> str:
-        return f"<pre>{html.escape(self.as_text())}</pre>"
+        return self.as_html()
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+    "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
+}  # fmt: skip
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def _cell(value: Any) -> str:
+    """One table cell as text, formatted as in :meth:`Summary.as_text`."""
+    if value is None or (isinstance(value, (float, np.floating)) and np.isnan(value)):
+        return ""
+    if isinstance(value, (float, np.floating)):
+        return _fmt_table(float(value))
+    return str(value)
 
 
 def _wrap(text: str, width: int) -> list[str]:
@@ -163,7 +291,13 @@ def _weights_notes(m: Any) -> list[str]:
     ]
 
 
-def make_summary(res: Any, precision: int | None = None) -> Summary:
+def _dispersion_meaning(fam: Any) -> str:
+    if fam.estimate_dispersion:
+        return f"it estimates {fam.dispersion_name}."
+    return "1 under the model (a value well above 1 signals over-dispersion)."
+
+
+def make_summary(res: Any, precision: int | None = None, sort: str | None = None) -> Summary:
     """Build the :class:`Summary` of a :class:`BinarsityResults`.
 
     Parameters
@@ -172,6 +306,9 @@ def make_summary(res: Any, precision: int | None = None) -> Summary:
         A fit.
     precision : int, optional
         Significant digits of the cut points and interval labels (default 6).
+    sort : {None, "importance"}, optional
+        ``"importance"`` orders the term tables by decreasing importance; by default
+        terms appear in formula order.
 
     Returns
     -------
@@ -201,9 +338,12 @@ def make_summary(res: Any, precision: int | None = None) -> Summary:
     right = [
         ("No. Observations", _fmt(res.nobs)),
         ("Df (jumps+intercept+unpen.)", _fmt(res.df)),
+        ("Df Residuals", _fmt(res.df_resid)),
         ("Cut-points kept (jumps)", _fmt(res.n_jumps)),
         ("Deviance", _fmt(res.deviance)),
         ("Null deviance", _fmt(res.null_deviance)),
+        ("Pearson chi2", _fmt(res.pearson_chi2)),
+        (f"Dispersion ({fam.dispersion_name}, chi2/df)", _fmt(res.dispersion)),
         ("Log-Likelihood", _fmt(res.llf)),
         ("AIC", _fmt(res.aic)),
         ("BIC", _fmt(res.bic)),
@@ -229,9 +369,12 @@ def make_summary(res: Any, precision: int | None = None) -> Summary:
                 ],
                 "effect min": blocks["effect_min"],
                 "effect max": blocks["effect_max"],
+                "importance": blocks["importance"],
             },
             index=blocks.index,
         )
+        if sort == "importance":
+            shown = shown.sort_values("importance", ascending=False, kind="stable")
         tables.append(("Binned and categorical terms (effects on the link scale)", shown))
     cuts = res.cut_points(precision=precision)
     if len(cuts):
@@ -255,12 +398,17 @@ def make_summary(res: Any, precision: int | None = None) -> Summary:
                                                           strict=True)], dtype=object),
         )  # fmt: skip
         tables.append(("C() terms in reference coding (effect vs the first level)", shown_cat))
+    lin = table[table["kind"] == "linear"]
+    if sort == "importance":
+        lin = lin.sort_values("importance", ascending=False, kind="stable")
+    coefs = dict(zip(m.spec.dense_columns, res.dense_coef, strict=True))
     linear = pd.DataFrame(
-        {"coef": ([res.intercept] if m.fit_intercept else []) + list(res.dense_coef)},
-        index=pd.Index(
-            (["Intercept"] if m.fit_intercept else []) + m.spec.dense_columns, dtype=object
-        ),
-    )
+        {"coef": ([res.intercept] if m.fit_intercept else []) + [coefs[t] for t in lin.index],
+         "effect range": ([np.nan] if m.fit_intercept else []) + list(lin["effect_range"]),
+         "importance": ([np.nan] if m.fit_intercept else []) + list(lin["importance"])},
+        index=pd.Index((["Intercept"] if m.fit_intercept else []) + list(lin.index),
+                       dtype=object),
+    )  # fmt: skip
     if len(linear):
         tables.append(("Intercept and unpenalized linear terms", linear))
     if m.intercept_absorbed:
@@ -291,6 +439,12 @@ def make_summary(res: Any, precision: int | None = None) -> Summary:
         "(C() levels - 1, linear terms, missing levels); the fused-lasso estimate. AIC = "
         "-2 llf + 2 df, BIC = -2 llf + log(n) df.",
         *_weights_notes(m),
+        "Effect range: max - min of a term's effect over the training rows (a linear "
+        "term: |coef| times the range of its column). Importance: the weighted mean over "
+        "the training rows of |f_j(x) - mean f_j|, f_j the term's contribution to the "
+        "linear predictor (EBM's mean absolute score, centred).",
+        f"Dispersion: Pearson chi2 / Df Residuals (Df Residuals = observations - df); "
+        f"{_dispersion_meaning(fam)}",
         "No standard errors are given for a penalized fit; refit() gives the unpenalized "
         "GLM on the selected cut-points, with standard errors conditional on the "
         "selection.",
@@ -317,6 +471,16 @@ def make_summary(res: Any, precision: int | None = None) -> Summary:
         notes.append(
             "A 'missing' level has its own coefficient, outside the total-variation chain "
             "(its edge is not penalized)."
+        )
+    disp = res.dispersion
+    limit = getattr(fam, "overdispersion_threshold", None)  # poisson: 1.5 (_families)
+    if limit is not None and np.isfinite(disp) and disp > limit:
+        notes.append(
+            f"Over-dispersion: the Pearson dispersion is {disp:.3g} > "
+            f"{limit} (1 under the {fam.label} model); the variance grows "
+            "faster than the mean, so a quasi-poisson or negative binomial model may fit "
+            "better, and refit()'s standard errors are too small by about "
+            f"sqrt({disp:.3g})."
         )
     if not res.converged:
         notes.append(

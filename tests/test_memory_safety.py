@@ -479,3 +479,21 @@ def test_binarizer_set_output_pandas():
     assert isinstance(out, pd.DataFrame) and list(out.columns) == ["a", "b"]
     np.testing.assert_array_equal(out.to_numpy(), Binarizer(n_bins=4).fit(X).transform(X))
     assert isinstance(b.transform(X), pd.DataFrame)
+
+
+def test_binned_design_kernels_check_vector_lengths():
+    """The engine's design hands θ, row vectors and output buffers to the kernels: a
+    wrong length (a solution of another design, say) is an error, not a read past θ."""
+    from binarsity_stats._design import BinnedDesign
+
+    design = BinnedDesign(CODES, np.array([0, 4, 8]))
+    eta = design.linear_predictor(np.arange(8.0))
+    assert eta.shape == (40,)
+    with pytest.raises(ValueError, match=r"theta \(the levels\) must have shape \(8,\)"):
+        design.linear_predictor(np.arange(3.0))
+    with pytest.raises(ValueError, match=r"out must have shape \(40,\)"):
+        design.gather_add(np.arange(8.0), np.zeros(5))
+    with pytest.raises(ValueError, match=r"values must have shape \(40,\)"):
+        design.histograms(np.ones(7))
+    with pytest.raises(ValueError, match=r"values must have shape \(40,\)"):
+        design.histograms2(np.ones(40), np.ones(3))

@@ -1,0 +1,319 @@
+"""Comparing fits: analysis of deviance between nested refits, and a table of fits.
+
+:func:`anova` follows R's ``anova(m1, m2, ..., test=)`` for GLMs (``anova.glmlist`` and
+``stat.anova``): one row per model with its residual df and deviance, then for every
+model after the first the change in df and deviance from the previous one and the test
+statistic. The dispersion used by the tests is that of the model with the fewest
+residual df (R: the "biggest" model); it is 1 for the binomial and the poisson. Only
+unpenalised refits (:class:`~binarsity_stats.RefitResults`) are compared: the
+likelihood-ratio theory does not hold for penalised fits, and the selection makes even
+the refits' tests conditional on it (see the refit's notes).
+
+:func:`compare` lays penalised fits side by side: df, deviance, AIC, BIC, cut-points
+kept, λ and, when λ came from cross-validation, the CV score and its standard error.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["anova", "compare"]
+
+#: Relative residual below which a column of the smaller design counts as inside the
+#: column space of the larger one.
+NESTED_RTOL = 1e-7
+
+
+def _as_refit(obj: Any, k: int) -> Any:
+    from ._results import BinarsityResults, RefitResults
+
+    if isinstance(obj, RefitResults):
+        return obj
+    if isinstance(obj, BinarsityResults):
+        raise TypeError(
+            f"anova: model {k} is a penalised fit (BinarsityResults); likelihood-ratio "
+            "tests need unpenalised fits: pass res.refit()"
+        )
+    raise TypeError(
+        f"anova: model {k} is a {type(obj).__name__}; expected the RefitResults of "
+        "res.refit()"
+    )
+
+
+def _weights(sm_model: Any) -> tuple[str, np.ndarray]:
+    n = sm_model.endog.shape[0]
+    fw = getattr(sm_model, "freq_weights", None)
+    vw = getattr(sm_model, "var_weights", None)
+    fw = np.ones(n) if fw is None else np.asarray(fw, dtype=np.float64)
+    vw = np.ones(n) if vw is None else np.asarray(vw, dtype=np.float64)
+    return ("freq" if np.any(fw != 1) else "analytic"), fw * vw
+
+
+def _same_data(a: Any, b: Any, ka: int, kb: int) -> None:
+    """Refuse two refits that are not fitted to the same rows, weights, offset, family."""
+    ma, mb = a.sm_results.model, b.sm_results.model
+    pair = f"models {ka} and {kb}"
+    fa, fb = a.parent.model.family, b.parent.model.family
+    if fa.to_dict() != fb.to_dict():
+        raise ValueError(
+            f"anova: {pair} have different families ({fa.label} with link {fa.link} "
+            f"vs {fb.label} with link {fb.link}); a deviance test needs one family"
+        )
+    if ma.endog.shape != mb.endog.shape or not np.array_equal(ma.endog, mb.endog):
+        raise ValueError(
+            f"anova: {pair} are not fitted to the same response rows ({ma.endog.shape[0]} "
+            f"vs {mb.endog.shape[0]} rows, or different values; a split refit estimates "
+            "on its own half)"
+        )
+    (ka_, wa), (kb_, wb) = _weights(ma), _weights(mb)
+    if ka_ != kb_ or not np.array_equal(wa, wb):
+        raise ValueError(f"anova: {pair} have different sample weights")
+    oa = getattr(ma, "offset", None)
+    ob = getattr(mb, "offset", None)
+    oa = np.zeros(ma.endog.shape[0]) if oa is None else np.asarray(oa)
+    ob = np.zeros(mb.endog.shape[0]) if ob is None else np.asarray(ob)
+    if not np.array_equal(oa, ob):
+        raise ValueError(f"anova: {pair} have different offsets")
+
+
+def is_nested(small: np.ndarray, large: np.ndarray, rtol: float = NESTED_RTOL) -> bool:
+    """Whether the column space of ``small`` lies inside that of ``large``.
+
+    Parameters
+    ----------
+    small, large : ndarray of shape (n, p) and (n, q)
+        Two design matrices on the same rows.
+    rtol : float, default=NESTED_RTOL
+        Largest relative residual ‖x − P x‖ / ‖x‖ of a column x of ``small`` projected
+        on the columns of ``large``.
+
+    Returns
+    -------
+    bool
+    """
+    small = np.asarray(small, dtype=np.float64)
+    large = np.asarray(large, dtype=np.float64)
+    if small.shape[1] == 0:
+        return True
+    if large.shape[1] == 0:
+        return bool(np.all(small == 0))
+    # an orthonormal basis of the larger design's column space (rank-revealing SVD)
+    u, s, _ = np.linalg.svd(large, full_matrices=False)
+    keep = s > s[0] * max(large.shape) * np.finfo(float).eps if s.size else s > 0
+    u = u[:, keep]
+    resid = small - u @ (u.T @ small)
+    norms = np.linalg.norm(small, axis=0)
+    return bool(np.all(np.linalg.norm(resid, axis=0) <= rtol * np.maximum(norms, 1e-300)))
+
+
+def anova(*models: Any, test: str | None = None) -> pd.DataFrame:
+    """Analysis of deviance between nested unpenalised refits (R's ``anova``).
+
+    Parameters
+    ----------
+    *models : RefitResults
+        Two or more refits (``res.refit()``) on the same rows, response, weights,
+        offset and family, each nested in the next or containing it (the column space of
+        the smaller design inside that of the larger), in the order the table lists
+        them (usually smallest first).
+    test : {"Chisq", "LRT", "F"}, optional
+        The test of each change: ``"Chisq"`` (or ``"LRT"``) compares the change of
+        deviance divided by the dispersion with a χ² on the change of df; ``"F"``
+        divides the change of deviance per df by the dispersion and compares with
+        F(Δdf, residual df of the model with fewest residual df). Default: ``"F"`` for a
+        family whose dispersion is estimated (gaussian, gamma, Tweedie), ``"Chisq"``
+        otherwise (R ≥ 4.4's default). The dispersion is 1 for the binomial and the
+        poisson, else the Pearson estimate χ²/df of the model with fewest residual df.
+
+    Returns
+    -------
+    DataFrame
+        One row per model (``Model 1``, ...): ``Resid. Df``, ``Resid. Dev``, ``Df``,
+        ``Deviance`` (changes from the previous row; empty on the first) and ``F`` and
+        ``Pr(>F)``, or ``Pr(>Chi)``. ``attrs`` holds the test, the dispersion and the
+        design column names of each model.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two models, a pair that is not nested or not fitted to the same
+        data, or an unknown ``test``.
+    TypeError
+        An argument that is not a refit.
+
+    Notes
+    -----
+    Residual df are statsmodels' ``df_resid``: observations minus parameters, where
+    observations are the rows (analytic weights, statsmodels' ``var_weights``) or the
+    sum of the weights (frequency weights, ``freq_weights``). The deviances include the
+    weights. The tests are conditional on the cut-points selected by the penalised fits
+    (chosen on the same data), as the refits' standard errors are.
+
+    Examples
+    --------
+    >>> import binarsity_stats as bs
+    >>> df = bs.load_fair()
+    >>> df["event"] = (df["affairs"] > 0).astype(int)
+    >>> small = bs.glm("event ~ bin(age)", df, family="binomial").fit(lam=1e-3)
+    >>> large = bs.glm("event ~ bin(age) + bin(rate_marriage)", df,
+    ...                family="binomial").fit(lam=1e-3)
+    >>> table = bs.anova(small.refit(), large.refit())
+    >>> list(table.columns)
+    ['Resid. Df', 'Resid. Dev', 'Df', 'Deviance', 'Pr(>Chi)']
+    """
+    from scipy import stats
+
+    if len(models) < 2:
+        raise ValueError(f"anova needs at least two refits to compare; got {len(models)}")
+    fits = [_as_refit(m, k) for k, m in enumerate(models, start=1)]
+    family = fits[0].parent.model.family
+    if test is None:
+        test = "F" if family.estimate_dispersion else "Chisq"
+    if test not in ("Chisq", "LRT", "F"):
+        raise ValueError(f"test must be 'Chisq', 'LRT' or 'F'; got {test!r}")
+    if test == "LRT":
+        test = "Chisq"
+    for k in range(1, len(fits)):
+        _same_data(fits[k - 1], fits[k], k, k + 1)
+        a, b = fits[k - 1].sm_results, fits[k].sm_results
+        xa, xb = np.asarray(a.model.exog), np.asarray(b.model.exog)
+        small, large = (xa, xb) if a.df_resid >= b.df_resid else (xb, xa)
+        if not is_nested(small, large):
+            raise ValueError(
+                f"anova: models {k} and {k + 1} are not nested: the design of the smaller "
+                "(its selected cut-points and terms) is not inside the column space of "
+                "the larger one. Likelihood-ratio tests compare nested models only; "
+                "compare non-nested fits by AIC/BIC with bs.compare()."
+            )
+    if test == "F" and not family.estimate_dispersion:
+        warnings.warn(
+            f"an F test with the {family.label} family (dispersion fixed at 1) is "
+            "inappropriate; use test='Chisq'",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    resdf = np.array([float(f.sm_results.df_resid) for f in fits])
+    resdev = np.array([float(f.sm_results.deviance) for f in fits])
+    big = fits[int(np.argmin(resdf))].sm_results
+    if family.estimate_dispersion:
+        dispersion = float(big.pearson_chi2 / big.df_resid) if big.df_resid > 0 else np.nan
+    else:
+        dispersion = 1.0
+    ddf = np.r_[np.nan, -np.diff(resdf)]
+    ddev = np.r_[np.nan, -np.diff(resdev)]
+    table = pd.DataFrame(
+        {"Resid. Df": resdf, "Resid. Dev": resdev, "Df": ddf, "Deviance": ddev},
+        index=pd.Index([f"Model {k}" for k in range(1, len(fits) + 1)], dtype=object),
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if test == "F":
+            fval = (ddev / ddf) / dispersion
+            fval[(ddf == 0) | ~(fval >= 0)] = np.nan  # as R's stat.anova
+            p = stats.f.sf(fval, np.abs(ddf), float(big.df_resid))
+            table["F"] = fval
+            table["Pr(>F)"] = p
+        else:
+            stat = ddev / dispersion
+            p = stats.chi2.sf(np.abs(stat), np.abs(ddf))
+            p[ddf == 0] = np.nan
+            table["Pr(>Chi)"] = p
+    table.attrs.update(
+        test=test, dispersion=dispersion, family=family.label,
+        models=[list(f.names) for f in fits],
+    )  # fmt: skip
+    return table
+
+
+def _row(obj: Any) -> dict[str, Any]:
+    from ._results import BinarsityResults, CVResults, RefitResults
+
+    cv = None
+    if isinstance(obj, CVResults):
+        cv = {"mean": float(obj.mean[obj.idx_min]), "se": float(obj.se[obj.idx_min]),
+              "scoring": obj.scoring}  # fmt: skip
+        obj = obj.best_
+    if isinstance(obj, RefitResults):
+        sm = obj.sm_results
+        parent = obj.parent
+        return {"kind": "refit", "df": float(sm.df_model + 1), "deviance": float(sm.deviance),
+                "aic": float(sm.aic), "bic": float(sm.bic_llf),
+                "cuts_kept": int(parent.n_jumps), "lam": float(parent.lam),
+                "cv_score": np.nan, "cv_se": np.nan, "scoring": None}  # fmt: skip
+    if not isinstance(obj, BinarsityResults):
+        raise TypeError(
+            f"compare: expected fits (BinarsityResults, CVResults or RefitResults); got a "
+            f"{type(obj).__name__}"
+        )
+    if cv is None:
+        cv = getattr(obj, "cv_score", None)
+    return {"kind": "penalized", "df": float(obj.df), "deviance": obj.deviance,
+            "aic": obj.aic, "bic": obj.bic, "cuts_kept": int(obj.n_jumps), "lam": obj.lam,
+            "cv_score": np.nan if cv is None else cv["mean"],
+            "cv_se": np.nan if cv is None else cv["se"],
+            "scoring": None if cv is None else cv["scoring"]}  # fmt: skip
+
+
+def compare(*fits: Any, names: list[str] | None = None) -> pd.DataFrame:
+    """A table of fits side by side: df, deviance, AIC, BIC, cut-points, CV score.
+
+    Parameters
+    ----------
+    *fits : BinarsityResults, CVResults or RefitResults
+        The fits. A :class:`~binarsity_stats.CVResults` stands for its ``best_`` fit
+        with the CV score at ``lam_min``; a fit taken from ``fit_cv().results()`` (or
+        ``best_``) carries its CV score too.
+    names : list of str, optional
+        Row labels (default ``Model 1``, ``Model 2``, ...).
+
+    Returns
+    -------
+    DataFrame
+        One row per fit: ``kind`` (``"penalized"`` or ``"refit"``), ``df``,
+        ``deviance``, ``AIC``, ``BIC``, ``cuts kept``, ``lam``, and ``CV score``,
+        ``CV se`` and ``scoring`` (empty when λ did not come from cross-validation).
+        AIC and BIC use each fit's df (for a penalised fit: jumps + intercept +
+        unpenalised parameters, see the summary).
+
+    Raises
+    ------
+    ValueError
+        No fit, or ``names`` of the wrong length.
+    TypeError
+        An argument that is not a fit.
+
+    Notes
+    -----
+    The fits need not be nested, but AIC, BIC and deviances are comparable only
+    between fits to the same rows, response and weights; CV scores only between fits
+    cross-validated on the same folds and criterion.
+
+    Examples
+    --------
+    >>> import binarsity_stats as bs
+    >>> df = bs.load_fair()
+    >>> df["event"] = (df["affairs"] > 0).astype(int)
+    >>> a = bs.glm("event ~ bin(age)", df, family="binomial").fit(lam=1e-3)
+    >>> b = bs.glm("event ~ bin(age) + bin(rate_marriage)", df,
+    ...            family="binomial").fit(lam=1e-3)
+    >>> table = bs.compare(a, b, names=["age", "age + marriage"])
+    >>> list(table.index)
+    ['age', 'age + marriage']
+    """
+    if not fits:
+        raise ValueError("compare needs at least one fit")
+    if names is None:
+        names = [f"Model {k}" for k in range(1, len(fits) + 1)]
+    names = [str(n) for n in names]
+    if len(names) != len(fits):
+        raise ValueError(f"names has {len(names)} entries for {len(fits)} fits")
+    rows = [_row(f) for f in fits]
+    table = pd.DataFrame(rows, index=pd.Index(names, dtype=object))
+    return table.rename(
+        columns={"aic": "AIC", "bic": "BIC", "cuts_kept": "cuts kept", "cv_score": "CV score",
+                 "cv_se": "CV se"}
+    )[["kind", "df", "deviance", "AIC", "BIC", "cuts kept", "lam", "CV score", "CV se",
+       "scoring"]]  # fmt: skip
