@@ -460,6 +460,65 @@ def _code_all(cols: _Columns, state: _State) -> np.ndarray:
     return out
 
 
+def level_codes(
+    values: Sequence[Any],
+    isna: np.ndarray,
+    levels: Sequence[Any],
+    has_missing_level: bool,
+    name: str,
+    out: np.ndarray,
+) -> np.ndarray:
+    """Codes of a categorical column under its learned levels (``C()`` terms).
+
+    The code of a value is its index in ``levels``; a missing value gets
+    ``len(levels)`` when the term has a missing level. The formula layer's ``C()``
+    replay and ``from_spec`` models both code through here. Errors name the column.
+
+    Parameters
+    ----------
+    values : sequence
+        The column's values (their missing entries are ignored).
+    isna : ndarray of bool
+        Which values are missing.
+    levels : sequence
+        The learned levels, in code order.
+    has_missing_level : bool
+        Whether the term has a level for missing values.
+    name : str
+        Column name for the messages.
+    out : ndarray of integers
+        Output buffer of the same length as ``values``; filled and returned.
+
+    Returns
+    -------
+    ndarray
+        ``out``.
+    """
+    lookup = {lvl: k for k, lvl in enumerate(levels)}
+    unseen = []
+    for i, (v, na) in enumerate(zip(values, isna, strict=True)):
+        if na:
+            if not has_missing_level:
+                raise ValueError(
+                    f"column '{name}' contains missing values but the model has no "
+                    "missing level for it."
+                )
+            out[i] = len(levels)
+            continue
+        k = lookup.get(v)
+        if k is None:
+            unseen.append(v)
+            continue
+        out[i] = k
+    if unseen:
+        shown = sorted({str(u) for u in unseen})[:5]
+        raise ValueError(
+            f"column '{name}' has level(s) not seen when the model was fitted: {shown}; "
+            f"known levels are {[str(lv) for lv in levels][:20]}."
+        )
+    return out
+
+
 def bin_codes(
     x: np.ndarray, edges: np.ndarray, has_missing_level: bool, out: np.ndarray | None = None
 ) -> tuple[np.ndarray, int]:

@@ -43,7 +43,7 @@ from formulaic.transforms import TRANSFORMS
 from formulaic.utils.code import format_expr, sanitize_variable_names
 from formulaic.utils.stateful_transforms import stateful_transform
 
-from ._binarizer import BinarizerCore, bin_codes, is_datetime_like
+from ._binarizer import BinarizerCore, bin_codes, is_datetime_like, level_codes
 from ._validation import (
     as_real_array,
     check_n_bins,
@@ -385,31 +385,9 @@ def _replay_categorical(
     values: pd.Series, isna: np.ndarray, state: Mapping[str, Any], name: str
 ) -> np.ndarray:
     levels = state["levels"]
-    lookup = {lvl: k for k, lvl in enumerate(levels)}
     n_levels = len(levels) + int(state["has_missing_level"])
     codes = np.empty(len(values), dtype=code_dtype(n_levels))
-    unseen = []
-    for i, (v, na) in enumerate(zip(values.tolist(), isna, strict=True)):
-        if na:
-            if not state["has_missing_level"]:
-                raise ValueError(
-                    f"column '{name}' contains missing values but the model has no "
-                    "missing level for it."
-                )
-            codes[i] = len(levels)
-            continue
-        k = lookup.get(v)
-        if k is None:
-            unseen.append(v)
-            continue
-        codes[i] = k
-    if unseen:
-        shown = sorted({str(u) for u in unseen})[:5]
-        raise ValueError(
-            f"column '{name}' has level(s) not seen when the model was fitted: {shown}; "
-            f"known levels are {[str(lv) for lv in levels][:20]}."
-        )
-    return codes
+    return level_codes(values.tolist(), isna, levels, state["has_missing_level"], name, codes)
 
 
 @stateful_transform

@@ -458,33 +458,15 @@ class SpecModel:
     def _categorical_codes(values: Any, term: Mapping[str, Any]) -> np.ndarray:
         import pandas as pd
 
+        from ._binarizer import level_codes
+
         series = values if isinstance(values, pd.Series) else pd.Series(np.asarray(values, object))
         isna = series.isna().to_numpy()
         levels = term["levels"]
-        lookup = {lvl: k for k, lvl in enumerate(levels)}
         out = np.empty(len(series), dtype=np.intp)
-        unseen = []
-        for i, (v, na) in enumerate(zip(series.tolist(), isna, strict=True)):
-            if na:
-                if not term["missing_level"]:
-                    raise ValueError(
-                        f"column {term['column']!r} contains missing values but the model "
-                        "has no missing level for it."
-                    )
-                out[i] = len(levels)
-                continue
-            k = lookup.get(v)
-            if k is None:
-                unseen.append(v)
-                continue
-            out[i] = k
-        if unseen:
-            shown = sorted({str(u) for u in unseen})[:5]
-            raise ValueError(
-                f"column {term['column']!r} has level(s) not seen when the model was "
-                f"fitted: {shown}."
-            )
-        return out
+        return level_codes(
+            series.tolist(), isna, levels, bool(term["missing_level"]), str(term["column"]), out
+        )
 
     def _offset(self, data: Any, n: int, offset: Any) -> np.ndarray | None:
         entry = self.spec["offset"]
