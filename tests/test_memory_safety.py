@@ -431,9 +431,13 @@ def test_binarizer_in_pipeline_and_grid_search():
     assert list(grid.best_estimator_[:-2].get_feature_names_out()) == ["x0", "x1"]
 
 
-def test_without_scikit_learn_the_stand_in_base_classes_work():
+def test_without_scikit_learn_the_stand_in_base_classes_work(tmp_path):
+    import os
     import subprocess
     import sys
+    from pathlib import Path
+
+    import binarsity_stats
 
     code = """
 import sys
@@ -454,7 +458,11 @@ except NotFittedError as exc:
 else:
     raise SystemExit("not fitted: no error")
 """
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    # the child imports the package these tests import (the installed one in CI), never
+    # the uncompiled source folder of a checkout: run it outside the checkout
+    imported = Path(binarsity_stats.__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(imported))
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120, env=env, cwd=tmp_path)
 
 
 def test_bin_codes_refuses_an_output_too_narrow_for_its_levels():
