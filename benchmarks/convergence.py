@@ -35,15 +35,9 @@ MAX_ITER = 100_000
 
 
 def _diamonds(n: int, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    carat = rng.lognormal(-0.4, 0.5, n)
-    size = carat ** (1 / 3)
-    x = 6.5 * size * (1 + 0.01 * rng.standard_normal(n))
-    y = 6.5 * size * (1 + 0.01 * rng.standard_normal(n))
-    z = 4.0 * size * (1 + 0.01 * rng.standard_normal(n))
-    logc = np.log(carat)
-    logp = 8 + 1.7 * logc - 0.3 * logc**2 + 0.15 * rng.standard_normal(n)
-    return np.column_stack([carat, x, y, z]), logp
+    from binarsity_stats._datasets import simulate_collinear_sizes
+
+    return simulate_collinear_sizes(n, seed)
 
 
 def _randhie():

@@ -15,6 +15,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 from binarsity_stats import Binarizer, BinarsityGLM
+from binarsity_stats._datasets import simulate_collinear_sizes
 from binarsity_stats._histogram import bin_sums_all
 from binarsity_stats._penalty import penalty_weights
 from binarsity_stats._polish import polish
@@ -33,15 +34,7 @@ def _design(X, sw=None, n_bins=50):
 
 def _diamonds(n=3000, seed=0):
     """Carat ~ lognormal; length, width, depth ≈ carat^(1/3) with 1% noise; log price."""
-    rng = np.random.default_rng(seed)
-    carat = rng.lognormal(-0.4, 0.5, n)
-    size = carat ** (1 / 3)
-    x = 6.5 * size * (1 + 0.01 * rng.standard_normal(n))
-    y = 6.5 * size * (1 + 0.01 * rng.standard_normal(n))
-    z = 4.0 * size * (1 + 0.01 * rng.standard_normal(n))
-    logc = np.log(carat)
-    logp = 8 + 1.7 * logc - 0.3 * logc**2 + 0.15 * rng.standard_normal(n)
-    return np.column_stack([carat, x, y, z]), logp
+    return simulate_collinear_sizes(n, seed)
 
 
 def _randhie():
