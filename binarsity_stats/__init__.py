@@ -29,9 +29,9 @@ _LAZY: dict[str, str] = {
     "glm": "._model",
     "BinarsityModel": "._model",
     "BinarsityResults": "._results",
-    "PathResults": "._results",
-    "CVResults": "._results",
-    "RefitResults": "._results",
+    "PathResults": "._path_results",
+    "CVResults": "._path_results",
+    "RefitResults": "._refit",
     "BootstrapResults": "._bootstrap",
     "load_fair": "._datasets",
     # Model comparison
@@ -70,8 +70,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ._datasets import load_fair
     from ._estimator import BinarsityClassifier, BinarsityGLM
     from ._model import BinarsityModel, glm
+    from ._path_results import CVResults, PathResults
     from ._prox import prox_binarsity, prox_tv
-    from ._results import BinarsityResults, CVResults, PathResults, RefitResults
+    from ._refit import RefitResults
+    from ._results import BinarsityResults
     from ._solvers import ConvergenceWarning
     from ._spec import SpecModel, from_spec
 

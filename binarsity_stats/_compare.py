@@ -29,7 +29,8 @@ NESTED_RTOL = 1e-7
 
 
 def _as_refit(obj: Any, k: int) -> Any:
-    from ._results import BinarsityResults, RefitResults
+    from ._refit import RefitResults
+    from ._results import BinarsityResults
 
     if isinstance(obj, RefitResults):
         return obj
@@ -229,7 +230,9 @@ def anova(*models: Any, test: str | None = None) -> pd.DataFrame:
 
 
 def _row(obj: Any) -> dict[str, Any]:
-    from ._results import BinarsityResults, CVResults, RefitResults
+    from ._path_results import CVResults
+    from ._refit import RefitResults
+    from ._results import BinarsityResults
 
     cv = None
     if isinstance(obj, CVResults):

@@ -50,8 +50,9 @@ from ._path import (
     solve_path,
     weighted_auc,
 )
+from ._path_results import CVResults, PathResults
 from ._penalty import THEORY_A, lambda_theory, theory_nobs
-from ._results import BinarsityResults, CVResults, PathResults, degrees_of_freedom
+from ._results import BinarsityResults, degrees_of_freedom
 from ._validation import (
     check_bool,
     check_cv_tol,

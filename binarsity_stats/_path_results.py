@@ -1,0 +1,296 @@
+"""Results of a λ path (``PathResults``) and of K-fold cross-validation (``CVResults``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ._path import select_lambda, strip_eta
+from ._results import BinarsityResults
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+    from ._model import BinarsityModel
+
+__all__ = ["PathResults", "CVResults"]
+
+
+class PathResults:
+    """Fits along a decreasing λ grid (warm-started).
+
+    Parameters
+    ----------
+    model : BinarsityModel
+        The model.
+    lams : ndarray of shape (m,)
+        The grid, decreasing.
+    solutions : list of Solution
+        One per λ.
+
+    Attributes
+    ----------
+    lams : ndarray of shape (m,)
+        λ values.
+    df : ndarray of shape (m,)
+        Degrees of freedom per λ.
+    deviance : ndarray of shape (m,)
+        Training deviance per λ.
+    n_iter : ndarray of shape (m,)
+        Solver iterations per λ.
+    converged : ndarray of shape (m,)
+        Whether each fit converged.
+    """
+
+    def __init__(self, model: BinarsityModel, lams: np.ndarray, solutions: list) -> None:
+        self.model = model
+        self.lams = np.asarray(lams, dtype=np.float64)
+        df, dev = [], []
+        for sol in solutions:
+            res = BinarsityResults(model, sol)
+            df.append(res.df)
+            dev.append(res.deviance)
+        self.df = np.asarray(df, dtype=np.intp)
+        self.deviance = np.asarray(dev)
+        self.n_iter = np.asarray([s.n_iter for s in solutions], dtype=np.intp)
+        self.converged = np.asarray([s.converged for s in solutions], dtype=bool)
+        self._solutions = [strip_eta(s) for s in solutions]
+
+    def __len__(self) -> int:
+        return len(self.lams)
+
+    def __getitem__(self, i: int) -> BinarsityResults:
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"path results are indexed by λ position (an int); got {i!r}.")
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"λ position {i} out of range for a path of {n}.")
+        i = int(i) % n
+        return BinarsityResults(self.model, self._solutions[i], f"path position {i} of {n}")
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    @property
+    def coefs(self) -> pd.DataFrame:
+        """Coefficients per λ (rows: λ, columns: parameter names)."""
+        names = list(self[0].params.index) if len(self) else []
+        values = np.array([self[i].params.to_numpy() for i in range(len(self))])
+        return pd.DataFrame(values, index=pd.Index(self.lams, name="lam"), columns=names)
+
+    def to_frame(self) -> pd.DataFrame:
+        """λ, df, deviance, iterations and convergence per position.
+
+        Returns
+        -------
+        DataFrame
+            One row per λ.
+        """
+        return pd.DataFrame(
+            {"lam": self.lams, "df": self.df, "deviance": self.deviance,
+             "n_iter": self.n_iter, "converged": self.converged}
+        )  # fmt: skip
+
+    def plot(self, kind: str = "range", ax: Any = None, marks: Any = None) -> Figure:
+        """Regularisation path: term effect ranges, levels, df or deviance against λ.
+
+        Parameters
+        ----------
+        kind : {"range", "levels", "df", "deviance"}, default="range"
+            One labelled line per term (its effect range), every level θ, the
+            degrees of freedom, or the training deviance (see ``_plotting.plot_path``).
+        ax : matplotlib Axes, optional
+            Where to draw.
+        marks : dict or float, optional
+            λ values to mark with vertical lines, ``{label: λ}`` (a float: "fitted λ").
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure drawn on.
+        """
+        from ._plotting import plot_path
+
+        return plot_path(self, kind=kind, ax=ax, marks=marks)
+
+    def plot_path(self, kind: str = "range", ax: Any = None, marks: Any = None) -> Figure:
+        """Alias of :meth:`plot`.
+
+        Parameters
+        ----------
+        kind : {"range", "levels", "df", "deviance"}, default="range"
+            One labelled line per term (its effect range), every level θ, the
+            degrees of freedom, or the training deviance (see ``_plotting.plot_path``).
+        ax : matplotlib Axes, optional
+            Where to draw.
+        marks : dict or float, optional
+            λ values to mark with vertical lines, ``{label: λ}`` (a float: "fitted λ").
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure drawn on.
+        """
+        return self.plot(kind=kind, ax=ax, marks=marks)
+
+    def __repr__(self) -> str:
+        return (
+            f"<PathResults {len(self)} lambdas from {self.lams[0]:.4g} to "
+            f"{self.lams[-1]:.4g}, df {self.df.min()}..{self.df.max()}>"
+        )
+
+
+class CVResults:
+    """K-fold cross-validation of a λ path.
+
+    Parameters
+    ----------
+    model : BinarsityModel
+        The model.
+    lams : ndarray of shape (m,)
+        The λ grid (from the full data), decreasing.
+    fold_scores : ndarray of shape (K, m)
+        Held-out score of every fold at every λ.
+    scoring : {"deviance", "mse", "auc"}
+        Criterion (AUC is maximised, the others minimised).
+    fold_ids : ndarray of shape (n,)
+        Fold of every training row.
+    full_path : list of Solution
+        Fits on all rows along the grid.
+    grid_size : int, optional
+        Length of the grid requested; more than m when the CV stopped early
+        (default: m).
+    rule : dict, optional
+        The CV settings (``folds``, ``scoring``, ``lams``, ``groups``, ``cv_tol``,
+        ``early_stopping``, ``patience``) that ``bootstrap(lam="cv")`` replays.
+
+    Attributes
+    ----------
+    mean, se : ndarray of shape (m,)
+        Mean over folds and its standard error (std / sqrt(K)).
+    lam_min : float
+        λ with the best mean score.
+    lam_1se : float
+        Largest λ whose mean is within one standard error of the best.
+    best_ : BinarsityResults
+        The fit on all rows at ``lam_min``.
+    path : PathResults
+        The fits on all rows along the grid.
+    """
+
+    def __init__(
+        self,
+        model: BinarsityModel,
+        lams: np.ndarray,
+        fold_scores: np.ndarray,
+        scoring: str,
+        fold_ids: np.ndarray,
+        full_path: list,
+        grid_size: int | None = None,
+        rule: dict | None = None,
+    ) -> None:
+        self.model = model
+        # how λ was chosen (folds, criterion, grid, groups): bootstrap(lam="cv") replays it
+        self.rule = rule
+        self.lams = np.asarray(lams, dtype=np.float64)
+        self.grid_size = len(self.lams) if grid_size is None else int(grid_size)
+        self.fold_scores = np.asarray(fold_scores, dtype=np.float64)
+        self.scoring = scoring
+        self.fold_ids = fold_ids
+        self.folds = self.fold_scores.shape[0]
+        self.mean, self.se, self.idx_min, self.idx_1se = select_lambda(self.fold_scores, scoring)
+        self.lam_min = float(self.lams[self.idx_min])
+        self.lam_1se = float(self.lams[self.idx_1se])
+        self.path = PathResults(model, self.lams, full_path)
+        self.best_ = self.results("lam_min")
+
+    def results(self, which: str = "lam_min") -> BinarsityResults:
+        """The fit on all rows at ``lam_min`` or ``lam_1se``.
+
+        Parameters
+        ----------
+        which : {"lam_min", "lam_1se"}, default="lam_min"
+            Which λ.
+
+        Returns
+        -------
+        BinarsityResults
+            The fit on all rows at that λ.
+        """
+        if which not in ("lam_min", "lam_1se"):
+            raise ValueError(f"which must be 'lam_min' or 'lam_1se'; got {which!r}.")
+        i = self.idx_min if which == "lam_min" else self.idx_1se
+        res = self.path[i]
+        res.lam_source = f"{self.folds}-fold CV ({which}, {self.scoring})"
+        rule = getattr(self, "rule", None)
+        res.cv_rule = None if rule is None else dict(rule, which=which)
+        res.cv_score = {"scoring": self.scoring, "mean": float(self.mean[i]),
+                        "se": float(self.se[i])}  # fmt: skip
+        return res
+
+    def to_frame(self) -> pd.DataFrame:
+        """λ, mean score, standard error and df of the full-data fit per λ.
+
+        Returns
+        -------
+        DataFrame
+            One row per λ.
+        """
+        return pd.DataFrame(
+            {"lam": self.lams, "mean": self.mean, "se": self.se, "df": self.path.df}
+        )
+
+    def plot(self, ax: Any = None) -> Figure:
+        """CV curve: mean ± one standard error against λ, with ``lam_min`` and ``lam_1se``.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure drawn on.
+        """
+        from ._plotting import plot_cv
+
+        return plot_cv(self, ax=ax)
+
+    def plot_path(self, kind: str = "range", ax: Any = None) -> Figure:
+        """The full-data regularisation path with λ_min and λ_1se marked.
+
+        See :meth:`PathResults.plot`.
+
+        Parameters
+        ----------
+        kind : {"range", "levels", "df", "deviance"}, default="range"
+            One labelled line per term (its effect range), every level θ, the
+            degrees of freedom, or the training deviance (see ``_plotting.plot_path``).
+        ax : matplotlib Axes, optional
+            Where to draw.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure drawn on.
+        """
+        marks = {"λ_min": self.lam_min, "λ_1se": self.lam_1se}
+        return self.path.plot(kind=kind, ax=ax, marks=marks)
+
+    @property
+    def stopped_early(self) -> bool:
+        """Whether the folds stopped before the end of the requested grid (``fit_cv``'s
+        ``early_stopping``: the CV curve had turned)."""
+        return len(self.lams) < getattr(self, "grid_size", len(self.lams))
+
+    def __repr__(self) -> str:
+        grid = f"{len(self.lams)} λ"
+        if self.stopped_early:
+            grid = f"{len(self.lams)} of {self.grid_size} λ, stopped early"
+        return (
+            f"<CVResults {self.folds}-fold {self.scoring} ({grid}): "
+            f"lam_min={self.lam_min:.4g}, lam_1se={self.lam_1se:.4g}>"
+        )

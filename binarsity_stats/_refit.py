@@ -1,0 +1,300 @@
+"""The unpenalised refit of a selection (statsmodels GLM on the selected segments).
+
+``BinarsityResults.refit`` builds a :class:`RefitResults`: either conditional on the
+selection (same rows) or honest by sample splitting (select on one part, estimate on the
+other).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ._path import strip_eta
+from ._validation import check_sample_weight
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._results import BinarsityResults
+
+__all__ = ["RefitResults"]
+
+
+class RefitResults:
+    """An unpenalised statsmodels GLM on the selected design.
+
+    Parameters
+    ----------
+    sm_results : statsmodels GLMResults
+        The fitted statsmodels model.
+    parent : BinarsityResults
+        The penalised fit whose selection was refitted.
+    split : dict, optional
+        For a sample-splitting refit: ``{"share", "random_state", "select_rows",
+        "estimate_rows"}``.
+
+    Notes
+    -----
+    By default, standard errors, z-statistics, p-values and confidence intervals are
+    conditional on the selection: they treat the cut-points as fixed in advance,
+    although the same data chose them, so they are too optimistic; and the kept jumps
+    are those that looked largest, so their refitted sizes are biased away from zero
+    (the winner's curse). ``refit(split=)`` avoids both. Any other attribute is looked
+    up on ``sm_results``.
+    """
+
+    NOTE = (
+        "Standard errors, tests and intervals are CONDITIONAL ON THE SELECTION: the "
+        "cut-points were chosen by the binarsity fit on the same data and are treated as "
+        "fixed here, so they understate the uncertainty, and the jumps kept are those that "
+        "looked largest on these data, so their estimates are biased away from zero (the "
+        "winner's curse). refit(split=0.5) gives honest inference by sample splitting."
+    )
+
+    def __init__(self, sm_results: Any, parent: BinarsityResults, split: dict | None = None):
+        self.sm_results = sm_results
+        self.parent = parent
+        self.lam = parent.lam
+        self.weights_kind = parent.model.weights_kind if parent.model.weighted else None
+        self.split = split
+
+    @property
+    def names(self) -> list[str]:
+        """Columns of the selected design (the refit's parameter names)."""
+        return list(self.parent._selection[1])
+
+    @property
+    def params(self) -> pd.Series:
+        """Unpenalised coefficients of the selected design."""
+        return self.sm_results.params
+
+    @property
+    def bse(self) -> pd.Series:
+        """Standard errors (conditional on the selection unless the refit was split)."""
+        return self.sm_results.bse
+
+    def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
+        """Confidence intervals of the parameters.
+
+        Conditional on the selection, unless the refit was split.
+
+        Parameters
+        ----------
+        alpha : float, default=0.05
+            1 − coverage.
+
+        Returns
+        -------
+        DataFrame
+            Lower and upper bounds per parameter.
+        """
+        return self.sm_results.conf_int(alpha=alpha)
+
+    def _exog(self, newdata: Any, offset: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        """The selected design and the offset of new rows (the training rows if None)."""
+        if newdata is None:
+            if offset is not None:
+                raise ValueError("offset is only used together with newdata.")
+            m = self.parent.model
+            return self.parent._selected_matrix(m.design), m.offset
+        design, off = self.parent._new_design(newdata, offset)
+        return self.parent._selected_matrix(design), off
+
+    def predict(
+        self,
+        newdata: Any = None,
+        type: str = "response",  # noqa: A002 - R's name
+        offset: Any = None,
+        se_fit: bool = False,
+    ) -> Any:
+        """Predict with the refitted coefficients, replaying the selected design.
+
+        Parameters
+        ----------
+        newdata : DataFrame, optional
+            New rows (the training rows when omitted), read with the training bins,
+            ``C()`` levels and offset terms.
+        type : {"response", "link"}, default="response"
+            Mean response or linear predictor.
+        offset : array-like of shape (n,), optional
+            Extra offset, as in :meth:`BinarsityResults.predict`.
+        se_fit : bool, default=False
+            Also return the standard errors of the predictions (R's ``se.fit``): on the
+            link scale for ``type="link"``, by the delta method for the mean response.
+
+        Returns
+        -------
+        ndarray of shape (n,) or DataFrame
+            The predictions; with ``se_fit=True`` a DataFrame with columns ``fit`` and
+            ``se_fit``.
+        """
+        if type not in ("response", "link"):
+            raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        X, off = self._exog(newdata, offset)
+        which = "mean" if type == "response" else "linear"
+        if not se_fit:
+            return np.asarray(self.sm_results.predict(X, offset=off, which=which))
+        pred = self.sm_results.get_prediction(X, offset=off, which=which)
+        return pd.DataFrame({"fit": np.asarray(pred.predicted), "se_fit": np.asarray(pred.se)})
+
+    def get_prediction(
+        self,
+        newdata: Any = None,
+        offset: Any = None,
+        type: str = "response",  # noqa: A002 - R's name
+        sample_weight: Any = None,
+    ) -> Any:
+        """Predictions with their standard errors and intervals (statsmodels' objects).
+
+        Parameters
+        ----------
+        newdata : DataFrame, optional
+            New rows (the training rows when omitted).
+        offset : array-like of shape (n,), optional
+            Extra offset, as in :meth:`predict`.
+        type : {"response", "link"}, default="response"
+            Intervals for the mean response (the link-scale interval mapped by the
+            inverse link, statsmodels' default) or for the linear predictor.
+        sample_weight : array-like of shape (n,), optional
+            Analytic weights of the new rows for the observation intervals of a family
+            with an estimated dispersion (an observation has variance φ / s; default 1).
+
+        Returns
+        -------
+        PredictionResults
+            ``summary_frame(alpha)`` gives ``mean``, ``mean_se``, ``mean_ci_lower`` and
+            ``mean_ci_upper`` (for ``type="link"``: ``predicted``, ``se``, ``ci_lower``,
+            ``ci_upper`` of η), and for the gaussian (identity link) also the
+            prediction intervals of a new observation ``obs_ci_lower`` and
+            ``obs_ci_upper`` (statsmodels' ``regression`` PredictionResults, t
+            quantiles with the residual df).
+        """
+        if type not in ("response", "link"):
+            raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        X, off = self._exog(newdata, offset)
+        if not self.parent.model.family.quadratic:
+            # statsmodels' GLM default for the mean (columns mean, mean_se, mean_ci_*)
+            which = None if type == "response" else "linear"
+            return self.sm_results.get_prediction(X, offset=off, which=which)
+        # identity link: the mean is the linear predictor; add the observation variance
+        from statsmodels.regression._prediction import PredictionResults
+
+        lin = self.sm_results.get_prediction(X, offset=off, which="linear")
+        n = X.shape[0]
+        if sample_weight is None:
+            w = np.ones(n)
+        else:
+            w = check_sample_weight(sample_weight, n, rows_of="the data")
+            if np.any(w <= 0):  # the observation variance is scale / w
+                row = int(np.flatnonzero(w <= 0)[0])
+                raise ValueError(
+                    f"sample_weight must be positive for a prediction interval; row {row} has 0."
+                )
+        return PredictionResults(
+            np.asarray(lin.predicted), np.asarray(lin.var_pred),
+            var_resid=self.sm_results.scale / w, df=self.sm_results.df_resid,
+            dist="t" if self.sm_results.use_t else "norm",
+        )  # fmt: skip
+
+    def summary(self) -> Any:
+        """statsmodels' summary with what the inference is conditional on.
+
+        Returns
+        -------
+        statsmodels.iolib.summary.Summary
+            The statsmodels report with the weights and the selection noted.
+        """
+        kind = "honest (sample splitting)" if self.split else "conditional on the selection"
+        smry = self.sm_results.summary(
+            title=f"Unpenalised refit on the binarsity selection (lam={self.lam:.4g}), "
+            f"inference {kind}"
+        )
+        notes = []
+        if self.weights_kind is not None:
+            notes.append(
+                "Sample weights: analytic (statsmodels var_weights: row i has variance "
+                "phi/s_i, and the residual df counts rows)."
+                if self.weights_kind == "analytic"
+                else "Sample weights: frequencies (statsmodels freq_weights; row i counts "
+                "s_i times)."
+            )
+        if self.split:
+            sp = self.split
+            notes.append(
+                f"SAMPLE SPLITTING: the cut-points were selected (same bins, lam="
+                f"{self.lam:.4g}) on {len(sp['select_rows'])} randomly chosen rows (share "
+                f"{sp['share']:g}, random_state={sp['random_state']!r}) and this GLM was "
+                f"estimated on the other {len(sp['estimate_rows'])} rows only, so its "
+                "standard errors, tests and intervals are valid for the selected model."
+            )
+        else:
+            notes.append(self.NOTE)
+        smry.add_extra_txt(notes)
+        return smry
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("sm_results", "parent", "split"):
+            raise AttributeError(name)
+        return getattr(self.sm_results, name)
+
+    def __repr__(self) -> str:
+        how = "split sample" if self.split else "conditional on selection"
+        return f"<RefitResults: {len(self.params)} parameters, {how}>"
+
+
+
+
+def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | None = None) -> Any:
+    """statsmodels' GLM on the selected design of the given training rows."""
+    import statsmodels.api as sm
+
+    m = res.model
+    if X is None:
+        X = res._selected_matrix(m.design, strict=False)
+    names = res._selection[1]
+    kwargs: dict[str, Any] = {"family": m.family.to_statsmodels()}
+    if m.var_weights is not None:
+        rows = rows[m.var_weights[rows] > 0]  # zero analytic weight: not an observation
+        kwargs["var_weights"] = m.var_weights[rows]
+    elif m.freq_weights is not None:
+        kwargs["freq_weights"] = m.freq_weights[rows]
+    if m.offset is not None:
+        kwargs["offset"] = m.offset[rows]
+    exog = pd.DataFrame(X[rows], columns=names)
+    endog = pd.Series(m.y[rows], name=m.response.name)
+    return sm.GLM(endog, exog, **kwargs).fit(use_t=m.family.estimate_dispersion)
+
+
+def _split_refit(res: BinarsityResults, split: Any, random_state: Any) -> RefitResults:
+    """Select on a random share ``split`` of the rows, estimate on the others."""
+    from ._validation import check_random_state
+
+    if isinstance(split, bool) or not isinstance(split, (int, float, np.integer, np.floating)):
+        raise TypeError(f"split must be a number in (0, 1); got {split!r}.")
+    share = float(split)
+    if not 0.0 < share < 1.0:
+        raise ValueError(
+            f"split must be in (0, 1) (the share of rows that selects); got {split!r}."
+        )
+    m = res.model
+    n = m.nobs
+    n_select = int(round(share * n))
+    if not 0 < n_select < n:
+        raise ValueError(f"split={split!r} leaves no rows on one side of {n} rows.")
+    rs = check_random_state(random_state)
+    perm = (rs if isinstance(rs, np.random.RandomState) else np.random.default_rng(rs)).permutation(
+        n
+    )
+    select_rows = np.sort(perm[:n_select])
+    estimate_rows = np.sort(perm[n_select:])
+    # the cut-points: the same bins, penalty weights and λ, on the selection rows only
+    sol = m._prepare(select_rows).solve(res.lam)
+    selected = type(res)(m, strip_eta(sol), "split selection")
+    # its segments, populated according to the estimation rows' own weights
+    counts = m.binned.subset(estimate_rows).histograms(m.unit_weight[estimate_rows])
+    selected.__dict__["_selection"] = selected._selection_recipe(counts)
+    X = selected._selected_matrix(m.design, strict=False)
+    info = {"share": share, "random_state": random_state, "select_rows": select_rows,
+            "estimate_rows": estimate_rows}  # fmt: skip
+    return RefitResults(_fit_statsmodels(selected, estimate_rows, X), selected, split=info)
