@@ -397,6 +397,9 @@ class BootstrapResults:
         density: bool = True,
         bands: bool = True,
         level: float = 0.95,
+        scale: str = "link",
+        sharey: bool = False,
+        rug: bool = False,
     ) -> Figure:
         """The fit's shapes with their pointwise bootstrap bands.
 
@@ -412,6 +415,13 @@ class BootstrapResults:
             Draw the bands of :meth:`shape_bands`.
         level : float, default=0.95
             Their coverage.
+        scale : {"link", "response"}, default="link"
+            The effect in the link's units, or exp(effect) relative to the average
+            training row (odds or rate ratio; see ``BinarsityResults.plot_shapes``).
+        sharey : bool, default=False
+            One y range for all drawn terms.
+        rug : bool, default=False
+            Draw :meth:`cut_frequencies` as a rug at the bottom of every binned term.
 
         Returns
         -------
@@ -421,7 +431,9 @@ class BootstrapResults:
         from ._plotting import plot_shapes
 
         band = self.shape_bands(level) if bands else None
-        return plot_shapes(self.results, terms=terms, ax=ax, density=density, bands=band)
+        freq = self.cut_frequencies() if rug else None
+        return plot_shapes(self.results, terms=terms, ax=ax, density=density, bands=band,
+                           scale=scale, sharey=sharey, rug=freq)  # fmt: skip
 
     def summary_frame(self) -> pd.DataFrame:
         """λ, convergence and number of cut-points kept of every resample.

@@ -912,11 +912,14 @@ class BinarsityResults:
         bands: bool = False,
         scale: str = "link",
         sharey: bool = False,
+        rug: bool = False,
     ) -> Figure:
         """Shape of every (or the named) term, with the data density.
 
         Binned terms are step functions, ``C()`` terms bars, linear terms a line over
-        their training range; a term the penalty dropped is marked "dropped (flat)".
+        their training range; a term the penalty dropped is marked "dropped (flat)". The
+        missing level of a binned term (``missing="separate"``) is a bar of its own,
+        right of the steps, with its row count.
 
         Parameters
         ----------
@@ -935,6 +938,10 @@ class BinarsityResults:
             refuses ``"response"``.
         sharey : bool, default=False
             One y range for all drawn terms.
+        rug : bool, default=False
+            Draw the cut-point frequencies of the last :meth:`bootstrap` as a rug at the
+            bottom of every binned term (a tick per edge, as tall as the share of
+            resamples that jump there).
 
         Returns
         -------
@@ -943,14 +950,17 @@ class BinarsityResults:
         """
         from ._plotting import plot_shapes
 
-        band = None
+        band = freq = None
+        boot = getattr(self, "bootstrap_", None)
+        if (bands or rug) and boot is None:
+            what = "bands=True" if bands else "rug=True"
+            raise ValueError(f"{what} needs a bootstrap first: call res.bootstrap().")
         if bands:
-            if getattr(self, "bootstrap_", None) is None:
-                raise ValueError("bands=True needs a bootstrap first: call res.bootstrap().")
-            band = self.bootstrap_.shape_bands()
-        return plot_shapes(
-            self, terms=terms, ax=ax, density=density, bands=band, scale=scale, sharey=sharey
-        )
+            band = boot.shape_bands()
+        if rug:
+            freq = boot.cut_frequencies()
+        return plot_shapes(self, terms=terms, ax=ax, density=density, bands=band, scale=scale,
+                           sharey=sharey, rug=freq)  # fmt: skip
 
     def plot_calibration(
         self, new: Any = None, y: Any = None, bins: int = 10, ax: Any = None
