@@ -505,7 +505,9 @@ def plot_cv(cv: Any, ax: Any = None) -> Figure:
     return fig
 
 
-def calibration_table(res: Any, new: Any = None, y: Any = None, bins: int = 10) -> Any:
+def calibration_table(
+    res: Any, new: Any = None, y: Any = None, bins: int = 10, offset: Any = None
+) -> Any:
     """Binned observed vs predicted mean (what :func:`plot_calibration` draws).
 
     Rows are sorted by their predicted mean (a stable sort) and split into ``bins``
@@ -523,6 +525,8 @@ def calibration_table(res: Any, new: Any = None, y: Any = None, bins: int = 10) 
         ``new``, not allowed without it.
     bins : int, default=10
         Number of groups (at most the number of rows).
+    offset : array-like, optional
+        Offset of ``new`` (as in ``res.predict``); only with ``new``.
 
     Returns
     -------
@@ -537,6 +541,8 @@ def calibration_table(res: Any, new: Any = None, y: Any = None, bins: int = 10) 
     if new is None:
         if y is not None:
             raise ValueError("y is only used together with new (the training y is known).")
+        if offset is not None:
+            raise ValueError("offset is only used together with new.")
         pred = np.asarray(res.fittedvalues, dtype=np.float64)
         obs = np.asarray(m.y, dtype=np.float64)
         w = np.asarray(m.sample_weight, dtype=np.float64)
@@ -548,7 +554,7 @@ def calibration_table(res: Any, new: Any = None, y: Any = None, bins: int = 10) 
                 raise ValueError(f"y: column '{y}' is not in new.")
             y = new[y]
         obs = np.asarray(y, dtype=np.float64).ravel()
-        pred = np.asarray(res.predict(new), dtype=np.float64)
+        pred = np.asarray(res.predict(new, offset=offset), dtype=np.float64)
         if obs.shape != pred.shape:
             raise ValueError(f"y has {obs.size} values for {pred.size} rows of new.")
         if not np.all(np.isfinite(obs)):
@@ -573,7 +579,7 @@ def calibration_table(res: Any, new: Any = None, y: Any = None, bins: int = 10) 
 
 
 def plot_calibration(
-    res: Any, new: Any = None, y: Any = None, bins: int = 10, ax: Any = None
+    res: Any, new: Any = None, y: Any = None, bins: int = 10, ax: Any = None, offset: Any = None
 ) -> Figure:
     """Calibration plot: binned observed against predicted mean, with the counts.
 
@@ -589,6 +595,8 @@ def plot_calibration(
         Number of groups of equal row counts, by predicted mean.
     ax : Axes, optional
         Where to draw.
+    offset : array-like, optional
+        Offset of ``new`` (as in ``res.predict``); only with ``new``.
 
     Returns
     -------
@@ -596,7 +604,7 @@ def plot_calibration(
         The figure drawn on; the points are :func:`calibration_table`'s
         ``predicted`` (x) and ``observed`` (y), each annotated with its row count.
     """
-    table = calibration_table(res, new, y, bins)
+    table = calibration_table(res, new, y, bins, offset=offset)
     plt = _pyplot()
     fig, a = plt.subplots(figsize=(5.2, 5.0)) if ax is None else (ax.figure, ax)
     p, o = table["predicted"].to_numpy(), table["observed"].to_numpy()

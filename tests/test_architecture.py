@@ -29,6 +29,7 @@ ENGINE = {
 #: The modelling layer and above.
 MODELLING = {
     "_formula", "_model", "_results", "_bootstrap", "_plotting", "_datasets", "_summary", "_cli",
+    "_report",
 }  # fmt: skip
 
 
