@@ -423,13 +423,31 @@ def _check_report_args(res: Any, new: Any, y: Any, offset: Any, scale: Any, leve
     if not isinstance(new, pd.DataFrame):
         raise TypeError(f"new must be a pandas DataFrame; got {type(new).__name__}.")
     if y is None:
-        name = res.model.response.name
-        if name not in new.columns:
-            raise ValueError(
-                f"y: new has no column {name!r} (the response); pass y=, the observed "
-                "response of new (an array or a column name)."
-            )
-        y = name
+        y = _new_response(res.model, new)
+    return y
+
+
+def _new_response(m: Any, new: pd.DataFrame) -> Any:
+    """The observed response of ``new``: its response column, or the formula's left-hand
+    side (``I(affairs > 0)``, a two-level factor) evaluated on it as on the training data."""
+    name = m.response.name
+    if name in new.columns and m.response.kind == "numeric":
+        return name
+    from ._formula import build_design
+
+    try:
+        _, _, y, resp = build_design(m.formula, new, n_bins=2, missing="separate",
+                                     family=m.family)  # fmt: skip
+    except (ValueError, TypeError) as exc:
+        raise ValueError(
+            f"y: the response {name!r} cannot be read from new ({exc}); pass y=, the "
+            "observed response of new (an array or a column name)."
+        ) from None
+    if resp.kind == "factor" and resp.event != m.response.event:
+        raise ValueError(
+            f"y: in new the response {name!r} counts {resp.event!r} as the event, the fit "
+            f"counts {m.response.event!r}; pass y= as 0/1."
+        )
     return y
 
 

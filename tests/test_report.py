@@ -269,6 +269,18 @@ def test_calibration_on_new_rows_with_an_offset_column_and_a_held_out_deviance()
     np.testing.assert_allclose([float(r[0]) for r in rows[1:]], shifted["predicted"], rtol=1e-3)
 
 
+def test_new_rows_response_is_read_through_the_formula():
+    df = frame("poisson")
+    new = frame("poisson", n=80, seed=9)
+    res = glm("I(y > 1) ~ bin(x, 5) + C(g)", df, family="binomial", missing="separate").fit(
+        lam=1e-3
+    )
+    page = Page(res.report(new=new, bins=4))
+    rows = page.table("calibration", "Calibration table")
+    expected = calibration_table(res, new, (new["y"] > 1).to_numpy(float), bins=4)
+    np.testing.assert_allclose([float(r[1]) for r in rows[1:]], expected["observed"], rtol=1e-3)
+
+
 def test_bad_arguments_name_what_is_wrong(cv_report):
     res, df = fitted("gaussian")
     with pytest.raises(ValueError, match="scale must be"):
@@ -283,7 +295,7 @@ def test_bad_arguments_name_what_is_wrong(cv_report):
         res.report(y=df["y"])
     with pytest.raises(ValueError, match="offset is only used together with new"):
         res.report(offset=np.zeros(len(df)))
-    with pytest.raises(ValueError, match="new has no column 'y'"):
+    with pytest.raises(ValueError, match="y: the response 'y' cannot be read from new"):
         res.report(new=df.drop(columns="y"))
     with pytest.raises(TypeError, match="new must be a pandas DataFrame"):
         res.report(new=df.to_numpy())
