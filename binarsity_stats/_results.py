@@ -862,9 +862,18 @@ class BinarsityResults:
         """Refit on ``n_boot`` row resamples, on the same bins, warm-started from this fit.
 
         A row drawn c times enters a resample with its sample weight multiplied by c; with
-        ``groups`` (by default those given to ``fit_cv``) whole groups are drawn. The last
-        bootstrap is kept: :meth:`cut_points` and the summary then show every cut-point's
-        frequency.
+        ``groups`` (by default those given to ``fit_cv``) whole groups are drawn; with
+        frequency weights (``weights_kind="freq"``) the units they count are drawn, as
+        from the repeated rows. The last bootstrap is kept: :meth:`cut_points` and the
+        summary then show every cut-point's frequency.
+
+        Which λ to bootstrap: the bands are centred on the penalised estimate and inherit
+        its bias, which grows with λ. In the suite ``python -m benchmarks inference``
+        (docs/benchmarks.md) the 90% bands of a fit at CV's ``lam_min`` covered the true
+        shape in about 80% of the bins, at ``lam_1se`` and the theory λ far less (the
+        theory λ's bands miss a step function almost everywhere); ``lam_min / 4`` comes
+        closest to nominal, with wider bands. Use cut-point frequencies at any λ, bands
+        at ``lam_min`` or below, and ``refit(split=0.5)`` for intervals with a guarantee.
 
         Parameters
         ----------
