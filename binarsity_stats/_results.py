@@ -657,7 +657,7 @@ class BinarsityResults:
             A term that the description cannot replay: a formulaic stateful transform
             (``center(x)``, ``scale(x)``, ``poly(x)``...) or ``C()`` of an expression.
         """
-        from ._formula import _unalias
+        from ._formula import _unalias, dense_column_factors
         from ._spec import argument_expr, bin_term, json_value, make_spec
 
         m = self.model
@@ -688,12 +688,7 @@ class BinarsityResults:
                  "missing_level": bool(block.has_missing_level), "unseen": "error",
                  "penalty": kinds[j], "theta": [float(v) for v in self.coef[s:e]]}
             )  # fmt: skip
-        factors = {}
-        for st in spec.model_spec.structure:
-            for col in st.columns:
-                factors[_unalias(col, aliases)] = [
-                    _unalias(f.expr, aliases) for f in st.term.factors
-                ]
+        factors = dense_column_factors(spec)
         for name, value in zip(spec.dense_columns, self.dense_coef, strict=True):
             terms.append({"kind": "linear", "name": name, "factors": factors[name],
                           "coef": float(value)})  # fmt: skip
