@@ -862,13 +862,13 @@ class BinarsityResults:
         from the repeated rows. The last bootstrap is kept: :meth:`cut_points` and the
         summary then show every cut-point's frequency.
 
-        Which λ to bootstrap: the bands are centred on the penalised estimate and inherit
-        its bias, which grows with λ. In the suite ``python -m benchmarks inference``
-        (docs/benchmarks.md) the 90% bands of a fit at CV's ``lam_min`` covered the true
-        shape in about 80% of the bins, at ``lam_1se`` and the theory λ far less (the
-        theory λ's bands miss a step function almost everywhere); ``lam_min / 4`` comes
-        closest to nominal, with wider bands. Use cut-point frequencies at any λ, bands
-        at ``lam_min`` or below, and ``refit(split=0.5)`` for intervals with a guarantee.
+        Which band: the percentile band (``shape_bands()``) is centred on the penalised
+        estimate and inherits its shrinkage, which grows with λ; it suits a fit at CV's
+        ``lam_min`` (or below). At the theory λ or ``lam_1se`` use
+        ``shape_bands(method="relaxed")`` (each resample's cut-points refitted without
+        penalty). No band covers exactly next to a true jump; coverage measured by
+        ``python -m benchmarks inference`` is in docs/benchmarks.md. For intervals with
+        a guarantee, ``refit(split=0.5)``.
 
         Parameters
         ----------

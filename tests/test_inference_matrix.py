@@ -7,9 +7,10 @@ cell:
 
 * ``bs.anova`` between two nested refits equals R's analysis of deviance computed from
   statsmodels' GLMs on explicit dummy designs (residual df, deviances, F or χ² test);
-* residuals, fitted values, residual df, Pearson χ², dispersion, deviance, null deviance
-  and the summary header of a penalised fit at λ = 0 equal statsmodels' (the null
-  deviance without an intercept is R's: the offset-only model);
+* residuals, fitted values, residual df, Pearson χ², dispersion, deviance, null deviance,
+  the summary header and ``bs.compare``'s df, deviance, AIC and BIC of a penalised fit
+  at λ = 0 (and of its refit) equal statsmodels' (the null deviance without an
+  intercept is R's: the offset-only model);
 * ``refit().get_prediction`` and ``predict(se_fit=True)`` on new rows equal statsmodels'
   on the explicit design (gaussian observation intervals: WLS for analytic weights,
   OLS on the repeated rows for frequency weights);
@@ -148,6 +149,13 @@ def test_residuals_dispersion_and_header_equal_statsmodels(family, kind, interce
         mu0 = fam.link.inverse(d["off"].to_numpy())
         null = fam.deviance(d["y"].to_numpy(), mu0, **_wkw(d, kind))
         assert res.null_deviance == pytest.approx(null, rel=1e-7)
+    # bs.compare: the penalised fit at λ = 0 and its refit are statsmodels' GLM
+    table = bs.compare(res, res.refit(), names=["fit", "refit"])
+    for row in ("fit", "refit"):
+        assert table.loc[row, "df"] == len(ref.params)
+        assert table.loc[row, "deviance"] == pytest.approx(ref.deviance, rel=1e-7)
+        assert table.loc[row, "AIC"] == pytest.approx(ref.aic, rel=1e-7)
+        assert table.loc[row, "BIC"] == pytest.approx(ref.bic_llf, rel=1e-7)
     header = res.summary().header
     assert float(header["Df Residuals"]) == pytest.approx(ref.df_resid)
     assert float(header["Pearson chi2"]) == pytest.approx(ref.pearson_chi2, rel=1e-3)
