@@ -201,6 +201,8 @@ class BinarsityResults:
         The fused-lasso estimate (design.md §2): each binned term contributes its
         constant segments minus one (the constraint), plus one for a populated missing
         level; a ``C()`` term its populated levels minus one; each dense column one.
+        Unbiased for the gaussian family (Tibshirani & Taylor 2012); for the binomial,
+        poisson and other families a heuristic, so AIC and BIC are approximate there.
         """
         return degrees_of_freedom(self.model, self.coef, len(self.dense_coef), self.jumps)
 
