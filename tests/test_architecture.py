@@ -32,6 +32,7 @@ MODELLING = {
     "_plotting", "_datasets", "_summary", "_cli", "_export_sql",
     # the estimators reach the formula results (summary, shapes, bootstrap) lazily
     "_estimator", "_estimator_results",
+    "_report",
 }  # fmt: skip
 
 
