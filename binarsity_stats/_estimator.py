@@ -894,24 +894,45 @@ class BinarsityGLM(BaseEstimator):
         """
         return self.results(X, y, sample_weight, offset).plot_shapes(**kwargs)
 
-    def report(self, X, y, path=None, sample_weight=None, offset=None, **kwargs) -> Any:
+    def report(
+        self, X, y, path=None, sample_weight=None, offset=None, *, new=None, new_y=None,
+        new_offset=None, **kwargs,
+    ) -> Any:  # fmt: skip
         """The self-contained HTML report of the fit (``BinarsityResults.report``).
+
+        For a report with bootstrap bands and cut-point frequencies, bootstrap the
+        results first: ``res = est.results(X, y); res.bootstrap(); res.report(path)``.
 
         Parameters
         ----------
         X, y, sample_weight, offset
             The training data (see :meth:`results`).
         path : str or path-like, optional
-            Where to write the page; see ``BinarsityResults.report``.
+            File to write; the page is returned as a string when omitted.
+        new : DataFrame or array-like, optional
+            Held-out rows for the calibration section (as ``X``; column names of
+            ``feature_names_in_``, or ``x0``, ``x1``, ... for an estimator fitted on an
+            array).
+        new_y : array-like, optional
+            The observed response of ``new`` (class labels for the classifier).
+        new_offset : array-like, optional
+            The offset of ``new``.
         **kwargs
-            Options of ``BinarsityResults.report`` (``new``, ``title``, ...).
+            Other options of ``BinarsityResults.report`` (``title``, ``scale``,
+            ``level``, ``bins``, ``precision``).
 
         Returns
         -------
-        object
-            What ``BinarsityResults.report`` returns.
+        str or path-like
+            ``path`` as given, or the HTML page when ``path`` is None.
         """
-        return self.results(X, y, sample_weight, offset).report(path, **kwargs)
+        from ._estimator_results import new_frame
+
+        res = self.results(X, y, sample_weight, offset)
+        if new is not None:
+            new, n_new = _validate_X(new)
+            new, new_y = new_frame(self, self._fitted(), new, n_new, new_y)
+        return res.report(path, new, new_y, offset=new_offset, **kwargs)
 
     def bootstrap(self, X, y, sample_weight=None, offset=None, **kwargs) -> Any:
         """The bootstrap of the fit on its own bins (``BinarsityResults.bootstrap``).

@@ -25,7 +25,7 @@ from ._model import glm
 from ._results import BinarsityResults
 from ._validation import as_real_array, check_offset, check_sample_weight
 
-__all__ = ["estimator_results", "estimator_formula"]
+__all__ = ["estimator_results", "estimator_formula", "new_frame"]
 
 
 def _column_names(st: dict, p: int) -> list[str]:
@@ -187,3 +187,43 @@ def estimator_results(
     else:
         how = "user"
     return BinarsityResults(model, sol, how)
+
+
+def new_frame(est: Any, st: dict, X: Any, n: int, y: Any) -> tuple[pd.DataFrame, Any]:
+    """New rows as the formula results read them: (data frame, response or None).
+
+    Parameters
+    ----------
+    est : BinarsityGLM or BinarsityClassifier
+        The fitted estimator.
+    st : dict
+        Its validated fitted state.
+    X : DataFrame or ndarray
+        New rows, their container validated.
+    n : int
+        Their number of rows.
+    y : array-like, optional
+        Their response (class labels for a classifier).
+
+    Returns
+    -------
+    data : DataFrame
+        The features under the formula's column names.
+    y : ndarray or None
+        The response as the formula reads it (0/1 for a classifier).
+    """
+    p = len(st["_kinds"])
+    if not hasattr(X, "columns") and X.shape[1] != p:
+        raise ValueError(f"new has {X.shape[1]} features, but {st['_name']} is expecting {p}.")
+    data = _frame(st, X, _column_names(st, p))
+    if y is None:
+        return data, None
+    if "classes_" in st:
+        labels, classes = np.asarray(y), np.asarray(st["classes_"])
+        if labels.shape != (n,) or not np.all(np.isin(labels, classes)):
+            raise ValueError(
+                f"new_y must hold {n} labels among the fitted classes {classes.tolist()}."
+            )
+        return data, (labels == classes[1]).astype(np.float64)
+    yy, _ = est._prepare_y(y, n)
+    return data, yy

@@ -312,3 +312,26 @@ def test_estimator_plot_shapes_draws_the_formula_plot():
         for la, lb in zip(a.get_lines(), b.get_lines(), strict=True):
             assert_array_equal(la.get_ydata(), lb.get_ydata())
     plt.close("all")
+
+
+def test_estimator_report_is_the_formula_report():
+    pytest.importorskip("matplotlib")
+    import re
+
+    X, y, sw = _mixed("binomial")
+    labels = np.where(y == 1, "yes", "no")
+    clf = BinarsityClassifier(n_bins=10, categorical_features=["g"], linear_features=["z"])
+    clf.fit(X.iloc[:400], labels[:400], sample_weight=sw[:400])
+    res = glm("y ~ bin(a) + C(g) + z + bin(b)", X.iloc[:400].assign(y=y[:400]),
+              family="binomial", n_bins=10, sample_weight=sw[:400]).fit()  # fmt: skip
+    page = clf.report(X.iloc[:400], labels[:400], sample_weight=sw[:400], new=X.iloc[400:],
+                      new_y=labels[400:], title="t")  # fmt: skip
+    ref = res.report(new=X.iloc[400:], y=y[400:], title="t")
+
+    def text(html):  # the page without its images
+        return re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", html)
+
+    assert text(page) == text(ref)
+    with pytest.raises(ValueError, match="new_y must hold"):
+        clf.report(X.iloc[:400], labels[:400], sample_weight=sw[:400], new=X.iloc[400:],
+                   new_y=np.full(100, "maybe"))  # fmt: skip
