@@ -909,9 +909,18 @@ class BinarsityResults:
         """Refit on ``n_boot`` row resamples, on the same bins, warm-started from this fit.
 
         A row drawn c times enters a resample with its sample weight multiplied by c; with
-        ``groups`` (by default those given to ``fit_cv``) whole groups are drawn. The last
-        bootstrap is kept: :meth:`cut_points` and the summary then show every cut-point's
-        frequency.
+        ``groups`` (by default those given to ``fit_cv``) whole groups are drawn; with
+        frequency weights (``weights_kind="freq"``) the units they count are drawn, as
+        from the repeated rows. The last bootstrap is kept: :meth:`cut_points` and the
+        summary then show every cut-point's frequency.
+
+        Which band: the percentile band (``shape_bands()``) is centred on the penalised
+        estimate and inherits its shrinkage, which grows with λ; it suits a fit at CV's
+        ``lam_min`` (or below). At the theory λ or ``lam_1se`` use
+        ``shape_bands(method="relaxed")`` (each resample's cut-points refitted without
+        penalty). No band covers exactly next to a true jump; coverage measured by
+        ``python -m benchmarks inference`` is in docs/benchmarks.md. For intervals with
+        a guarantee, ``refit(split=0.5)``.
 
         Parameters
         ----------
