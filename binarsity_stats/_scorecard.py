@@ -81,7 +81,7 @@ class Scorecard:
     ) -> None:
         from ._spec import from_spec
 
-        if spec["family"]["name"] != "binomial" or spec["family"]["link"] != "logit":
+        if spec["family"]["link"] != "logit":  # only binomial models have it
             raise ValueError(
                 "a scorecard needs a binomial model with the logit link (its points are "
                 f"log-odds); this model is {spec['family']['name']} with link "
