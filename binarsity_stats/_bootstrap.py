@@ -160,8 +160,8 @@ def bootstrap(
     lam : {"same", "cv"}, default="same"
         Keep the fit's λ, or choose it again on every resample by the fit's CV rule
         (needs the results of ``fit_cv``).
-    groups : array-like of shape (n,), optional
-        Resample whole groups. Default: the ``groups`` given to ``fit_cv`` if any.
+    groups : array-like of shape (n,) or str, optional
+        Resample whole groups (labels, or a column name of the model's data). Default: the ``groups`` given to ``fit_cv`` if any.
     solver, tol, max_iter
         Engine options of the refits.
     verbose : bool, optional
@@ -191,6 +191,7 @@ def bootstrap(
         groups = rule.get("groups")
     group_codes = None
     if groups is not None:
+        groups = m._per_row(groups, "groups")  # a column name of the data, or labels
         group_codes = pd.factorize(pd.Series(check_groups(groups, m.nobs)), sort=True)[0]
     seeds = np.random.default_rng(check_random_state(random_state)).integers(
         0, 2**63 - 1, size=n_boot, dtype=np.int64

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ._base import inconsistent
-from ._formula import Block, _as_frame, _column_or_array
+from ._formula import Block, _as_frame, _column_or_array, check_predict_missing, predict_complete
 from ._refit import RefitResults, _fit_statsmodels, _split_refit
 from ._validation import check_offset
 
@@ -325,6 +325,11 @@ class BinarsityResults:
         return self.model.weights_kind if self.model.weighted else None
 
     @property
+    def n_dropped(self) -> int:
+        """Rows dropped before the fit for a missing value (``missing="drop"``)."""
+        return self.model.n_dropped
+
+    @property
     def nobs(self) -> int:
         """Number of training rows."""
         return self.model.nobs
@@ -378,8 +383,12 @@ class BinarsityResults:
 
     # -- prediction ------------------------------------------------------------------------
     def predict(
-        self, newdata: Any = None, type: str = "response", offset: Any = None
-    ) -> np.ndarray:  # noqa: A002 - R's name
+        self,
+        newdata: Any = None,
+        type: str = "response",  # noqa: A002 - R's name
+        offset: Any = None,
+        missing: str | None = None,
+    ) -> np.ndarray:
         """Predict on new data with the training cut points and levels.
 
         Parameters
@@ -393,6 +402,12 @@ class BinarsityResults:
             Extra offset for the new rows. When the model was given ``offset=`` as a
             column name it is read from ``newdata``; when it was given an array and
             ``offset`` is omitted here, it is taken as 0 (statsmodels' convention).
+        missing : {None, "nan", "error"}, optional
+            New rows with a missing value in a column whose missing values dropped
+            training rows (``glm(..., missing="drop")`` or ``bin(x, missing="drop")``):
+            ``"nan"`` (the default for such a model) predicts NaN for them, as R's
+            ``na.exclude``; ``"error"`` raises, naming the column. Other models always
+            raise for a missing value outside a missing level.
 
         Returns
         -------
@@ -409,6 +424,15 @@ class BinarsityResults:
         """
         if type not in ("response", "link"):
             raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        if newdata is not None:
+            return predict_complete(
+                self.model.spec, newdata, offset, missing,
+                lambda rows, off: self._predict(rows, type, off),
+            )  # fmt: skip
+        check_predict_missing(missing)
+        return self._predict(None, type, offset)
+
+    def _predict(self, newdata: Any, type: str, offset: Any) -> np.ndarray:  # noqa: A002
         m = self.model
         if not (
             np.all(np.isfinite(self.coef))
@@ -573,9 +597,11 @@ class BinarsityResults:
         return pd.DataFrame(rows).set_index("term")[cols]
 
     def categorical_effects(self) -> pd.DataFrame:
-        """``C()`` terms in reference coding: each level against the first populated one.
+        """``C()`` terms in reference coding: each level against the reference level.
 
-        The fit identifies a categorical by the weighted sum-to-zero constraint; the
+        The reference is the level given by ``C(x, Treatment(level))`` (patsy's and
+        formulaic's spelling; also ``Treatment(reference=level)``), else the first
+        populated level. The fit identifies a categorical by the weighted sum-to-zero constraint; the
         differences θ_k − θ_ref are the same under any coding and are what an
         unpenalised GLM with treatment contrasts reports.
 
@@ -596,8 +622,16 @@ class BinarsityResults:
             if populated.size == 0:
                 continue
             ref = int(populated[0])
+            chosen = getattr(block, "reference", None)  # C(x, Treatment(level))
+            if chosen is not None and chosen in list(block.levels):
+                k_ref = list(block.levels).index(chosen)
+                if counts[k_ref] <= 0:
+                    raise ValueError(
+                        f"{block.term}: the reference level {chosen!r} has no training weight."
+                    )
+                ref = k_ref
             labels = block.level_labels()
-            for k in populated[1:]:
+            for k in populated[populated != ref]:
                 rows.append(
                     {"term": block.term, "level": labels[k], "reference": labels[ref],
                      "effect": float(self.coef[s + k] - self.coef[s + ref]),
@@ -905,8 +939,9 @@ class BinarsityResults:
         lam : {"same", "cv"}, default="same"
             Keep this fit's λ, or choose λ again on every resample by the fit's
             cross-validation rule (results of ``fit_cv`` only).
-        groups : array-like of shape (n,), optional
-            Group labels: resample whole groups (the cluster bootstrap).
+        groups : array-like of shape (n,) or str, optional
+            Group labels, or the name of a column of the data given to ``glm``:
+            resample whole groups (the cluster bootstrap).
         solver : {"cd", "fista"}, default="cd"
             Engine solver of the refits.
         tol : float, default=1e-6
