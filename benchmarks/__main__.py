@@ -22,6 +22,7 @@ SUITES = (
     "families",
     "mapping",
     "bootstrap",
+    "selection",
 )
 
 

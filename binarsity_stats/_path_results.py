@@ -387,6 +387,20 @@ class RelaxedCVResults(CVResults):
         out.lam_source = f"{self.folds}-fold CV ({which}, gamma={out.relax_gamma:g}, {self.scoring})"
         return out
 
+    @property
+    def penalized_cv(self) -> CVResults:
+        """The plain (γ = 1) cross-validation of the same folds and grid.
+
+        Its ``best_`` is the penalised fit at the λ the penalised CV curve chooses
+        (``fit_cv(relax=False)`` with the same arguments gives the same result).
+        """
+        if 1.0 not in self.gammas:
+            raise ValueError("the relaxed CV did not score gamma = 1 (the penalised fit).")
+        return CVResults(
+            self.model, self.lams, self.relaxed_scores[self.gammas.index(1.0)], self.scoring,
+            self.fold_ids, self.path._solutions, self.grid_size, self.rule,
+        )  # fmt: skip
+
     def to_frame(self) -> pd.DataFrame:
         """λ, the chosen γ's mean score and standard error, df, and every γ's mean.
 

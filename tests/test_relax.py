@@ -101,6 +101,8 @@ def test_relaxed_cv_chooses_gamma_and_its_gamma_one_curve_is_the_penalised_cv():
     assert best[g] == best.min()
     assert cv.best_.relax_gamma == cv.gamma_min and cv.best_.lam == cv.lam_min
     assert "mean_gamma_0.5" in cv.to_frame()
+    assert cv.penalized_cv.lam_min == plain.lam_min
+    assert_allclose(cv.penalized_cv.best_.coef, plain.best_.coef, rtol=1e-12)
     # on two true steps the relaxed fit keeps fewer cuts than the penalised λ_min fit
     assert cv.best_.n_jumps <= plain.best_.n_jumps
     two = model.fit_cv(folds=4, n_lambdas=15, random_state=0, relax=[0.0, 1.0], n_jobs=2)
