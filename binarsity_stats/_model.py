@@ -14,7 +14,9 @@ Choices documented here (the docs repeat them):
   U_n the bound on b'' (gaussian 1, binomial 1/4, poisson the largest fitted mean of
   the null model) and φ the dispersion (1 for binomial and poisson; for gaussian σ² is
   estimated scaled-lasso style: a first fit with φ = var(y), then φ̂ = RSS / (n − df)
-  and one refit).
+  and one refit). ``penalty_weights="balanced"``, sqrt(π̂_jk (1 − π̂_jk)), uses the same
+  scalar: it is the exact noise level of the centred suffix sums whose union bound
+  gives it (``_penalty.lambda_theory``, Notes); adaptive weights have no theory λ.
 * **Cross-validation uses the same bins in every fold.** The cut points are learned once
   on all training rows (as the paper does). Binning reads only x, never y, so no label
   information leaks into the held-out folds; and with one set of bins the folds, the λ

@@ -983,6 +983,11 @@ class BinarsityResults:
             ``shape_bands``, ``cut_frequencies``, ``predict(new, interval=)``,
             ``plot_shapes(bands=True)``.
         """
+        if getattr(self, "relax_gamma", None) is not None:
+            raise ValueError(
+                "bootstrap() resamples the penalised fit; a relaxed fit (relax_gamma="
+                f"{self.relax_gamma:g}) is not supported: bootstrap the penalised results."
+            )
         from ._bootstrap import bootstrap
 
         boot = bootstrap(

@@ -157,6 +157,8 @@ def test_bad_arguments_are_refused_by_name():
         model.fit_cv(folds=3, relax="yes")
     with pytest.raises(ValueError, match="relax"):
         model.fit_cv(folds=3, relax=[])
+    with pytest.raises(ValueError, match="relaxed fit"):
+        res.relax(0.5).bootstrap(5)
     with pytest.raises(ValueError, match="power"):
         res.adaptive(power=0)
     with pytest.raises(TypeError, match="first_stage"):
