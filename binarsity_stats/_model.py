@@ -524,7 +524,7 @@ class BinarsityModel:
 
     # -- second stage --------------------------------------------------------------------
     def adaptive(self, first_stage: BinarsityResults, power: float = 1.0) -> BinarsityModel:
-        """The adaptive second stage: weights ω_jk / |θ̂_jk − θ̂_j,k−1|^power.
+        """The adaptive second stage: weights ω_jk / abs(θ̂_jk − θ̂_j,k−1)^power.
 
         The adaptive lasso (Zou 2006) for the fused penalty: ``first_stage`` is a fit of
         this model (e.g. ``model.fit_cv().best_``); its large steps are penalised less,

@@ -232,7 +232,7 @@ class BinarsityResults:
         return res
 
     def adaptive(self, power: float = 1.0):
-        """A second-stage model whose weights are ω_jk / |jump of this fit|^power.
+        """A second-stage model whose weights are ω_jk / abs(jump of this fit)^power.
 
         The adaptive lasso's two stages (Zou 2006) for the fused penalty: steps this fit
         kept large are penalised less in the second stage, small ones more, and an edge
