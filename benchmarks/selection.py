@@ -54,6 +54,8 @@ FOLDS = 5
 N_LAMBDAS = 30
 TRUE_CUTS = (0.2, 0.5, 0.85)
 AMPLITUDE = {"gaussian": 0.5, "binomial": 1.0}
+FAMILY_SEED = {"gaussian": 0, "binomial": 1}
+SCENARIO_SEED = {"null": 0, "steps": 1, "smooth": 2}
 FORMULA = "y ~ bin(x1, 50) + bin(x2, 50) + bin(x3, 50)"
 METHODS = (
     "uniform", "theory", "balanced", "theory@th", "balanced@th",
@@ -171,6 +173,14 @@ def first_cut_deciles(n: int, reps: int, family: str, seed: int = 0) -> dict[str
     return {w: c / reps for w, c in counts.items()}
 
 
+def _paired(values, reference) -> str:
+    """Mean paired difference ± its standard error (same replications)."""
+    if not reference or len(values) != len(reference) or len(values) < 2:
+        return "-"
+    d = np.asarray(values) - np.asarray(reference)
+    return f"{d.mean():+.4f} ± {d.std(ddof=1) / np.sqrt(len(d)):.4f}"
+
+
 def _deciles(cuts: np.ndarray) -> np.ndarray:
     return np.bincount(np.minimum((cuts * 10).astype(int), 9), minlength=10)
 
@@ -185,7 +195,7 @@ def simulations(out: SuiteOutput, plan, methods=METHODS) -> None:
                        for m in methods}  # fmt: skip
                 t0 = time.perf_counter()
                 for r in range(reps):
-                    rng = np.random.default_rng([n, r, hash(family) % 97, len(scenario)])
+                    rng = np.random.default_rng([n, r, FAMILY_SEED[family], SCENARIO_SEED[scenario]])
                     df, _ = simulate(scenario, family, n, rng)
                     test, eta_test = simulate(scenario, family, 20_000, rng)
                     fits = fit_methods(df, family, seed=r, methods=methods)
@@ -224,6 +234,10 @@ def simulations(out: SuiteOutput, plan, methods=METHODS) -> None:
                         "false_inner_deciles": round(float(null[1:9].sum()), 3),
                         "P(any false cut)": round(a["any_null"] / reps, 2),
                         "mse_eta": round(float(np.mean(a["mse"])), 4),
+                        "mse_se": round(float(np.std(a["mse"], ddof=1) / np.sqrt(reps)), 4)
+                        if reps > 1 else "-",
+                        # paired with "balanced" on the same data sets
+                        "mse_minus_balanced": _paired(a["mse"], acc.get("balanced", {}).get("mse")),
                     }  # fmt: skip
                     out.add(**row)
                 print(f"  n={n} {family} {scenario}: {sec:.1f} s", flush=True)
