@@ -15,7 +15,7 @@ foreign pickle raises a clear error instead of reading out of bounds.
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from numbers import Real
 from typing import Any
 
@@ -57,11 +57,6 @@ __all__ = ["BinarsityGLM", "BinarsityClassifier"]
 def _check_params(est) -> None:
     """Validate constructor arguments at fit time (never mutate them)."""
     get_family(est.family)
-    if isinstance(est.lam, str):
-        if est.lam != "theory":
-            raise TypeError(f"lam must be a non-negative number or 'theory'; got {est.lam!r}.")
-    else:
-        check_lam(est.lam)
     check_weights_kind(getattr(est, "weights_kind", "analytic"))
     if est.solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}; got {est.solver!r}.")
@@ -71,6 +66,45 @@ def _check_params(est) -> None:
     pw = est.penalty_weights
     if isinstance(pw, str) and pw not in PENALTY_WEIGHTS:
         raise ValueError(f"penalty_weights must be one of {PENALTY_WEIGHTS} or an array; got {pw!r}.")
+
+
+@dataclass
+class _EstimatorProblem:
+    """The data of an estimator's fit once validated and binned (all rows).
+
+    ``design`` holds the codes, blocks and kinds, offset and weights; ``chain`` the
+    length of each block's TV chain (its missing level excluded); ``fit_intercept`` is
+    the engine's (True when the intercept is absorbed into the first block); ``extra``
+    is fitted state learned from y (a classifier's ``classes_``).
+    """
+
+    X: Any
+    binarizer: Any
+    design: BinnedDesign
+    block_ptr: np.ndarray
+    chain: np.ndarray
+    y: np.ndarray
+    family: Any
+    penalty_weights: np.ndarray
+    fit_intercept: bool
+    absorbed: bool
+    extra: dict = field(default_factory=dict)
+
+    def prepared(self) -> Prepared:
+        """The engine's problem on all rows."""
+        return Prepared.from_design(
+            self.design, self.y, family=self.family, penalty_weights=self.penalty_weights,
+            fit_intercept=self.fit_intercept,
+        )  # fmt: skip
+
+    def path_data(self) -> Any:
+        """The engine's path/CV data (``_path.PathData``) on the same design."""
+        from ._path import PathData
+
+        return PathData.from_design(
+            self.design, self.y, self.family, self.penalty_weights,
+            fit_intercept=self.fit_intercept,
+        )  # fmt: skip
 
 
 def _y_array(y) -> np.ndarray:
@@ -157,10 +191,14 @@ class BinarsityGLM(BaseEstimator):
         statsmodels family instance with a link whose loss is convex, e.g.
         ``sm.families.Tweedie(var_power=1.5, link=sm.families.links.Log())`` (the loss
         is then half the unit deviance; see ``_families``).
-    lam : float or "theory", default=1e-3
+    lam : float or "theory", default="theory"
         The penalty strength λ ≥ 0, or ``"theory"`` for the paper's Theorem 1 scale
-        sqrt(2 U φ (A + log d) / n) (as ``glm().fit(lam="theory")``; φ estimated from a
-        first fit and the model refitted once for the gaussian).
+        sqrt(2 U φ (A + log d) / n) (as ``glm().fit(lam="theory")``, the formula
+        default; φ estimated from a first fit and the model refitted once for the
+        gaussian). A fixed λ has no scale common to all families (the theory λ of the
+        same data differs by orders of magnitude between gaussian and binomial), so
+        the default adapts to the family, n and d; tune around ``lam_`` with
+        ``GridSearchCV`` when prediction is the goal.
     n_bins : int or sequence of int, default=50
         Number of bins per feature (fewer when a feature has fewer distinct values).
     penalty_weights : {"theory", "uniform", "balanced"} or array of shape (d,), default="theory"
@@ -224,7 +262,7 @@ class BinarsityGLM(BaseEstimator):
     def __init__(
         self,
         family: Any = "gaussian",
-        lam: float = 1e-3,
+        lam: float | str = "theory",
         n_bins=50,
         penalty_weights="theory",
         solver: str = "cd",
@@ -285,6 +323,24 @@ class BinarsityGLM(BaseEstimator):
             The fitted estimator.
         """
         _check_params(self)
+        self._check_lam_params()
+        problem = self._problem(X, y, sample_weight, offset)
+        sol, lam, state = self._choose(problem)
+        self._publish(problem, sol, lam, state)
+        return self
+
+    # The three steps of fit, shared by the *CV estimators (_estimator_cv): the problem
+    # (binning, design, ω), the choice of λ and its solution, the publication.
+    def _check_lam_params(self) -> None:
+        """Check the parameters of the choice of λ (here ``lam``) before any work."""
+        if isinstance(self.lam, str):
+            if self.lam != "theory":
+                raise TypeError(f"lam must be a non-negative number or 'theory'; got {self.lam!r}.")
+        else:
+            check_lam(self.lam)
+
+    def _problem(self, X, y, sample_weight, offset, groups=None) -> _EstimatorProblem:
+        """Validate the data, learn the bins and build the engine's design (all rows)."""
         family = get_family(self.family)
         X, n = _validate_X(X)
         y, extra = self._prepare_y(y, n)
@@ -294,10 +350,6 @@ class BinarsityGLM(BaseEstimator):
         binarizer = Binarizer(n_bins=self.n_bins, missing=self.missing)
         # fit_transform codes the columns it has just read; .T is the (p, n) solver layout
         codes = binarizer.fit_transform(X, sample_weight=sw).T
-        self._fit_codes(codes, binarizer, y, family, sw, off, extra=extra)
-        return self
-
-    def _fit_codes(self, codes, binarizer, y, family, sw, off, warm_start=None, extra=None):
         sizes = np.asarray(binarizer.n_bins_, dtype=np.intp)
         block_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
         # every binned feature is a TV chain (a missing level sits outside it)
@@ -305,30 +357,37 @@ class BinarsityGLM(BaseEstimator):
             codes, block_ptr, kinds=("tv",) * len(sizes), offset=off, sample_weight=sw
         )
         # on the normalised weights (their total cannot overflow): ω depends on shares only
-        unit, scale, counts = design.unit_weight, design.weight_scale, design.counts
         chain = sizes - np.asarray(binarizer.has_missing_level_, dtype=np.intp)
-        weights = _penalty_weights(self.penalty_weights, counts, block_ptr, chain)
+        weights = _penalty_weights(self.penalty_weights, design.counts, block_ptr, chain)
         # fit_intercept=False has the formula's '- 1' meaning: the engine fits β0 and the
         # first feature's levels absorb it (the TV penalty is shift-invariant, so this is
         # the optimum with the first block freely coded; see _absorbed_intercept)
         absorbed = not self.fit_intercept and len(sizes) > 0
-        engine_fi = bool(self.fit_intercept) or absorbed
-        prepared = Prepared.from_design(
-            design, y, family=family, penalty_weights=weights, fit_intercept=engine_fi
-        )
+        return _EstimatorProblem(
+            X=X, binarizer=binarizer, design=design, block_ptr=block_ptr, chain=chain, y=y,
+            family=family, penalty_weights=weights,
+            fit_intercept=bool(self.fit_intercept) or absorbed, absorbed=absorbed,
+            extra=extra,
+        )  # fmt: skip
 
-        def fit_at(lam, start):
-            return prepared.solve(
-                lam, solver=self.solver, tol=float(self.tol), max_iter=int(self.max_iter),
-                warm_start=start,
-            )  # fmt: skip
+    def _solver_options(self) -> dict:
+        return {"solver": self.solver, "tol": float(self.tol), "max_iter": int(self.max_iter)}
 
+    def _choose(self, problem: _EstimatorProblem) -> tuple[Solution, float, dict]:
+        """λ (``lam``: a number or "theory") and the fit at it; no extra fitted state."""
+        prepared = problem.prepared()
+        opts = self._solver_options()
+        design, y, family = problem.design, problem.y, problem.family
         if isinstance(self.lam, str):  # "theory", as glm().fit(lam="theory")
+            sw, off = design.sample_weight, design.offset
+            unit, scale, counts = design.unit_weight, design.weight_scale, design.counts
+            block_ptr, chain = problem.block_ptr, problem.chain
+            sizes = np.diff(block_ptr)
             kind = getattr(self, "weights_kind", "analytic") if sw is not None else "analytic"
             nobs = theory_nobs(unit, kind, scale)
-            d, fi = int(block_ptr[-1]), engine_fi
+            d, fi = int(block_ptr[-1]), problem.fit_intercept
             lam = lambda_theory(family, y, unit, off, d, nobs, fit_intercept=fi)
-            sol: Solution = fit_at(lam, warm_start)
+            sol: Solution = prepared.solve(lam, **opts)
             if family.estimate_dispersion:
                 # φ from the first fit's Pearson χ² on its df, then one refit
                 dof = int(fi)
@@ -339,22 +398,28 @@ class BinarsityGLM(BaseEstimator):
                         dof += 1  # a populated missing level
                 phi = family.dispersion(y, family.mean(sol.eta), unit, dof, nobs=nobs)
                 lam = lambda_theory(family, y, unit, off, d, nobs, fit_intercept=fi, phi=phi)
-                sol = fit_at(lam, sol)
+                sol = prepared.solve(lam, warm_start=sol, **opts)
         else:
             lam = float(self.lam)
-            sol = fit_at(lam, warm_start)
+            sol = prepared.solve(lam, **opts)
+        return sol, float(lam), {}
+
+    def _publish(self, problem: _EstimatorProblem, sol: Solution, lam: float,
+                 state: dict) -> None:  # fmt: skip
+        """Publish the fitted state of ``sol`` at ``lam`` (plus ``state``) in one go."""
+        block_ptr, binarizer = problem.block_ptr, problem.binarizer
         coef, intercept = np.array(sol.coef, dtype=np.float64), float(sol.intercept)
-        if absorbed:  # reported as the model without intercept: η unchanged
+        if problem.absorbed:  # reported as the model without intercept: η unchanged
             coef[int(block_ptr[0]) : int(block_ptr[1])] += intercept
             intercept = 0.0
-        state = dict(extra or {})
+        state = dict(problem.extra, **state)
         state.update(
             binarizer_=binarizer,
             coef_=coef,
             intercept_=intercept,
             lam_=float(lam),
             block_ptr_=block_ptr,
-            penalty_weights_=weights,
+            penalty_weights_=problem.penalty_weights,
             bin_counts_=sol.bin_counts,
             n_iter_=sol.n_sweeps,
             converged_=sol.converged,
@@ -370,7 +435,6 @@ class BinarsityGLM(BaseEstimator):
         # one assignment: the previous fit's attributes (feature_names_in_ included)
         # are replaced as a whole, never attribute by attribute
         publish_fitted(self, state)
-        return self
 
     # -- prediction -------------------------------------------------------------------
     def _check_fitted(self):
@@ -563,7 +627,7 @@ class BinarsityGLM(BaseEstimator):
         return make_spec(
             source=type(self).__name__, family=get_family(self.family),
             intercept=st["intercept_"], fit_intercept=bool(self.fit_intercept),
-            terms=terms, lam=float(st["lam_"]), response=response,
+            terms=terms, lam=float(st.get("lam_", self.lam)), response=response,
             penalty={"weights": pw if isinstance(pw := self.penalty_weights, str) else "array"},
         )  # fmt: skip
 
@@ -578,7 +642,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
 
     Parameters
     ----------
-    lam : float or "theory", default=1e-3
+    lam : float or "theory", default="theory"
         The penalty strength λ ≥ 0, or ``"theory"`` (see :class:`BinarsityGLM`).
     n_bins : int or sequence of int, default=50
         Number of bins per feature.
@@ -609,7 +673,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
 
     def __init__(
         self,
-        lam: float = 1e-3,
+        lam: float | str = "theory",
         n_bins=50,
         penalty_weights="theory",
         solver: str = "cd",

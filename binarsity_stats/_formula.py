@@ -1066,6 +1066,91 @@ def _with_aliases(
     return frame
 
 
+def _split_interaction(name: str) -> list[str]:
+    """The factor parts of a formulaic column name ``a:b[x]``, splitting on top-level ``:``."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(name):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == ":" and depth == 0:
+            parts.append(name[start:i])
+            start = i + 1
+    parts.append(name[start:])
+    return parts
+
+
+def dense_column_factors(spec: DesignSpec) -> dict[str, list[Any]]:
+    """The factors of every dense (unpenalised linear) column, as the model description
+    writes them: a numeric expression (``"log(z)"``), or for a categorical factor of an
+    interaction (``z:g`` gives ``z:g[a]``, ``z:g[b]``...) the indicator of one level,
+    ``{"column": "g", "levels": [...], "level": "a"}``.
+
+    Parameters
+    ----------
+    spec : DesignSpec
+        The design recipe of a fitted formula model.
+
+    Returns
+    -------
+    dict
+        Dense column name (unaliased) → list of factor entries.
+
+    Raises
+    ------
+    ValueError
+        A categorical factor the description cannot replay: contrasts other than
+        treatment (dummy) coding, or a categorical expression that is not a column.
+    """
+    from ._spec import argument_expr, json_value
+
+    aliases = getattr(spec, "aliases", None)
+    model_spec = spec.model_spec
+    state = model_spec.encoder_state
+    out: dict[str, list[Any]] = {}
+    for st in model_spec.structure:
+        exprs = [f.expr for f in st.term.factors]
+        categorical = {e for e in exprs if getattr(state.get(e, (None,))[0], "value", "") == "categorical"}
+        for col in st.columns:
+            name = _unalias(col, aliases)
+            if not categorical:
+                out[name] = [_unalias(e, aliases) for e in exprs]
+                continue
+            entries: list[Any] = []
+            for part in _split_interaction(col):
+                if part in exprs and part not in categorical:
+                    entries.append(_unalias(part, aliases))
+                    continue
+                entry = None
+                for e in categorical:
+                    if not (part.startswith(e + "[") and part.endswith("]")):
+                        continue
+                    info = state[e][1]
+                    contrasts = getattr(info.get("contrasts"), "contrasts", None)
+                    if contrasts is not None and type(contrasts).__name__ != "TreatmentContrasts":
+                        raise ValueError(
+                            f"term {name!r}: only treatment (dummy) coding of {_unalias(e, aliases)!r} "
+                            "is described by the model description."
+                        )
+                    arg = (argument_expr(e) if e.startswith("C(") else e).strip("`")
+                    plain = not any(ch in arg for ch in "()[]+-*/")
+                    column = _unalias(arg, aliases, quote=False) if plain else None
+                    inner = part[len(e) + 1 : -1]
+                    levels = list(info.get("categories", []))
+                    by_str = {str(lv): lv for lv in levels}
+                    key = inner if inner in by_str else inner[2:] if inner.startswith("T.") else None
+                    if column is None or key not in by_str:
+                        break
+                    entry = {"column": column, "levels": [json_value(v) for v in levels],
+                             "level": json_value(by_str[key])}  # fmt: skip
+                if entry is None:
+                    raise ValueError(f"term {name!r}: its factor {part!r} is not described.")
+                entries.append(entry)
+            out[name] = entries
+    return out
+
+
 def _unalias(text: str, aliases: Mapping[str, str] | None, quote: bool = True) -> str:
     """Replace alias identifiers in a name or message by the original column names."""
     for a, name in (aliases or {}).items():

@@ -289,6 +289,8 @@ class BinarsityResults:
         The fused-lasso estimate (design.md §2): each binned term contributes its
         constant segments minus one (the constraint), plus one for a populated missing
         level; a ``C()`` term its populated levels minus one; each dense column one.
+        Unbiased for the gaussian family (Tibshirani & Taylor 2012); for the binomial,
+        poisson and other families a heuristic, so AIC and BIC are approximate there.
         """
         return degrees_of_freedom(self.model, self.coef, len(self.dense_coef), self.jumps)
 
@@ -745,7 +747,7 @@ class BinarsityResults:
             A term that the description cannot replay: a formulaic stateful transform
             (``center(x)``, ``scale(x)``, ``poly(x)``...) or ``C()`` of an expression.
         """
-        from ._formula import _unalias
+        from ._formula import _unalias, dense_column_factors
         from ._spec import argument_expr, bin_term, json_value, make_spec
 
         m = self.model
@@ -776,12 +778,7 @@ class BinarsityResults:
                  "missing_level": bool(block.has_missing_level), "unseen": "error",
                  "penalty": kinds[j], "theta": [float(v) for v in self.coef[s:e]]}
             )  # fmt: skip
-        factors = {}
-        for st in spec.model_spec.structure:
-            for col in st.columns:
-                factors[_unalias(col, aliases)] = [
-                    _unalias(f.expr, aliases) for f in st.term.factors
-                ]
+        factors = dense_column_factors(spec)
         for name, value in zip(spec.dense_columns, self.dense_coef, strict=True):
             terms.append({"kind": "linear", "name": name, "factors": factors[name],
                           "coef": float(value)})  # fmt: skip
@@ -795,6 +792,27 @@ class BinarsityResults:
             response=response, offset_terms=offset_terms, offset_column=m.offset_column,
             penalty=self._penalty_description(),
         )  # fmt: skip
+
+    def to_sql(self, table: str = "t", dialect: str = "sqlite", **kwargs: Any) -> str:
+        """One SQL ``SELECT`` scoring every row of ``table`` with this model.
+
+        Parameters
+        ----------
+        table : str, default="t"
+            The table holding the rows, with the columns the model was fitted on.
+        dialect : {"sqlite", "duckdb", "postgresql"}, default="sqlite"
+            The database.
+        **kwargs
+            ``type``, ``name``, ``keep``, ``offset_column`` of :func:`binarsity_stats.to_sql`.
+
+        Returns
+        -------
+        str
+            The query (see :func:`binarsity_stats.to_sql`).
+        """
+        from ._export_sql import to_sql
+
+        return to_sql(self, table=table, dialect=dialect, **kwargs)
 
     # -- unpenalised refit -------------------------------------------------------------------
     @cached_property
@@ -951,9 +969,18 @@ class BinarsityResults:
         """Refit on ``n_boot`` row resamples, on the same bins, warm-started from this fit.
 
         A row drawn c times enters a resample with its sample weight multiplied by c; with
-        ``groups`` (by default those given to ``fit_cv``) whole groups are drawn. The last
-        bootstrap is kept: :meth:`cut_points` and the summary then show every cut-point's
-        frequency.
+        ``groups`` (by default those given to ``fit_cv``) whole groups are drawn; with
+        frequency weights (``weights_kind="freq"``) the units they count are drawn, as
+        from the repeated rows. The last bootstrap is kept: :meth:`cut_points` and the
+        summary then show every cut-point's frequency.
+
+        Which band: the percentile band (``shape_bands()``) is centred on the penalised
+        estimate and inherits its shrinkage, which grows with λ; it suits a fit at CV's
+        ``lam_min`` (or below). At the theory λ or ``lam_1se`` use
+        ``shape_bands(method="relaxed")`` (each resample's cut-points refitted without
+        penalty). No band covers exactly next to a true jump; coverage measured by
+        ``python -m benchmarks inference`` is in docs/benchmarks.md. For intervals with
+        a guarantee, ``refit(split=0.5)``.
 
         Parameters
         ----------

@@ -40,7 +40,9 @@ The linear predictor of a row is, in this order (the order the fitted objects su
 * ``categorical``: code = position of the value in ``levels``; NaN → the missing level
   (last) when there is one; ``unseen`` says what an unseen value does ("error").
 * ``linear``: the product of its factors, each an expression over the data columns
-  (formulaic syntax: ``log(x)``, ``I(z ** 2)``, a column name).
+  (formulaic syntax: ``log(x)``, ``I(z ** 2)``, a column name), or, for a categorical
+  factor of an interaction (``z:g`` → ``z:g[a]``...), the 0/1 indicator of one level,
+  ``{"column": "g", "levels": ["a", "b", "c"], "level": "a"}``.
 * ``offset``: the sum of the ``offset(...)`` terms' expressions, plus the data column
   ``offset.column`` when the model was given ``offset="column"``.
 * ``family``: the mean is the inverse link of η (statsmodels families keep their class,
@@ -317,6 +319,16 @@ def check_spec(spec: Any) -> None:
                 raise ValueError(f"term {term['name']!r}: theta needs {n} values.")
             if term.get("unseen", "error") != "error":
                 raise ValueError(f"term {term['name']!r}: unseen={term['unseen']!r} unknown.")
+        elif kind == "linear":
+            for f in term["factors"]:
+                if isinstance(f, str):
+                    continue
+                if not (isinstance(f, Mapping) and {"column", "levels", "level"} <= set(f)
+                        and f["level"] in f["levels"]):  # fmt: skip
+                    raise ValueError(
+                        f"term {term['name']!r}: a factor must be an expression or "
+                        "{'column', 'levels', 'level'} with level among levels."
+                    )
 
 
 def from_spec(spec: Mapping[str, Any] | str) -> SpecModel:
@@ -494,12 +506,21 @@ class SpecModel:
             off = extra if off is None else off + extra
         return off
 
+    def _indicator(self, data: Any, factor: Mapping[str, Any]) -> np.ndarray:
+        """The 0/1 column of one level of a categorical factor (an interaction's dummy)."""
+        term = {"column": factor["column"], "levels": factor["levels"], "missing_level": False}
+        codes = self._categorical_codes(_column(data, factor["column"]), term)
+        return (codes == factor["levels"].index(factor["level"])).astype(np.float64)
+
     def _dense(self, data: Any) -> np.ndarray | None:
         if not self._linear:
             return None
         columns = []
         for t in self._linear:
-            values = self._evaluate(data, list(t["factors"]))
+            numeric = [f for f in t["factors"] if isinstance(f, str)]
+            values = dict(zip(numeric, self._evaluate(data, numeric), strict=True))
+            values = [values[f] if isinstance(f, str) else self._indicator(data, f)
+                      for f in t["factors"]]  # fmt: skip
             col = values[0]
             for v in values[1:]:
                 col = col * v

@@ -291,6 +291,41 @@ def _weights_notes(m: Any) -> list[str]:
     ]
 
 
+def _df_meaning(fam: Any) -> str:
+    if fam.quadratic:  # gaussian, identity link: the generalized-lasso result applies
+        return (
+            "For a gaussian fit this is the fused-lasso estimate of the degrees of freedom "
+            "(unbiased for the expected df, Tibshirani & Taylor 2012, Ann. Statist.)."
+        )
+    return (
+        f"For the {fam.label} family this df is a heuristic (the jump count is the "
+        "gaussian fused-lasso result; no such theorem is known for this likelihood), so "
+        "AIC and BIC are approximate: compare fits by cross-validation."
+    )
+
+
+def _df_size_notes(res: Any) -> list[str]:
+    """A note when the fit has about as many parameters as observations."""
+    m = res.model
+    df, n = float(res.df), float(m.wnobs)
+    if df >= n:
+        return [
+            f"df = {df:.0f} is not below the number of observations ({n:.0f}): the fit "
+            "interpolates, Df Residuals and the dispersion are undefined, and AIC/BIC "
+            "are meaningless. Increase lam or use fewer bins."
+        ]
+    n_eff = float(m.n_effective)
+    if m.weighted and m.weights_kind == "analytic" and df > n_eff:
+        return [
+            f"df = {df:.0f} exceeds the effective number of observations of the analytic "
+            f"weights (Kish's (sum s)^2 / sum s^2 = {n_eff:.1f} of {n:.0f} rows, the n of "
+            "lam='theory'): the weighted loss is dominated by a few heavy rows, which a fit "
+            "with this many levels can follow one by one; AIC and BIC (on n = rows) do not "
+            "see this, so choose lam by cross-validation."
+        ]
+    return []
+
+
 def _dispersion_meaning(fam: Any) -> str:
     if fam.estimate_dispersion:
         return f"it estimates {fam.dispersion_name}."
@@ -436,9 +471,10 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
     notes = [
         constraint,
         "df = number of jumps (cut-points kept) + intercept + unpenalized parameters "
-        "(C() levels - 1, linear terms, missing levels); the fused-lasso estimate. AIC = "
-        "-2 llf + 2 df, BIC = -2 llf + log(n) df.",
+        "(C() levels - 1, linear terms, missing levels). AIC = -2 llf + 2 df, BIC = -2 llf "
+        f"+ log(n) df. {_df_meaning(fam)}",
         *_weights_notes(m),
+        *_df_size_notes(res),
         "Effect range: max - min of a term's effect over the training rows (a linear "
         "term: |coef| times the range of its column). Importance: the weighted mean over "
         "the training rows of |f_j(x) - mean f_j|, f_j the term's contribution to the "

@@ -3,7 +3,8 @@
 What is proved here: for every kind of term — ``bin()`` with and without a missing
 level, ``bin()`` of an expression, ``C()`` (with a missing level; an unseen level is
 refused as by the fitted model), numeric and transformed linear terms (``x``,
-``log(x)``, ``x:z``, ``I(z ** 2)``), ``offset()`` terms and an offset column, a model
+``log(x)``, ``x:z``, ``I(z ** 2)``; a numeric term interacted with a categorical
+column, ``z:g``, ``z*g``), ``offset()`` terms and an offset column, a model
 without intercept (``- 1``), a statsmodels Tweedie family — and for the estimators
 (binomial, gaussian, poisson, the classifier; fitted on a DataFrame or an array), the
 description survives ``json.dumps``/``json.loads`` and the rebuilt model predicts
@@ -58,6 +59,11 @@ FORMULAS = {
     "offset column": ("y ~ bin(x1, 6) + offset(log(exposure))", "poisson", {"offset": "off"}),
     "no intercept": ("yg ~ bin(x1, 6) + C(g) + z - 1", "gaussian", {}),
     "weights": ("yb ~ bin(x1, 6) + bin(x2, 5)", "binomial", {"sample_weight": "exposure"}),
+    # a categorical factor of an interaction: one dummy column per level (full rank when
+    # g has no main effect, treatment coded beside it)
+    "numeric x categorical": ("yg ~ bin(x1, 5) + z:g", "gaussian", {}),
+    "numeric * categorical": ("y ~ bin(x1, 5) + z*g + offset(log(exposure))", "poisson", {}),
+    "transformed x categorical": ("yb ~ bin(x1, 5) + log(x2):g", "binomial", {}),
 }
 
 
@@ -186,3 +192,22 @@ def test_backtick_column_names_round_trip():
     spec = res.to_spec()
     assert spec["terms"][0]["expr"] == spec["terms"][0]["column"] == "x 1"
     assert_array_equal(_round_trip(spec).predict(new), res.predict(new))
+
+
+def test_interaction_dummies_are_described_by_level():
+    res = glm("yg ~ bin(x1, 5) + z:g", TRAIN).fit(lam=1e-3)
+    linear = [t for t in res.to_spec()["terms"] if t["kind"] == "linear"]
+    assert [t["factors"][1]["level"] for t in linear] == ["a", "b", "c"]
+    assert all(t["factors"][0] == "z" and t["factors"][1]["column"] == "g" for t in linear)
+    new = NEW.copy()
+    new.loc[3, "g"] = "zzz"  # an unseen level of the interaction's factor is refused
+    with pytest.raises(ValueError, match="column 'g' has level.*not seen"):
+        _round_trip(res.to_spec()).predict(new)
+
+
+def test_a_bad_interaction_factor_is_refused_by_name():
+    spec = glm("yg ~ bin(x1, 5) + z:g", TRAIN).fit(lam=1e-3).to_spec()
+    broken = json.loads(json.dumps(spec))
+    broken["terms"][-1]["factors"][1]["level"] = "nope"
+    with pytest.raises(ValueError, match=r"term 'z:g\[c\]': a factor must be"):
+        from_spec(broken)

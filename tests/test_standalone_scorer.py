@@ -1,0 +1,145 @@
+"""The standard-library scorer (``binarsity_stats/standalone_scorer.py``).
+
+It must give the package's predictions from the ``to_spec()`` JSON alone — for every
+kind of term (bins with and without a missing level, bins of an expression, ``C()``,
+numeric, transformed and interaction linear terms, offsets), the three families and the
+estimators — and it must run where the package cannot be installed: it imports only the
+standard library (checked on its source) and runs as a script under ``python -I -S``
+(no site-packages, so no NumPy) from a folder holding nothing else.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from binarsity_stats import BinarsityClassifier, BinarsityGLM, glm
+from binarsity_stats import standalone_scorer as scorer
+
+SCORER = Path(scorer.__file__)
+
+
+def _frame(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x1, x2, z = rng.normal(size=n), rng.gamma(2.0, size=n), rng.normal(size=n)
+    x3 = rng.gamma(2.0, size=n)
+    x3[rng.random(n) < 0.15] = np.nan
+    g = rng.choice(["a", "b", "c"], size=n).astype(object)
+    h = g.copy()
+    h[rng.random(n) < 0.1] = None
+    exposure = rng.uniform(0.5, 3.0, size=n)
+    eta = 0.6 * (x1 > 0.3) - 0.4 * (x2 > 2) + 0.3 * (g == "b") + 0.2 * z
+    return pd.DataFrame(
+        {"x1": x1, "x2": x2, "x3": x3, "z": z, "g": g, "h": h, "exposure": exposure,
+         "off": rng.normal(scale=0.1, size=n),
+         "y": rng.poisson(exposure * np.exp(eta - 0.3)).astype(float),
+         "yb": (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float),
+         "yg": eta + rng.normal(size=n)}
+    )  # fmt: skip
+
+
+TRAIN, NEW = _frame(300, 0), _frame(60, 1)
+NEW.loc[0, "x1"], NEW.loc[1, "x1"], NEW.loc[2, "x2"] = 1e6, -1e6, 1e-9  # out of range
+NEW.loc[3, "x1"] = TRAIN["x1"].quantile(0.5)  # a value on (or next to) a cut point
+
+CASES = {
+    "bins": ("yg ~ bin(x1, 8) + bin(x2, 6)", "gaussian", {}),
+    "missing levels": ("yb ~ bin(x3, 6) + C(h) + bin(x1, 4)", "binomial", {"missing": "separate"}),
+    "bin of an expression": ("y ~ bin(np.log(x2), 6) + offset(np.log(exposure))", "poisson", {}),
+    "linear terms": ("yg ~ bin(x1, 5) + log(x2) + x1:z + I(z ** 2) - 1", "gaussian", {}),
+    "interactions": ("y ~ bin(x1, 5) + z*g + offset(log(exposure))", "poisson", {"offset": "off"}),
+}
+
+
+def _rows(frame: pd.DataFrame) -> list[dict]:
+    return [{k: (None if v is None or (isinstance(v, float) and math.isnan(v)) else v)
+             for k, v in row.items()} for row in frame.to_dict("records")]  # fmt: skip
+
+
+def _close(a, b) -> None:
+    np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_scorer_predicts_what_the_fitted_model_predicts(case):
+    formula, family, kw = CASES[case]
+    res = glm(formula, TRAIN, family=family, **kw).fit(lam=2e-3)
+    spec = json.loads(json.dumps(res.to_spec()))
+    for how in ("response", "link"):
+        _close(scorer.predict(spec, _rows(NEW), type=how), res.predict(NEW, type=how))
+
+
+@pytest.mark.parametrize("family", ["gaussian", "poisson"])
+def test_estimators_on_frames_and_arrays(family):
+    y = TRAIN["yg"] if family == "gaussian" else TRAIN["y"]
+    cols = ["x1", "x2", "z"]
+    est = BinarsityGLM(family=family, n_bins=6, lam=1e-3).fit(TRAIN[cols], y)
+    _close(scorer.predict(est.to_spec(), _rows(NEW[cols])), est.predict(NEW[cols]))
+    est = BinarsityGLM(family=family, n_bins=6, lam=1e-3).fit(TRAIN[cols].to_numpy(), y)
+    rows = NEW[cols].to_numpy().tolist()  # positional columns: rows are sequences
+    _close(scorer.predict(est.to_spec(), rows), est.predict(NEW[cols].to_numpy()))
+
+
+def test_classifier_labels_and_probabilities():
+    labels = np.where(TRAIN["yb"] > 0, "yes", "no")
+    clf = BinarsityClassifier(n_bins=6, lam=1e-3).fit(TRAIN[["x1", "x2"]], labels)
+    spec, rows = clf.to_spec(), _rows(NEW[["x1", "x2"]])
+    _close(scorer.predict(spec, rows), clf.predict_proba(NEW[["x1", "x2"]])[:, 1])
+    assert scorer.predict(spec, rows, type="class") == list(clf.predict(NEW[["x1", "x2"]]))
+
+
+def test_it_imports_only_the_standard_library():
+    tree = ast.parse(SCORER.read_text())
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
+                for a in n.names}  # fmt: skip
+    imported |= {n.module.split(".")[0] for n in ast.walk(tree)
+                 if isinstance(n, ast.ImportFrom) and n.module}  # fmt: skip
+    assert not any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree))
+    assert imported <= set(sys.stdlib_module_names), imported - set(sys.stdlib_module_names)
+
+
+def test_it_runs_as_a_script_without_site_packages(tmp_path):
+    res = glm(CASES["missing levels"][0], TRAIN, family="binomial", missing="separate").fit(
+        lam=2e-3
+    )
+    shutil.copy(SCORER, tmp_path / "standalone_scorer.py")
+    (tmp_path / "model.json").write_text(json.dumps(res.to_spec()))
+    NEW.to_csv(tmp_path / "rows.csv", index=False)  # missing values as empty fields
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "standalone_scorer.py", "model.json", "rows.csv"],
+        cwd=tmp_path, capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    values = [float(r["prediction"]) for r in csv.DictReader(out.stdout.splitlines())]
+    # CSV holds the data as text (repr of floats round trips), so the predictions agree
+    _close(values, res.predict(NEW))
+
+
+def test_errors_name_the_column_or_expression():
+    res = glm("yg ~ bin(x1, 5) + C(g)", TRAIN).fit(lam=1e-3)
+    spec = res.to_spec()
+    with pytest.raises(ValueError, match="column 'g' has a level not seen"):
+        scorer.predict(spec, [{"x1": 0.0, "g": "zzz"}])
+    with pytest.raises(ValueError, match="column 'x1' is missing but has no level"):
+        scorer.predict(spec, [{"x1": None, "g": "a"}])
+    with pytest.raises(ValueError, match="column 'g' .* is missing from the row"):
+        scorer.predict(spec, [{"x1": 0.0}])
+    with pytest.raises(ValueError, match="not supported by the standalone scorer"):
+        scorer.evaluate("__import__('os').getcwd()", {})
+
+
+def test_values_on_the_cut_points_fall_in_the_right_closed_interval():
+    res = glm("yg ~ bin(x1, 8)", TRAIN).fit(lam=1e-4)
+    spec = res.to_spec()
+    edges = spec["terms"][0]["edges"]
+    new = pd.DataFrame({"x1": np.r_[edges, np.nextafter(edges, np.inf)]})
+    _close(scorer.predict(spec, _rows(new)), res.predict(new))
