@@ -272,6 +272,20 @@ def _cv_solve(data: PathData, rows, rule: dict, group_codes, rng, opts: dict):
     return cv.path[i_1se if rule.get("which") == "lam_1se" else i_min]
 
 
+class _Drawn:
+    """A fit with other levels and dense coefficients (for drawing; the rest is the fit's)."""
+
+    def __init__(self, results: Any, coef: np.ndarray, dense_coef: np.ndarray) -> None:
+        self._results = results
+        self.coef = coef
+        self.dense_coef = dense_coef
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "_results":
+            raise AttributeError(name)
+        return getattr(self._results, name)
+
+
 class BootstrapResults:
     """Refits of a binarsity fit on row resamples (made by ``BinarsityResults.bootstrap``).
 
@@ -575,7 +589,8 @@ class BootstrapResults:
         level : float, default=0.95
             Their nominal coverage.
         method : {"percentile", "basic", "relaxed"}, default="percentile"
-            The band, as in :meth:`shape_bands`.
+            The band, as in :meth:`shape_bands`; with ``"relaxed"`` the shapes drawn
+            are those of the relaxed fit (the band's centre), not the penalised ones.
 
         Returns
         -------
@@ -585,7 +600,11 @@ class BootstrapResults:
         from ._plotting import plot_shapes
 
         band = self.shape_bands(level, method=method) if bands else None
-        return plot_shapes(self.results, terms=terms, ax=ax, density=density, bands=band)
+        shown: Any = self.results
+        if method == "relaxed":  # the band is around the relaxed fit: draw that one
+            coef, dense, _ = self._relaxed()["estimate"]
+            shown = _Drawn(self.results, coef, dense)
+        return plot_shapes(shown, terms=terms, ax=ax, density=density, bands=band)
 
     def summary_frame(self) -> pd.DataFrame:
         """λ, convergence and number of cut-points kept of every resample.
