@@ -384,7 +384,9 @@ class BootstrapResults:
             step almost everywhere. The relaxed band removes the shrinkage and keeps
             the uncertainty of the cut-points; it is the one to use at the theory λ or
             ``lam_1se`` (coverage in docs/benchmarks.md, suite ``inference``). Its
-            first call costs one more solve per resample.
+            first call costs one more solve per resample. A segment without events in
+            some resample (binomial, poisson) has no finite unpenalised level there: its
+            relaxed band then reaches far below (or above) the others, as it should.
 
         Returns
         -------
