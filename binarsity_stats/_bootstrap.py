@@ -160,8 +160,8 @@ def bootstrap(
     lam : {"same", "cv"}, default="same"
         Keep the fit's λ, or choose it again on every resample by the fit's CV rule
         (needs the results of ``fit_cv``).
-    groups : array-like of shape (n,), optional
-        Resample whole groups. Default: the ``groups`` given to ``fit_cv`` if any.
+    groups : array-like of shape (n,) or str, optional
+        Resample whole groups (labels, or a column name of the model's data). Default: the ``groups`` given to ``fit_cv`` if any.
     solver, tol, max_iter
         Engine options of the refits.
     verbose : bool, optional
@@ -191,6 +191,7 @@ def bootstrap(
         groups = rule.get("groups")
     group_codes = None
     if groups is not None:
+        groups = m._per_row(groups, "groups")  # a column name of the data, or labels
         group_codes = pd.factorize(pd.Series(check_groups(groups, m.nobs)), sort=True)[0]
     seeds = np.random.default_rng(check_random_state(random_state)).integers(
         0, 2**63 - 1, size=n_boot, dtype=np.int64
@@ -559,6 +560,9 @@ class BootstrapResults:
         bands: bool = True,
         level: float = 0.95,
         method: str = "percentile",
+        scale: str = "link",
+        sharey: bool = False,
+        rug: bool = False,
     ) -> Figure:
         """The fit's shapes with their pointwise bootstrap bands.
 
@@ -576,6 +580,13 @@ class BootstrapResults:
             Their nominal coverage.
         method : {"percentile", "basic", "relaxed"}, default="percentile"
             The band, as in :meth:`shape_bands`.
+        scale : {"link", "response"}, default="link"
+            The effect in the link's units, or exp(effect) relative to the average
+            training row (odds or rate ratio; see ``BinarsityResults.plot_shapes``).
+        sharey : bool, default=False
+            One y range for all drawn terms.
+        rug : bool, default=False
+            Draw :meth:`cut_frequencies` as a rug at the bottom of every binned term.
 
         Returns
         -------
@@ -585,7 +596,62 @@ class BootstrapResults:
         from ._plotting import plot_shapes
 
         band = self.shape_bands(level, method=method) if bands else None
-        return plot_shapes(self.results, terms=terms, ax=ax, density=density, bands=band)
+        freq = self.cut_frequencies() if rug else None
+        return plot_shapes(self.results, terms=terms, ax=ax, density=density, bands=band,
+                           scale=scale, sharey=sharey, rug=freq)  # fmt: skip
+
+    def report(
+        self,
+        path: Any = None,
+        new: Any = None,
+        y: Any = None,
+        *,
+        level: float = 0.95,
+        offset: Any = None,
+        title: str | None = None,
+        scale: str = "link",
+        bins: int = 10,
+        precision: int | None = None,
+    ) -> Any:
+        """The HTML report of the resampled fit, with this bootstrap's bands and stability.
+
+        The page of ``BinarsityResults.report``, its shapes drawn with these bands
+        (at ``level``) and cut-frequency rug, its cut-point table with these
+        frequencies, and a bootstrap section (resamples, λ rule, convergence).
+
+        Parameters
+        ----------
+        path : str or path-like, optional
+            File to write; when omitted the page is returned as a string.
+        new : DataFrame, optional
+            Held-out rows for the calibration section.
+        y : array-like or str, optional
+            The observed response of ``new`` (default its response column).
+        level : float, default=0.95
+            Coverage of the bands.
+        offset : array-like, optional
+            Offset of ``new``.
+        title : str, optional
+            Title of the page.
+        scale : {"link", "response"}, default="link"
+            Scale of the shape plots.
+        bins : int, default=10
+            Groups of the calibration plot.
+        precision : int, optional
+            Significant digits of cut-points and labels.
+
+        Returns
+        -------
+        str or path-like
+            ``path`` as given, or the HTML page.
+        """
+        from ._report import write_report
+
+        res = self.results
+        return write_report(
+            res, path, new=new, y=y, offset=offset, cv=getattr(res, "cv_", None), boot=self,
+            title=title, scale=scale, level=level, bins=bins, precision=precision,
+        )  # fmt: skip
 
     def summary_frame(self) -> pd.DataFrame:
         """λ, convergence and number of cut-points kept of every resample.

@@ -14,7 +14,9 @@ Choices documented here (the docs repeat them):
   U_n the bound on b'' (gaussian 1, binomial 1/4, poisson the largest fitted mean of
   the null model) and φ the dispersion (1 for binomial and poisson; for gaussian σ² is
   estimated scaled-lasso style: a first fit with φ = var(y), then φ̂ = RSS / (n − df)
-  and one refit).
+  and one refit). ``penalty_weights="balanced"``, sqrt(π̂_jk (1 − π̂_jk)), uses the same
+  scalar: it is the exact noise level of the centred suffix sums whose union bound
+  gives it (``_penalty.lambda_theory``, Notes); adaptive weights have no theory λ.
 * **Cross-validation uses the same bins in every fold.** The cut points are learned once
   on all training rows (as the paper does). Binning reads only x, never y, so no label
   information leaks into the held-out folds; and with one set of bins the folds, the λ
@@ -36,8 +38,17 @@ import numpy as np
 
 from ._base import inconsistent
 from ._design import BinnedDesign
-from ._families import Family, get_family
-from ._formula import Design, DesignSpec, Response, _as_frame, _column_or_array, build_design
+from ._families import Family, user_family
+from ._formula import (
+    Design,
+    DesignSpec,
+    Response,
+    _as_frame,
+    _column_or_array,
+    build_design,
+    did_you_mean,
+    missing_plan,
+)
 from ._path import (
     SCORINGS,
     PathData,
@@ -116,12 +127,20 @@ def glm(
         of a column of ``data`` (then replayed from new data at predict time).
     n_bins : int, default=50
         Bins of ``bin(x)`` terms that do not give their own.
-    penalty_weights : {"theory", "uniform"} or ndarray of shape (d,), default="theory"
-        ω_jk of design.md §1; ``C()`` terms get weight 0 (unpenalised) unless an array
-        says otherwise.
-    missing : {"error", "separate"}, default="error"
-        NaN in ``bin()``/``C()`` columns: an error naming the column, or a level of its
-        own outside the TV chain.
+    penalty_weights : {"theory", "uniform", "balanced"} or ndarray of shape (d,), default="theory"
+        ω_jk of design.md §1: ``"theory"`` sqrt(π̂_jk) (the paper's), ``"uniform"`` 1,
+        ``"balanced"`` sqrt(π̂_jk (1 − π̂_jk)) (the noise level of the centred suffix
+        sums; see :func:`binarsity_stats._penalty.lambda_theory`). ``C()`` terms get
+        weight 0 (unpenalised) unless an array says otherwise.
+    missing : {"error", "separate", "drop"}, default="error"
+        Missing values (NaN, None, ``pd.NA``) in the columns the model uses. ``"error"``:
+        an error naming the column. ``"separate"``: in a ``bin()``/``C()`` column, a level
+        of its own outside the TV chain. ``"drop"``: R's ``na.omit`` - the rows with a
+        missing value in any column the model uses (response, terms, weight and offset
+        columns or arrays) are dropped before the fit; the number is ``n_dropped`` (and
+        in the summary), and ``predict`` gives NaN for new rows with a missing value
+        (R's ``na.exclude``; ``predict(..., missing="error")`` raises instead). A term
+        may set its own policy: ``bin(x, missing="drop")``, ``C(g, missing="separate")``.
     weights_kind : {"analytic", "freq"}, default="analytic"
         What ``sample_weight`` means. ``"analytic"``: precision (variance) weights, row
         i having variance φ/s_i, e.g. a mean over s_i units or a binomial proportion
@@ -211,16 +230,32 @@ class BinarsityModel:
         missing: str = "error",
         weights_kind: str = "analytic",
     ) -> None:
-        self.family = get_family(family)
+        self.family, self.family_note = user_family(family)
         self.weights_kind = check_weights_kind(weights_kind)
         frame = _as_frame(data)
+        if not isinstance(missing, str) or missing not in ("error", "separate", "drop"):
+            raise ValueError(
+                f"missing must be one of ('error', 'separate', 'drop'); got {missing!r}."
+            )
+        named = [v for v in (sample_weight, offset) if isinstance(v, str)]
+        self.n_rows_data = len(frame)
+        frame, (sample_weight, offset), kept, drop_columns = _drop_missing(
+            formula, frame, missing, (sample_weight, offset), named
+        )
+        self.rows_kept = kept
         n = len(frame)
         sw, self.weight_column = _column_or_array(sample_weight, frame, "sample_weight", n)
         off_arg, self.offset_column = _column_or_array(offset, frame, "offset", n)
         spec, design, y, response = build_design(
             formula, frame, n_bins=n_bins, missing=missing, sample_weight=sw,
-            family=self.family,
+            family=self.family, exclude_columns=named,
         )  # fmt: skip
+        spec.drop_columns = drop_columns or None
+        self._data = frame  # for column names given later (groups=); not pickled
+        #: binomial trials of a cbind(successes, failures) response (None otherwise)
+        self.trials = design.trials
+        if design.trials is not None:  # the trials multiply the weights, as in R
+            sw = design.trials if sw is None else sw * design.trials
         # a binomial response may be a proportion (the trials as sample weights)
         self.family.validate_y(y, proportions=True)
         self.formula = formula
@@ -247,6 +282,57 @@ class BinarsityModel:
         self.bin_counts = binned.counts * self.weight_scale
         self.penalty_weights = self._penalty_weights(penalty_weights)
         self._binned = binned.with_kinds(self._block_kinds())
+
+    # -- rows, data and pickling ----------------------------------------------------------
+    #: models pickled before missing="drop" existed dropped no row
+    rows_kept: np.ndarray | None = None
+    trials: np.ndarray | None = None
+    n_rows_data: int | None = None
+    family_note: str | None = None
+
+    @property
+    def n_dropped(self) -> int:
+        """Rows of the data dropped before the fit for a missing value (``missing="drop"``)."""
+        return 0 if self.rows_kept is None else int(self.rows_kept.size - self.rows_kept.sum())
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_data", None)  # the training frame is not part of a saved model
+        return state
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _RESULTS_ONLY:
+            raise AttributeError(
+                f"'{type(self).__name__}' has no attribute {name!r}: the model has not been "
+                f"fitted; call .fit() first (res = model.fit(); res.{name})."
+            )
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+
+    def _per_row(self, value: Any, name: str) -> Any:
+        """A per-row argument (``groups=``): a column name of the training data, or
+        values for the rows of the data given to :func:`glm` (the rows kept are taken
+        when ``missing="drop"`` dropped some) or for the rows kept."""
+        if value is None:
+            return None
+        if isinstance(value, str):
+            data = self.__dict__.get("_data")
+            if data is None:
+                raise ValueError(
+                    f"{name}={value!r}: a saved (pickled) model does not keep its training "
+                    f"data; pass the {name} values, one per training row."
+                )
+            if value not in data.columns:
+                raise ValueError(
+                    f"{name}={value!r} is not a column of the data."
+                    + did_you_mean(value, data.columns)
+                )
+            return data[value].to_numpy(dtype=object)
+        kept = self.rows_kept
+        if kept is not None and np.ndim(value) == 1 and len(value) == kept.size != self.nobs:
+            to_numpy = getattr(value, "to_numpy", None)
+            values = to_numpy(dtype=object) if to_numpy is not None else np.asarray(value)
+            return values[kept]
+        return value
 
     # -- design helpers ------------------------------------------------------------------
     @property
@@ -282,6 +368,17 @@ class BinarsityModel:
     def n_effective(self) -> float:
         """The n of ``lam="theory"``: Σ s for frequency weights, Kish's effective
         number (Σ s)² / Σ s² for analytic ones (n when unweighted)."""
+        trials = getattr(self, "trials", None)
+        if trials is not None:
+            # cbind(successes, failures): row i stands for t_i Bernoulli trials, each of
+            # the user's weight u_i; the n of those trials is Σ u t (frequency weights)
+            # or Kish's (Σ u t)² / Σ u² t (analytic), Σ t unweighted
+            t, t_scale = normalized_weights(trials)
+            u = np.divide(self.sample_weight, trials, out=np.zeros_like(t), where=trials > 0)
+            u, u_scale = normalized_weights(u) if np.any(u > 0) else (u, 1.0)
+            if self.weights_kind == "freq":
+                return float(np.sum(u * t)) * u_scale * t_scale
+            return float(np.sum(u * t) ** 2 / np.sum(u * u * t)) * t_scale
         # on the weights scaled to a maximum in [1, 2): no overflow in the sums
         return theory_nobs(self.unit_weight, self.weights_kind, self.weight_scale)
 
@@ -507,11 +604,59 @@ class BinarsityModel:
         float
             λ_theory.
         """
+        if self.penalty_kind == "adaptive":
+            raise ValueError(
+                "lam='theory' is not defined for adaptive penalty weights (they depend "
+                "on a first-stage fit); give lam a number or use fit_cv."
+            )
         d = sum(b.n_levels for b in self.spec.blocks if b.penalized)
         return lambda_theory(
             self.family, self.y, self.unit_weight, self.offset, d, self.n_effective,
             fit_intercept=self._solver_intercept, phi=phi, A=A,
         )  # fmt: skip
+
+    # -- second stage --------------------------------------------------------------------
+    def adaptive(self, first_stage: BinarsityResults, power: float = 1.0) -> BinarsityModel:
+        """The adaptive second stage: weights ω_jk / abs(θ̂_jk − θ̂_j,k−1)^power.
+
+        The adaptive lasso (Zou 2006) for the fused penalty: ``first_stage`` is a fit of
+        this model (e.g. ``model.fit_cv().best_``); its large steps are penalised less,
+        its small ones more, and an edge it fused stays fused (its weight is
+        ``_relax.FUSED_FACTOR`` times the largest finite one). The new model shares the
+        design; fit it with a number for ``lam``, ``fit_path`` or ``fit_cv``
+        (``lam="theory"`` has no meaning for data-dependent weights and is refused).
+
+        Parameters
+        ----------
+        first_stage : BinarsityResults
+            A fit of this model (same design).
+        power : float, default=1
+            The exponent of the jump sizes.
+
+        Returns
+        -------
+        BinarsityModel
+            A copy of this model with ``penalty_kind == "adaptive"``.
+        """
+        import copy
+
+        from ._relax import adaptive_weights
+
+        if not isinstance(first_stage, BinarsityResults):
+            raise TypeError(
+                f"first_stage must be a BinarsityResults of this model; got "
+                f"{type(first_stage).__name__}."
+            )
+        if first_stage.model.design is not self.design:
+            raise ValueError("first_stage must be a fit of this model (the same design).")
+        sol = first_stage.solution
+        w = adaptive_weights(self.penalty_weights, sol.coef, self.block_ptr, power)
+        other = copy.copy(self)
+        other.penalty_weights = w
+        other.penalty_kind = "adaptive"
+        other.adaptive_power = float(power)
+        other._binned = self.binned.with_kinds(self._block_kinds())
+        return other
 
     # -- fitting -------------------------------------------------------------------------
     def fit(
@@ -522,6 +667,7 @@ class BinarsityModel:
         tol: float = 1e-7,
         max_iter: int = 1000,
         warm_start: Any = None,
+        relax: float | None = None,
     ) -> BinarsityResults:
         """Fit at one λ.
 
@@ -540,12 +686,23 @@ class BinarsityModel:
             Cap on solver passes.
         warm_start : Solution, optional
             Starting point.
+        relax : float, optional
+            γ of a relaxed fit (:meth:`BinarsityResults.relax`): the fit at λ mixed with
+            the unpenalised refit on its segments, γ θ̂ + (1 − γ) θ̃. None: the
+            penalised fit (γ = 1).
 
         Returns
         -------
         BinarsityResults
             The fit at λ, with its statistics and report.
         """
+        if relax is not None:
+            from ._relax import check_gamma
+
+            gamma = check_gamma(relax, "relax")
+            res = self.fit(lam, solver=solver, tol=tol, max_iter=max_iter,
+                           warm_start=warm_start)  # fmt: skip
+            return res.relax(gamma, tol=tol, max_iter=max_iter)
         opts = _solver_options(solver, tol, max_iter)
         if not isinstance(lam, str):
             lam = check_lam(lam)
@@ -639,6 +796,7 @@ class BinarsityModel:
         early_stopping: bool = True,
         patience: int = 5,
         groups: Any = None,
+        relax: Any = False,
     ) -> CVResults:
         """K-fold cross-validation over a λ path; refits the chosen λ on all rows.
 
@@ -677,18 +835,27 @@ class BinarsityModel:
             grid actually evaluated is ``lams`` of the result. False: the whole grid.
         patience : int, default=5
             The number of consecutive λ values outside the band that stops the walk.
-        groups : array-like of shape (n,), optional
-            Group labels (a patient, a household, a policy...): all rows of a group go
+        groups : array-like of shape (n,) or str, optional
+            Group labels, or the name of a column of the data given to :func:`glm`
+            (a patient, a household, a policy...): all rows of a group go
             to the same fold, so the CV scores a model on groups it has not seen.
             Groups are shuffled with ``random_state`` and given to folds largest first,
             each to the fold with the fewest rows (as scikit-learn's ``GroupKFold``);
             folds are then not stratified. Needs at least ``folds`` groups.
+        relax : bool or sequence of float, default=False
+            Also cross-validate relaxed fits (``cv.glmnet(relax=TRUE)``): at every λ
+            each fold scores γ θ̂(λ) + (1 − γ) θ̃(λ), θ̃ the unpenalised refit on the
+            segments of θ̂ (see :meth:`BinarsityResults.relax`), for γ in glmnet's
+            grid (0, 0.25, 0.5, 0.75, 1) or the values given; λ and γ are chosen
+            jointly. The grid is the one the penalised CV evaluated (its early
+            stopping included); the relaxed pass solves each fold's path once more.
 
         Returns
         -------
         CVResults
             ``lam_min``, ``lam_1se``, ``best_`` (refit at ``lam_min`` on all rows),
-            per-λ ``mean`` and ``se``.
+            per-λ ``mean`` and ``se``. With ``relax``: a ``RelaxedCVResults`` whose
+            ``gamma_min`` is the γ chosen and ``best_`` the relaxed fit.
 
         Notes
         -----
@@ -701,6 +868,7 @@ class BinarsityModel:
         """
         if scoring not in SCORINGS:
             raise ValueError(f"scoring must be one of {SCORINGS}; got {scoring!r}.")
+        gammas = _check_relax(relax)
         if scoring == "auc" and not self.family.binary:
             raise ValueError("scoring='auc' needs family='binomial'.")
         if scoring == "auc" and not np.all((self.y == 0) | (self.y == 1)):
@@ -715,6 +883,7 @@ class BinarsityModel:
         cv_tol = check_cv_tol(cv_tol)
         check_bool(early_stopping, "early_stopping")
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
+        groups = self._per_row(groups, "groups")  # a column name of the data, or labels
         if groups is None:
             fold_id = fold_ids(
                 self.y, int(folds), stratify=self.family.binary,
@@ -744,15 +913,119 @@ class BinarsityModel:
             "early_stopping": bool(early_stopping), "patience": int(patience),
             "groups": None if groups is None else check_groups(groups, self.nobs),
         }  # fmt: skip
-        return CVResults(
-            self, cv.lams, cv.fold_scores, scoring, fold_id, cv.path, cv.grid_size, rule=rule
+        if gammas is None:
+            return CVResults(
+                self, cv.lams, cv.fold_scores, scoring, fold_id, cv.path, cv.grid_size,
+                rule=rule,
+            )  # fmt: skip
+        from ._path_results import RelaxedCVResults
+
+        scores = self._relaxed_cv(data, cv.lams, fold_id, gammas, scoring, fold_opts, workers)
+        rule["relax"] = list(gammas)
+        return RelaxedCVResults(
+            self, cv.lams, scores, gammas, scoring, fold_id, cv.path, cv.grid_size, rule=rule
         )
+
+    def _relaxed_cv(self, data, lams, fold_id, gammas, scoring, fold_opts, workers):
+        """Fold scores (G, K, m) of the relaxed fits (see ``_relax.relaxed_path_scores``)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from ._relax import relaxed_path_scores
+
+        n_folds = int(fold_id.max()) + 1
+
+        def one(k: int) -> np.ndarray:
+            rows = np.flatnonzero(fold_id != k)
+            held = data.held_out(np.flatnonzero(fold_id == k))
+            return relaxed_path_scores(
+                self._prepare(rows), data.design.subset(rows), self.y[rows], self.family,
+                self.penalty_weights, lams, gammas, held,
+                lambda sol, h: data.score(sol, h, scoring),
+                fit_intercept=self._solver_intercept, opts=fold_opts,
+            )  # fmt: skip
+
+        if workers > 1:
+            with ThreadPoolExecutor(min(workers, n_folds)) as pool:
+                per_fold = list(pool.map(one, range(n_folds)))
+        else:
+            per_fold = [one(k) for k in range(n_folds)]
+        return np.stack(per_fold, axis=1)
 
     def __repr__(self) -> str:
         return (
             f"BinarsityModel({self.formula!r}, family={self.family.name!r}, "
             f"n={self.nobs}, blocks={len(self.spec.blocks)})"
         )
+
+
+def _check_relax(relax: Any) -> tuple[float, ...] | None:
+    """``fit_cv``'s ``relax``: False/None (no relaxed CV), True (glmnet's γ grid) or γs."""
+    from ._relax import GAMMAS, check_gamma
+
+    if relax is None or relax is False:
+        return None
+    if relax is True:
+        return GAMMAS
+    if isinstance(relax, (str, bytes)) or not hasattr(relax, "__iter__"):
+        raise TypeError(f"relax must be a bool or a sequence of gamma in [0, 1]; got {relax!r}.")
+    gammas = tuple(sorted({check_gamma(g, "relax") for g in relax}))
+    if not gammas:
+        raise ValueError("relax must hold at least one gamma in [0, 1].")
+    return gammas
+
+
+#: Names of the fitted results that users reach for on the model itself.
+_RESULTS_ONLY = frozenset({
+    "predict", "summary", "params", "coef", "intercept", "cut_points", "shape_functions",
+    "plot_shapes", "term_table", "categorical_effects", "selected_terms", "refit",
+    "bootstrap", "deviance", "aic", "bic", "llf", "fittedvalues", "resid_response",
+    "to_spec", "report", "get_prediction", "conf_int", "bse", "lam", "df",
+})  # fmt: skip
+
+
+def _drop_missing(
+    formula: str, frame: Any, missing: str, per_row: tuple, named: list[str]
+) -> tuple[Any, tuple, np.ndarray | None, list[str]]:
+    """R's na.omit: the rows with a missing value in a column the model uses, removed.
+
+    Returns the rows kept, the per-row arguments (weights, offset) cut to them, the
+    mask of kept rows (None when nothing was dropped) and the right-hand-side columns
+    whose missing values give a NaN prediction (plus the offset column).
+    """
+    lhs, rhs = missing_plan(formula, frame, missing, named)
+    drop = np.zeros(len(frame), dtype=bool)
+    for col in lhs + rhs:
+        drop |= frame[col].isna().to_numpy()
+    if missing == "drop":
+        for value in per_row:
+            if isinstance(value, str):
+                if value in frame.columns:
+                    drop |= frame[value].isna().to_numpy()
+                continue
+            if value is None or np.ndim(value) != 1 or len(value) != len(frame):
+                continue  # the argument's own check reports it
+            try:
+                drop |= np.isnan(np.asarray(value, dtype=np.float64))
+            except (TypeError, ValueError):
+                continue
+    columns = list(rhs)
+    if missing == "drop" and isinstance(per_row[1], str):
+        columns.append(per_row[1])  # a new row without its offset cannot be predicted
+    if not drop.any():
+        return frame, per_row, None, columns
+    if drop.all():
+        used = sorted(set(lhs + rhs + [v for v in per_row if isinstance(v, str)]))
+        raise ValueError(
+            f"every row has a missing value in a column the model uses ({used}); "
+            "missing='drop' leaves no row to fit."
+        )
+    kept = ~drop
+    cut = tuple(
+        v if v is None or isinstance(v, str) or np.ndim(v) != 1 or len(v) != len(frame)
+        else np.asarray(v)[kept]
+        for v in per_row
+    )  # fmt: skip
+    return frame.loc[kept], cut, kept, columns
 
 
 def _solver_options(solver: Any, tol: Any, max_iter: Any) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ._base import inconsistent
-from ._formula import Block, _as_frame, _column_or_array
+from ._formula import Block, _as_frame, _column_or_array, check_predict_missing, predict_complete
 from ._refit import RefitResults, _fit_statsmodels, _split_refit
 from ._validation import check_offset
 
@@ -161,8 +161,97 @@ class BinarsityResults:
         self.objective = float(solution.objective)
         self.cv_rule: dict | None = None  # set by CVResults: the CV rule that chose λ
         self.bootstrap_: Any = None  # the last bootstrap (BootstrapResults)
+        self.cv_: Any = None  # the CVResults that chose λ (set by CVResults.results)
         # set by CVResults.results: {"scoring", "mean", "se"} of the CV at this λ
         self.cv_score: dict | None = None
+        #: γ of a relaxed fit (:meth:`relax`), None for the penalised fit
+        self.relax_gamma: float | None = None
+
+    # -- remedies for spurious steps (see _relax) ----------------------------------------
+    def _penalty_description(self) -> dict[str, Any]:
+        """How the coefficients were penalised (the model description's ``penalty``)."""
+        out: dict[str, Any] = {"weights": str(self.model.penalty_kind)}
+        if getattr(self, "relax_gamma", None) is not None:
+            out["relax"] = float(self.relax_gamma)
+        return out
+
+    def relax(self, gamma: float = 0.0, *, tol: float = 1e-7, max_iter: int = 1000):
+        """The relaxed fit on this fit's segments (glmnet's ``relax=TRUE``).
+
+        The model is refitted without penalty on the constant segments of this fit (its
+        cut-points kept, nothing else changed): θ̃. The relaxed fit mixes the two,
+        θ_γ = γ θ̂ + (1 − γ) θ̃, and the same for β0 and the dense coefficients. γ = 1 is
+        this fit, γ = 0 the unpenalised refit on its segments; the penalty's shrinkage
+        of the kept steps is undone by 1 − γ. Choose γ with
+        ``model.fit_cv(relax=True)`` (λ and γ jointly, as ``cv.glmnet(relax=TRUE)``).
+
+        Parameters
+        ----------
+        gamma : float, default=0
+            The mix, in [0, 1].
+        tol : float, default=1e-7
+            KKT tolerance of the unpenalised refit.
+        max_iter : int, default=1000
+            Cap on its solver passes.
+
+        Returns
+        -------
+        BinarsityResults
+            The relaxed fit (same λ, cut-points and df; ``relax_gamma`` = γ). Its
+            ``objective`` is NaN (the mix minimises no single objective) and its KKT
+            violation is the penalised fit's.
+
+        Notes
+        -----
+        Unlike :meth:`refit` (statsmodels, for standard errors), this stays a
+        binarsity result: it predicts, summarises and exports as one. The unpenalised
+        refit inherits the selection's optimism (the winner's curse): its steps are
+        larger than the truth on average, which is why γ is tuned by CV.
+        """
+        from ._relax import check_gamma, mix_solutions, unpenalized_on_segments
+        from ._validation import check_max_iter, check_tol
+
+        g = check_gamma(gamma)
+        tol, max_iter = check_tol(tol), check_max_iter(max_iter)
+        base = self if getattr(self, "relax_gamma", None) is None else self._relaxed_from
+        cached = base.__dict__.get("_unpenalized")  # (tol, max_iter, solution)
+        if cached is None or cached[:2] != (tol, max_iter):
+            m = base.model
+            unpen = unpenalized_on_segments(
+                m.binned, m.y, m.family, base.solution, m.penalty_weights,
+                fit_intercept=m._solver_intercept, tol=tol, max_iter=max_iter,
+            )  # fmt: skip
+            base.__dict__["_unpenalized"] = cached = (tol, max_iter, unpen)
+        unpen = cached[2]
+        res = BinarsityResults(
+            base.model, mix_solutions(base.solution, unpen, g),
+            f"{base.lam_source}; relaxed, gamma={g:g}",
+        )
+        res.relax_gamma = g
+        res._relaxed_from = base
+        res.cv_rule, res.cv_score = base.cv_rule, base.cv_score
+        return res
+
+    def adaptive(self, power: float = 1.0):
+        """A second-stage model whose weights are ω_jk / abs(jump of this fit)^power.
+
+        The adaptive lasso's two stages (Zou 2006) for the fused penalty: steps this fit
+        kept large are penalised less in the second stage, small ones more, and an edge
+        this fit fused stays fused. Fit the returned model as any other (a number for
+        ``lam``, ``fit_path``, ``fit_cv``); ``lam="theory"`` has no meaning for these
+        weights and is refused.
+
+        Parameters
+        ----------
+        power : float, default=1
+            The exponent of the jump sizes.
+
+        Returns
+        -------
+        BinarsityModel
+            The same formula and data with adaptive penalty weights.
+        """
+        return self.model.adaptive(self, power=power)
 
     # -- coefficients ------------------------------------------------------------------
     @cached_property
@@ -324,6 +413,11 @@ class BinarsityResults:
         return self.model.weights_kind if self.model.weighted else None
 
     @property
+    def n_dropped(self) -> int:
+        """Rows dropped before the fit for a missing value (``missing="drop"``)."""
+        return self.model.n_dropped
+
+    @property
     def nobs(self) -> int:
         """Number of training rows."""
         return self.model.nobs
@@ -377,8 +471,12 @@ class BinarsityResults:
 
     # -- prediction ------------------------------------------------------------------------
     def predict(
-        self, newdata: Any = None, type: str = "response", offset: Any = None
-    ) -> np.ndarray:  # noqa: A002 - R's name
+        self,
+        newdata: Any = None,
+        type: str = "response",  # noqa: A002 - R's name
+        offset: Any = None,
+        missing: str | None = None,
+    ) -> np.ndarray:
         """Predict on new data with the training cut points and levels.
 
         Parameters
@@ -392,6 +490,12 @@ class BinarsityResults:
             Extra offset for the new rows. When the model was given ``offset=`` as a
             column name it is read from ``newdata``; when it was given an array and
             ``offset`` is omitted here, it is taken as 0 (statsmodels' convention).
+        missing : {None, "nan", "error"}, optional
+            New rows with a missing value in a column whose missing values dropped
+            training rows (``glm(..., missing="drop")`` or ``bin(x, missing="drop")``):
+            ``"nan"`` (the default for such a model) predicts NaN for them, as R's
+            ``na.exclude``; ``"error"`` raises, naming the column. Other models always
+            raise for a missing value outside a missing level.
 
         Returns
         -------
@@ -408,6 +512,15 @@ class BinarsityResults:
         """
         if type not in ("response", "link"):
             raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        if newdata is not None:
+            return predict_complete(
+                self.model.spec, newdata, offset, missing,
+                lambda rows, off: self._predict(rows, type, off),
+            )  # fmt: skip
+        check_predict_missing(missing)
+        return self._predict(None, type, offset)
+
+    def _predict(self, newdata: Any, type: str, offset: Any) -> np.ndarray:  # noqa: A002
         m = self.model
         if not (
             np.all(np.isfinite(self.coef))
@@ -572,9 +685,11 @@ class BinarsityResults:
         return pd.DataFrame(rows).set_index("term")[cols]
 
     def categorical_effects(self) -> pd.DataFrame:
-        """``C()`` terms in reference coding: each level against the first populated one.
+        """``C()`` terms in reference coding: each level against the reference level.
 
-        The fit identifies a categorical by the weighted sum-to-zero constraint; the
+        The reference is the level given by ``C(x, Treatment(level))`` (patsy's and
+        formulaic's spelling; also ``Treatment(reference=level)``), else the first
+        populated level. The fit identifies a categorical by the weighted sum-to-zero constraint; the
         differences θ_k − θ_ref are the same under any coding and are what an
         unpenalised GLM with treatment contrasts reports.
 
@@ -595,8 +710,16 @@ class BinarsityResults:
             if populated.size == 0:
                 continue
             ref = int(populated[0])
+            chosen = getattr(block, "reference", None)  # C(x, Treatment(level))
+            if chosen is not None and chosen in list(block.levels):
+                k_ref = list(block.levels).index(chosen)
+                if counts[k_ref] <= 0:
+                    raise ValueError(
+                        f"{block.term}: the reference level {chosen!r} has no training weight."
+                    )
+                ref = k_ref
             labels = block.level_labels()
-            for k in populated[1:]:
+            for k in populated[populated != ref]:
                 rows.append(
                     {"term": block.term, "level": labels[k], "reference": labels[ref],
                      "effect": float(self.coef[s + k] - self.coef[s + ref]),
@@ -702,6 +825,7 @@ class BinarsityResults:
             source=type(self).__name__, family=m.family, intercept=self.intercept,
             fit_intercept=bool(spec.fit_intercept), terms=terms, lam=self.lam,
             response=response, offset_terms=offset_terms, offset_column=m.offset_column,
+            penalty=self._penalty_description(),
         )  # fmt: skip
 
     def to_sql(self, table: str = "t", dialect: str = "sqlite", **kwargs: Any) -> str:
@@ -724,6 +848,37 @@ class BinarsityResults:
         from ._export_sql import to_sql
 
         return to_sql(self, table=table, dialect=dialect, **kwargs)
+
+    def scorecard(
+        self,
+        pdo: float = 20.0,
+        base_score: float = 600.0,
+        base_odds: float = 50.0,
+        rounding: int | None = None,
+    ) -> Any:
+        """Points per interval per term of a binomial fit (a credit-scoring scorecard).
+
+        Parameters
+        ----------
+        pdo : float, default=20
+            Points that double the odds against the event (y = 1).
+        base_score : float, default=600
+            The score at odds ``base_odds`` : 1 against the event.
+        base_odds : float, default=50
+            The odds that ``base_score`` stands for.
+        rounding : int or None, default=None
+            Decimals of the points (0: whole points); None keeps them exact.
+
+        Returns
+        -------
+        Scorecard
+            ``table`` (points per interval per term), ``score(new)``, ``points(new)``;
+            see :func:`binarsity_stats.scorecard`.
+        """
+        from ._scorecard import scorecard
+
+        return scorecard(self, pdo=pdo, base_score=base_score, base_odds=base_odds,
+                         rounding=rounding)  # fmt: skip
 
     # -- unpenalised refit -------------------------------------------------------------------
     @cached_property
@@ -904,8 +1059,9 @@ class BinarsityResults:
         lam : {"same", "cv"}, default="same"
             Keep this fit's λ, or choose λ again on every resample by the fit's
             cross-validation rule (results of ``fit_cv`` only).
-        groups : array-like of shape (n,), optional
-            Group labels: resample whole groups (the cluster bootstrap).
+        groups : array-like of shape (n,) or str, optional
+            Group labels, or the name of a column of the data given to ``glm``:
+            resample whole groups (the cluster bootstrap).
         solver : {"cd", "fista"}, default="cd"
             Engine solver of the refits.
         tol : float, default=1e-6
@@ -921,6 +1077,11 @@ class BinarsityResults:
             ``shape_bands``, ``cut_frequencies``, ``predict(new, interval=)``,
             ``plot_shapes(bands=True)``.
         """
+        if getattr(self, "relax_gamma", None) is not None:
+            raise ValueError(
+                "bootstrap() resamples the penalised fit; a relaxed fit (relax_gamma="
+                f"{self.relax_gamma:g}) is not supported: bootstrap the penalised results."
+            )
         from ._bootstrap import bootstrap
 
         boot = bootstrap(
@@ -939,11 +1100,14 @@ class BinarsityResults:
         bands: bool = False,
         scale: str = "link",
         sharey: bool = False,
+        rug: bool = False,
     ) -> Figure:
         """Shape of every (or the named) term, with the data density.
 
         Binned terms are step functions, ``C()`` terms bars, linear terms a line over
-        their training range; a term the penalty dropped is marked "dropped (flat)".
+        their training range; a term the penalty dropped is marked "dropped (flat)". The
+        missing level of a binned term (``missing="separate"``) is a bar of its own,
+        right of the steps, with its row count.
 
         Parameters
         ----------
@@ -962,6 +1126,10 @@ class BinarsityResults:
             refuses ``"response"``.
         sharey : bool, default=False
             One y range for all drawn terms.
+        rug : bool, default=False
+            Draw the cut-point frequencies of the last :meth:`bootstrap` as a rug at the
+            bottom of every binned term (a tick per edge, as tall as the share of
+            resamples that jump there).
 
         Returns
         -------
@@ -970,14 +1138,17 @@ class BinarsityResults:
         """
         from ._plotting import plot_shapes
 
-        band = None
+        band = freq = None
+        boot = getattr(self, "bootstrap_", None)
+        if (bands or rug) and boot is None:
+            what = "bands=True" if bands else "rug=True"
+            raise ValueError(f"{what} needs a bootstrap first: call res.bootstrap().")
         if bands:
-            if getattr(self, "bootstrap_", None) is None:
-                raise ValueError("bands=True needs a bootstrap first: call res.bootstrap().")
-            band = self.bootstrap_.shape_bands()
-        return plot_shapes(
-            self, terms=terms, ax=ax, density=density, bands=band, scale=scale, sharey=sharey
-        )
+            band = boot.shape_bands()
+        if rug:
+            freq = boot.cut_frequencies()
+        return plot_shapes(self, terms=terms, ax=ax, density=density, bands=band, scale=scale,
+                           sharey=sharey, rug=freq)  # fmt: skip
 
     def plot_calibration(
         self, new: Any = None, y: Any = None, bins: int = 10, ax: Any = None
@@ -1003,6 +1174,87 @@ class BinarsityResults:
         from ._plotting import plot_calibration
 
         return plot_calibration(self, new=new, y=y, bins=bins, ax=ax)
+
+    # -- the report ------------------------------------------------------------------------
+    def report(
+        self,
+        path: Any = None,
+        new: Any = None,
+        y: Any = None,
+        *,
+        offset: Any = None,
+        title: str | None = None,
+        scale: str = "link",
+        level: float = 0.95,
+        bins: int = 10,
+        precision: int | None = None,
+    ) -> Any:
+        """One self-contained HTML page of the fit, for a reader with only a browser.
+
+        The page holds: the data and the model (formula, family, rows, weights, offset,
+        every term's column and training range), the :meth:`summary`, the shape plots
+        (with the 95% bands and the cut-frequency rug of the last :meth:`bootstrap`, if
+        any), the cut-points kept (with their bootstrap frequencies, and the edges not
+        kept that resamples often cut), the bootstrap's settings, the cross-validation
+        curve and path (when λ came from ``fit_cv``), calibration (binned observed
+        against predicted mean) on the training rows or on ``new``, and the versions of
+        the package and its libraries. Plots are embedded PNG images; there is no
+        script and no link to any file or address, so the page reads offline and can
+        be mailed or archived as it is. Every text from the data is HTML-escaped.
+
+        Parameters
+        ----------
+        path : str or path-like, optional
+            File to write (UTF-8). When omitted the page is returned as a string.
+        new : DataFrame, optional
+            Held-out rows for the calibration section (and a held-out deviance);
+            default: the training rows, with their weights.
+        y : array-like or str, optional
+            The observed response of ``new``, or the name of its column; default the
+            formula's response column, when ``new`` has it.
+        offset : array-like, optional
+            Offset of ``new``, as in :meth:`predict`.
+        title : str, optional
+            Title of the page (default "Binarsity GLM: " and the formula).
+        scale : {"link", "response"}, default="link"
+            Scale of the shape plots (see :meth:`plot_shapes`).
+        level : float, default=0.95
+            Coverage of the bootstrap bands, when bootstrapped.
+        bins : int, default=10
+            Groups of equal row counts in the calibration plot.
+        precision : int, optional
+            Significant digits of cut-points and interval labels (default 6).
+
+        Returns
+        -------
+        str or path-like
+            ``path`` as given, or the HTML page when ``path`` is None.
+
+        Raises
+        ------
+        ValueError
+            A bad ``scale``, ``level`` or ``bins``; ``y`` or ``offset`` without ``new``;
+            ``new`` without ``y`` and without the response column.
+
+        See Also
+        --------
+        CVResults.report : the report of a cross-validated fit.
+        BootstrapResults.report : the report with that bootstrap's bands.
+
+        Examples
+        --------
+        >>> res = glm("y ~ bin(x)", df).fit()  # doctest: +SKIP
+        >>> res.bootstrap(200, random_state=0)  # doctest: +SKIP
+        >>> res.report("model.html")  # doctest: +SKIP
+        'model.html'
+        """
+        from ._report import write_report
+
+        return write_report(
+            self, path, new=new, y=y, offset=offset, cv=getattr(self, "cv_", None),
+            boot=getattr(self, "bootstrap_", None), title=title, scale=scale, level=level,
+            bins=bins, precision=precision,
+        )  # fmt: skip
 
     def __repr__(self) -> str:
         return (

@@ -356,6 +356,8 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
     event = "-"
     if resp.kind == "factor":
         event = f"{resp.event!r} (vs {resp.levels[0]!r})"
+    elif resp.kind == "counts":
+        event = "successes (of the trials)"
     elif resp.kind == "boolean" or fam.binary:
         event = "y == 1" if resp.kind != "boolean" else "True"
     left = [
@@ -372,6 +374,7 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
     ]
     right = [
         ("No. Observations", _fmt(res.nobs)),
+        *([("Rows dropped (missing)", _fmt(m.n_dropped))] if getattr(m, "n_dropped", 0) else []),
         ("Df (jumps+intercept+unpen.)", _fmt(res.df)),
         ("Df Residuals", _fmt(res.df_resid)),
         ("Cut-points kept (jumps)", _fmt(res.n_jumps)),
@@ -432,7 +435,7 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             index=pd.Index([f"{t}[{lv}]" for t, lv in zip(cat["term"], cat["level"],
                                                           strict=True)], dtype=object),
         )  # fmt: skip
-        tables.append(("C() terms in reference coding (effect vs the first level)", shown_cat))
+        tables.append(("C() terms in reference coding (effect vs the reference level)", shown_cat))
     lin = table[table["kind"] == "linear"]
     if sort == "importance":
         lin = lin.sort_values("importance", ascending=False, kind="stable")
@@ -500,8 +503,8 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
     if any(not b.penalized for b in m.spec.blocks):
         notes.append(
             "C() terms are unpenalized; their reference-coded effects theta_k - theta_ref "
-            "(first populated level as reference) are what refit() and treatment contrasts "
-            "report."
+            "(reference: the first populated level, or C(x, Treatment(level))) are what "
+            "refit() and treatment contrasts report."
         )
     if any(b.has_missing_level for b in m.spec.blocks):
         notes.append(
@@ -517,6 +520,16 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             "faster than the mean, so a quasi-poisson or negative binomial model may fit "
             "better, and refit()'s standard errors are too small by about "
             f"sqrt({disp:.3g})."
+        )
+    family_note = getattr(m, "family_note", None)  # None on models pickled before 0.3
+    if family_note:
+        notes.append(family_note)
+    n_dropped = getattr(m, "n_dropped", 0)
+    if n_dropped:
+        notes.append(
+            f"{n_dropped} row(s) with a missing value in a column the model uses were "
+            "dropped before the fit (missing='drop', R's na.omit); No. Observations counts "
+            "the rows kept."
         )
     if not res.converged:
         notes.append(
