@@ -274,6 +274,20 @@ def _cv_solve(data: PathData, rows, rule: dict, group_codes, rng, opts: dict):
     return cv.path[i_1se if rule.get("which") == "lam_1se" else i_min]
 
 
+class _Drawn:
+    """A fit with other levels and dense coefficients (for drawing; the rest is the fit's)."""
+
+    def __init__(self, results: Any, coef: np.ndarray, dense_coef: np.ndarray) -> None:
+        self._results = results
+        self.coef = coef
+        self.dense_coef = dense_coef
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "_results":
+            raise AttributeError(name)
+        return getattr(self._results, name)
+
+
 class BootstrapResults:
     """Refits of a binarsity fit on row resamples (made by ``BinarsityResults.bootstrap``).
 
@@ -372,7 +386,9 @@ class BootstrapResults:
             step almost everywhere. The relaxed band removes the shrinkage and keeps
             the uncertainty of the cut-points; it is the one to use at the theory λ or
             ``lam_1se`` (coverage in docs/benchmarks.md, suite ``inference``). Its
-            first call costs one more solve per resample.
+            first call costs one more solve per resample. A segment without events in
+            some resample (binomial, poisson) has no finite unpenalised level there: its
+            relaxed band then reaches far below (or above) the others, as it should.
 
         Returns
         -------
@@ -595,7 +611,8 @@ class BootstrapResults:
         level : float, default=0.95
             Their nominal coverage.
         method : {"percentile", "basic", "relaxed"}, default="percentile"
-            The band, as in :meth:`shape_bands`.
+            The band, as in :meth:`shape_bands`; with ``"relaxed"`` the shapes drawn
+            are those of the relaxed fit (the band's centre), not the penalised ones.
         scale : {"link", "response"}, default="link"
             The effect in the link's units, or exp(effect) relative to the average
             training row (odds or rate ratio; see ``BinarsityResults.plot_shapes``).
@@ -613,7 +630,11 @@ class BootstrapResults:
 
         band = self.shape_bands(level, method=method) if bands else None
         freq = self.cut_frequencies() if rug else None
-        return plot_shapes(self.results, terms=terms, ax=ax, density=density, bands=band,
+        shown: Any = self.results
+        if method == "relaxed":  # the band is around the relaxed fit: draw that one
+            coef, dense, _ = self._relaxed()["estimate"]
+            shown = _Drawn(self.results, coef, dense)
+        return plot_shapes(shown, terms=terms, ax=ax, density=density, bands=band,
                            scale=scale, sharey=sharey, rug=freq)  # fmt: skip
 
     def report(
