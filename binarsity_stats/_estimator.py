@@ -274,6 +274,8 @@ class BinarsityGLM(BaseEstimator):
         ``GridSearchCV`` when prediction is the goal.
     n_bins : int or sequence of int, default=50
         Number of bins per feature (fewer when a feature has fewer distinct values).
+        A sequence has one entry per feature (those of categorical and linear
+        features are ignored) or one per binned feature.
     penalty_weights : {"theory", "uniform", "balanced"} or array of shape (d,), default="theory"
         ω: ``"theory"`` is the paper's data-driven weight sqrt(π̂_jk), ``"uniform"``
         weighs every jump 1 (tick's choice), ``"balanced"`` is sqrt(π̂_jk (1 − π̂_jk)),
