@@ -41,6 +41,7 @@ from ._validation import (
     check_block_ptr,
     check_bool,
     check_codes,
+    check_groups,
     check_lam,
     check_max_iter,
     check_offset,
@@ -89,6 +90,7 @@ class _EstimatorProblem:
     fit_intercept: bool
     absorbed: bool
     extra: dict = field(default_factory=dict)
+    groups: np.ndarray | None = None
 
     def prepared(self) -> Prepared:
         """The engine's problem on all rows."""
@@ -335,10 +337,15 @@ class BinarsityGLM(BaseEstimator):
             check_lam(self.lam)
 
     def _problem(self, X, y, sample_weight, offset, groups=None) -> _EstimatorProblem:
-        """Validate the data, learn the bins and build the engine's design (all rows)."""
+        """Validate the data, learn the bins and build the engine's design (all rows).
+
+        ``groups`` (CV group labels, the *CV estimators only) are checked and kept.
+        """
         family = get_family(self.family)
         X, n = _validate_X(X)
         y, extra = self._prepare_y(y, n)
+        if groups is not None:
+            groups = check_groups(groups, n)
         family.validate_y(y)  # 0/1 for binomial: no proportions here, unlike glm()
         sw = check_sample_weight(sample_weight, n)
         off = check_offset(offset, n)
@@ -362,7 +369,7 @@ class BinarsityGLM(BaseEstimator):
             X=X, binarizer=binarizer, design=design, block_ptr=block_ptr, chain=chain, y=y,
             family=family, penalty_weights=weights,
             fit_intercept=bool(self.fit_intercept) or absorbed, absorbed=absorbed,
-            extra=extra,
+            extra=extra, groups=groups,
         )  # fmt: skip
 
     def _solver_options(self) -> dict:
@@ -622,7 +629,8 @@ class BinarsityGLM(BaseEstimator):
         return make_spec(
             source=type(self).__name__, family=get_family(self.family),
             intercept=st["intercept_"], fit_intercept=bool(self.fit_intercept),
-            terms=terms, lam=float(self.lam), response=response,
+            terms=terms, lam=float(st["lam_"] if "lam_" in st else self.lam),
+            response=response,
         )  # fmt: skip
 
     def __sklearn_tags__(self):

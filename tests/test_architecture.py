@@ -22,8 +22,8 @@ NAME = "binarsity_stats"
 
 #: The engine: plain Python over the kernels, no formulas, results or plots.
 ENGINE = {
-    "_base", "_binarizer", "_blocks", "_design", "_estimator", "_families", "_metric",
-    "_path", "_penalty", "_polish", "_problem", "_prox", "_solvers", "_spec",
+    "_base", "_binarizer", "_blocks", "_design", "_estimator", "_estimator_cv", "_families",
+    "_metric", "_path", "_penalty", "_polish", "_problem", "_prox", "_solvers", "_spec",
     "_validation", "_version",
 }  # fmt: skip
 #: The modelling layer and above.
