@@ -42,6 +42,8 @@ _LAZY: dict[str, str] = {
     # The neutral model description (to_spec / from_spec)
     "from_spec": "._spec",
     "SpecModel": "._spec",
+    # Exports (read only the description)
+    "to_sql": "._export_sql",
 }
 
 __all__ = [
@@ -65,6 +67,7 @@ __all__ = [
     "compare",
     "from_spec",
     "SpecModel",
+    "to_sql",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
@@ -74,6 +77,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ._datasets import load_fair
     from ._estimator import BinarsityClassifier, BinarsityGLM
     from ._estimator_cv import BinarsityClassifierCV, BinarsityGLMCV
+    from ._export_sql import to_sql
     from ._model import BinarsityModel, glm
     from ._path_results import CVResults, PathResults
     from ._prox import prox_binarsity, prox_tv

@@ -193,10 +193,14 @@ class BinarsityGLM(BaseEstimator):
         statsmodels family instance with a link whose loss is convex, e.g.
         ``sm.families.Tweedie(var_power=1.5, link=sm.families.links.Log())`` (the loss
         is then half the unit deviance; see ``_families``).
-    lam : float or "theory", default=1e-3
+    lam : float or "theory", default="theory"
         The penalty strength λ ≥ 0, or ``"theory"`` for the paper's Theorem 1 scale
-        sqrt(2 U φ (A + log d) / n) (as ``glm().fit(lam="theory")``; φ estimated from a
-        first fit and the model refitted once for the gaussian).
+        sqrt(2 U φ (A + log d) / n) (as ``glm().fit(lam="theory")``, the formula
+        default; φ estimated from a first fit and the model refitted once for the
+        gaussian). A fixed λ has no scale common to all families (the theory λ of the
+        same data differs by orders of magnitude between gaussian and binomial), so
+        the default adapts to the family, n and d; tune around ``lam_`` with
+        ``GridSearchCV`` when prediction is the goal.
     n_bins : int or sequence of int, default=50
         Number of bins per feature (fewer when a feature has fewer distinct values).
     penalty_weights : {"theory", "uniform"} or array of shape (d,), default="theory"
@@ -259,7 +263,7 @@ class BinarsityGLM(BaseEstimator):
     def __init__(
         self,
         family: Any = "gaussian",
-        lam: float = 1e-3,
+        lam: float | str = "theory",
         n_bins=50,
         penalty_weights="theory",
         solver: str = "cd",
@@ -629,8 +633,7 @@ class BinarsityGLM(BaseEstimator):
         return make_spec(
             source=type(self).__name__, family=get_family(self.family),
             intercept=st["intercept_"], fit_intercept=bool(self.fit_intercept),
-            terms=terms, lam=float(st["lam_"] if "lam_" in st else self.lam),
-            response=response,
+            terms=terms, lam=float(st.get("lam_", self.lam)), response=response,
         )  # fmt: skip
 
     def __sklearn_tags__(self):
@@ -644,7 +647,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
 
     Parameters
     ----------
-    lam : float or "theory", default=1e-3
+    lam : float or "theory", default="theory"
         The penalty strength λ ≥ 0, or ``"theory"`` (see :class:`BinarsityGLM`).
     n_bins : int or sequence of int, default=50
         Number of bins per feature.
@@ -675,7 +678,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
 
     def __init__(
         self,
-        lam: float = 1e-3,
+        lam: float | str = "theory",
         n_bins=50,
         penalty_weights="theory",
         solver: str = "cd",

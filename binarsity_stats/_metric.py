@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _dense
-
 __all__ = ["DiagonalMetric"]
 
 _TOL = 1e-12
@@ -31,8 +29,8 @@ class DiagonalMetric:
 
     Parameters
     ----------
-    prob : _Problem
-        The problem (its histogram, dense columns, counts and penalty weights).
+    prob : SolverData
+        The problem (its histograms, free columns' Gram, counts and penalty weights).
     h : ndarray of shape (n,)
         Working weights (curvature, normalised by W) at the reference point.
     """
@@ -40,17 +38,16 @@ class DiagonalMetric:
     def __init__(self, prob, h):
         self.prob = prob
         hist = prob.histogram(h)
-        total = float(h.sum())
+        total = prob.row_sum(h)
         # a level without curvature (no rows, or weight 0) keeps a small metric so that
         # the prox still sets it (from its neighbours, by the penalty)
         floor = 1e-12 * max(float(hist.max(initial=0.0)), total, 1e-300)
         self.theta = np.maximum(hist, floor)
         self.b0 = max(total, 1e-300)
-        if prob.q:
-            gram_diag = np.empty(prob.q)
-            tmp = np.empty((prob.q, prob.q))
-            _dense.weighted_gram(prob.dense, h, tmp)
-            gram_diag[:] = np.diag(tmp)
+        q = prob.n_dense
+        if q:
+            # the dense columns are the last q free columns (after the intercept's)
+            gram_diag = np.diag(prob.free_gram(h))[prob.n_free - q :]
             self.beta = np.maximum(gram_diag, floor)
         else:
             self.beta = np.zeros(0)

@@ -211,6 +211,7 @@ class PathData:
         d = self.design
         per_row = d.n_blocks * d.codes.dtype.itemsize + 8 * 4  # y, weights, r, h
         per_row += 8 * 2 * d.n_dense
+        per_row += 8 * int(self.fit_intercept)  # the intercept's free column of ones
         per_row += 8 * (d.offset is not None)
         return int(n_rows) * per_row
 

@@ -13,10 +13,11 @@ the face shrinks), so the objective never rises. The result is the optimum only 
 flat edges still satisfy their KKT condition (|S_l| ≤ λ ω_l); the caller checks
 ``kkt`` and keeps sweeping otherwise (an edge must open, which only the solver can do).
 
-The module talks to the problem through the operations the solvers use: the linear
-predictor, the family's derivatives, histograms (bin sums) and dense column products,
-plus each block's codes recoded to segments (``recode_block``) for the pairwise
-co-occurrence tables of the Hessian.
+The module talks to the problem through the ``SolverData`` protocol only: the linear
+predictor, the family's derivatives, histograms (bin sums), the free columns' products
+and the curvature-weighted Grams of the bins and free columns (``bin_gram``,
+``bin_free_gram``, ``free_gram``: sufficient statistics a distributed backend adds up
+over partitions).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class _Face:
     def __init__(self, prob, theta, opened=None):
         opened = opened or {}  # level k -> sign: a flat edge opened with that sign
         bp, w, counts = prob.block_ptr, prob.weights, prob.counts
-        d = prob.d
+        d = prob.n_levels
         block_of = prob.penalty.block_of
         pos = np.flatnonzero(counts > 0)  # levels with rows: the chain the loss sees
         blk = block_of[pos]
@@ -124,7 +125,7 @@ class _Face:
         self.N = np.bincount(seg[pos], weights=counts[pos], minlength=self.M)
         # the unknowns: every segment but the largest of its block (the constraint
         # Σ N_s γ_s = 0 gives that one); blocks with one segment have none
-        ref = np.full(prob.p, -1, dtype=np.intp)
+        ref = np.full(prob.n_blocks, -1, dtype=np.intp)
         if self.M:
             order = np.lexsort((-self.N, self.seg_block))  # by block, largest first
             lead = np.ones(self.M, dtype=bool)
@@ -171,19 +172,16 @@ class _BinGram:
     model's gradient after a step Δ is g + BΔ — no pass over the rows.
     """
 
-    def __init__(self, prob, h, U):
-        from . import _dense
-
-        d = prob.d
+    def __init__(self, prob, h):
+        d = prob.n_levels
         # the bins' Gram X^Bᵀ diag(h) X^B: a sufficient statistic the data computes
         self.B = prob.bin_gram(h, chunk=_CHUNK)
-        nu = 0 if U is None else U.shape[1]
+        nu = prob.n_free
         self.BU = np.zeros((d, nu))
         self.UU = np.zeros((nu, nu))
         if nu:
-            for c in range(nu):
-                self.BU[:, c] = prob.histogram(h * U[:, c])
-            _dense.weighted_gram(U, h, self.UU)
+            self.BU = prob.bin_free_gram(h)
+            self.UU = prob.free_gram(h)
 
     def face_hessian(self, face) -> np.ndarray:
         """Hessian in the face's unknowns [free columns, u].
@@ -297,7 +295,7 @@ def _solve_model(prob, gram, gbin, gU, theta, lam, tol, null_tol, budget=np.inf)
             g = np.concatenate([g_U, face.T.T @ gE])
             if K is None:
                 K = gram.face_hessian(face)
-                spent += float(prob.d) ** 2
+                spent += float(prob.n_levels) ** 2
             spent += K.shape[0] ** 3 / 3.0
             if spent > budget:
                 break
@@ -357,8 +355,8 @@ def polish(
 
     Parameters
     ----------
-    prob : _Problem
-        The problem (codes, counts, weights, family, dense columns).
+    prob : SolverData
+        The problem (through the protocol: Grams, histograms, free columns, penalty).
     theta, beta, b0 : the current point (θ re-centred or not).
     lam : float
         λ.
@@ -380,19 +378,10 @@ def polish(
         objective than the given point's, up to rounding), or None when the problem is
         too big for the bins' Gram or nothing moved.
     """
-    if prob.d > MAX_BIN_GRAM or prob.p == 0:
+    if prob.n_levels > MAX_BIN_GRAM or prob.n_blocks == 0:
         return None
-    n = prob.n
     fit_b0 = prob.fit_intercept
-    cols = []
-    if fit_b0:
-        cols.append(np.ones(n))
-    U = None
-    if fit_b0 or prob.q:
-        U = np.asfortranarray(
-            np.column_stack(cols + ([prob.dense] if prob.q else [])) if cols else prob.dense
-        )
-    r, h = np.empty(n), np.empty(n)
+    r, h = prob.row_vector(), prob.row_vector()
     theta = np.asarray(theta, dtype=np.float64).copy()
     beta = np.asarray(beta, dtype=np.float64).copy()
     eta = prob.linear_predictor(theta, beta, b0)
@@ -408,10 +397,10 @@ def polish(
     n_newton = 0
     for _ in range(MAX_OUTER if not quadratic else 2):
         if "gram" not in cache:
-            cache["gram"] = _BinGram(prob, h, U)
+            cache["gram"] = _BinGram(prob, h)
         gram = cache["gram"]
         gbin = prob.histogram(r)
-        gU = np.concatenate([[r.sum()] if fit_b0 else [], prob.dense_dot(r)])
+        gU = np.concatenate([[prob.row_sum(r)] if fit_b0 else [], prob.dense_dot(r)])
         th_new, dfree, steps = _solve_model(prob, gram, gbin, gU, theta, lam, tol, null_tol, budget)
         if th_new is None:
             break
@@ -463,7 +452,7 @@ def _most_violated(face, prob, g_bin, lam, tol, tried):
     S = prob.penalty.edge_gradients(g_bin, prob.fit_intercept)
     seg, w, bp = face.seg, prob.weights, prob.block_ptr
     best, best_v = None, tol
-    for j in range(prob.p):
+    for j in range(prob.n_blocks):
         s, e = int(bp[j]), int(bp[j + 1])
         pos = np.flatnonzero(seg[s:e] >= 0) + s
         if pos.size < 2:
@@ -498,9 +487,9 @@ def _cost_in_sweeps(prob) -> tuple[float, float]:
     bincount per pair of blocks (about 3 code visits per row, and a call's overhead per
     block and chunk).
     """
-    n, p = prob.n, max(prob.p, 1)
+    n, p = prob.n_rows, max(prob.n_blocks, 1)
     sweep = n * p + 200.0 * p + 10_000.0
-    gram = 3.0 * n * p * (p - 1) / 2 + 2_500.0 * p + 1_000.0 * prob.d
+    gram = 3.0 * n * p * (p - 1) / 2 + 2_500.0 * p + 1_000.0 * prob.n_levels
     if gram < _CHEAP:
         return 0.0, 0.0  # about a millisecond: not worth waiting for
     return gram / sweep, 3.0
@@ -534,8 +523,9 @@ class Polisher:
         self._per_pass = per_pass
         self._spent = 0.0
         self._next_at = self._cost
-        self._sweep_ops = prob.n * max(prob.p, 1) + 200.0 * prob.p + 10_000.0
-        self.enabled = prob.d <= MAX_BIN_GRAM and prob.p > 0
+        n_blocks = prob.n_blocks
+        self._sweep_ops = prob.n_rows * max(n_blocks, 1) + 200.0 * n_blocks + 10_000.0
+        self.enabled = prob.n_levels <= MAX_BIN_GRAM and n_blocks > 0
 
     def _pattern(self, theta):
         dt = np.diff(theta)

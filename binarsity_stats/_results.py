@@ -702,6 +702,27 @@ class BinarsityResults:
             response=response, offset_terms=offset_terms, offset_column=m.offset_column,
         )  # fmt: skip
 
+    def to_sql(self, table: str = "t", dialect: str = "sqlite", **kwargs: Any) -> str:
+        """One SQL ``SELECT`` scoring every row of ``table`` with this model.
+
+        Parameters
+        ----------
+        table : str, default="t"
+            The table holding the rows, with the columns the model was fitted on.
+        dialect : {"sqlite", "duckdb", "postgresql"}, default="sqlite"
+            The database.
+        **kwargs
+            ``type``, ``name``, ``keep``, ``offset_column`` of :func:`binarsity_stats.to_sql`.
+
+        Returns
+        -------
+        str
+            The query (see :func:`binarsity_stats.to_sql`).
+        """
+        from ._export_sql import to_sql
+
+        return to_sql(self, table=table, dialect=dialect, **kwargs)
+
     # -- unpenalised refit -------------------------------------------------------------------
     @cached_property
     def _selection(self) -> tuple[list[np.ndarray], list[str]]:

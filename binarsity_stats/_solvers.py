@@ -25,13 +25,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
-from . import _dense
 from ._design import BinnedDesign
 from ._families import Family
 from ._fused_lasso import work_size as fused_lasso_work_size_py
 from ._metric import DiagonalMetric
 from ._polish import Polisher
-from ._problem import InMemoryProblem
+from ._problem import InMemoryProblem, SolverData
 from ._validation import check_lam, check_max_iter, check_tol, check_warm_start
 
 __all__ = [
@@ -115,14 +114,35 @@ class _Problem(InMemoryProblem):
         super().__init__(design, y, family, penalty_weights, fit_intercept)
 
 
-def _check_warm_start(prob: _Problem, warm_start) -> None:
+def make_problem(design: BinnedDesign, y, family, penalty_weights, fit_intercept) -> SolverData:
+    """The solvers' data of one fit: where a backend is chosen for its design.
+
+    Today every design is in memory (:class:`~binarsity_stats._problem.InMemoryProblem`);
+    a distributed design would get its backend's ``SolverData`` here. Everything below
+    (CD, FISTA, the polish, λ_max, paths, CV) uses only the protocol's members.
+
+    Parameters
+    ----------
+    design : BinnedDesign
+        Codes, blocks and kinds, dense columns, offset and weights.
+    y, family, penalty_weights, fit_intercept
+        As in :func:`solve`.
+
+    Returns
+    -------
+    SolverData
+    """
+    return InMemoryProblem(design, y, family, penalty_weights, fit_intercept)
+
+
+def _check_warm_start(prob: SolverData, warm_start) -> None:
     """A warm start must match the design's levels and columns and be finite."""
-    check_warm_start(warm_start, prob.d, prob.q)
+    check_warm_start(warm_start, prob.n_levels, prob.n_dense)
 
 
-def _initial_point(prob: _Problem, warm_start):
-    theta = np.zeros(prob.d)
-    beta = np.zeros(prob.q)
+def _initial_point(prob: SolverData, warm_start):
+    theta = np.zeros(prob.n_levels)
+    beta = np.zeros(prob.n_dense)
     b0 = 0.0
     if warm_start is not None:
         _check_warm_start(prob, warm_start)
@@ -133,27 +153,27 @@ def _initial_point(prob: _Problem, warm_start):
         beta *= prob.dense_scale
     elif prob.fit_intercept:
         # the intercept(+offset)-only fit, a good start for every family
-        b0 = prob.family.null_intercept(prob.y, prob.sw, prob.offset)
+        b0 = prob.null_intercept()
     return theta, beta, b0
 
 
 # --------------------------------------------------------------------------- CD
 
 
-def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> Solution:
+def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> Solution:
     theta, beta, b0 = _initial_point(prob, warm_start)
     b0 += prob.recenter(theta) if prob.fit_intercept else 0.0
     lam_w = np.ascontiguousarray(lam * prob.weights)
     eta = prob.linear_predictor(theta, beta, b0)
-    n, fam = prob.n, prob.family
-    quadratic = fam.quadratic
+    quadratic = prob.family.quadratic
+    n_blocks = prob.n_blocks
     sizes = np.diff(prob.block_ptr)
-    maxK = int(sizes.max()) if prob.p else 1
+    maxK = int(sizes.max()) if n_blocks else 1
     work = np.empty(7 * maxK + fused_lasso_work_size_py(maxK))
-    always_active = ~prob.penalty.screened_block if prob.p else np.zeros(0, bool)
-    z = np.empty(n)
-    delta_eta = np.empty(n)
-    r_try, h_try = np.empty(n), np.empty(n)
+    always_active = ~prob.penalty.screened_block if n_blocks else np.zeros(0, bool)
+    z = prob.row_vector()
+    delta_eta = prob.row_vector()
+    r_try, h_try = prob.row_vector(), prob.row_vector()
     n_sweeps = 0
     n_outer = 0
     converged = False
@@ -161,7 +181,7 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
     loss = prob.grad_hess(eta)
     F = loss + lam * prob.penalty.value(theta)
     # the unpenalised columns (intercept first) are updated jointly by a Newton step
-    n_free = prob.q + int(prob.fit_intercept)
+    n_free = prob.n_free
     polisher = Polisher(prob)
     while True:
         r, h = prob.r, prob.h
@@ -181,27 +201,22 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
                 continue
         n_outer += 1
         # working set: blocks that have a jump, violate their condition, or are free
-        if prob.p:
+        if n_blocks:
             has_jump = np.logical_or.reduceat(prob.penalty.jumps(theta), prob.block_ptr[:-1])
             active = np.flatnonzero(has_jump | (per_block > tol) | always_active).astype(np.intp)
         else:
             active = np.zeros(0, np.intp)
-        ridge = 1e-12 * max(float(h.sum()), 1e-300)
+        ridge = 1e-12 * max(prob.row_sum(h), 1e-300)
         H += ridge
         if n_free:
-            U = prob.dense
-            if prob.fit_intercept:
-                U = np.column_stack([np.ones(n), prob.dense]) if prob.q else np.ones((n, 1))
-            U = np.asfortranarray(U)
-            gram = np.empty((n_free, n_free))
-            _dense.weighted_gram(U, h, gram)
+            # the free columns' Gram Uᵀ diag(h) U (intercept's column first)
+            gram = prob.free_gram(h)
             # the inverse once per Newton step: the sweeps then need a tiny mat-vec only
             if n_free == 1:
                 gram_inv = 1.0 / (gram + ridge)  # the intercept alone: no factorisation
             else:
                 eye = np.eye(n_free)
                 gram_inv = scipy.linalg.cho_solve(scipy.linalg.cho_factor(gram + ridge * eye), eye)
-            g_free = np.empty(n_free)
         z[:] = r
         delta_eta[:] = 0.0
         theta_old, beta_old, b0_old = theta.copy(), beta.copy(), b0
@@ -213,10 +228,10 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
             n_sweeps += 1
             b0 += shift
             if n_free:
-                _dense.columns_dot(U, z, g_free)
+                g_free = prob.free_dot(z)
                 viol = max(viol, float(np.abs(g_free).max()))
                 step = -(gram_inv @ g_free)
-                _dense.add_columns(U, step, h, z, delta_eta)
+                prob.free_step(step, h, z, delta_eta)
                 if prob.fit_intercept:
                     b0 += step[0]
                     beta += step[1:]
@@ -236,17 +251,15 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
                 history.clear()
                 if cand is not None:
                     th_e, free_e = cand
-                    de = np.zeros(n)
+                    de = prob.row_vector(0.0)
                     prob.gather_add_blocks(active, th_e - theta_old, de)
                     if n_free:
-                        # U holds the free columns, the intercept's first when fitted
+                        # the free columns, the intercept's first when fitted
                         dfree = free_e - np.concatenate([[b0_old], beta_old])
                         dfree = dfree if prob.fit_intercept else dfree[1:]
-                        _dense.matvec_add(U, np.ascontiguousarray(dfree), de)
-                    m_cur = _dense.quadratic_model(r, h, delta_eta) + lam * prob.penalty.value(
-                        theta
-                    )
-                    m_ext = _dense.quadratic_model(r, h, de) + lam * prob.penalty.value(th_e)
+                        prob.free_matvec_add(dfree, de)
+                    m_cur = prob.quadratic_model(r, h, delta_eta) + lam * prob.penalty.value(theta)
+                    m_ext = prob.quadratic_model(r, h, de) + lam * prob.penalty.value(th_e)
                     if m_ext < m_cur - 1e-9 * abs(m_cur):
                         theta[:] = th_e
                         b0 = float(free_e[0])
@@ -262,7 +275,7 @@ def _cd(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> So
         # backtracking line search on F along the Newton direction
         pen_old = prob.penalty.value(theta_old)
         pen_new = prob.penalty.value(theta)
-        decrease = _dense.dot(r, delta_eta) + lam * (pen_new - pen_old)
+        decrease = prob.row_dot(r, delta_eta) + lam * (pen_new - pen_old)
         dtheta, dbeta, db0 = theta - theta_old, beta - beta_old, b0 - b0_old
         alpha = 1.0
         accepted = False
@@ -371,14 +384,14 @@ def _finish(prob, theta, beta, b0, lam, eta, kkt, converged, n_iter, n_sweeps, t
         n_iter=int(n_iter),
         n_sweeps=int(n_sweeps),
         eta=eta,
-        bin_counts=prob.counts * prob.sw_scale,  # in the user's units of weight
+        bin_counts=prob.counts * prob.weight_scale,  # in the user's units of weight
     )
 
 
 # --------------------------------------------------------------------------- FISTA
 
 
-def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) -> Solution:
+def _fista(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> Solution:
     theta, beta, b0 = _initial_point(prob, warm_start)
     if prob.fit_intercept:
         b0 += prob.recenter(theta)
@@ -408,7 +421,7 @@ def _fista(prob: _Problem, lam: float, tol: float, max_iter: int, warm_start) ->
         r = prob.r
         g_theta = prob.histogram(r)
         g_beta = prob.dense_dot(r)
-        g_b0 = float(r.sum()) if fit_b0 else 0.0
+        g_b0 = prob.row_sum(r) if fit_b0 else 0.0
         n_eval += 1
         L = max(L * 0.7, 1e-12)
         while True:
@@ -609,9 +622,12 @@ class Prepared:
         return self
 
     def _init(self, design, y, family, penalty_weights, fit_intercept) -> None:
-        self.prob = InMemoryProblem(design, y, family, penalty_weights, fit_intercept)
-        self.tol_scale = self.prob.gradient_scale()
-        self.groups = _duplicate_blocks(design)
+        self._init_problem(make_problem(design, y, family, penalty_weights, fit_intercept))
+
+    def _init_problem(self, prob: SolverData) -> None:
+        self.prob = prob
+        self.tol_scale = prob.gradient_scale()
+        self.groups = prob.duplicate_blocks()
         self.merged: Prepared | None = None
         if self.groups:
             self._prepare_merged()
@@ -663,28 +679,9 @@ class Prepared:
         weight on that edge (the first on ties). The KKT conditions then hold for every
         original block.
         """
-        prob, groups = self.prob, self.groups
-        bp, sizes = prob.block_ptr, np.diff(prob.block_ptr)
-        drop = {j for g in groups for j in g[1:]}
-        keep = [j for j in range(prob.p) if j not in drop]
-        w = prob.weights.copy()
-        for g in groups:
-            s, K = bp[g[0]], sizes[g[0]]
-            w[s : s + K] = np.min([prob.weights[bp[j] : bp[j] + K] for j in g], axis=0)
-        self.take = np.concatenate([np.arange(bp[j], bp[j + 1]) for j in keep])
-        kinds = prob.design.kinds
-        if kinds is not None:
-            # a merged group keeps its members' kind; a chain merged with free levels is
-            # free (its weights, the smaller of every edge, are then 0)
-            kinds = list(kinds)
-            for g in groups:
-                if len({kinds[j] for j in g}) > 1:
-                    kinds[g[0]] = "free"
-            kinds = [kinds[j] for j in keep]
-        self.merged = Prepared.from_design(
-            prob.design.select_blocks(keep, kinds), prob.y, family=prob.family,
-            penalty_weights=w[self.take], fit_intercept=prob.fit_intercept,
-        )  # fmt: skip
+        merged, self.take = self.prob.merge_blocks(self.groups)
+        self.merged = Prepared.__new__(Prepared)
+        self.merged._init_problem(merged)
 
     def _solve_merged(self, lam, solver, tol, max_iter, warm_start) -> Solution:
         prob, groups, take = self.prob, self.groups, self.take
@@ -703,7 +700,7 @@ class Prepared:
                 eta=warm_start.eta, bin_counts=prob.counts[take],
             )  # fmt: skip
         sol = self.merged.solve(lam, solver=solver, tol=tol, max_iter=max_iter, warm_start=ws)
-        theta = np.zeros(prob.d)
+        theta = np.zeros(prob.n_levels)
         theta[take] = sol.coef
         for g in groups:
             s0, K = bp[g[0]], sizes[g[0]]
@@ -717,18 +714,8 @@ class Prepared:
                     lev -= counts @ lev / counts.sum()
                 theta[bp[j] : bp[j] + K] = lev
         sol.coef = theta
-        sol.bin_counts = prob.counts * prob.sw_scale
+        sol.bin_counts = prob.counts * prob.weight_scale
         return sol
-
-
-def _duplicate_blocks(design: BinnedDesign) -> list[list[int]]:
-    """Groups of blocks with identical codes (e.g. a price and a price × constant).
-
-    Such blocks are perfectly collinear: only the sum of their levels is identified,
-    and coordinate descent crawls trading one against the other. Only blocks of the
-    same kind are merged (their penalties combine edge by edge).
-    """
-    return design.duplicate_blocks()
 
 
 def lambda_max(
@@ -767,7 +754,7 @@ def lambda_max(
         codes, block_ptr, kinds=block_kinds, dense=dense, offset=offset,
         sample_weight=sample_weight,
     )  # fmt: skip
-    return _lambda_max(InMemoryProblem(design, y, family, penalty_weights, fit_intercept), tol)
+    return _lambda_max(make_problem(design, y, family, penalty_weights, fit_intercept), tol)
 
 
 def design_lambda_max(
@@ -792,18 +779,18 @@ def design_lambda_max(
     -------
     float
     """
-    return _lambda_max(InMemoryProblem(design, y, family, penalty_weights, fit_intercept), tol)
+    return _lambda_max(make_problem(design, y, family, penalty_weights, fit_intercept), tol)
 
 
-def _lambda_max(prob: _Problem, tol: float) -> float:
+def _lambda_max(prob: SolverData, tol: float) -> float:
     null = _null_fit(prob, tol * prob.gradient_scale())  # tol in the gradient's units
-    r = np.empty(prob.n)
-    h = np.empty(prob.n)
+    r = prob.row_vector()
+    h = prob.row_vector()
     prob.grad_hess_into(null.eta, r, h)
     return prob.penalty.lambda_max(prob.histogram(r))
 
 
-def _null_fit(prob: _Problem, tol: float) -> Solution:
+def _null_fit(prob: SolverData, tol: float) -> Solution:
     """Fit the model with every penalised edge fused (λ = ∞), exactly.
 
     Levels joined by positive-weight edges form one segment; the null model is the
@@ -812,7 +799,7 @@ def _null_fit(prob: _Problem, tol: float) -> Solution:
     """
     bp, w = prob.block_ptr, prob.weights
     maps = []
-    for j in range(prob.p):
+    for j in range(prob.n_blocks):
         s, e = bp[j], bp[j + 1]
         new_seg = np.ones(e - s, dtype=bool)
         new_seg[1:] = w[s + 1 : e] == 0
@@ -820,7 +807,7 @@ def _null_fit(prob: _Problem, tol: float) -> Solution:
     sub = prob.segment_problem([seg for _, seg in maps])
     sbp = sub.block_ptr
     sol = _cd(sub, 0.0, tol, 10_000, None)
-    theta = np.zeros(prob.d)
+    theta = np.zeros(prob.n_levels)
     k = 0
     for j, seg in maps:
         if seg[-1] > 0:

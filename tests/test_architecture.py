@@ -28,7 +28,8 @@ ENGINE = {
 }  # fmt: skip
 #: The modelling layer and above.
 MODELLING = {
-    "_formula", "_model", "_results", "_bootstrap", "_plotting", "_datasets", "_summary", "_cli",
+    "_formula", "_model", "_results", "_refit", "_path_results", "_bootstrap", "_compare",
+    "_plotting", "_datasets", "_summary", "_cli", "_export_sql",
 }  # fmt: skip
 
 
