@@ -6,7 +6,10 @@ codes are never learned again, so every resample's θ lives on the fit's levels)
 * a resample draws n rows with replacement; a row drawn c times enters the fit once with
   its sample weight multiplied by c (rows not drawn are left out), which is the weighted
   bootstrap of a weighted fit. With ``groups`` whole groups are drawn (the cluster
-  bootstrap): a group drawn c times has all its rows at weight × c;
+  bootstrap): a group drawn c times has all its rows at weight × c. Frequency weights
+  (``weights_kind="freq"``, no groups) count units: the Σ f units are drawn (a
+  multinomial over the rows with probabilities f / Σ f) and a row drawn c times has
+  weight c, so a row of weight 10 resamples as its 10 repeated rows would;
 * λ is the fit's (``lam="same"``) or chosen again on every resample by the fit's
   cross-validation rule (``lam="cv"``: same folds, criterion, grid and rule, the folds
   drawn on the resample's distinct rows so that copies of a row never sit on both sides
@@ -61,8 +64,49 @@ def _check_level(level: Any, name: str = "level") -> float:
     return level
 
 
-def _resample_counts(n: int, group_codes: np.ndarray | None, rng: np.random.Generator):
-    """How many times each row is drawn: n rows, or as many whole groups as there are."""
+_METHODS = ("percentile", "basic", "relaxed")
+
+#: In a relaxed refit every edge that is not a jump gets this multiple of its penalty
+#: weight at λ_max: far more than fuses it, so it stays fused (design.md §2: at λ_max·ω
+#: every chain is flat); the jumps get weight 0 (free).
+_FUSE = 100.0
+
+
+def _check_method(method: Any) -> str:
+    if method not in _METHODS:
+        raise ValueError(f"method must be 'percentile', 'basic' or 'relaxed'; got {method!r}.")
+    return method
+
+
+def _interval(draws: np.ndarray, estimate: np.ndarray, level: float, method: str):
+    """(lower, upper) of the bootstrap ``draws`` (axis 0) around ``estimate``.
+
+    ``percentile``: the (1 − level)/2 and (1 + level)/2 quantiles of the draws.
+    ``basic``: those quantiles reflected about the estimate, 2·θ̂ − q_hi and 2·θ̂ − q_lo
+    (it corrects the bias the resamples show: where the refits sit below the fit, the
+    interval moves up by as much).
+    """
+    lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    if method == "basic":
+        lo, hi = 2 * estimate - hi, 2 * estimate - lo
+    return lo, hi
+
+
+def _resample_counts(
+    n: int,
+    group_codes: np.ndarray | None,
+    rng: np.random.Generator,
+    freq_weights: np.ndarray | None = None,
+) -> np.ndarray:
+    """How many times each row is drawn: n rows, or as many whole groups as there are.
+
+    With ``freq_weights`` (and no groups) a row stands for that many units and the
+    units are drawn: round(Σ f) draws with probabilities f / Σ f (for integer weights
+    exactly the bootstrap of the repeated rows); the count is then the row's new weight.
+    """
+    if group_codes is None and freq_weights is not None:
+        total = float(np.sum(freq_weights))
+        return rng.multinomial(max(1, int(round(total))), freq_weights / total)
     if group_codes is None:
         return np.bincount(rng.integers(0, n, size=n), minlength=n)
     n_groups = int(group_codes.max()) + 1
@@ -116,8 +160,8 @@ def bootstrap(
     lam : {"same", "cv"}, default="same"
         Keep the fit's λ, or choose it again on every resample by the fit's CV rule
         (needs the results of ``fit_cv``).
-    groups : array-like of shape (n,), optional
-        Resample whole groups. Default: the ``groups`` given to ``fit_cv`` if any.
+    groups : array-like of shape (n,) or str, optional
+        Resample whole groups (labels, or a column name of the model's data). Default: the ``groups`` given to ``fit_cv`` if any.
     solver, tol, max_iter
         Engine options of the refits.
     verbose : bool, optional
@@ -147,18 +191,23 @@ def bootstrap(
         groups = rule.get("groups")
     group_codes = None
     if groups is not None:
+        groups = m._per_row(groups, "groups")  # a column name of the data, or labels
         group_codes = pd.factorize(pd.Series(check_groups(groups, m.nobs)), sort=True)[0]
     seeds = np.random.default_rng(check_random_state(random_state)).integers(
         0, 2**63 - 1, size=n_boot, dtype=np.int64
     )
     sampler = _Resampler(res, group_codes)
     start = res.solution
+    freq = m.sample_weight if m.weighted and m.weights_kind == "freq" else None
+    if group_codes is not None:
+        freq = None  # whole groups are drawn; their rows keep weight × times drawn
 
     def one(b: int) -> tuple:
         rng = np.random.default_rng(int(seeds[b]))
-        counts = _resample_counts(m.nobs, group_codes, rng)
+        counts = _resample_counts(m.nobs, group_codes, rng, freq)
         rows = np.flatnonzero(counts)
-        data = sampler.data(rows, counts[rows])
+        mult = counts[rows] if freq is None else counts[rows] / freq[rows]
+        data = sampler.data(rows, mult)
         if lam == "same":
             sol = data.prepare().solve(res.lam, warm_start=start, **opts)
         else:
@@ -192,6 +241,10 @@ def bootstrap(
             bar.close()
     return BootstrapResults(
         res,
+        seeds=seeds,
+        group_codes=group_codes,
+        n_jobs=workers,
+        solver_opts=opts,
         coef=np.stack([f[0] for f in fits]),
         dense_coef=np.stack([f[1] for f in fits]).reshape(n_boot, -1),
         intercept=np.array([f[2] for f in fits]),
@@ -246,6 +299,15 @@ class BootstrapResults:
         How λ was set.
     grouped : bool
         Whether whole groups were resampled.
+    seeds : ndarray of shape (B,), optional
+        The seed of every resample (its rows are drawn again from it for the relaxed
+        refits of ``method="relaxed"``).
+    group_codes : ndarray of shape (n,), optional
+        Group of every row when whole groups were resampled.
+    n_jobs : int, default=1
+        Worker threads of the relaxed refits.
+    solver_opts : dict, optional
+        Engine options of the relaxed refits (``solver``, ``tol``, ``max_iter``).
 
     Attributes
     ----------
@@ -263,8 +325,16 @@ class BootstrapResults:
         converged: np.ndarray,
         lam_rule: str = "same",
         grouped: bool = False,
+        seeds: np.ndarray | None = None,
+        group_codes: np.ndarray | None = None,
+        n_jobs: int = 1,
+        solver_opts: dict | None = None,
     ) -> None:
         self.results = results
+        self.seeds = seeds
+        self.group_codes = group_codes
+        self.n_jobs = n_jobs
+        self.solver_opts = solver_opts
         self.coef = coef
         self.dense_coef = dense_coef
         self.intercept = intercept
@@ -283,16 +353,30 @@ class BootstrapResults:
         """(B, d) jump masks of the resamples."""
         return np.stack([self.results._jumps_of(c) for c in self.coef])
 
-    def shape_bands(self, level: float = 0.95, precision: int | None = None) -> pd.DataFrame:
-        """Pointwise percentile bands of every code block's shape, level by level.
+    def shape_bands(
+        self, level: float = 0.95, precision: int | None = None, method: str = "percentile"
+    ) -> pd.DataFrame:
+        """Pointwise bootstrap bands of every code block's shape, level by level.
 
         Parameters
         ----------
         level : float, default=0.95
-            Coverage of each band: the (1 − level)/2 and (1 + level)/2 quantiles of the
-            resamples' θ at that level.
+            Nominal coverage of each band.
         precision : int, optional
             Significant digits of the interval labels.
+        method : {"percentile", "basic", "relaxed"}, default="percentile"
+            ``"percentile"``: the (1 − level)/2 and (1 + level)/2 quantiles of the
+            resamples' θ at that level. ``"basic"``: the same quantiles reflected about
+            the fit's θ̂ (2θ̂ − q_hi, 2θ̂ − q_lo). ``"relaxed"``: the percentile band of
+            the *relaxed* resamples — every resample's own cut-points kept, its levels
+            refitted without penalty on its rows (the unpenalised GLM on its segments) —
+            around the relaxed fit (``estimate`` is then the fit's refit on its own
+            cut-points, as ``refit()``). The penalised bands inherit the shrinkage of
+            the penalised estimate, which grows with λ: at the theory λ they miss a
+            step almost everywhere. The relaxed band removes the shrinkage and keeps
+            the uncertainty of the cut-points; it is the one to use at the theory λ or
+            ``lam_1se`` (coverage in docs/benchmarks.md, suite ``inference``). Its
+            first call costs one more solve per resample.
 
         Returns
         -------
@@ -303,15 +387,20 @@ class BootstrapResults:
             and ``count`` (weighted training rows).
         """
         level = _check_level(level)
+        method = _check_method(method)
         m = self.model
-        q = np.quantile(self.coef, [(1 - level) / 2, (1 + level) / 2], axis=0)
+        coef, est = self.coef, self.results.coef
+        if method == "relaxed":
+            relaxed = self._relaxed()
+            coef, est = relaxed["coef"], relaxed["estimate"][0]
+        q = np.stack(_interval(coef, est, level, method))
         rows = []
         for j, block in enumerate(m.spec.blocks):
             s = int(m.block_ptr[j])
             for k, label in enumerate(block.level_labels(precision)):
                 rows.append(
                     {"term": block.term, "column": block.column, "label": label,
-                     "estimate": float(self.results.coef[s + k]), "lower": float(q[0, s + k]),
+                     "estimate": float(est[s + k]), "lower": float(q[0, s + k]),
                      "upper": float(q[1, s + k]), "count": float(m.bin_counts[s + k])}
                 )  # fmt: skip
         cols = ["term", "column", "label", "estimate", "lower", "upper", "count"]
@@ -353,8 +442,9 @@ class BootstrapResults:
         *,
         offset: Any = None,
         type: str = "response",
+        method: str = "percentile",
     ) -> pd.DataFrame:
-        """Percentile intervals of the mean response (or the linear predictor).
+        """Bootstrap intervals of the mean response (or the linear predictor).
 
         Parameters
         ----------
@@ -366,14 +456,19 @@ class BootstrapResults:
             Offset of the new rows, as in ``BinarsityResults.predict``.
         type : {"response", "link"}, default="response"
             Scale.
+        method : {"percentile", "basic", "relaxed"}, default="percentile"
+            As in :meth:`shape_bands`; the basic interval is taken on the link scale
+            and mapped by the inverse link (so a probability stays in (0, 1)); with
+            ``"relaxed"``, ``mean`` is the prediction of the relaxed fit.
 
         Returns
         -------
         DataFrame
             ``mean`` (the fit's prediction), ``mean_ci_lower`` and ``mean_ci_upper`` (the
-            percentile interval over the resamples), one row per row of ``newdata``.
+            interval over the resamples), one row per row of ``newdata``.
         """
         level = _check_level(interval, "interval")
+        method = _check_method(method)
         if type not in ("response", "link"):
             raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
         m = self.model
@@ -383,17 +478,84 @@ class BootstrapResults:
             design, off = m.design, m.offset
         else:
             design, off = self.results._new_design(newdata, offset)
+        fits = (self.coef, self.dense_coef, self.intercept)
+        fit = (self.results.coef, self.results.dense_coef, self.results.intercept)
+        if method == "relaxed":
+            relaxed = self._relaxed()
+            fits = (relaxed["coef"], relaxed["dense_coef"], relaxed["intercept"])
+            fit = relaxed["estimate"]
+            method = "percentile"
         etas = np.stack([
-            m.linear_predictor(c, z, b0, design, off)
-            for c, z, b0 in zip(self.coef, self.dense_coef, self.intercept, strict=True)
+            m.linear_predictor(c, z, b0, design, off) for c, z, b0 in zip(*fits, strict=True)
         ])  # fmt: skip
-        est = m.linear_predictor(
-            self.results.coef, self.results.dense_coef, self.results.intercept, design, off
-        )
+        est = m.linear_predictor(*fit, design, off)
+        if method == "basic":
+            lo, hi = _interval(etas, est, level, method)
+            if type == "response":  # a decreasing inverse link swaps the ends
+                est, lo, hi = m.family.mean(est), m.family.mean(lo), m.family.mean(hi)
+                lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
+            return pd.DataFrame({"mean": est, "mean_ci_lower": lo, "mean_ci_upper": hi})
         if type == "response":
             etas, est = m.family.mean(etas), m.family.mean(est)
-        lo, hi = np.quantile(etas, [(1 - level) / 2, (1 + level) / 2], axis=0)
+        lo, hi = _interval(etas, est, level, method)
         return pd.DataFrame({"mean": est, "mean_ci_lower": lo, "mean_ci_upper": hi})
+
+    def _relaxed(self) -> dict:
+        """The relaxed refits: every resample's (and the fit's) own cut-points kept, its
+        levels refitted without penalty on its rows (cached)."""
+        cached = self.__dict__.get("_relaxed_fits")
+        if cached is not None:
+            return cached
+        if getattr(self, "seeds", None) is None:
+            raise ValueError(
+                "method='relaxed' redraws every resample's rows from its seed, which this "
+                "BootstrapResults does not hold (made by an older version): bootstrap again."
+            )
+        res, m = self.results, self.model
+        group_codes = self.group_codes
+        freq = m.sample_weight if m.weighted and m.weights_kind == "freq" else None
+        if group_codes is not None:
+            freq = None
+        opts = dict(self.solver_opts or {})
+        lam = m.lambda_max()
+        lam = lam if lam > 0 else 1.0  # no chain to fuse: λ is irrelevant
+        sampler = _Resampler(res, group_codes)
+
+        def refit(rows: np.ndarray | None, mult: np.ndarray | None, jumps: np.ndarray):
+            omega = np.where(jumps, 0.0, _FUSE * m.penalty_weights)
+            design = m.binned if rows is None else m.binned.subset(rows, multiplier=mult)
+            y = m.y if rows is None else m.y[rows]
+            data = PathData.from_design(
+                design, y, m.family, omega, fit_intercept=sampler.fit_intercept
+            )
+            sol = data.prepare().solve(lam, warm_start=res.solution, **opts)
+            coef, b0 = m.report_coef(sol)
+            return coef, np.asarray(sol.dense_coef, dtype=np.float64), float(b0)
+
+        def one(b: int) -> tuple:
+            rng = np.random.default_rng(int(self.seeds[b]))
+            counts = _resample_counts(m.nobs, group_codes, rng, freq)
+            rows = np.flatnonzero(counts)
+            mult = counts[rows] if freq is None else counts[rows] / freq[rows]
+            return refit(rows, mult, res._jumps_of(self.coef[b]))
+
+        workers = max(1, int(self.n_jobs or 1))
+        if workers == 1:
+            fits = [one(b) for b in range(self.n_boot)]
+        else:
+            pool = _FoldPool(min(workers, self.n_boot))
+            try:
+                fits = pool.map(one, range(self.n_boot))
+            finally:
+                pool.close()
+        out = {
+            "coef": np.stack([f[0] for f in fits]),
+            "dense_coef": np.stack([f[1] for f in fits]).reshape(self.n_boot, -1),
+            "intercept": np.array([f[2] for f in fits]),
+            "estimate": refit(None, None, res.jumps),
+        }
+        self.__dict__["_relaxed_fits"] = out
+        return out
 
     def plot_shapes(
         self,
@@ -402,6 +564,10 @@ class BootstrapResults:
         density: bool = True,
         bands: bool = True,
         level: float = 0.95,
+        method: str = "percentile",
+        scale: str = "link",
+        sharey: bool = False,
+        rug: bool = False,
     ) -> Figure:
         """The fit's shapes with their pointwise bootstrap bands.
 
@@ -416,7 +582,16 @@ class BootstrapResults:
         bands : bool, default=True
             Draw the bands of :meth:`shape_bands`.
         level : float, default=0.95
-            Their coverage.
+            Their nominal coverage.
+        method : {"percentile", "basic", "relaxed"}, default="percentile"
+            The band, as in :meth:`shape_bands`.
+        scale : {"link", "response"}, default="link"
+            The effect in the link's units, or exp(effect) relative to the average
+            training row (odds or rate ratio; see ``BinarsityResults.plot_shapes``).
+        sharey : bool, default=False
+            One y range for all drawn terms.
+        rug : bool, default=False
+            Draw :meth:`cut_frequencies` as a rug at the bottom of every binned term.
 
         Returns
         -------
@@ -425,8 +600,63 @@ class BootstrapResults:
         """
         from ._plotting import plot_shapes
 
-        band = self.shape_bands(level) if bands else None
-        return plot_shapes(self.results, terms=terms, ax=ax, density=density, bands=band)
+        band = self.shape_bands(level, method=method) if bands else None
+        freq = self.cut_frequencies() if rug else None
+        return plot_shapes(self.results, terms=terms, ax=ax, density=density, bands=band,
+                           scale=scale, sharey=sharey, rug=freq)  # fmt: skip
+
+    def report(
+        self,
+        path: Any = None,
+        new: Any = None,
+        y: Any = None,
+        *,
+        level: float = 0.95,
+        offset: Any = None,
+        title: str | None = None,
+        scale: str = "link",
+        bins: int = 10,
+        precision: int | None = None,
+    ) -> Any:
+        """The HTML report of the resampled fit, with this bootstrap's bands and stability.
+
+        The page of ``BinarsityResults.report``, its shapes drawn with these bands
+        (at ``level``) and cut-frequency rug, its cut-point table with these
+        frequencies, and a bootstrap section (resamples, λ rule, convergence).
+
+        Parameters
+        ----------
+        path : str or path-like, optional
+            File to write; when omitted the page is returned as a string.
+        new : DataFrame, optional
+            Held-out rows for the calibration section.
+        y : array-like or str, optional
+            The observed response of ``new`` (default its response column).
+        level : float, default=0.95
+            Coverage of the bands.
+        offset : array-like, optional
+            Offset of ``new``.
+        title : str, optional
+            Title of the page.
+        scale : {"link", "response"}, default="link"
+            Scale of the shape plots.
+        bins : int, default=10
+            Groups of the calibration plot.
+        precision : int, optional
+            Significant digits of cut-points and labels.
+
+        Returns
+        -------
+        str or path-like
+            ``path`` as given, or the HTML page.
+        """
+        from ._report import write_report
+
+        res = self.results
+        return write_report(
+            res, path, new=new, y=y, offset=offset, cv=getattr(res, "cv_", None), boot=self,
+            title=title, scale=scale, level=level, bins=bins, precision=precision,
+        )  # fmt: skip
 
     def summary_frame(self) -> pd.DataFrame:
         """λ, convergence and number of cut-points kept of every resample.

@@ -1,9 +1,14 @@
-"""Command line: ``python -m binarsity_stats {fit,demo}``.
+"""Command line: ``python -m binarsity_stats {fit,report,demo}``.
 
 ``fit FORMULA --data FILE.csv --family F [--cv K] [--plots DIR]`` fits a binarsity GLM
 (at ``--lam``, by default the theory λ, or tuned by K-fold CV) and prints the summary,
 the cut-points kept and the selected terms; ``--plots DIR`` writes the shape functions
 and the CV curve (or the path) as PNG files.
+
+``report FORMULA --data FILE.csv [fit's options] [--output FILE.html] [--bootstrap B]
+[--new TEST.csv]`` fits in the same way and writes the self-contained HTML report of the
+fit (``res.report``), with bootstrap bands and cut-point frequencies when ``--bootstrap``
+is given and calibration on ``--new`` rows when given.
 
 ``demo`` does the same on statsmodels' ``fair`` data set (a binomial model of whether a
 woman had an extramarital affair, 10-fold CV).
@@ -36,6 +41,25 @@ examples:
   python -m binarsity_stats fit "claims ~ bin(age) + offset(log(exposure))" \\
       --data claims.csv --family poisson --lam 0.001
 """
+
+
+_REPORT_EPILOG = """\
+examples:
+  python -m binarsity_stats report "y ~ bin(age) + C(region)" --data train.csv \\
+      --family binomial --cv 10 --bootstrap 200 --new test.csv -o model.html
+"""
+
+
+def _n_boot(value: str) -> int:
+    try:
+        b = int(value)
+    except ValueError:
+        b = 0
+    if b < 2:
+        raise argparse.ArgumentTypeError(
+            f"--bootstrap must be an integer >= 2 (the number of resamples); got {value!r}"
+        )
+    return b
 
 
 def _lam(value: str) -> float | str:
@@ -112,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Interpretable GLMs on binned features under the binarsity penalty "
         "(Alaya, Bussy, Gaiffas & Guilloux, JMLR 2019).",
     )
-    sub = parser.add_subparsers(dest="command", metavar="{fit,demo}")
+    sub = parser.add_subparsers(dest="command", metavar="{fit,report,demo}")
     sub.required = True
     fit = sub.add_parser(
         "fit",
@@ -155,6 +179,36 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     fit.add_argument("--offset", metavar="COLUMN", help="column added to the linear predictor")
     _add_common(fit, None)
+    # every fit option, then the page's own (the flags are fit's, not copies)
+    rep = sub.add_parser(
+        "report",
+        parents=[fit],
+        add_help=False,
+        help="fit as 'fit' does and write the self-contained HTML report",
+        description="Fit a binarsity GLM as 'fit' does and write one self-contained HTML "
+        "page: the data and the model, the summary, the shape plots, the cut-points (with "
+        "their bootstrap frequencies with --bootstrap), the CV curve (with --cv), "
+        "calibration (on --new rows when given) and the versions.",
+        epilog=_REPORT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rep.add_argument(
+        "-o", "--output", type=Path, default=Path("report.html"), metavar="FILE",
+        help="the HTML file to write (default report.html)",
+    )  # fmt: skip
+    rep.add_argument(
+        "--bootstrap", type=_n_boot, default=0, metavar="B",
+        help="bootstrap the fit with B resamples: bands, cut-point frequencies (default: none)",
+    )  # fmt: skip
+    rep.add_argument(
+        "--new", type=Path, metavar="FILE",
+        help="CSV of held-out rows (with the response column) for the calibration section",
+    )  # fmt: skip
+    rep.add_argument("--title", help="title of the page (default: the formula)")
+    rep.add_argument(
+        "--scale", choices=("link", "response"), default="link",
+        help="scale of the shape plots: link, or response (odds/rate ratios)",
+    )  # fmt: skip
     demo = sub.add_parser(
         "demo",
         help="binomial binarsity model with CV on statsmodels' fair data",
@@ -287,7 +341,8 @@ def _check_plots_dir(path: Path | None) -> None:
         raise ValueError(f"--plots {path} cannot be created: {exc.strerror or exc}.") from None
 
 
-def _run_fit(args: argparse.Namespace, out) -> int:
+def _model_from_args(args: argparse.Namespace) -> Any:
+    """The model of the fit options: read --data, build the formula's model."""
     from ._model import glm
 
     data, detected = _read_data(args.data, args.sep, args.encoding)
@@ -298,12 +353,64 @@ def _run_fit(args: argparse.Namespace, out) -> int:
             file=sys.stderr,
         )
     _check_plots_dir(args.plots)
-    model = glm(
+    return glm(
         args.formula, data, family=args.family, sample_weight=args.weights,
         offset=args.offset, n_bins=args.n_bins, penalty_weights=args.penalty_weights,
         missing=args.missing, weights_kind=args.weights_kind,
     )  # fmt: skip
-    _report(model, args, out)
+
+
+def _run_fit(args: argparse.Namespace, out) -> int:
+    _report(_model_from_args(args), args, out)
+    return 0
+
+
+def _check_output(path: Path) -> None:
+    """Fail before fitting when the page cannot be written."""
+    if path.is_dir():
+        raise ValueError(f"--output {path} is a directory; give a file name, e.g. model.html.")
+    parent = path.parent
+    if not parent.is_dir():
+        raise ValueError(f"--output {path}: the directory {parent} does not exist.")
+
+
+def _run_report(args: argparse.Namespace, out) -> int:
+    _check_output(args.output)
+    new = None
+    if args.new is not None:
+        try:
+            new = _read_data(args.new, args.sep, args.encoding)[0]
+        except ValueError as exc:  # the reader names --data; this file is --new
+            raise ValueError(str(exc).replace(f"--data {args.new}", f"--new {args.new}")) from None
+    model = _model_from_args(args)
+    t0 = time.perf_counter()
+    cv = None
+    if args.cv:
+        cv = model.fit_cv(
+            folds=args.cv, scoring=args.scoring, random_state=args.random_state,
+            n_jobs=args.n_jobs, verbose=args.verbose, n_lambdas=args.n_lambdas,
+        )  # fmt: skip
+        res = cv.best_ if args.select == "lam_min" else cv.results(args.select)
+    else:
+        res = model.fit(lam=args.lam)
+    if args.bootstrap:
+        res.bootstrap(
+            n_boot=args.bootstrap, random_state=args.random_state, n_jobs=args.n_jobs,
+            verbose=args.verbose,
+        )  # fmt: skip
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    res.report(args.output, new=new, title=args.title, scale=args.scale,
+               precision=args.precision)  # fmt: skip
+    elapsed = time.perf_counter() - t0
+    if args.plots is not None:
+        _write_plots(res, cv, model, args, out)
+    print(
+        f"Report written: {args.output} ({model.family.name}, {model.nobs:,} rows, "
+        f"lam = {res.lam:.4g} ({res.lam_source}), {res.n_jumps} cut-points kept"
+        + (f", {args.bootstrap} bootstrap resamples" if args.bootstrap else "")
+        + f"; {elapsed:.1f} s).",
+        file=out,
+    )
     return 0
 
 
@@ -343,7 +450,8 @@ def main(argv: list[str] | None = None, out=None) -> int:
     out = sys.stdout if out is None else out
     args = build_parser().parse_args(argv)
     try:
-        code = _run_fit(args, out) if args.command == "fit" else _run_demo(args, out)
+        run = {"fit": _run_fit, "report": _run_report, "demo": _run_demo}[args.command]
+        code = run(args, out)
         out.flush()  # a closed pipe shows here, not as a message at interpreter exit
         return code
     except BrokenPipeError:

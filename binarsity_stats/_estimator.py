@@ -33,6 +33,8 @@ from ._base import DataConversionWarning as _DataConversionWarning
 from ._binarizer import Binarizer, BinarizerCore
 from ._design import BinnedDesign
 from ._families import get_family
+from ._features import KINDS as FEATURE_KINDS
+from ._features import category_codes, feature_kinds, learn_levels, linear_column
 from ._penalty import lambda_theory, theory_nobs
 from ._penalty import penalty_weights as _penalty_weights
 from ._solvers import SOLVERS, Prepared, Solution
@@ -48,6 +50,7 @@ from ._validation import (
     check_sample_weight,
     check_tol,
     check_weights_kind,
+    code_dtype,
     is_missing,
     normalized_weights,
 )
@@ -90,6 +93,12 @@ class _EstimatorProblem:
     fit_intercept: bool
     absorbed: bool
     extra: dict = field(default_factory=dict)
+    #: per input feature "bin" / "categorical" / "linear" (see ``_features``)
+    kinds: np.ndarray | None = None
+    #: per categorical feature: its levels and whether it has a missing level
+    categories: list = field(default_factory=list)
+    categorical_missing: list = field(default_factory=list)
+    #: CV group labels (the *CV estimators' ``fit(..., groups=)``), checked
     groups: np.ndarray | None = None
 
     def prepared(self) -> Prepared:
@@ -168,10 +177,75 @@ def _validate_X(X, allow_empty=False):
         )
     if X.dtype.kind == "c":
         raise ValueError("Complex data not supported: X must hold real numbers.")
-    if X.dtype.kind == "O":
-        # numbers only (text is refused, not parsed); None, NaN and pd.NA are missing
-        X = np.column_stack([as_real_array(X[:, j], f"column {j}") for j in range(X.shape[1])])
     return X, int(X.shape[0])
+
+
+def _binned_columns(X, idx: np.ndarray):
+    """The binned features of X (positions ``idx``): a DataFrame's columns or an array.
+
+    An object array's columns must hold numbers (text is refused, not parsed; None,
+    NaN and pd.NA are missing); messages name the column's position in X.
+    """
+    if hasattr(X, "columns") and hasattr(X, "iloc"):
+        return X.iloc[:, idx] if len(idx) != X.shape[1] else X
+    sub = X[:, idx] if len(idx) != X.shape[1] else X
+    if sub.dtype.kind == "O":
+        sub = np.column_stack([as_real_array(X[:, j], f"column {j}") for j in idx])
+        sub = sub.reshape(X.shape[0], len(idx))
+    return sub
+
+
+def _feature_names(X):
+    """Column names of a DataFrame (unique; features are matched by them), else None."""
+    if not (hasattr(X, "columns") and hasattr(X, "iloc")):
+        return None
+    if not X.columns.is_unique:
+        dup = X.columns[X.columns.duplicated()].unique().tolist()
+        raise ValueError(f"X has duplicated column names {dup}; names must be unique.")
+    return np.asarray(X.columns, dtype=object)
+
+
+def _feature_codes(st: dict, X, n: int):
+    """Codes (blocks × rows) and the dense linear columns of X under the fitted state."""
+    from ._binarizer import _code_all, _columns_for_transform
+
+    kinds, bins = st["_kinds"], st["_bins"]
+    names = st.get("feature_names_in_")
+    blocks = [j for j in range(len(kinds)) if kinds[j] != "linear"]
+    codes = np.empty((len(blocks), n), dtype=code_dtype(int(np.diff(st["block_ptr_"]).max())))
+    if bins is not None:
+        binned = np.flatnonzero(kinds == "bin")
+        sub = X if hasattr(X, "columns") and bins.names is not None else _binned_columns(X, binned)
+        bcodes = _code_all(_columns_for_transform(sub, bins), bins)
+    b = c = row = 0
+    dense = []
+    for j in range(len(kinds)):
+        label = str(names[j]) if names is not None else f"column {j}"
+        if kinds[j] == "linear":
+            dense.append(linear_column(_feature_column(X, j, names), label))
+            continue
+        if kinds[j] == "bin":
+            codes[row] = bcodes[b]
+            b += 1
+        else:
+            codes[row] = category_codes(_feature_column(X, j, names), st["categories_"][c],
+                                        bool(st["categorical_missing_"][c]), label)  # fmt: skip
+            c += 1
+        row += 1
+    Z = np.ascontiguousarray(np.column_stack(dense), dtype=np.float64) if dense else None
+    return codes, Z
+
+
+def _feature_column(X, j: int, names):
+    """Feature j of X: by name when fitted on a DataFrame with names, else by position."""
+    if hasattr(X, "columns") and hasattr(X, "iloc"):
+        if names is not None:
+            key = names[j]
+            if key not in X.columns:
+                raise ValueError(f"column {str(key)!r} (used by the model) is missing from X.")
+            return X[key]
+        return X.iloc[:, j]
+    return X[:, j]
 
 
 class BinarsityGLM(BaseEstimator):
@@ -226,15 +300,33 @@ class BinarsityGLM(BaseEstimator):
         What ``sample_weight`` means for ``lam="theory"``: analytic (precision) weights
         give n = Kish's effective number (Σ s)² / Σ s², frequency weights n = Σ s (the
         n of the repeated rows). The fit at a given λ does not depend on it.
+    categorical_features : None, "auto", or array-like of str, int or bool, default=None
+        Features that are categorical: a block of free (unpenalised) levels, what
+        ``C(x)`` is in a formula — so one-hot dummies or codes are not binned. Column
+        names (X a DataFrame), positions, or a boolean mask of length n_features
+        (scikit-learn's ``HistGradientBoosting*`` convention); ``"auto"``: the pandas
+        ``category`` columns. Levels are a category column's categories, else the
+        sorted distinct values; an unseen level at predict time raises, naming it.
+    linear_features : None or array-like of str, int or bool, default=None
+        Features that enter linearly and unpenalised (one coefficient each, in
+        ``linear_coef_``), what a plain numeric term is in a formula.
 
     Attributes
     ----------
     binarizer_ : Binarizer
         The fitted binarizer (cut points in ``binarizer_.edges_``).
     coef_ : ndarray of shape (d,)
-        All levels θ, features in column order.
-    block_ptr_ : ndarray of shape (n_features + 1,)
-        Offsets of each feature's levels in ``coef_``.
+        All levels θ, binned and categorical features in column order.
+    block_ptr_ : ndarray of shape (n_blocks + 1,)
+        Offsets of each binned or categorical feature's levels in ``coef_``.
+    linear_coef_ : ndarray of shape (n_linear,)
+        Coefficients of the linear features, in column order.
+    feature_kinds_ : ndarray of str, shape (n_features_in_,)
+        ``"bin"``, ``"categorical"`` or ``"linear"`` for every feature.
+    categories_ : list of ndarray
+        The levels of every categorical feature, in column order.
+    categorical_missing_ : ndarray of bool
+        Whether each categorical feature has a missing level (the last).
     intercept_ : float
         β0 (0 when ``fit_intercept=False``: the first feature's levels include it).
     lam_ : float
@@ -254,11 +346,17 @@ class BinarsityGLM(BaseEstimator):
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of str
-        Column names, when ``X`` was a DataFrame with string column names.
+        Column names, when ``X`` was a DataFrame (a ``ColumnTransformer`` with
+        ``set_output(transform="pandas")`` passes its output names through).
+    dispersion_ : float
+        The dispersion φ estimated for ``lam="theory"`` (gaussian σ², gamma and
+        Tweedie φ); absent for other families and a numeric ``lam``.
     """
 
-    #: estimators pickled before ``weights_kind`` existed read as the default
+    #: estimators pickled before these parameters existed read as the defaults
     weights_kind: str = "analytic"
+    categorical_features: Any = None
+    linear_features: Any = None
 
     def __init__(
         self,
@@ -272,6 +370,8 @@ class BinarsityGLM(BaseEstimator):
         fit_intercept: bool = True,
         missing: str = "error",
         weights_kind: str = "analytic",
+        categorical_features: Any = None,
+        linear_features: Any = None,
     ):
         self.family = family
         self.lam = lam
@@ -283,6 +383,8 @@ class BinarsityGLM(BaseEstimator):
         self.fit_intercept = fit_intercept
         self.missing = missing
         self.weights_kind = weights_kind
+        self.categorical_features = categorical_features
+        self.linear_features = linear_features
 
     # -- fitting ----------------------------------------------------------------------
     def _prepare_y(self, y, n):
@@ -343,7 +445,10 @@ class BinarsityGLM(BaseEstimator):
     def _problem(self, X, y, sample_weight, offset, groups=None) -> _EstimatorProblem:
         """Validate the data, learn the bins and build the engine's design (all rows).
 
-        ``groups`` (CV group labels, the *CV estimators only) are checked and kept.
+        Blocks follow the input order of the binned and categorical features; the
+        linear features are the design's dense columns, in input order (the layout of
+        the formula naming the features in that order). ``groups`` (CV group labels,
+        the *CV estimators only) are checked and kept.
         """
         family = get_family(self.family)
         X, n = _validate_X(X)
@@ -353,27 +458,79 @@ class BinarsityGLM(BaseEstimator):
         family.validate_y(y)  # 0/1 for binomial: no proportions here, unlike glm()
         sw = check_sample_weight(sample_weight, n)
         off = check_offset(offset, n)
-        binarizer = Binarizer(n_bins=self.n_bins, missing=self.missing)
-        # fit_transform codes the columns it has just read; .T is the (p, n) solver layout
-        codes = binarizer.fit_transform(X, sample_weight=sw).T
-        sizes = np.asarray(binarizer.n_bins_, dtype=np.intp)
+        names = _feature_names(X)
+        p = int(X.shape[1])
+        kinds = feature_kinds(
+            X, getattr(self, "categorical_features", None),
+            getattr(self, "linear_features", None), names,
+        )  # fmt: skip
+        binned = np.flatnonzero(kinds == "bin")
+        binarizer, bcodes = None, None
+        if binned.size:
+            n_bins = self.n_bins
+            if binned.size != p and np.ndim(n_bins) == 1 and len(n_bins) == p:
+                n_bins = [n_bins[j] for j in binned]  # one entry per input feature
+            binarizer = Binarizer(n_bins=n_bins, missing=self.missing)
+            # fit_transform codes the columns it has just read; .T: the (p, n) layout
+            bcodes = binarizer.fit_transform(_binned_columns(X, binned), sample_weight=sw).T
+        sizes, chain, rows, dense = [], [], [], []
+        categories, cat_missing = [], []
+        b = 0
+        for j in range(p):
+            label = str(names[j]) if names is not None else f"column {j}"
+            col = _feature_column(X, j, None)
+            if kinds[j] == "linear":
+                dense.append(linear_column(col, label))
+            elif kinds[j] == "bin":
+                rows.append(bcodes[b])
+                sizes.append(int(binarizer.n_bins_[b]))
+                chain.append(sizes[-1] - int(binarizer.has_missing_level_[b]))
+                b += 1
+            else:
+                levels, has_missing = learn_levels(col, label, self.missing)
+                rows.append(category_codes(col, levels, has_missing, label))
+                categories.append(np.asarray(levels, dtype=object))
+                cat_missing.append(has_missing)
+                sizes.append(len(levels) + int(has_missing))
+                chain.append(len(levels))
+        sizes = np.asarray(sizes, dtype=np.intp)
+        chain = np.asarray(chain, dtype=np.intp)
         block_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
-        # every binned feature is a TV chain (a missing level sits outside it)
-        design = BinnedDesign(
-            codes, block_ptr, kinds=("tv",) * len(sizes), offset=off, sample_weight=sw
-        )
+        if rows:
+            codes = np.empty((len(rows), n), dtype=code_dtype(int(sizes.max())))
+            for k, r in enumerate(rows):
+                codes[k] = r
+        else:
+            codes = np.empty((0, n), dtype=np.uint8)
+        Z = np.ascontiguousarray(np.column_stack(dense), dtype=np.float64) if dense else None
+        # a binned feature is a TV chain (a missing level sits outside it); a
+        # categorical one has free levels, unpenalised as a C() term is
+        free = kinds[kinds != "linear"] == "categorical"
+        pw = self.penalty_weights
+        design = BinnedDesign(codes, block_ptr, dense=Z, offset=off, sample_weight=sw)
         # on the normalised weights (their total cannot overflow): ω depends on shares only
-        chain = sizes - np.asarray(binarizer.has_missing_level_, dtype=np.intp)
-        weights = _penalty_weights(self.penalty_weights, design.counts, block_ptr, chain)
+        weights = _penalty_weights(pw, design.counts, block_ptr, chain)
+        if isinstance(pw, str):
+            for k in np.flatnonzero(free):
+                weights[block_ptr[k] : block_ptr[k + 1]] = 0.0
+        block_kinds = [
+            "free" if free[k] and not np.any(weights[block_ptr[k] + 1 : block_ptr[k + 1]] > 0)
+            else "tv" for k in range(len(sizes))
+        ]  # fmt: skip
+        design = design.with_kinds(block_kinds)
         # fit_intercept=False has the formula's '- 1' meaning: the engine fits β0 and the
-        # first feature's levels absorb it (the TV penalty is shift-invariant, so this is
+        # first block's levels absorb it (the TV penalty is shift-invariant, so this is
         # the optimum with the first block freely coded; see _absorbed_intercept)
         absorbed = not self.fit_intercept and len(sizes) > 0
+        extra = dict(extra, feature_kinds_=kinds)
+        if names is not None:
+            extra["feature_names_in_"] = names
         return _EstimatorProblem(
             X=X, binarizer=binarizer, design=design, block_ptr=block_ptr, chain=chain, y=y,
             family=family, penalty_weights=weights,
             fit_intercept=bool(self.fit_intercept) or absorbed, absorbed=absorbed,
-            extra=extra, groups=groups,
+            extra=extra, kinds=kinds, categories=categories, categorical_missing=cat_missing,
+            groups=groups,
         )  # fmt: skip
 
     def _solver_options(self) -> dict:
@@ -389,22 +546,30 @@ class BinarsityGLM(BaseEstimator):
             unit, scale, counts = design.unit_weight, design.weight_scale, design.counts
             block_ptr, chain = problem.block_ptr, problem.chain
             sizes = np.diff(block_ptr)
+            binned = problem.kinds[problem.kinds != "linear"] == "bin"
             kind = getattr(self, "weights_kind", "analytic") if sw is not None else "analytic"
             nobs = theory_nobs(unit, kind, scale)
-            d, fi = int(block_ptr[-1]), problem.fit_intercept
+            # d: the binary features of the binned terms, as the formula counts them
+            d, fi = int(np.sum(sizes[binned])), problem.fit_intercept
             lam = lambda_theory(family, y, unit, off, d, nobs, fit_intercept=fi)
             sol: Solution = prepared.solve(lam, **opts)
             if family.estimate_dispersion:
-                # φ from the first fit's Pearson χ² on its df, then one refit
-                dof = int(fi)
+                # φ from the first fit's Pearson χ² on its df, then one refit; df as
+                # the formula's: jumps and populated missing levels of binned blocks,
+                # populated levels − 1 of categorical ones, one per linear column
+                dof = int(fi) + design.n_dense
                 for j in range(len(sizes)):
-                    s0 = int(block_ptr[j])
+                    s0, e0 = int(block_ptr[j]), int(block_ptr[j + 1])
+                    if not binned[j]:
+                        dof += max(int(np.sum(counts[s0:e0] > 0)) - 1, 0)
+                        continue
                     dof += int(np.sum(np.diff(sol.coef[s0 : s0 + int(chain[j])]) != 0))
-                    if sizes[j] > chain[j] and counts[int(block_ptr[j + 1]) - 1] > 0:
+                    if sizes[j] > chain[j] and counts[e0 - 1] > 0:
                         dof += 1  # a populated missing level
                 phi = family.dispersion(y, family.mean(sol.eta), unit, dof, nobs=nobs)
                 lam = lambda_theory(family, y, unit, off, d, nobs, fit_intercept=fi, phi=phi)
                 sol = prepared.solve(lam, warm_start=sol, **opts)
+                return sol, float(lam), {"dispersion_": float(phi)}
         else:
             lam = float(self.lam)
             sol = prepared.solve(lam, **opts)
@@ -415,6 +580,7 @@ class BinarsityGLM(BaseEstimator):
         """Publish the fitted state of ``sol`` at ``lam`` (plus ``state``) in one go."""
         block_ptr, binarizer = problem.block_ptr, problem.binarizer
         coef, intercept = np.array(sol.coef, dtype=np.float64), float(sol.intercept)
+        linear = np.array(sol.dense_coef, dtype=np.float64).reshape(-1)
         if problem.absorbed:  # reported as the model without intercept: η unchanged
             coef[int(block_ptr[0]) : int(block_ptr[1])] += intercept
             intercept = 0.0
@@ -422,6 +588,9 @@ class BinarsityGLM(BaseEstimator):
         state.update(
             binarizer_=binarizer,
             coef_=coef,
+            linear_coef_=linear,
+            categories_=list(problem.categories),
+            categorical_missing_=np.asarray(problem.categorical_missing, dtype=bool),
             intercept_=intercept,
             lam_=float(lam),
             block_ptr_=block_ptr,
@@ -433,11 +602,8 @@ class BinarsityGLM(BaseEstimator):
             objective_=sol.objective,
             # without the (n,) linear predictor: a pickle must not grow with the data
             solution_=replace(sol, eta=None),
-            n_features_in_=binarizer.n_features_in_,
+            n_features_in_=len(problem.kinds),
         )
-        names = getattr(binarizer, "feature_names_in_", None)
-        if names is not None:
-            state["feature_names_in_"] = np.asarray(names, dtype=object)
         # one assignment: the previous fit's attributes (feature_names_in_ included)
         # are replaced as a whole, never attribute by attribute
         publish_fitted(self, state)
@@ -452,46 +618,77 @@ class BinarsityGLM(BaseEstimator):
     def _fitted(self) -> dict:
         """One snapshot of the fitted state, checked for consistency before any kernel.
 
-        ``coef_``, ``intercept_``, ``block_ptr_`` and ``binarizer_`` are read once (the
-        state of one ``fit``, see ``publish_fitted``; a value set by hand is taken too)
-        and must agree: ``block_ptr_`` valid offsets with ``block_ptr_[-1] ==
-        len(coef_)``, one block per feature whose size is the binarizer's ``n_bins_``,
-        finite coefficients. Returns the snapshot with ``coef_`` and ``block_ptr_`` as
-        private contiguous arrays and the binarizer's validated state under ``"_bins"``.
+        ``coef_``, ``intercept_``, ``block_ptr_``, ``binarizer_`` and the feature kinds
+        are read once (the state of one ``fit``, see ``publish_fitted``; a value set by
+        hand is taken too) and must agree: ``block_ptr_`` valid offsets with
+        ``block_ptr_[-1] == len(coef_)``, one block per binned feature whose size is the
+        binarizer's ``n_bins_`` and one per categorical feature sized by its levels,
+        one ``linear_coef_`` per linear feature, finite coefficients. Returns the
+        snapshot with ``coef_`` and ``block_ptr_`` as private contiguous arrays, the
+        binarizer's validated state under ``"_bins"`` and the kinds under ``"_kinds"``.
         """
         self._check_fitted()
         st = fitted_snapshot(self)
-        binarizer = st.get("binarizer_")
-        if not isinstance(binarizer, BinarizerCore):
-            raise inconsistent("binarizer_ is not a fitted Binarizer")
-        try:
-            bins = binarizer._fitted_state()
-        except NotFittedError:
-            raise inconsistent("binarizer_ is not fitted") from None
+        p = st.get("n_features_in_")
+        # estimators pickled before the feature kinds existed bin every feature
+        kinds = np.asarray(st.get("feature_kinds_", ["bin"] * int(p or 0)), dtype=object)
+        if kinds.ndim != 1 or not set(kinds.tolist()) <= set(FEATURE_KINDS) or kinds.size != p:
+            raise inconsistent(f"feature_kinds_ is not one of {FEATURE_KINDS} per feature")
+        n_bin = int(np.sum(kinds == "bin"))
+        binarizer, bins = st.get("binarizer_"), None
+        if n_bin:
+            if not isinstance(binarizer, BinarizerCore):
+                raise inconsistent("binarizer_ is not a fitted Binarizer")
+            try:
+                bins = binarizer._fitted_state()
+            except NotFittedError:
+                raise inconsistent("binarizer_ is not fitted") from None
+            if bins.p != n_bin:
+                raise inconsistent(f"binarizer_ has {bins.p} features, not the {n_bin} binned")
+        cats = st.get("categories_", [])
+        cat_missing = np.asarray(st.get("categorical_missing_", []))
+        n_cat = int(np.sum(kinds == "categorical"))
+        if len(cats) != n_cat or cat_missing.shape != (n_cat,):
+            raise inconsistent(f"categories_ does not hold the {n_cat} categorical features")
         coef = np.asarray(st["coef_"])
         if coef.ndim != 1 or coef.dtype.kind not in "iuf":
             raise inconsistent(f"coef_ is not a 1-D array of numbers (shape {coef.shape})")
         coef = np.array(coef, dtype=np.float64, order="C", copy=True)
-        if not np.all(np.isfinite(coef)):
-            raise inconsistent("coef_ holds NaN or infinite values")
+        linear = np.asarray(st.get("linear_coef_", np.empty(0)))
+        n_lin = int(np.sum(kinds == "linear"))
+        if linear.shape != (n_lin,) or linear.dtype.kind not in "iuf":
+            raise inconsistent(f"linear_coef_ does not hold the {n_lin} linear features")
+        linear = np.array(linear, dtype=np.float64)
+        if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(linear))):
+            raise inconsistent("coef_ or linear_coef_ holds NaN or infinite values")
         try:
-            ptr = check_block_ptr(st.get("block_ptr_"), n_blocks=bins.p, name="block_ptr_")
+            ptr = check_block_ptr(st.get("block_ptr_"), n_blocks=n_bin + n_cat, name="block_ptr_")
         except (TypeError, ValueError) as exc:
             raise inconsistent(str(exc)) from None
         if ptr[-1] != coef.shape[0]:
             raise inconsistent(f"len(coef_) = {coef.shape[0]} but block_ptr_[-1] = {ptr[-1]}")
+        expect, b, c = [], 0, 0
+        for kind in kinds:
+            if kind == "bin":
+                expect.append(int(bins.n_bins[b]))
+                b += 1
+            elif kind == "categorical":
+                expect.append(len(cats[c]) + int(bool(cat_missing[c])))
+                c += 1
         sizes = np.diff(ptr)
-        if np.any(sizes != bins.n_bins):
+        if np.any(sizes != np.asarray(expect, dtype=np.intp)):
             raise inconsistent(
-                f"the block sizes {sizes.tolist()} differ from the binarizer's n_bins_ "
-                f"{bins.n_bins.tolist()}"
+                f"the block sizes {sizes.tolist()} differ from the features' levels {expect} "
+                "(the binarizer's n_bins_, the categories)"
             )
         b0 = st.get("intercept_")
         if isinstance(b0, bool) or not isinstance(b0, Real) or not np.isfinite(b0):
             raise inconsistent(f"intercept_ is {b0!r}, not a finite number")
         st.update(
-            coef_=coef, block_ptr_=ptr, intercept_=float(b0), _bins=bins, _name=type(self).__name__
-        )
+            coef_=coef, linear_coef_=linear, block_ptr_=ptr, intercept_=float(b0), _bins=bins,
+            _kinds=kinds, categories_=list(cats), categorical_missing_=cat_missing.astype(bool),
+            _name=type(self).__name__,
+        )  # fmt: skip
         return st
 
     def decision_function(self, X, offset=None) -> np.ndarray:
@@ -514,25 +711,21 @@ class BinarsityGLM(BaseEstimator):
     @staticmethod
     def _eta(st: dict, X, offset) -> np.ndarray:
         """η on the validated snapshot ``st`` (see ``_fitted``)."""
-        from ._binarizer import _code_all, _columns_for_transform
-
-        X, _ = _validate_X(X, allow_empty=True)  # no rows: no predictions, as for a DataFrame
-        bins = st["_bins"]
-        shape = getattr(X, "shape", None)
-        if shape is not None and len(shape) == 2 and not hasattr(X, "columns"):
-            if shape[1] != bins.p:
-                raise ValueError(
-                    f"X has {shape[1]} features, but {st['_name']} is expecting "
-                    f"{bins.p} features as input."
-                )
-        codes = _code_all(_columns_for_transform(X, bins), bins)
+        X, n = _validate_X(X, allow_empty=True)  # no rows: no predictions, as for a frame
+        p = len(st["_kinds"])
+        if not hasattr(X, "columns") and X.shape[1] != p:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {st['_name']} is expecting "
+                f"{p} features as input."
+            )
+        codes, dense = _feature_codes(st, X, n)
         try:
             codes = check_codes(codes, st["block_ptr_"])
-        except ValueError as exc:  # pragma: no cover - the binarizer's state is checked
+        except ValueError as exc:  # pragma: no cover - the fitted state is checked
             raise inconsistent(str(exc)) from None
-        off = check_offset(offset, codes.shape[1])
-        design = BinnedDesign.checked(codes, st["block_ptr_"], offset=off)
-        return design.linear_predictor(st["coef_"], None, st["intercept_"])
+        off = check_offset(offset, n)
+        design = BinnedDesign.checked(codes, st["block_ptr_"], dense=dense, offset=off)
+        return design.linear_predictor(st["coef_"], st["linear_coef_"], st["intercept_"])
 
     def predict(self, X, offset=None) -> np.ndarray:
         """Mean response b'(η) (for binomial: the probability of the event).
@@ -584,31 +777,46 @@ class BinarsityGLM(BaseEstimator):
         return float(1.0 - dev / null) if null > 0 else float(dev == 0)
 
     # -- inspection -------------------------------------------------------------------
-    def cut_points(self) -> list[np.ndarray]:
-        """The selected cut points of each feature: the bin edges where the level jumps.
+    def cut_points(self):
+        """The selected cut points: the bin edges where a binned feature's level jumps.
 
         Returns
         -------
-        list of ndarray
-            For each feature, the interior edges e_k with θ_{k+1} ≠ θ_k.
+        DataFrame
+            One row per jump: ``feature`` (the column name, or ``x0``, ``x1``, … when
+            fitted on an array), ``cut`` (x ≤ cut is left of the jump) and ``jump``
+            (θ_right − θ_left on the link scale). The formula results' table (interval
+            labels, bootstrap frequencies) is ``results(X, y).cut_points()``.
         """
+        import pandas as pd
+
         st = self._fitted()
-        out = []
-        for j, edges in enumerate(st["_bins"].edges):
-            s = st["block_ptr_"][j]
-            m = len(edges) + 1
-            lev = st["coef_"][s : s + m]
-            out.append(np.asarray(edges)[np.diff(lev) != 0])
-        return out
+        names = st.get("feature_names_in_")
+        ptr, coef, bins = st["block_ptr_"], st["coef_"], st["_bins"]
+        rows, k, b = [], 0, 0
+        for j, kind in enumerate(st["_kinds"]):
+            if kind == "linear":
+                continue
+            if kind == "bin":
+                edges = np.asarray(bins.edges[b])
+                lev = coef[int(ptr[k]) : int(ptr[k]) + len(edges) + 1]
+                label = str(names[j]) if names is not None else f"x{j}"
+                for e in np.flatnonzero(np.diff(lev) != 0):
+                    rows.append((label, float(edges[e]), float(lev[e + 1] - lev[e])))
+                b += 1
+            k += 1
+        return pd.DataFrame(rows, columns=["feature", "cut", "jump"])
 
     def to_spec(self) -> dict:
         """A versioned, JSON-serialisable description of the fitted model.
 
-        One ``bin`` term per feature (column name, or position when fitted on an
-        array; cut points, right-closed; missing level; θ), the intercept, family and
-        link, a classifier's classes and the package version — the same document as
-        ``BinarsityResults.to_spec`` (see ``binarsity_stats._spec``).
-        ``binarsity_stats.from_spec`` rebuilds a model predicting bit for bit the same.
+        One term per feature: ``bin`` (cut points, right-closed; missing level; θ),
+        ``categorical`` (levels, missing level, θ) or ``linear`` (coefficient), whose
+        column is the feature name, or its position when fitted on an array; the
+        intercept, family and link, a classifier's classes and the package version —
+        the same document as ``BinarsityResults.to_spec`` (see
+        ``binarsity_stats._spec``). ``binarsity_stats.from_spec`` rebuilds a model
+        predicting bit for bit the same.
 
         Returns
         -------
@@ -618,22 +826,40 @@ class BinarsityGLM(BaseEstimator):
         st = self._fitted()  # one consistent snapshot, as predict reads
         from ._spec import bin_term, json_value, make_spec
 
-        bins, ptr, coef = st["_bins"], st["block_ptr_"], st["coef_"]
+        bins, ptr, coef, kinds = st["_bins"], st["block_ptr_"], st["coef_"], st["_kinds"]
         names = st.get("feature_names_in_")
-        terms = []
-        for j in range(bins.p):
-            s, e = int(ptr[j]), int(ptr[j + 1])
-            col = str(names[j]) if names is not None else j
-            label = col if names is not None else f"x{j}"
-            terms.append(bin_term(label, label, col, bins.edges[j], bins.has_missing[j],
-                                  coef[s:e]))  # fmt: skip
+        pw = np.asarray(st.get("penalty_weights_", ()))
+        terms, linear = [], []
+        k = b = c = 0
+        for j, kind in enumerate(kinds):
+            col = json_value(names[j]) if names is not None else j
+            label = str(col) if names is not None else f"x{j}"
+            if kind == "linear":
+                linear.append({"kind": "linear", "name": label, "factors": [col],
+                               "coef": float(st["linear_coef_"][len(linear)])})  # fmt: skip
+                continue
+            s, e = int(ptr[k]), int(ptr[k + 1])
+            k += 1
+            if kind == "bin":
+                terms.append(bin_term(label, label, col, bins.edges[b], bins.has_missing[b],
+                                      coef[s:e]))  # fmt: skip
+                b += 1
+                continue
+            chain = pw.size == ptr[-1] and bool(np.any(pw[s + 1 : e] > 0))
+            terms.append(
+                {"kind": "categorical", "name": label, "expr": label, "column": col,
+                 "levels": [json_value(v) for v in st["categories_"][c]],
+                 "missing_level": bool(st["categorical_missing_"][c]), "unseen": "error",
+                 "penalty": "tv" if chain else "free", "theta": [float(v) for v in coef[s:e]]}
+            )  # fmt: skip
+            c += 1
         response = {}
         if "classes_" in st:
             response["classes"] = [json_value(c) for c in st["classes_"]]
         return make_spec(
             source=type(self).__name__, family=get_family(self.family),
             intercept=st["intercept_"], fit_intercept=bool(self.fit_intercept),
-            terms=terms, lam=float(st.get("lam_", self.lam)), response=response,
+            terms=terms + linear, lam=float(st.get("lam_", self.lam)), response=response,
         )  # fmt: skip
 
     def __sklearn_tags__(self):
@@ -666,6 +892,10 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         Missing-value policy.
     weights_kind : {"analytic", "freq"}, default="analytic"
         What ``sample_weight`` means for ``lam="theory"`` (see :class:`BinarsityGLM`).
+    categorical_features : None, "auto", or array-like of str, int or bool, default=None
+        Categorical features (free levels, as ``C()``; see :class:`BinarsityGLM`).
+    linear_features : None or array-like of str, int or bool, default=None
+        Unpenalised linear features (see :class:`BinarsityGLM`).
 
     Attributes
     ----------
@@ -687,6 +917,8 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         fit_intercept: bool = True,
         missing: str = "error",
         weights_kind: str = "analytic",
+        categorical_features: Any = None,
+        linear_features: Any = None,
     ):
         self.lam = lam
         self.n_bins = n_bins
@@ -697,6 +929,8 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         self.fit_intercept = fit_intercept
         self.missing = missing
         self.weights_kind = weights_kind
+        self.categorical_features = categorical_features
+        self.linear_features = linear_features
 
     #: the family is fixed (a class attribute, not a constructor parameter)
     family = "binomial"

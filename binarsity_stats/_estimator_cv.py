@@ -229,6 +229,10 @@ _GLM_CV_DOC = (
         NaN in a feature raises, or gets its own level.
     weights_kind : {"analytic", "freq"}, default="analytic"
         What ``sample_weight`` means (see :class:`BinarsityGLM`; no effect on the CV).
+    categorical_features : None, "auto", or array-like of str, int or bool, default=None
+        Categorical features (free levels, as ``C()``; see :class:`BinarsityGLM`).
+    linear_features : None or array-like of str, int or bool, default=None
+        Unpenalised linear features (see :class:`BinarsityGLM`).
 """
     + _CV_PARAMS_DOC
     + """
@@ -236,6 +240,8 @@ _GLM_CV_DOC = (
     ----------
     coef_, intercept_, block_ptr_, binarizer_, penalty_weights_, bin_counts_
         As in :class:`BinarsityGLM`, at ``lam_``.
+    linear_coef_ : ndarray
+        Coefficients of the ``linear_features``, at ``lam_``.
     n_iter_, converged_, kkt_violation_, objective_
         Of the fit on all rows at ``lam_``.
 """
@@ -263,6 +269,8 @@ class BinarsityGLMCV(_CVMixin, BinarsityGLM):
         fit_intercept: bool = True,
         missing: str = "error",
         weights_kind: str = "analytic",
+        categorical_features: Any = None,
+        linear_features: Any = None,
         cv: Any = 5,
         select: str = "lam_min",
         scoring: str = "deviance",
@@ -285,6 +293,8 @@ class BinarsityGLMCV(_CVMixin, BinarsityGLM):
         self.fit_intercept = fit_intercept
         self.missing = missing
         self.weights_kind = weights_kind
+        self.categorical_features = categorical_features
+        self.linear_features = linear_features
         self.cv = cv
         self.select = select
         self.scoring = scoring
@@ -324,6 +334,10 @@ _CLASSIFIER_CV_DOC = (
         Missing-value policy.
     weights_kind : {"analytic", "freq"}, default="analytic"
         What ``sample_weight`` means (see :class:`BinarsityGLM`).
+    categorical_features : None, "auto", or array-like of str, int or bool, default=None
+        Categorical features (free levels, as ``C()``; see :class:`BinarsityGLM`).
+    linear_features : None or array-like of str, int or bool, default=None
+        Unpenalised linear features (see :class:`BinarsityGLM`).
 """
     + _CV_PARAMS_DOC
     + """
@@ -351,6 +365,8 @@ class BinarsityClassifierCV(_CVMixin, BinarsityClassifier):
         fit_intercept: bool = True,
         missing: str = "error",
         weights_kind: str = "analytic",
+        categorical_features: Any = None,
+        linear_features: Any = None,
         cv: Any = 5,
         select: str = "lam_min",
         scoring: str = "deviance",
@@ -372,6 +388,8 @@ class BinarsityClassifierCV(_CVMixin, BinarsityClassifier):
         self.fit_intercept = fit_intercept
         self.missing = missing
         self.weights_kind = weights_kind
+        self.categorical_features = categorical_features
+        self.linear_features = linear_features
         self.cv = cv
         self.select = select
         self.scoring = scoring

@@ -156,6 +156,8 @@ class _Writer:
     def factor(self, factor: Any) -> str:
         if isinstance(factor, str):
             return self.expression(factor)
+        if isinstance(factor, int):  # an estimator's linear feature fitted on an array
+            return self.column_value({"column": factor, "expr": None})
         x = self.name(factor["column"])
         known = ", ".join(self.literal(v) for v in factor["levels"])
         return (

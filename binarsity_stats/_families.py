@@ -72,6 +72,9 @@ __all__ = [
     "Poisson",
     "StatsmodelsFamily",
     "get_family",
+    "family_note",
+    "user_family",
+    "FAMILY_ALIASES",
     "family_from_dict",
     "FAMILIES",
     "CONVEX_LINKS",
@@ -1140,14 +1143,101 @@ def get_family(family: str | Family | Any) -> Family:
     """
     if isinstance(family, Family):
         return family
-    if isinstance(family, str) and family.lower() in FAMILIES:
-        return FAMILIES[family.lower()]()
+    if isinstance(family, str):
+        name = family.strip().lower()
+        name = FAMILY_ALIASES.get(name, name)
+        if name in FAMILIES:
+            return FAMILIES[name]()
     if not isinstance(family, str) and _is_statsmodels_family(family):
         return StatsmodelsFamily(family)
+    import difflib
+
+    known = sorted(FAMILIES) + sorted(FAMILY_ALIASES)
+    close = difflib.get_close_matches(str(family).lower(), known, n=1) if isinstance(
+        family, str
+    ) else []
+    hint = f" Did you mean {close[0]!r}?" if close else ""
     raise ValueError(
-        f"family must be one of {sorted(FAMILIES)} or a statsmodels family instance "
-        f"(e.g. sm.families.Gamma(sm.families.links.Log())); got {family!r}."
+        f"family must be one of {sorted(FAMILIES)} (also R's and statsmodels' spellings "
+        f"{sorted(FAMILY_ALIASES)}) or a statsmodels family instance "
+        f"(e.g. sm.families.Gamma(sm.families.links.Log())); got {family!r}.{hint}"
     )
+
+
+#: Other spellings of the built-in families (R, statsmodels, glum, scikit-learn).
+FAMILY_ALIASES = {
+    "logistic": "binomial",
+    "logit": "binomial",
+    "bernoulli": "binomial",
+    "normal": "gaussian",
+    "linear": "gaussian",
+    "log-linear": "poisson",
+}
+
+
+def _canonical_builtin(sm_family: Any) -> str | None:
+    """The built-in family equal to a statsmodels instance (canonical link), else None."""
+    name, link, params = _sm_key(sm_family)
+    pairs = {("Gaussian", "Identity"): "gaussian", ("Binomial", "Logit"): "binomial",
+             ("Poisson", "Log"): "poisson"}  # fmt: skip
+    return None if params else pairs.get((name, link))
+
+
+def user_family(family: Any) -> tuple[Family, str | None]:
+    """The family of a user's ``family=`` argument and how it was read.
+
+    As :func:`get_family`, except that a statsmodels family with its canonical link and
+    no parameter (``sm.families.Binomial()``, ``Poisson()``, ``Gaussian()``) becomes the
+    built-in family: the same model, fitted with the Cython kernels (its loss differs
+    from the statsmodels twin's half deviance by a constant only).
+
+    Parameters
+    ----------
+    family : str, Family or statsmodels family
+        The argument.
+
+    Returns
+    -------
+    family : Family
+    note : str or None
+        See :func:`family_note`.
+    """
+    if not isinstance(family, (str, Family)) and _is_statsmodels_family(family):
+        target = _canonical_builtin(family)
+        if target:
+            return FAMILIES[target](), family_note(family)
+    return get_family(family), family_note(family)
+
+
+def family_note(family: Any) -> str | None:
+    """How a family given under another spelling was read, for the summary (else None).
+
+    Parameters
+    ----------
+    family : str, Family or statsmodels family
+        The ``family`` argument as the user gave it.
+
+    Returns
+    -------
+    str or None
+        E.g. ``family='logit' read as 'binomial' (logit link).``; None when the
+        argument is a built-in name, a Family or a statsmodels family kept as it is.
+    """
+    if isinstance(family, str):
+        name = family.strip().lower()
+        if name in FAMILY_ALIASES:
+            target = FAMILY_ALIASES[name]
+            link = FAMILIES[target]().link
+            return f"family={family!r} read as {target!r} ({link} link)."
+        return None
+    if not isinstance(family, Family) and _is_statsmodels_family(family):
+        target = _canonical_builtin(family)
+        if target:
+            return (
+                f"family={type(family).__name__}() with its canonical link read as "
+                f"{target!r} (the same model, fitted with the built-in kernels)."
+            )
+    return None
 
 
 def family_from_dict(spec: dict[str, Any]) -> Family:

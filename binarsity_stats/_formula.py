@@ -27,6 +27,7 @@ model predicts exactly like the original.
 from __future__ import annotations
 
 import ast
+import difflib
 import keyword
 import math
 import re
@@ -54,6 +55,12 @@ from ._validation import (
 )
 
 __all__ = [
+    "Treatment",
+    "did_you_mean",
+    "expand_dot",
+    "missing_plan",
+    "predict_complete",
+    "check_predict_missing",
     "Block",
     "Design",
     "DesignSpec",
@@ -69,7 +76,9 @@ __all__ = [
 _MARK = "__binarsity__"
 #: The transform names this package owns inside formulas.
 _OWN = ("bin", "C", "offset")
-_MISSING_POLICIES = ("error", "separate")
+#: Other names this package gives formulas (checked as calls, never data columns).
+_HELPERS = ("Treatment", "cbind")
+_MISSING_POLICIES = ("error", "separate", "drop")
 
 
 # ---------------------------------------------------------------------------------------
@@ -111,6 +120,34 @@ def _as_float(data: Any, name: str, what: str, hint: str | None = None) -> np.nd
     raise TypeError(f"{what} needs a numeric column; column '{name}' has dtype {dtype}. {hint}")
 
 
+def did_you_mean(names: Any, choices: Any) -> str:
+    """`` Did you mean 'age'?`` for names close to some of ``choices`` (else "").
+
+    Parameters
+    ----------
+    names : str or list of str
+        The names not found.
+    choices : iterable
+        The names available (non-strings are ignored).
+
+    Returns
+    -------
+    str
+        A sentence to append to an error message, starting with a space, or "".
+    """
+    names = [names] if isinstance(names, str) else list(names)
+    pool = [str(c) for c in choices]
+    hints = []
+    for name in names:
+        close = difflib.get_close_matches(str(name), pool, n=3, cutoff=0.6)
+        if not close:  # a different case is the commonest slip: Age for age
+            close = [c for c in pool if c.lower() == str(name).lower()]
+        if close:
+            shown = " or ".join(repr(c) for c in close)
+            hints.append(f"{shown} for {name!r}" if len(names) > 1 else shown)
+    return f" Did you mean {'; '.join(hints)}?" if hints else ""
+
+
 def _column_or_array(value: Any, data, name: str, n: int) -> tuple[np.ndarray | None, str | None]:
     """An (n,) finite float array from an array-like or a column name of ``data``.
 
@@ -122,7 +159,10 @@ def _column_or_array(value: Any, data, name: str, n: int) -> tuple[np.ndarray | 
     column, what = None, name
     if isinstance(value, str):
         if value not in data.columns:
-            raise ValueError(f"{name}={value!r} is not a column of the data.")
+            raise ValueError(
+                f"{name}={value!r} is not a column of the data."
+                + did_you_mean(value, data.columns)
+            )
         column, what = value, f"{name} (column '{value}')"
         value = _as_float(data[value], value, f"{name}={value!r}", "Convert it to numbers first.")
     check = check_sample_weight if name == "sample_weight" else check_offset
@@ -260,7 +300,7 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
             n_bins = default_n_bins if n_bins is None else n_bins
             missing = default_missing if missing is None else missing
             _validate_n_bins(n_bins, f"bin({name})", missing)
-            if missing not in _MISSING_POLICIES:
+            if not isinstance(missing, str) or missing not in _MISSING_POLICIES:
                 raise ValueError(
                     f"missing must be one of {_MISSING_POLICIES}; got {missing!r} in bin({name})."
                 )
@@ -294,11 +334,15 @@ def _validate_n_bins(n_bins: Any, where: str, missing: Any = "error") -> None:
 def _check_values(x: np.ndarray, name: str, missing: str) -> None:
     if np.any(np.isinf(x)):
         raise ValueError(f"column '{name}' contains infinite values.")
-    if missing == "error" and np.any(np.isnan(x)):
-        raise ValueError(
-            f"column '{name}' contains missing values (NaN); pass missing='separate' to "
-            "give them their own level, or drop those rows."
-        )
+    if missing != "separate" and np.any(np.isnan(x)):
+        raise ValueError(_missing_message(name))
+
+
+def _missing_message(name: str) -> str:
+    return (
+        f"column '{name}' contains missing values (NaN); pass missing='separate' to give "
+        "them their own level, or missing='drop' to drop those rows (R's na.omit)."
+    )
 
 
 def _learn_edges(
@@ -309,7 +353,8 @@ def _learn_edges(
         raise ValueError(f"column '{name}' has no rows.")
     if np.all(np.isnan(x)):
         raise ValueError(f"column '{name}' has only missing values.")
-    binarizer = BinarizerCore(n_bins=int(n_bins), method="quantile", missing=missing)
+    policy = "separate" if missing == "separate" else "error"
+    binarizer = BinarizerCore(n_bins=int(n_bins), method="quantile", missing=policy)
     binarizer.fit(pd.DataFrame({name: x}), sample_weight=sample_weight)
     edges = np.asarray(binarizer.edges_[0], dtype=np.float64)
     has_missing = bool(binarizer.has_missing_level_[0])
@@ -323,6 +368,8 @@ def _replay_bin(x: np.ndarray, state: Mapping[str, Any], name: str) -> np.ndarra
     codes, bad = bin_codes(x, edges, has_missing)
     if bad >= 0:
         if not has_missing and np.any(np.isnan(x)):
+            if state.get("missing") == "drop":
+                raise ValueError(_dropped_message(name))
             raise ValueError(
                 f"column '{name}' contains missing values (NaN) but the model has no "
                 "missing level for it (fit with missing='separate' on data with NaN)."
@@ -331,18 +378,81 @@ def _replay_bin(x: np.ndarray, state: Mapping[str, Any], name: str) -> np.ndarra
     return codes
 
 
+class Treatment:
+    """Treatment (reference) coding of a ``C()`` term: ``C(x, Treatment("b"))``.
+
+    As in patsy (``Treatment(reference=...)``) and formulaic (``Treatment(base=...)``):
+    the level every other level is compared with in the reference-coded table
+    (:meth:`BinarsityResults.categorical_effects` and the summary). It changes that
+    table only, never the fit: a ``C()`` term is an unpenalised block whose levels are
+    identified by a weighted sum-to-zero constraint, and the differences
+    θ_k − θ_ref are the same under any coding.
+
+    Parameters
+    ----------
+    reference : level, optional
+        The reference level (a value of the column; an integer that is not a level is
+        read as a position, as patsy does). Default: the first level.
+    base : level, optional
+        formulaic's name for ``reference``.
+    """
+
+    def __init__(self, reference: Any = None, base: Any = None) -> None:
+        if reference is not None and base is not None:
+            raise ValueError("Treatment() takes reference or base, not both.")
+        self.reference = base if reference is None else reference
+
+    def __repr__(self) -> str:
+        return f"Treatment({self.reference!r})"
+
+
+def _reference_of(contr: Any, name: str) -> tuple[bool, Any]:
+    """(given, level) of a C() contrast argument; only treatment coding is accepted."""
+    if contr is None:
+        return False, None
+    if isinstance(contr, Treatment):
+        return contr.reference is not None, contr.reference
+    from formulaic.transforms.contrasts import TreatmentContrasts
+
+    if isinstance(contr, TreatmentContrasts):  # formulaic's Treatment / contr.treatment
+        from formulaic.utils.sentinels import UNSET
+
+        given = contr.base is not UNSET
+        return given, contr.base if given else None
+    raise ValueError(
+        f"C({name}, {contr!r}): only treatment coding is supported, e.g. "
+        f"C({name}, Treatment('level')); a C() term is an unpenalised block identified by a "
+        "weighted sum-to-zero constraint, and Treatment() only picks the reference level of "
+        "the reference-coded table."
+    )
+
+
+def _resolve_reference(reference: Any, learned: list, name: str) -> Any:
+    """The reference level among the learned levels (a value, or patsy's position)."""
+    for level in learned:
+        try:
+            if level == reference or str(level) == str(reference):
+                return level
+        except (TypeError, ValueError):  # pragma: no cover - exotic level types
+            continue
+    if isinstance(reference, (int, np.integer)) and not isinstance(reference, bool):
+        if -len(learned) <= int(reference) < len(learned):
+            return learned[int(reference)]
+    shown = [str(v) for v in learned][:10]
+    raise ValueError(
+        f"C({name}, Treatment({reference!r})): {reference!r} is not a level of column "
+        f"'{name}'; its levels are {shown}{'...' if len(learned) > 10 else ''}."
+    )
+
+
 def _make_categorical(default_missing: str):
     """Create the ``C`` stateful transform (category codes, levels learned once)."""
 
     @stateful_transform
-    def C(data, contr=None, levels=None, _state=None):  # noqa: N802 - formula name
+    def C(data, contr=None, levels=None, missing=None, _state=None):  # noqa: N802 - formula name
         """Category codes of a variable; an unpenalised block of the binarsity design."""
         name = _column_name(data)
-        if contr is not None:
-            raise ValueError(
-                f"C({name}, ...): contrasts are not supported; a C() term is an "
-                "unpenalised block identified by a weighted sum-to-zero constraint."
-            )
+        given, reference = _reference_of(contr, name)
         values = pd.Series(
             np.asarray(data, dtype=object) if not isinstance(data, pd.Series) else data
         )
@@ -350,6 +460,11 @@ def _make_categorical(default_missing: str):
         if _state is None:  # pragma: no cover - formulaic always passes a dict
             _state = {}
         if "levels" not in _state:
+            missing = default_missing if missing is None else missing
+            if not isinstance(missing, str) or missing not in _MISSING_POLICIES:
+                raise ValueError(
+                    f"missing must be one of {_MISSING_POLICIES}; got {missing!r} in C({name})."
+                )
             if levels is not None:
                 learned = list(levels)
             elif isinstance(values.dtype, pd.CategoricalDtype):
@@ -358,19 +473,20 @@ def _make_categorical(default_missing: str):
                 learned = sorted(pd.unique(values[~isna]).tolist(), key=_sort_key)
             if not learned:
                 raise ValueError(f"column '{name}' has no non-missing values.")
-            if isna.any() and default_missing == "error":
-                raise ValueError(
-                    f"column '{name}' contains missing values; pass missing='separate' "
-                    "to give them their own level, or drop those rows."
-                )
+            if isna.any() and missing != "separate":
+                raise ValueError(_missing_message(name))
+            ref = _resolve_reference(reference, learned, name) if given else None
             _state.update(
                 {
                     _MARK: "C",
                     "levels": learned,
                     "has_missing_level": bool(isna.any()),
                     "column": name,
+                    "missing": missing,
                 }
             )
+            if given:
+                _state["reference"] = ref
         return _replay_categorical(values, isna, _state, name)
 
     return C
@@ -381,9 +497,18 @@ def _sort_key(v: Any) -> tuple:
     return (0, v, "") if isinstance(v, (int, float, np.number)) else (1, 0, str(v))
 
 
+def _dropped_message(name: str) -> str:
+    return (
+        f"column '{name}' contains missing values; the model dropped such rows at fit "
+        "(missing='drop'): predict(..., missing='nan') gives NaN for them."
+    )
+
+
 def _replay_categorical(
     values: pd.Series, isna: np.ndarray, state: Mapping[str, Any], name: str
 ) -> np.ndarray:
+    if state.get("missing") == "drop" and not state["has_missing_level"] and isna.any():
+        raise ValueError(_dropped_message(name))
     levels = state["levels"]
     n_levels = len(levels) + int(state["has_missing_level"])
     codes = np.empty(len(values), dtype=code_dtype(n_levels))
@@ -398,6 +523,30 @@ def offset(data: Any, _state: dict | None = None) -> np.ndarray:
     if _state is not None:
         _state[_MARK] = "offset"
     return x
+
+
+def cbind(successes: Any, failures: Any) -> pd.DataFrame:
+    """R's two-column binomial response: ``cbind(successes, failures) ~ ...``.
+
+    The model reads it as the proportion successes / (successes + failures) with the
+    trials successes + failures as weights (multiplying any ``sample_weight``), as R's
+    ``glm`` and statsmodels' GLM with a two-column response do.
+
+    Parameters
+    ----------
+    successes, failures : array-like of shape (n,)
+        Non-negative counts.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``successes`` and ``failures`` (float).
+    """
+    out = {}
+    for what, value in (("successes", successes), ("failures", failures)):
+        name = _column_name(value)
+        out[what] = _as_float(value, name, f"cbind() {what}", "Give counts.")
+    return pd.DataFrame(out)
 
 
 def transform_context(
@@ -417,13 +566,16 @@ def transform_context(
     Returns
     -------
     dict
-        ``{"bin": ..., "C": ..., "offset": ...}``; pass it as formulaic's ``context``.
+        ``{"bin": ..., "C": ..., "offset": ..., "Treatment": ...}``; pass it as
+        formulaic's ``context``.
         It always wins over the Python builtin ``bin`` and formulaic's ``C``.
     """
     return {
         "bin": _make_bin(n_bins, missing, sample_weight),
         "C": _make_categorical(missing),
         "offset": offset,
+        "Treatment": Treatment,
+        "cbind": cbind,
     }
 
 
@@ -460,6 +612,9 @@ class Block:
     single_values : tuple of float or None
         The training value of each chain level that held exactly one distinct value
         (NaN for the others); such a level is labelled ``= value``.
+    reference : object or None
+        The reference level of a ``C(x, Treatment(level))`` term (None: the first
+        populated level).
     """
 
     term: str
@@ -473,6 +628,7 @@ class Block:
     data_max: float | None = None
     distinct: tuple | None = None
     single_values: tuple | None = None
+    reference: Any = None
 
     @property
     def chain_length(self) -> int:
@@ -575,12 +731,15 @@ class Design:
         Unpenalised numeric columns.
     offset : ndarray of shape (n,) or None
         Sum of the formula's ``offset()`` terms.
+    trials : ndarray of shape (n,) or None
+        Binomial trials of a ``cbind(successes, failures)`` response (training only).
     """
 
     codes: np.ndarray
     block_ptr: np.ndarray
     dense: np.ndarray | None
     offset: np.ndarray | None
+    trials: np.ndarray | None = None
 
     @property
     def n_obs(self) -> int:
@@ -596,8 +755,9 @@ class Response:
     ----------
     name : str
         The left-hand side, e.g. ``"y"`` or ``"I(affairs > 0)"``.
-    kind : {"numeric", "boolean", "factor"}
-        How ``y`` was read.
+    kind : {"numeric", "boolean", "factor", "counts"}
+        How ``y`` was read (``"counts"``: ``cbind(successes, failures)``, y the
+        proportion of successes, the trials multiplying the weights).
     event : str or None
         For a two-level factor (binomial): the level counted as 1 (the second level,
         as in R); for a boolean: ``"True"``.
@@ -656,6 +816,9 @@ class DesignSpec:
     shadowed : list of str or None
         Names the formula calls (``bin``, ``C``, ``np``...): data columns of these names
         are left out of the data formulaic sees, so that they do not hide the function.
+    drop_columns : list of str or None
+        Columns whose missing values dropped a training row (``missing="drop"``); a new
+        row missing one of them is predicted as NaN (R's na.exclude).
     """
 
     formula: str
@@ -671,6 +834,7 @@ class DesignSpec:
     required: list[str] = field(default_factory=list)
     aliases: dict | None = None
     shadowed: list | None = None
+    drop_columns: list | None = None
 
     @property
     def block_ptr(self) -> np.ndarray:
@@ -722,6 +886,7 @@ class DesignSpec:
         if missing_cols:
             raise ValueError(
                 f"column(s) {missing_cols} required by the formula are missing from the data."
+                + did_you_mean(missing_cols, data.columns)
             )
         data = _with_aliases(data, self.aliases, self.shadowed)
         _check_formulaic_levels(self.model_spec, data)
@@ -738,6 +903,84 @@ class DesignSpec:
             mm, self.blocks, self.block_columns, self.dense_columns, self.offset_columns,
             self.aliases,
         )  # fmt: skip
+
+
+def check_predict_missing(missing: Any) -> None:
+    """Check ``predict``'s ``missing`` argument: None, "nan" or "error".
+
+    Parameters
+    ----------
+    missing : object
+        The argument.
+    """
+    if missing not in (None, "nan", "error"):
+        raise ValueError(f"missing must be None, 'nan' or 'error'; got {missing!r}.")
+
+
+def _incomplete_rows(spec: DesignSpec, newdata: Any, missing: Any) -> np.ndarray | None:
+    """New rows missing a value in a column whose missing values dropped training rows.
+
+    None when there are none, when the model dropped nothing by column
+    (``missing="drop"`` unused) or when ``missing="error"`` asks for the error.
+    """
+    check_predict_missing(missing)
+    columns = getattr(spec, "drop_columns", None) or []
+    if newdata is None or not columns or missing == "error":
+        return None
+    frame = _as_frame(newdata)
+    present = [c for c in columns if c in frame.columns]
+    if not present:
+        return None
+    na = frame[present].isna().any(axis=1).to_numpy()
+    return na if na.any() else None
+
+
+def predict_complete(
+    spec: DesignSpec, newdata: Any, offset: Any, missing: Any, predict_rows: Any
+) -> Any:
+    """``predict_rows(rows, offset)`` on the complete new rows, NaN on the others.
+
+    R's na.exclude: a new row missing a value in one of ``spec.drop_columns`` gets a
+    NaN prediction; the rows keep their order and number.
+
+    Parameters
+    ----------
+    spec : DesignSpec
+        The model's design recipe.
+    newdata : DataFrame or mapping
+        New rows.
+    offset : array-like of shape (n,) or None
+        Extra offset of the new rows (cut to the complete rows).
+    missing : {None, "nan", "error"}
+        ``"error"``: no NaN rows, the replay raises naming the column.
+    predict_rows : callable
+        ``predict_rows(rows, offset)`` returning an array or a DataFrame.
+
+    Returns
+    -------
+    ndarray or DataFrame
+        One entry (row) per new row.
+    """
+    na = _incomplete_rows(spec, newdata, missing)
+    if na is None:
+        return predict_rows(newdata, offset)
+    frame = _as_frame(newdata)
+    keep = ~na
+    if offset is not None:
+        offset = check_offset(offset, len(frame), rows_of="the data")[keep]
+    if not keep.any():
+        out = predict_rows(frame.iloc[:1], None if offset is None else offset[:1])
+    else:
+        out = predict_rows(frame.iloc[np.flatnonzero(keep)], offset)
+    if isinstance(out, pd.DataFrame):
+        full = pd.DataFrame(np.nan, index=range(len(frame)), columns=out.columns)
+        if keep.any():
+            full.iloc[np.flatnonzero(keep)] = out.to_numpy()
+        return full
+    full = np.full(len(frame), np.nan)
+    if keep.any():
+        full[keep] = out
+    return full
 
 
 # ---------------------------------------------------------------------------------------
@@ -905,27 +1148,186 @@ def _required_columns(formula: Any, side: str, aliases: Mapping[str, str]) -> li
     (``np.log``) is one, except formulaic's and this package's transform names.
     """
     names: set[str] = set()
-    context = set(TRANSFORMS) | set(_OWN)
     for term in getattr(formula, side):
         for factor in term.factors:
-            method = factor.eval_method.value
-            if method == "lookup":
-                names.add(factor.expr)
-            elif method == "python":
-                local: dict[str, str] = {}
-                code = sanitize_variable_names(factor.expr, {}, local, template="_bsv_{}_")
-                try:
-                    tree = ast.parse(code, mode="eval")
-                except SyntaxError:
-                    continue  # formulaic reports it when it evaluates the term
-                skip = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-                skip |= {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
-                for node in ast.walk(tree):
-                    if isinstance(node, ast.Name) and id(node) not in skip:
-                        name = local.get(node.id, node.id)
-                        if name in aliases or name not in context:
-                            names.add(name)
-    return sorted(aliases.get(n, n) for n in names)
+            names |= _factor_columns(factor, aliases)
+    return sorted(names)
+
+
+def _factor_columns(factor: Any, aliases: Mapping[str, str]) -> set[str]:
+    """The data columns (original names) one formula factor reads."""
+    names: set[str] = set()
+    context = set(TRANSFORMS) | set(_OWN) | set(_HELPERS)
+    method = factor.eval_method.value
+    if method == "lookup":
+        names.add(factor.expr)
+    elif method == "python":
+        local: dict[str, str] = {}
+        code = sanitize_variable_names(factor.expr, {}, local, template="_bsv_{}_")
+        try:
+            tree = ast.parse(code, mode="eval")
+        except SyntaxError:
+            return set()  # formulaic reports it when it evaluates the term
+        skip = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+        skip |= {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and id(node) not in skip:
+                name = local.get(node.id, node.id)
+                if name in aliases or name not in context:
+                    names.add(name)
+    return {aliases.get(n, n) for n in names}
+
+
+def _explicit_missing(expr: str) -> Any:
+    """The ``missing=`` a ``bin()``/``C()`` call gives itself (keyword or position)."""
+    try:
+        node = ast.parse(sanitize_variable_names(expr, {}, {}), mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return None
+    for kw in node.keywords:
+        if kw.arg == "missing" and isinstance(kw.value, ast.Constant):
+            return kw.value.value
+    position = {"bin": 2, "C": 3}.get(node.func.id)
+    if position is not None and len(node.args) > position:
+        arg = node.args[position]
+        return arg.value if isinstance(arg, ast.Constant) else None
+    return None
+
+
+def missing_plan(
+    formula: str, data: Any, missing: str = "error", exclude_columns: Any = ()
+) -> tuple[list[str], list[str]]:
+    """The columns whose missing values drop a row (``missing="drop"``, R's na.omit).
+
+    A ``bin()``/``C()`` term drops the rows where its column is missing when it says
+    ``missing="drop"`` itself, or when it says nothing and the model's ``missing`` is
+    ``"drop"`` (a term's own ``missing="separate"`` keeps them as a level); every other
+    term, the response, and the weight/offset columns follow the model's ``missing``.
+
+    Parameters
+    ----------
+    formula : str
+        The formula.
+    data : DataFrame
+        Training data.
+    missing : {"error", "separate", "drop"}, default="error"
+        The model's policy.
+    exclude_columns : sequence of str, default=()
+        Columns ``.`` does not expand to (the weight and offset columns).
+
+    Returns
+    -------
+    lhs : list of str
+        Columns of the response whose missing values drop a row.
+    rhs : list of str
+        Columns of the right-hand side whose missing values drop a row; new rows
+        missing one of them get a NaN prediction.
+    """
+    data = _as_frame(data)
+    try:
+        text = expand_dot(formula, data, exclude_columns)
+        source, aliases, _ = _alias_names(text, data.columns)
+        parsed = Formula(source)
+    except (FormulaicError, SyntaxError, ValueError, TypeError):
+        return [], []  # build_design reports the problem
+    if not hasattr(parsed, "lhs"):
+        return [], []
+    columns = set(map(str, data.columns))
+    lhs = sorted(_required_columns(parsed, "lhs", aliases)) if missing == "drop" else []
+    rhs: set[str] = set()
+    for term in parsed.rhs:
+        for factor in term.factors:
+            try:
+                call = _top_call(factor.expr)
+            except ValueError:
+                return [], []
+            policy = missing
+            if call in ("bin", "C"):
+                own = _explicit_missing(factor.expr)
+                policy = own if isinstance(own, str) else missing
+            if policy == "drop":
+                rhs |= _factor_columns(factor, aliases)
+    return [c for c in lhs if c in columns], sorted(c for c in rhs if c in columns)
+
+
+def expand_dot(formula: str, data: Any, exclude_columns: Any = ()) -> str:
+    """Expand R's ``.`` on the right-hand side into every other column of ``data``.
+
+    A numeric column becomes ``bin(col)`` (the default bins), a text, categorical or
+    boolean column ``C(col)``. Left out: the response's columns, every column the
+    formula names elsewhere (``y ~ . + C(age)`` does not also bin ``age``; ``y ~ . - id``
+    leaves ``id`` out) and ``exclude_columns`` (the weight and offset columns). A date or
+    time column is refused (remove it with ``- col`` or convert it first).
+
+    Parameters
+    ----------
+    formula : str
+        The formula, e.g. ``"y ~ . - id"``.
+    data : DataFrame
+        The data whose columns ``.`` stands for.
+    exclude_columns : sequence of str, default=()
+        Further columns to leave out.
+
+    Returns
+    -------
+    str
+        The formula with ``.`` replaced (unchanged when it has none).
+    """
+    pieces = list(_scan(formula))
+    kinds = [k for k, _ in pieces]
+    texts = [t for _, t in pieces]
+    try:
+        tilde = texts.index("~")
+    except ValueError:
+        return formula
+    dots = [
+        i for i in range(tilde + 1, len(pieces))
+        if kinds[i] == "other" and texts[i] == "."
+        and not (i > 0 and (kinds[i - 1] in ("name", "quoted", "number") or texts[i - 1] == ")"))
+        and not (i + 1 < len(pieces) and kinds[i + 1] in ("name", "quoted", "number"))
+    ]  # fmt: skip
+    if not dots:
+        return formula
+    data = _as_frame(data)
+
+    def near(i: int, step: int) -> str:
+        j = i + step
+        while 0 <= j < len(pieces) and not texts[j].strip():
+            j += step
+        return texts[j] if 0 <= j < len(pieces) else ""
+
+    for i in dots:
+        if near(i, -1) not in ("~", "+", "(") or near(i, 1) not in ("", "+", "-", ")"):
+            raise ValueError(
+                f"formula {formula!r}: '.' (every other column) can only be added or have "
+                "columns removed from it, e.g. 'y ~ . - id'; write interactions explicitly."
+            )
+    named = {t for k, t in pieces if k in ("name", "quoted")}
+    skip = named | {str(c) for c in exclude_columns if c is not None}
+    terms = []
+    for col in data.columns:
+        if not isinstance(col, str) or col in skip:
+            continue
+        dtype = data[col].dtype
+        if is_datetime_like(dtype):
+            raise TypeError(
+                f"formula {formula!r}: '.' reaches column '{col}' of date/time dtype {dtype}; "
+                f"leave it out with '- {_quote(col)}' or convert it to numbers first."
+            )
+        numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+        if numeric and dtype.kind == "c":
+            numeric = False
+        if numeric:
+            terms.append(f"bin({_quote(col)})")
+        else:
+            terms.append(f"C({_quote(col)})")
+    expansion = " + ".join(terms) if terms else "1"
+    out = list(texts)
+    for i in dots:
+        out[i] = f"({expansion})" if len(dots) == 1 and terms else expansion
+    return "".join(out)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1185,6 +1587,7 @@ def build_design(
     missing: str = "error",
     sample_weight: np.ndarray | None = None,
     family: Any = "gaussian",
+    exclude_columns: Any = (),
 ) -> tuple[DesignSpec, Design, np.ndarray, Response]:
     """Materialise a formula on training data.
 
@@ -1196,13 +1599,16 @@ def build_design(
         Training data.
     n_bins : int, default=50
         Bins of a ``bin(x)`` term that does not give its own.
-    missing : {"error", "separate"}, default="error"
+    missing : {"error", "separate", "drop"}, default="error"
         Missing values in ``bin()``/``C()`` columns: an error naming the column, or a
-        level of their own outside the TV chain.
+        level of their own outside the TV chain. With ``"drop"`` the caller has removed
+        the incomplete rows (see :func:`missing_plan`); any left are an error.
     sample_weight : ndarray of shape (n,), optional
         Row weights (used for the weighted quantiles of ``bin()``).
     family : str or Family, default="gaussian"
         Used to read the response (a two-level factor is allowed for a binary family).
+    exclude_columns : sequence of str, default=()
+        Columns that ``.`` does not expand to (the weight and offset columns).
 
     Returns
     -------
@@ -1223,7 +1629,9 @@ def build_design(
     data = _as_frame(data)
     if len(data) == 0:
         raise ValueError("data has no rows.")
-    source, aliases, shadowed = _alias_names(formula, data.columns)
+    source, aliases, shadowed = _alias_names(
+        expand_dot(formula, data, exclude_columns), data.columns
+    )
     try:
         parsed = Formula(source)
     except (FormulaicError, SyntaxError, ValueError) as exc:
@@ -1235,7 +1643,10 @@ def build_design(
     rhs_cols = _required_columns(parsed, "rhs", aliases)
     absent = [c for c in lhs_cols + rhs_cols if c not in data.columns]
     if absent:
-        raise ValueError(f"formula {formula!r} names column(s) {absent} that are not in the data.")
+        raise ValueError(
+            f"formula {formula!r} names column(s) {absent} that are not in the data."
+            + did_you_mean(absent, data.columns)
+        )
     original = data
     data = _with_aliases(data, aliases, shadowed)
     lhs = " + ".join(_term_str(t) for t in parsed.lhs)
@@ -1247,6 +1658,9 @@ def build_design(
             "first (e.g. days since a reference date, or a duration in seconds)."
         )
     rhs = _rewrite_rhs(parsed, data)
+    trials = _cbind_trials(lhs, data, aliases, formula)
+    if trials is not None:  # the trials weigh the bins' quantiles as they weigh the loss
+        sample_weight = trials if sample_weight is None else sample_weight * trials
     ctx = transform_context(n_bins, missing, sample_weight)
     try:
         mms = model_matrix(f"{lhs} ~ {rhs}", data, context=ctx, na_action="ignore")
@@ -1263,7 +1677,7 @@ def build_design(
             f"needs numbers ({exc}); convert them to numbers first."
         ) from exc
     try:
-        y, response = _read_response(mms.lhs, lhs, family, data)
+        y, response, trials = _read_response(mms.lhs, lhs, family, data)
     except ValueError as exc:
         raise ValueError(_unalias(str(exc), aliases)) from None
     response = replace(response, name=_unalias(response.name, aliases))
@@ -1286,6 +1700,7 @@ def build_design(
         shadowed=shadowed or None,
     )
     design = _assemble(mm, blocks, block_cols, dense_cols, offset_cols, aliases)
+    design.trials = trials
     return spec, design, y, response
 
 
@@ -1341,6 +1756,7 @@ def _classify(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | No
                     n_levels=len(s["levels"]) + int(s["has_missing_level"]),
                     levels=tuple(s["levels"]),
                     has_missing_level=bool(s["has_missing_level"]),
+                    reference=s.get("reference"),
                 )
             blocks.append(block)
             block_cols.append(_unalias(col, aliases))
@@ -1384,6 +1800,24 @@ def _assemble(
     return Design(codes=codes, block_ptr=block_ptr, dense=dense, offset=off)
 
 
+def _cbind_trials(
+    lhs: str, data: pd.DataFrame, aliases: Mapping[str, str] | None, formula: str
+) -> np.ndarray | None:
+    """successes + failures of a ``cbind(successes, failures)`` response (else None)."""
+    if not lhs.replace(" ", "").startswith("cbind("):
+        return None
+    try:
+        counts = model_matrix(
+            f"{lhs} ~ 1", data, context={"cbind": cbind}, na_action="ignore"
+        ).lhs.to_numpy(dtype=np.float64)
+    except FormulaicError as exc:
+        raise _unwrap(exc, aliases, formula) from exc
+    if counts.ndim != 2 or counts.shape[1] != 2:
+        return None  # a cbind() nested in an expression: read as any other response
+    total = counts.sum(axis=1)
+    return np.where(np.isfinite(total) & (total > 0), total, 0.0)
+
+
 def _is_logical(expr: str) -> bool:
     """Whether a response expression is a comparison (``I(affairs > 0)``)."""
     try:
@@ -1395,13 +1829,29 @@ def _is_logical(expr: str) -> bool:
 
 def _read_response(
     lhs: pd.DataFrame, name: str, family: Any, data: pd.DataFrame
-) -> tuple[np.ndarray, Response]:
-    """The response as float64 and how it was read (numeric, boolean, 2-level factor)."""
+) -> tuple[np.ndarray, Response, np.ndarray | None]:
+    """The response as float64, how it was read (numeric, boolean, 2-level factor,
+    ``cbind`` counts) and the binomial trials of a ``cbind`` response (else None)."""
     from ._families import get_family
 
     family = get_family(family)
     fam = family.label
     cols = list(lhs.columns)
+    if len(cols) == 2 and cols[0].endswith("[successes]") and cols[1].endswith("[failures]"):
+        if not family.binary:
+            raise ValueError(
+                f"response '{name}': cbind(successes, failures) is a binomial response; "
+                f"family={fam!r} needs one numeric column."
+            )
+        counts = lhs.to_numpy(dtype=np.float64)
+        if not np.all(np.isfinite(counts)):
+            raise ValueError(f"response '{name}' contains missing or infinite counts.")
+        if np.any(counts < 0):
+            raise ValueError(f"response '{name}' contains negative counts.")
+        trials = counts.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            y = np.where(trials > 0, counts[:, 0] / np.where(trials > 0, trials, 1.0), 0.0)
+        return y, Response(name=name, kind="counts", event="successes"), trials
     spec = lhs.model_spec
     enc = spec.encoder_state or {}
     categorical = any(getattr(k, "value", k) == "categorical" for k, _ in enc.values())
@@ -1423,7 +1873,7 @@ def _read_response(
             raise ValueError(f"response '{name}' contains missing values.")
         y = values[:, -1].copy()
         resp = Response(name=name, kind="factor", event=str(levels[1]), levels=tuple(levels))
-        return y, resp
+        return y, resp, None
     if len(cols) != 1:
         raise ValueError(f"the response must be one column; '{name}' gives {len(cols)}.")
     col = lhs[cols[0]]
@@ -1433,4 +1883,4 @@ def _read_response(
     if not np.all(np.isfinite(y)):
         raise ValueError(f"response '{name}' (y) contains missing or infinite values.")
     event = "True" if kind == "boolean" else None
-    return y, Response(name=name, kind=kind, event=event)
+    return y, Response(name=name, kind=kind, event=event), None

@@ -37,8 +37,17 @@ import numpy as np
 
 from ._base import inconsistent
 from ._design import BinnedDesign
-from ._families import Family, get_family
-from ._formula import Design, DesignSpec, Response, _as_frame, _column_or_array, build_design
+from ._families import Family, user_family
+from ._formula import (
+    Design,
+    DesignSpec,
+    Response,
+    _as_frame,
+    _column_or_array,
+    build_design,
+    did_you_mean,
+    missing_plan,
+)
 from ._path import (
     SCORINGS,
     PathData,
@@ -124,9 +133,15 @@ def glm(
     penalty_weights : {"theory", "uniform"} or ndarray of shape (d,), default="theory"
         ω_jk of design.md §1; ``C()`` terms get weight 0 (unpenalised) unless an array
         says otherwise.
-    missing : {"error", "separate"}, default="error"
-        NaN in ``bin()``/``C()`` columns: an error naming the column, or a level of its
-        own outside the TV chain.
+    missing : {"error", "separate", "drop"}, default="error"
+        Missing values (NaN, None, ``pd.NA``) in the columns the model uses. ``"error"``:
+        an error naming the column. ``"separate"``: in a ``bin()``/``C()`` column, a level
+        of its own outside the TV chain. ``"drop"``: R's ``na.omit`` - the rows with a
+        missing value in any column the model uses (response, terms, weight and offset
+        columns or arrays) are dropped before the fit; the number is ``n_dropped`` (and
+        in the summary), and ``predict`` gives NaN for new rows with a missing value
+        (R's ``na.exclude``; ``predict(..., missing="error")`` raises instead). A term
+        may set its own policy: ``bin(x, missing="drop")``, ``C(g, missing="separate")``.
     weights_kind : {"analytic", "freq"}, default="analytic"
         What ``sample_weight`` means. ``"analytic"``: precision (variance) weights, row
         i having variance φ/s_i, e.g. a mean over s_i units or a binomial proportion
@@ -216,16 +231,32 @@ class BinarsityModel:
         missing: str = "error",
         weights_kind: str = "analytic",
     ) -> None:
-        self.family = get_family(family)
+        self.family, self.family_note = user_family(family)
         self.weights_kind = check_weights_kind(weights_kind)
         frame = _as_frame(data)
+        if not isinstance(missing, str) or missing not in ("error", "separate", "drop"):
+            raise ValueError(
+                f"missing must be one of ('error', 'separate', 'drop'); got {missing!r}."
+            )
+        named = [v for v in (sample_weight, offset) if isinstance(v, str)]
+        self.n_rows_data = len(frame)
+        frame, (sample_weight, offset), kept, drop_columns = _drop_missing(
+            formula, frame, missing, (sample_weight, offset), named
+        )
+        self.rows_kept = kept
         n = len(frame)
         sw, self.weight_column = _column_or_array(sample_weight, frame, "sample_weight", n)
         off_arg, self.offset_column = _column_or_array(offset, frame, "offset", n)
         spec, design, y, response = build_design(
             formula, frame, n_bins=n_bins, missing=missing, sample_weight=sw,
-            family=self.family,
+            family=self.family, exclude_columns=named,
         )  # fmt: skip
+        spec.drop_columns = drop_columns or None
+        self._data = frame  # for column names given later (groups=); not pickled
+        #: binomial trials of a cbind(successes, failures) response (None otherwise)
+        self.trials = design.trials
+        if design.trials is not None:  # the trials multiply the weights, as in R
+            sw = design.trials if sw is None else sw * design.trials
         # a binomial response may be a proportion (the trials as sample weights)
         self.family.validate_y(y, proportions=True)
         self.formula = formula
@@ -252,6 +283,57 @@ class BinarsityModel:
         self.bin_counts = binned.counts * self.weight_scale
         self.penalty_weights = self._penalty_weights(penalty_weights)
         self._binned = binned.with_kinds(self._block_kinds())
+
+    # -- rows, data and pickling ----------------------------------------------------------
+    #: models pickled before missing="drop" existed dropped no row
+    rows_kept: np.ndarray | None = None
+    trials: np.ndarray | None = None
+    n_rows_data: int | None = None
+    family_note: str | None = None
+
+    @property
+    def n_dropped(self) -> int:
+        """Rows of the data dropped before the fit for a missing value (``missing="drop"``)."""
+        return 0 if self.rows_kept is None else int(self.rows_kept.size - self.rows_kept.sum())
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_data", None)  # the training frame is not part of a saved model
+        return state
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _RESULTS_ONLY:
+            raise AttributeError(
+                f"'{type(self).__name__}' has no attribute {name!r}: the model has not been "
+                f"fitted; call .fit() first (res = model.fit(); res.{name})."
+            )
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+
+    def _per_row(self, value: Any, name: str) -> Any:
+        """A per-row argument (``groups=``): a column name of the training data, or
+        values for the rows of the data given to :func:`glm` (the rows kept are taken
+        when ``missing="drop"`` dropped some) or for the rows kept."""
+        if value is None:
+            return None
+        if isinstance(value, str):
+            data = self.__dict__.get("_data")
+            if data is None:
+                raise ValueError(
+                    f"{name}={value!r}: a saved (pickled) model does not keep its training "
+                    f"data; pass the {name} values, one per training row."
+                )
+            if value not in data.columns:
+                raise ValueError(
+                    f"{name}={value!r} is not a column of the data."
+                    + did_you_mean(value, data.columns)
+                )
+            return data[value].to_numpy(dtype=object)
+        kept = self.rows_kept
+        if kept is not None and np.ndim(value) == 1 and len(value) == kept.size != self.nobs:
+            to_numpy = getattr(value, "to_numpy", None)
+            values = to_numpy(dtype=object) if to_numpy is not None else np.asarray(value)
+            return values[kept]
+        return value
 
     # -- design helpers ------------------------------------------------------------------
     @property
@@ -287,6 +369,17 @@ class BinarsityModel:
     def n_effective(self) -> float:
         """The n of ``lam="theory"``: Σ s for frequency weights, Kish's effective
         number (Σ s)² / Σ s² for analytic ones (n when unweighted)."""
+        trials = getattr(self, "trials", None)
+        if trials is not None:
+            # cbind(successes, failures): row i stands for t_i Bernoulli trials, each of
+            # the user's weight u_i; the n of those trials is Σ u t (frequency weights)
+            # or Kish's (Σ u t)² / Σ u² t (analytic), Σ t unweighted
+            t, t_scale = normalized_weights(trials)
+            u = np.divide(self.sample_weight, trials, out=np.zeros_like(t), where=trials > 0)
+            u, u_scale = normalized_weights(u) if np.any(u > 0) else (u, 1.0)
+            if self.weights_kind == "freq":
+                return float(np.sum(u * t)) * u_scale * t_scale
+            return float(np.sum(u * t) ** 2 / np.sum(u * u * t)) * t_scale
         # on the weights scaled to a maximum in [1, 2): no overflow in the sums
         return theory_nobs(self.unit_weight, self.weights_kind, self.weight_scale)
 
@@ -693,8 +786,9 @@ class BinarsityModel:
             grid actually evaluated is ``lams`` of the result. False: the whole grid.
         patience : int, default=5
             The number of consecutive λ values outside the band that stops the walk.
-        groups : array-like of shape (n,), optional
-            Group labels (a patient, a household, a policy...): all rows of a group go
+        groups : array-like of shape (n,) or str, optional
+            Group labels, or the name of a column of the data given to :func:`glm`
+            (a patient, a household, a policy...): all rows of a group go
             to the same fold, so the CV scores a model on groups it has not seen.
             Groups are shuffled with ``random_state`` and given to folds largest first,
             each to the fold with the fewest rows (as scikit-learn's ``GroupKFold``);
@@ -742,6 +836,7 @@ class BinarsityModel:
         check_bool(extend_grid, "extend_grid")
         patience = check_patience(patience)
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
+        groups = self._per_row(groups, "groups")  # a column name of the data, or labels
         if groups is not None:
             groups = check_groups(groups, self.nobs)
         fold_spec = resolve_folds(
@@ -785,6 +880,60 @@ class BinarsityModel:
             f"BinarsityModel({self.formula!r}, family={self.family.name!r}, "
             f"n={self.nobs}, blocks={len(self.spec.blocks)})"
         )
+
+
+#: Names of the fitted results that users reach for on the model itself.
+_RESULTS_ONLY = frozenset({
+    "predict", "summary", "params", "coef", "intercept", "cut_points", "shape_functions",
+    "plot_shapes", "term_table", "categorical_effects", "selected_terms", "refit",
+    "bootstrap", "deviance", "aic", "bic", "llf", "fittedvalues", "resid_response",
+    "to_spec", "report", "get_prediction", "conf_int", "bse", "lam", "df",
+})  # fmt: skip
+
+
+def _drop_missing(
+    formula: str, frame: Any, missing: str, per_row: tuple, named: list[str]
+) -> tuple[Any, tuple, np.ndarray | None, list[str]]:
+    """R's na.omit: the rows with a missing value in a column the model uses, removed.
+
+    Returns the rows kept, the per-row arguments (weights, offset) cut to them, the
+    mask of kept rows (None when nothing was dropped) and the right-hand-side columns
+    whose missing values give a NaN prediction (plus the offset column).
+    """
+    lhs, rhs = missing_plan(formula, frame, missing, named)
+    drop = np.zeros(len(frame), dtype=bool)
+    for col in lhs + rhs:
+        drop |= frame[col].isna().to_numpy()
+    if missing == "drop":
+        for value in per_row:
+            if isinstance(value, str):
+                if value in frame.columns:
+                    drop |= frame[value].isna().to_numpy()
+                continue
+            if value is None or np.ndim(value) != 1 or len(value) != len(frame):
+                continue  # the argument's own check reports it
+            try:
+                drop |= np.isnan(np.asarray(value, dtype=np.float64))
+            except (TypeError, ValueError):
+                continue
+    columns = list(rhs)
+    if missing == "drop" and isinstance(per_row[1], str):
+        columns.append(per_row[1])  # a new row without its offset cannot be predicted
+    if not drop.any():
+        return frame, per_row, None, columns
+    if drop.all():
+        used = sorted(set(lhs + rhs + [v for v in per_row if isinstance(v, str)]))
+        raise ValueError(
+            f"every row has a missing value in a column the model uses ({used}); "
+            "missing='drop' leaves no row to fit."
+        )
+    kept = ~drop
+    cut = tuple(
+        v if v is None or isinstance(v, str) or np.ndim(v) != 1 or len(v) != len(frame)
+        else np.asarray(v)[kept]
+        for v in per_row
+    )  # fmt: skip
+    return frame.loc[kept], cut, kept, columns
 
 
 def _solver_options(solver: Any, tol: Any, max_iter: Any) -> dict[str, Any]:

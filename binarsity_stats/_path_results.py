@@ -288,6 +288,7 @@ class CVResults:
             res.lam_source = f"λ {i + 1} of the {self.folds}-fold CV grid"
         res.cv_score = {"scoring": self.scoring, "mean": float(self.mean[i]),
                         "se": float(self.se[i])}  # fmt: skip
+        res.cv_ = self  # the report draws this CV's curve
         return res
 
     def _fit_between(self, lam: float) -> BinarsityResults:
@@ -369,6 +370,62 @@ class CVResults:
         """
         marks = {"λ_min": self.lam_min, "λ_1se": self.lam_1se}
         return self.path.plot(kind=kind, ax=ax, marks=marks)
+
+    def report(
+        self,
+        path: Any = None,
+        new: Any = None,
+        y: Any = None,
+        *,
+        which: str = "lam_min",
+        offset: Any = None,
+        title: str | None = None,
+        scale: str = "link",
+        level: float = 0.95,
+        bins: int = 10,
+        precision: int | None = None,
+    ) -> Any:
+        """The HTML report of the fit at ``lam_min`` (or ``lam_1se``), with the CV curve.
+
+        The page of ``BinarsityResults.report`` for the chosen fit, with a
+        cross-validation section: the folds, criterion and grid, λ_min and λ_1se, the
+        CV curve and the path with both marked. A bootstrap of :attr:`best_` (made by
+        ``cv.best_.bootstrap()``) is shown when ``which="lam_min"``.
+
+        Parameters
+        ----------
+        path : str or path-like, optional
+            File to write; when omitted the page is returned as a string.
+        new : DataFrame, optional
+            Held-out rows for the calibration section.
+        y : array-like or str, optional
+            The observed response of ``new`` (default its response column).
+        which : {"lam_min", "lam_1se"}, default="lam_min"
+            The fit reported.
+        offset : array-like, optional
+            Offset of ``new``.
+        title : str, optional
+            Title of the page.
+        scale : {"link", "response"}, default="link"
+            Scale of the shape plots.
+        level : float, default=0.95
+            Coverage of the bootstrap bands.
+        bins : int, default=10
+            Groups of the calibration plot.
+        precision : int, optional
+            Significant digits of cut-points and labels.
+
+        Returns
+        -------
+        str or path-like
+            ``path`` as given, or the HTML page.
+        """
+        if which not in ("lam_min", "lam_1se"):
+            raise ValueError(f"which must be 'lam_min' or 'lam_1se'; got {which!r}.")
+        res = self.best_ if which == "lam_min" else self.results(which)
+        res.cv_ = self
+        return res.report(path, new, y, offset=offset, title=title, scale=scale, level=level,
+                          bins=bins, precision=precision)  # fmt: skip
 
     @property
     def stopped_early(self) -> bool:

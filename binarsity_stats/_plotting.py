@@ -85,11 +85,14 @@ def plot_shapes(
     bands: Any = None,
     scale: str = "link",
     sharey: bool = False,
+    rug: Any = None,
 ) -> Figure:
     """Shapes of the terms: steps (binned), bars (categorical), lines (linear terms).
 
     A term the penalty dropped (all its levels equal) is marked "dropped (flat)"
-    instead of being drawn as a flat line.
+    instead of being drawn as a flat line. The missing level of a binned term (its
+    NaN rows, ``missing="separate"``) is a bar of its own, in a narrow panel to the
+    right of the steps on the same y axis, labelled with its row count (and weight).
 
     Parameters
     ----------
@@ -115,17 +118,24 @@ def plot_shapes(
         scale is already in the units of the mean).
     sharey : bool, default=False
         One y range for every drawn term (dropped terms are left out).
+    rug : DataFrame, optional
+        Cut-point frequencies, one row per edge with columns ``term``, ``cut`` and
+        ``frequency`` (``BootstrapResults.cut_frequencies``): a rug of red ticks at the
+        bottom of every binned term, each edge's tick as tall as its frequency (a tick
+        of frequency 1 is 15% of the axes' height; edges never cut are not drawn).
 
     Returns
     -------
     matplotlib.figure.Figure
-        The figure drawn on.
+        The figure drawn on. The missing level's panel is an inset Axes of its term's
+        Axes (gid ``"missing-level"``); the rug is a ``LineCollection`` with gid
+        ``"cut-frequency-rug"``.
 
     Raises
     ------
     ValueError
-        An unknown term or scale, ``scale="response"`` without a log or logit link, or
-        too few Axes.
+        An unknown term or scale, ``scale="response"`` without a log or logit link, too
+        few Axes, or a ``bands``/``rug`` frame that does not match the model's terms.
     """
     if scale not in ("link", "response"):
         raise ValueError(f"scale must be 'link' or 'response'; got {scale!r}.")
@@ -148,7 +158,7 @@ def plot_shapes(
         if what == "linear":
             flat = _draw_linear(a, res, j, block, response, density, sw)
         else:
-            flat = _draw_block(a, res, j, block, response, density, bands, W)
+            flat = _draw_block(a, res, j, block, response, density, bands, W, rug)
         if flat:
             _mark_dropped(a)
         else:
@@ -197,7 +207,15 @@ def _draw_linear(
 
 
 def _draw_block(
-    a: Any, res: Any, j: int, block: Any, response: bool, density: bool, bands: Any, W: float
+    a: Any,
+    res: Any,
+    j: int,
+    block: Any,
+    response: bool,
+    density: bool,
+    bands: Any,
+    W: float,
+    rug: Any = None,
 ) -> bool:
     """A code block: a step function (binned) or bars (categorical)."""
     m = res.model
@@ -228,6 +246,8 @@ def _draw_block(
             twin.stairs(dens, x, fill=True, alpha=0.15, color="0.3")
             twin.set_yticks([])
             twin.set_ylim(0, dens.max() * 4 if dens.max() > 0 else 1)
+        if rug is not None:
+            _draw_rug(a, rug, block)
         if flat:
             return True
         a.stairs(tr(theta[:chain]), x, baseline=None, color="C0", linewidth=2)
@@ -237,9 +257,12 @@ def _draw_block(
         for k in np.flatnonzero(res.jumps[s : s + chain]):
             a.axvline(x[k], color="C3", linewidth=0.8, linestyle=":")
         if block.has_missing_level:
-            v = tr(theta[chain])
-            text = f"missing: ×{v:.3g}" if response else f"missing: {v:+.3g}"
-            a.annotate(text, xy=(0.98, 0.04), xycoords="axes fraction", ha="right", fontsize=8)
+            err = None
+            if lo is not None:
+                err = (tr(lo[chain]), tr(hi[chain]))
+            rows = int(np.count_nonzero(np.asarray(m.design.codes[j]) == chain))
+            weight = float(wcounts[chain]) if getattr(m, "weighted", False) else None
+            _draw_missing(a, tr(theta[chain]), 1.0 if response else 0.0, rows, weight, err)
         return False
     labels = block.level_labels()
     pos = np.arange(len(labels))
@@ -257,6 +280,48 @@ def _draw_block(
         for p_, c in zip(pos, counts, strict=True):
             a.annotate(f"{c:.0%}", (p_, bottom), ha="center", va="bottom", fontsize=7, color="0.3")
     return False
+
+
+def _draw_missing(
+    a: Any, value: float, bottom: float, rows: int, weight: float | None, err: Any
+) -> Any:
+    """The missing level of a binned term: one bar in a narrow panel right of the steps.
+
+    The panel shares the y axis of the steps (and so their scale and limits); the bar
+    rises from the baseline (0, or 1 on the ratio scale) to the level's effect and is
+    labelled with its row count (and weight, for a weighted fit).
+    """
+    ins = a.inset_axes([1.06, 0.0, 0.14, 1.0], sharey=a)
+    ins.set_gid("missing-level")
+    yerr = None
+    if err is not None:
+        yerr = np.array([[max(value - err[0], 0.0)], [max(err[1] - value, 0.0)]])
+    ins.bar([0.0], [value - bottom], bottom=bottom, width=0.6, color="C1", alpha=0.8,
+            yerr=yerr, capsize=3 if yerr is not None else 0)  # fmt: skip
+    ins.axhline(bottom, color="0.6", linewidth=0.8, zorder=0)
+    ins.set_xlim(-0.6, 0.6)
+    label = f"missing\nn={rows}" if weight is None else f"missing\nn={rows}\nw={weight:.3g}"
+    ins.set_xticks([0.0], [label], fontsize=7)
+    ins.tick_params(axis="y", labelleft=False, left=False)
+    return ins
+
+
+def _draw_rug(a: Any, rug: Any, block: Any) -> Any:
+    """Cut-point frequencies of one binned term as a rug of ticks at the bottom."""
+    rows = rug[rug["term"] == block.term]
+    n_edges = len(block.edges)
+    if len(rows) != n_edges:
+        raise ValueError(
+            f"rug has {len(rows)} rows for term {block.term!r}; expected {n_edges} (one per "
+            "edge, as BootstrapResults.cut_frequencies() gives)."
+        )
+    freq = rows["frequency"].to_numpy(float)
+    cuts = rows["cut"].to_numpy(float)
+    keep = freq > 0
+    lines = a.vlines(cuts[keep], 0.0, 0.15 * freq[keep], transform=a.get_xaxis_transform(),
+                     color="C3", linewidth=2, alpha=0.8)  # fmt: skip
+    lines.set_gid("cut-frequency-rug")
+    return lines
 
 
 def _band(bands: Any, block: Any, n_levels: int) -> tuple[np.ndarray, np.ndarray]:
@@ -440,7 +505,9 @@ def plot_cv(cv: Any, ax: Any = None) -> Figure:
     return fig
 
 
-def calibration_table(res: Any, new: Any = None, y: Any = None, bins: int = 10) -> Any:
+def calibration_table(
+    res: Any, new: Any = None, y: Any = None, bins: int = 10, offset: Any = None
+) -> Any:
     """Binned observed vs predicted mean (what :func:`plot_calibration` draws).
 
     Rows are sorted by their predicted mean (a stable sort) and split into ``bins``
@@ -458,6 +525,8 @@ def calibration_table(res: Any, new: Any = None, y: Any = None, bins: int = 10) 
         ``new``, not allowed without it.
     bins : int, default=10
         Number of groups (at most the number of rows).
+    offset : array-like, optional
+        Offset of ``new`` (as in ``res.predict``); only with ``new``.
 
     Returns
     -------
@@ -472,6 +541,8 @@ def calibration_table(res: Any, new: Any = None, y: Any = None, bins: int = 10) 
     if new is None:
         if y is not None:
             raise ValueError("y is only used together with new (the training y is known).")
+        if offset is not None:
+            raise ValueError("offset is only used together with new.")
         pred = np.asarray(res.fittedvalues, dtype=np.float64)
         obs = np.asarray(m.y, dtype=np.float64)
         w = np.asarray(m.sample_weight, dtype=np.float64)
@@ -483,7 +554,7 @@ def calibration_table(res: Any, new: Any = None, y: Any = None, bins: int = 10) 
                 raise ValueError(f"y: column '{y}' is not in new.")
             y = new[y]
         obs = np.asarray(y, dtype=np.float64).ravel()
-        pred = np.asarray(res.predict(new), dtype=np.float64)
+        pred = np.asarray(res.predict(new, offset=offset), dtype=np.float64)
         if obs.shape != pred.shape:
             raise ValueError(f"y has {obs.size} values for {pred.size} rows of new.")
         if not np.all(np.isfinite(obs)):
@@ -508,7 +579,7 @@ def calibration_table(res: Any, new: Any = None, y: Any = None, bins: int = 10) 
 
 
 def plot_calibration(
-    res: Any, new: Any = None, y: Any = None, bins: int = 10, ax: Any = None
+    res: Any, new: Any = None, y: Any = None, bins: int = 10, ax: Any = None, offset: Any = None
 ) -> Figure:
     """Calibration plot: binned observed against predicted mean, with the counts.
 
@@ -524,6 +595,8 @@ def plot_calibration(
         Number of groups of equal row counts, by predicted mean.
     ax : Axes, optional
         Where to draw.
+    offset : array-like, optional
+        Offset of ``new`` (as in ``res.predict``); only with ``new``.
 
     Returns
     -------
@@ -531,7 +604,7 @@ def plot_calibration(
         The figure drawn on; the points are :func:`calibration_table`'s
         ``predicted`` (x) and ``observed`` (y), each annotated with its row count.
     """
-    table = calibration_table(res, new, y, bins)
+    table = calibration_table(res, new, y, bins, offset=offset)
     plt = _pyplot()
     fig, a = plt.subplots(figsize=(5.2, 5.0)) if ax is None else (ax.figure, ax)
     p, o = table["predicted"].to_numpy(), table["observed"].to_numpy()

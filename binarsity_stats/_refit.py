@@ -107,6 +107,7 @@ class RefitResults:
         type: str = "response",  # noqa: A002 - R's name
         offset: Any = None,
         se_fit: bool = False,
+        missing: str | None = None,
     ) -> Any:
         """Predict with the refitted coefficients, replaying the selected design.
 
@@ -122,6 +123,9 @@ class RefitResults:
         se_fit : bool, default=False
             Also return the standard errors of the predictions (R's ``se.fit``): on the
             link scale for ``type="link"``, by the delta method for the mean response.
+        missing : {None, "nan", "error"}, optional
+            As in :meth:`BinarsityResults.predict`: NaN (or an error) for new rows with a
+            missing value in a column whose missing values dropped training rows.
 
         Returns
         -------
@@ -131,6 +135,16 @@ class RefitResults:
         """
         if type not in ("response", "link"):
             raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        if newdata is not None:
+            from ._formula import predict_complete
+
+            return predict_complete(
+                self.parent.model.spec, newdata, offset, missing,
+                lambda rows, off: self._predict(rows, type, off, se_fit),
+            )  # fmt: skip
+        return self._predict(None, type, offset, se_fit)
+
+    def _predict(self, newdata: Any, type: str, offset: Any, se_fit: bool) -> Any:  # noqa: A002
         X, off = self._exog(newdata, offset)
         which = "mean" if type == "response" else "linear"
         if not se_fit:

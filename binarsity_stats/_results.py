@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ._base import inconsistent
-from ._formula import Block, _as_frame, _column_or_array
+from ._formula import Block, _as_frame, _column_or_array, check_predict_missing, predict_complete
 from ._refit import RefitResults, _fit_statsmodels, _split_refit
 from ._validation import check_offset
 
@@ -161,6 +161,7 @@ class BinarsityResults:
         self.objective = float(solution.objective)
         self.cv_rule: dict | None = None  # set by CVResults: the CV rule that chose λ
         self.bootstrap_: Any = None  # the last bootstrap (BootstrapResults)
+        self.cv_: Any = None  # the CVResults that chose λ (set by CVResults.results)
         # set by CVResults.results: {"scoring", "mean", "se"} of the CV at this λ
         self.cv_score: dict | None = None
 
@@ -201,6 +202,8 @@ class BinarsityResults:
         The fused-lasso estimate (design.md §2): each binned term contributes its
         constant segments minus one (the constraint), plus one for a populated missing
         level; a ``C()`` term its populated levels minus one; each dense column one.
+        Unbiased for the gaussian family (Tibshirani & Taylor 2012); for the binomial,
+        poisson and other families a heuristic, so AIC and BIC are approximate there.
         """
         return degrees_of_freedom(self.model, self.coef, len(self.dense_coef), self.jumps)
 
@@ -322,6 +325,11 @@ class BinarsityResults:
         return self.model.weights_kind if self.model.weighted else None
 
     @property
+    def n_dropped(self) -> int:
+        """Rows dropped before the fit for a missing value (``missing="drop"``)."""
+        return self.model.n_dropped
+
+    @property
     def nobs(self) -> int:
         """Number of training rows."""
         return self.model.nobs
@@ -375,8 +383,12 @@ class BinarsityResults:
 
     # -- prediction ------------------------------------------------------------------------
     def predict(
-        self, newdata: Any = None, type: str = "response", offset: Any = None
-    ) -> np.ndarray:  # noqa: A002 - R's name
+        self,
+        newdata: Any = None,
+        type: str = "response",  # noqa: A002 - R's name
+        offset: Any = None,
+        missing: str | None = None,
+    ) -> np.ndarray:
         """Predict on new data with the training cut points and levels.
 
         Parameters
@@ -390,6 +402,12 @@ class BinarsityResults:
             Extra offset for the new rows. When the model was given ``offset=`` as a
             column name it is read from ``newdata``; when it was given an array and
             ``offset`` is omitted here, it is taken as 0 (statsmodels' convention).
+        missing : {None, "nan", "error"}, optional
+            New rows with a missing value in a column whose missing values dropped
+            training rows (``glm(..., missing="drop")`` or ``bin(x, missing="drop")``):
+            ``"nan"`` (the default for such a model) predicts NaN for them, as R's
+            ``na.exclude``; ``"error"`` raises, naming the column. Other models always
+            raise for a missing value outside a missing level.
 
         Returns
         -------
@@ -406,6 +424,15 @@ class BinarsityResults:
         """
         if type not in ("response", "link"):
             raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        if newdata is not None:
+            return predict_complete(
+                self.model.spec, newdata, offset, missing,
+                lambda rows, off: self._predict(rows, type, off),
+            )  # fmt: skip
+        check_predict_missing(missing)
+        return self._predict(None, type, offset)
+
+    def _predict(self, newdata: Any, type: str, offset: Any) -> np.ndarray:  # noqa: A002
         m = self.model
         if not (
             np.all(np.isfinite(self.coef))
@@ -570,9 +597,11 @@ class BinarsityResults:
         return pd.DataFrame(rows).set_index("term")[cols]
 
     def categorical_effects(self) -> pd.DataFrame:
-        """``C()`` terms in reference coding: each level against the first populated one.
+        """``C()`` terms in reference coding: each level against the reference level.
 
-        The fit identifies a categorical by the weighted sum-to-zero constraint; the
+        The reference is the level given by ``C(x, Treatment(level))`` (patsy's and
+        formulaic's spelling; also ``Treatment(reference=level)``), else the first
+        populated level. The fit identifies a categorical by the weighted sum-to-zero constraint; the
         differences θ_k − θ_ref are the same under any coding and are what an
         unpenalised GLM with treatment contrasts reports.
 
@@ -593,8 +622,16 @@ class BinarsityResults:
             if populated.size == 0:
                 continue
             ref = int(populated[0])
+            chosen = getattr(block, "reference", None)  # C(x, Treatment(level))
+            if chosen is not None and chosen in list(block.levels):
+                k_ref = list(block.levels).index(chosen)
+                if counts[k_ref] <= 0:
+                    raise ValueError(
+                        f"{block.term}: the reference level {chosen!r} has no training weight."
+                    )
+                ref = k_ref
             labels = block.level_labels()
-            for k in populated[1:]:
+            for k in populated[populated != ref]:
                 rows.append(
                     {"term": block.term, "level": labels[k], "reference": labels[ref],
                      "effect": float(self.coef[s + k] - self.coef[s + ref]),
@@ -878,9 +915,18 @@ class BinarsityResults:
         """Refit on ``n_boot`` row resamples, on the same bins, warm-started from this fit.
 
         A row drawn c times enters a resample with its sample weight multiplied by c; with
-        ``groups`` (by default those given to ``fit_cv``) whole groups are drawn. The last
-        bootstrap is kept: :meth:`cut_points` and the summary then show every cut-point's
-        frequency.
+        ``groups`` (by default those given to ``fit_cv``) whole groups are drawn; with
+        frequency weights (``weights_kind="freq"``) the units they count are drawn, as
+        from the repeated rows. The last bootstrap is kept: :meth:`cut_points` and the
+        summary then show every cut-point's frequency.
+
+        Which band: the percentile band (``shape_bands()``) is centred on the penalised
+        estimate and inherits its shrinkage, which grows with λ; it suits a fit at CV's
+        ``lam_min`` (or below). At the theory λ or ``lam_1se`` use
+        ``shape_bands(method="relaxed")`` (each resample's cut-points refitted without
+        penalty). No band covers exactly next to a true jump; coverage measured by
+        ``python -m benchmarks inference`` is in docs/benchmarks.md. For intervals with
+        a guarantee, ``refit(split=0.5)``.
 
         Parameters
         ----------
@@ -893,8 +939,9 @@ class BinarsityResults:
         lam : {"same", "cv"}, default="same"
             Keep this fit's λ, or choose λ again on every resample by the fit's
             cross-validation rule (results of ``fit_cv`` only).
-        groups : array-like of shape (n,), optional
-            Group labels: resample whole groups (the cluster bootstrap).
+        groups : array-like of shape (n,) or str, optional
+            Group labels, or the name of a column of the data given to ``glm``:
+            resample whole groups (the cluster bootstrap).
         solver : {"cd", "fista"}, default="cd"
             Engine solver of the refits.
         tol : float, default=1e-6
@@ -928,11 +975,14 @@ class BinarsityResults:
         bands: bool = False,
         scale: str = "link",
         sharey: bool = False,
+        rug: bool = False,
     ) -> Figure:
         """Shape of every (or the named) term, with the data density.
 
         Binned terms are step functions, ``C()`` terms bars, linear terms a line over
-        their training range; a term the penalty dropped is marked "dropped (flat)".
+        their training range; a term the penalty dropped is marked "dropped (flat)". The
+        missing level of a binned term (``missing="separate"``) is a bar of its own,
+        right of the steps, with its row count.
 
         Parameters
         ----------
@@ -951,6 +1001,10 @@ class BinarsityResults:
             refuses ``"response"``.
         sharey : bool, default=False
             One y range for all drawn terms.
+        rug : bool, default=False
+            Draw the cut-point frequencies of the last :meth:`bootstrap` as a rug at the
+            bottom of every binned term (a tick per edge, as tall as the share of
+            resamples that jump there).
 
         Returns
         -------
@@ -959,14 +1013,17 @@ class BinarsityResults:
         """
         from ._plotting import plot_shapes
 
-        band = None
+        band = freq = None
+        boot = getattr(self, "bootstrap_", None)
+        if (bands or rug) and boot is None:
+            what = "bands=True" if bands else "rug=True"
+            raise ValueError(f"{what} needs a bootstrap first: call res.bootstrap().")
         if bands:
-            if getattr(self, "bootstrap_", None) is None:
-                raise ValueError("bands=True needs a bootstrap first: call res.bootstrap().")
-            band = self.bootstrap_.shape_bands()
-        return plot_shapes(
-            self, terms=terms, ax=ax, density=density, bands=band, scale=scale, sharey=sharey
-        )
+            band = boot.shape_bands()
+        if rug:
+            freq = boot.cut_frequencies()
+        return plot_shapes(self, terms=terms, ax=ax, density=density, bands=band, scale=scale,
+                           sharey=sharey, rug=freq)  # fmt: skip
 
     def plot_calibration(
         self, new: Any = None, y: Any = None, bins: int = 10, ax: Any = None
@@ -992,6 +1049,87 @@ class BinarsityResults:
         from ._plotting import plot_calibration
 
         return plot_calibration(self, new=new, y=y, bins=bins, ax=ax)
+
+    # -- the report ------------------------------------------------------------------------
+    def report(
+        self,
+        path: Any = None,
+        new: Any = None,
+        y: Any = None,
+        *,
+        offset: Any = None,
+        title: str | None = None,
+        scale: str = "link",
+        level: float = 0.95,
+        bins: int = 10,
+        precision: int | None = None,
+    ) -> Any:
+        """One self-contained HTML page of the fit, for a reader with only a browser.
+
+        The page holds: the data and the model (formula, family, rows, weights, offset,
+        every term's column and training range), the :meth:`summary`, the shape plots
+        (with the 95% bands and the cut-frequency rug of the last :meth:`bootstrap`, if
+        any), the cut-points kept (with their bootstrap frequencies, and the edges not
+        kept that resamples often cut), the bootstrap's settings, the cross-validation
+        curve and path (when λ came from ``fit_cv``), calibration (binned observed
+        against predicted mean) on the training rows or on ``new``, and the versions of
+        the package and its libraries. Plots are embedded PNG images; there is no
+        script and no link to any file or address, so the page reads offline and can
+        be mailed or archived as it is. Every text from the data is HTML-escaped.
+
+        Parameters
+        ----------
+        path : str or path-like, optional
+            File to write (UTF-8). When omitted the page is returned as a string.
+        new : DataFrame, optional
+            Held-out rows for the calibration section (and a held-out deviance);
+            default: the training rows, with their weights.
+        y : array-like or str, optional
+            The observed response of ``new``, or the name of its column; default the
+            formula's response column, when ``new`` has it.
+        offset : array-like, optional
+            Offset of ``new``, as in :meth:`predict`.
+        title : str, optional
+            Title of the page (default "Binarsity GLM: " and the formula).
+        scale : {"link", "response"}, default="link"
+            Scale of the shape plots (see :meth:`plot_shapes`).
+        level : float, default=0.95
+            Coverage of the bootstrap bands, when bootstrapped.
+        bins : int, default=10
+            Groups of equal row counts in the calibration plot.
+        precision : int, optional
+            Significant digits of cut-points and interval labels (default 6).
+
+        Returns
+        -------
+        str or path-like
+            ``path`` as given, or the HTML page when ``path`` is None.
+
+        Raises
+        ------
+        ValueError
+            A bad ``scale``, ``level`` or ``bins``; ``y`` or ``offset`` without ``new``;
+            ``new`` without ``y`` and without the response column.
+
+        See Also
+        --------
+        CVResults.report : the report of a cross-validated fit.
+        BootstrapResults.report : the report with that bootstrap's bands.
+
+        Examples
+        --------
+        >>> res = glm("y ~ bin(x)", df).fit()  # doctest: +SKIP
+        >>> res.bootstrap(200, random_state=0)  # doctest: +SKIP
+        >>> res.report("model.html")  # doctest: +SKIP
+        'model.html'
+        """
+        from ._report import write_report
+
+        return write_report(
+            self, path, new=new, y=y, offset=offset, cv=getattr(self, "cv_", None),
+            boot=getattr(self, "bootstrap_", None), title=title, scale=scale, level=level,
+            bins=bins, precision=precision,
+        )  # fmt: skip
 
     def __repr__(self) -> str:
         return (

@@ -39,7 +39,8 @@ The linear predictor of a row is, in this order (the order the fitted objects su
 * ``categorical``: code = position of the value in ``levels``; NaN → the missing level
   (last) when there is one; ``unseen`` says what an unseen value does ("error").
 * ``linear``: the product of its factors, each an expression over the data columns
-  (formulaic syntax: ``log(x)``, ``I(z ** 2)``, a column name), or, for a categorical
+  (formulaic syntax: ``log(x)``, ``I(z ** 2)``, a column name), a column position (an
+  estimator's linear feature fitted on an array), or, for a categorical
   factor of an interaction (``z:g`` → ``z:g[a]``...), the 0/1 indicator of one level,
   ``{"column": "g", "levels": ["a", "b", "c"], "level": "a"}``.
 * ``offset``: the sum of the ``offset(...)`` terms' expressions, plus the data column
@@ -49,8 +50,10 @@ The linear predictor of a row is, in this order (the order the fitted objects su
 * ``theta`` of a term with a missing level has ``len(edges) + 2`` values (bin) or
   ``len(levels) + 1`` (categorical); the missing level is last.
 
-Estimators have one ``bin`` term per feature (``column``: the feature name, or its
-position when fitted on an array), no linear or offset terms (an offset is passed to
+Estimators have one term per feature in column order — ``bin``, ``categorical``
+(``categorical_features``) or ``linear`` (``linear_features``, written after the
+others: the order of the coefficient vector) — whose ``column`` is the feature name,
+or its position when fitted on an array; no offset terms (an offset is passed to
 ``predict``), and a classifier's ``response.classes`` (``classes[1]`` is the event).
 """
 
@@ -313,12 +316,13 @@ def check_spec(spec: Any) -> None:
                 raise ValueError(f"term {term['name']!r}: unseen={term['unseen']!r} unknown.")
         elif kind == "linear":
             for f in term["factors"]:
-                if isinstance(f, str):
+                if isinstance(f, str | int) and not isinstance(f, bool):
                     continue
                 if not (isinstance(f, Mapping) and {"column", "levels", "level"} <= set(f)
                         and f["level"] in f["levels"]):  # fmt: skip
                     raise ValueError(
-                        f"term {term['name']!r}: a factor must be an expression or "
+                        f"term {term['name']!r}: a factor must be an expression, a column "
+                        "position or "
                         "{'column', 'levels', 'level'} with level among levels."
                     )
 
@@ -511,8 +515,9 @@ class SpecModel:
         for t in self._linear:
             numeric = [f for f in t["factors"] if isinstance(f, str)]
             values = dict(zip(numeric, self._evaluate(data, numeric), strict=True))
-            values = [values[f] if isinstance(f, str) else self._indicator(data, f)
-                      for f in t["factors"]]  # fmt: skip
+            values = [values[f] if isinstance(f, str)
+                      else _numeric(_column(data, f), f) if isinstance(f, int)
+                      else self._indicator(data, f) for f in t["factors"]]  # fmt: skip
             col = values[0]
             for v in values[1:]:
                 col = col * v

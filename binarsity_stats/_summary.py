@@ -291,6 +291,41 @@ def _weights_notes(m: Any) -> list[str]:
     ]
 
 
+def _df_meaning(fam: Any) -> str:
+    if fam.quadratic:  # gaussian, identity link: the generalized-lasso result applies
+        return (
+            "For a gaussian fit this is the fused-lasso estimate of the degrees of freedom "
+            "(unbiased for the expected df, Tibshirani & Taylor 2012, Ann. Statist.)."
+        )
+    return (
+        f"For the {fam.label} family this df is a heuristic (the jump count is the "
+        "gaussian fused-lasso result; no such theorem is known for this likelihood), so "
+        "AIC and BIC are approximate: compare fits by cross-validation."
+    )
+
+
+def _df_size_notes(res: Any) -> list[str]:
+    """A note when the fit has about as many parameters as observations."""
+    m = res.model
+    df, n = float(res.df), float(m.wnobs)
+    if df >= n:
+        return [
+            f"df = {df:.0f} is not below the number of observations ({n:.0f}): the fit "
+            "interpolates, Df Residuals and the dispersion are undefined, and AIC/BIC "
+            "are meaningless. Increase lam or use fewer bins."
+        ]
+    n_eff = float(m.n_effective)
+    if m.weighted and m.weights_kind == "analytic" and df > n_eff:
+        return [
+            f"df = {df:.0f} exceeds the effective number of observations of the analytic "
+            f"weights (Kish's (sum s)^2 / sum s^2 = {n_eff:.1f} of {n:.0f} rows, the n of "
+            "lam='theory'): the weighted loss is dominated by a few heavy rows, which a fit "
+            "with this many levels can follow one by one; AIC and BIC (on n = rows) do not "
+            "see this, so choose lam by cross-validation."
+        ]
+    return []
+
+
 def _dispersion_meaning(fam: Any) -> str:
     if fam.estimate_dispersion:
         return f"it estimates {fam.dispersion_name}."
@@ -321,6 +356,8 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
     event = "-"
     if resp.kind == "factor":
         event = f"{resp.event!r} (vs {resp.levels[0]!r})"
+    elif resp.kind == "counts":
+        event = "successes (of the trials)"
     elif resp.kind == "boolean" or fam.binary:
         event = "y == 1" if resp.kind != "boolean" else "True"
     left = [
@@ -337,6 +374,7 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
     ]
     right = [
         ("No. Observations", _fmt(res.nobs)),
+        *([("Rows dropped (missing)", _fmt(m.n_dropped))] if getattr(m, "n_dropped", 0) else []),
         ("Df (jumps+intercept+unpen.)", _fmt(res.df)),
         ("Df Residuals", _fmt(res.df_resid)),
         ("Cut-points kept (jumps)", _fmt(res.n_jumps)),
@@ -397,7 +435,7 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             index=pd.Index([f"{t}[{lv}]" for t, lv in zip(cat["term"], cat["level"],
                                                           strict=True)], dtype=object),
         )  # fmt: skip
-        tables.append(("C() terms in reference coding (effect vs the first level)", shown_cat))
+        tables.append(("C() terms in reference coding (effect vs the reference level)", shown_cat))
     lin = table[table["kind"] == "linear"]
     if sort == "importance":
         lin = lin.sort_values("importance", ascending=False, kind="stable")
@@ -436,9 +474,10 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
     notes = [
         constraint,
         "df = number of jumps (cut-points kept) + intercept + unpenalized parameters "
-        "(C() levels - 1, linear terms, missing levels); the fused-lasso estimate. AIC = "
-        "-2 llf + 2 df, BIC = -2 llf + log(n) df.",
+        "(C() levels - 1, linear terms, missing levels). AIC = -2 llf + 2 df, BIC = -2 llf "
+        f"+ log(n) df. {_df_meaning(fam)}",
         *_weights_notes(m),
+        *_df_size_notes(res),
         "Effect range: max - min of a term's effect over the training rows (a linear "
         "term: |coef| times the range of its column). Importance: the weighted mean over "
         "the training rows of |f_j(x) - mean f_j|, f_j the term's contribution to the "
@@ -464,8 +503,8 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
     if any(not b.penalized for b in m.spec.blocks):
         notes.append(
             "C() terms are unpenalized; their reference-coded effects theta_k - theta_ref "
-            "(first populated level as reference) are what refit() and treatment contrasts "
-            "report."
+            "(reference: the first populated level, or C(x, Treatment(level))) are what "
+            "refit() and treatment contrasts report."
         )
     if any(b.has_missing_level for b in m.spec.blocks):
         notes.append(
@@ -481,6 +520,16 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             "faster than the mean, so a quasi-poisson or negative binomial model may fit "
             "better, and refit()'s standard errors are too small by about "
             f"sqrt({disp:.3g})."
+        )
+    family_note = getattr(m, "family_note", None)  # None on models pickled before 0.3
+    if family_note:
+        notes.append(family_note)
+    n_dropped = getattr(m, "n_dropped", 0)
+    if n_dropped:
+        notes.append(
+            f"{n_dropped} row(s) with a missing value in a column the model uses were "
+            "dropped before the fit (missing='drop', R's na.omit); No. Observations counts "
+            "the rows kept."
         )
     if not res.converged:
         notes.append(

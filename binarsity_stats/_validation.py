@@ -792,3 +792,4 @@ def check_weights_kind(weights_kind: Any) -> str:
             f"or 'freq' (row counts, freq_weights); got {weights_kind!r}."
         )
     return weights_kind
+

@@ -140,6 +140,8 @@ def _term_value(term, row):
 def _factor(factor, row):
     if isinstance(factor, str):
         return evaluate(factor, row)
+    if isinstance(factor, int):  # a column position (an estimator fitted on an array)
+        return _number(_get(row, factor), factor)
     k = _level(factor["levels"], _get(row, factor["column"]), False, factor["column"])
     return 1.0 if factor["levels"][k] == factor["level"] else 0.0
 

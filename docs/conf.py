@@ -34,6 +34,8 @@ if not (HERE / "vignettes").is_dir():
 # MPLBACKEND must not force another backend on them.
 if os.environ.get("MPLBACKEND", "").lower() == "agg":
     del os.environ["MPLBACKEND"]
+# Figures at 150 dpi (slide quality): the kernels read docs/matplotlibrc.
+os.environ["MATPLOTLIBRC"] = str(HERE / "matplotlibrc")
 # Keep the kernels' linear algebra single-threaded: the fits are histogram passes and
 # the CI machine has two cores.
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):

@@ -23,13 +23,15 @@ NAME = "binarsity_stats"
 #: The engine: plain Python over the kernels, no formulas, results or plots.
 ENGINE = {
     "_base", "_binarizer", "_blocks", "_design", "_estimator", "_estimator_cv", "_families",
-    "_metric", "_path", "_penalty", "_polish", "_problem", "_prox", "_solvers", "_spec",
+    "_features", "_metric", "_path", "_penalty", "_polish", "_problem", "_prox", "_solvers",
+    "_spec",
     "_validation", "_version",
 }  # fmt: skip
 #: The modelling layer and above.
 MODELLING = {
     "_formula", "_model", "_results", "_refit", "_path_results", "_bootstrap", "_compare",
     "_plotting", "_datasets", "_summary", "_cli", "_export_sql",
+    "_report",
 }  # fmt: skip
 
 

@@ -170,3 +170,23 @@ def test_plot_shapes_draws_bands(step_fit):
     assert len(fig.axes) >= 2
     fig2 = res.plot_shapes(bands=True)
     assert len(fig2.axes) >= 2
+
+
+def test_frequency_weights_resample_units_as_the_repeated_rows_do():
+    # a row of frequency weight 10 is 10 identical units: the bootstrap draws units, so its
+    # spread is that of the 600 repeated rows, not that of 60 rows drawn whole (√10 wider)
+    rng = np.random.default_rng(8)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 60), "y": rng.normal(0, 1, 60), "w": 10.0})
+    rep = df.loc[df.index.repeat(10)].reset_index(drop=True)
+    formula = "y ~ bin(x, n_bins=3)"
+    freq = bs.glm(formula, df, sample_weight="w", weights_kind="freq").fit(1e-4)
+    plain = bs.glm(formula, rep).fit(1e-4)
+    np.testing.assert_allclose(freq.coef, plain.coef, atol=1e-6)
+    sd_freq = freq.bootstrap(150, random_state=0).intercept.std()
+    sd_rep = plain.bootstrap(150, random_state=0).intercept.std()
+    assert 0.75 < sd_freq / sd_rep < 1.33
+    # analytic weights are observations: their rows are drawn whole
+    analytic = bs.glm(formula, df, sample_weight="w").fit(1e-4)
+    assert analytic.bootstrap(150, random_state=0).intercept.std() > 2 * sd_rep
+    counts = _resample_counts(4, None, np.random.default_rng(0), np.array([2.0, 0.0, 1.0, 3.0]))
+    assert counts.sum() == 6 and counts[1] == 0

@@ -62,3 +62,159 @@ def test_to_spec_at_the_default_lambda_records_the_fitted_lambda(est):
     spec = est.to_spec()
     assert spec["lam"] == est.lam_
     assert_array_equal(from_spec(spec).predict(X, type="link"), est.decision_function(X))
+
+
+# -- feature kinds: categorical_features / linear_features ---------------------------------
+
+
+def _mixed(family, n=500, seed=1):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({
+        "a": rng.normal(size=n),
+        "g": rng.choice(["u", "v", "w"], n, p=[0.5, 0.3, 0.2]),
+        "z": rng.standard_t(3, size=n),  # heavy-tailed linear column
+        "b": np.round(rng.normal(size=n), 1),  # tied
+    })  # fmt: skip
+    eta = np.clip(X["a"], -1, 1) + 0.7 * (X["g"] == "v") + 0.2 * X["z"].clip(-3, 3)
+    if family == "binomial":
+        y = rng.binomial(1, 1 / (1 + np.exp(-eta))).astype(float)
+    elif family == "poisson":
+        y = rng.poisson(np.exp(eta - 0.5)).astype(float)
+    else:
+        y = eta + rng.normal(size=n)
+    return X, np.asarray(y), rng.uniform(0.5, 2.0, n)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_feature_kinds_fit_what_the_formula_fits(family, fit_intercept):
+    X, y, sw = _mixed(family)
+    off = np.random.default_rng(2).normal(scale=0.1, size=len(y))
+    est = BinarsityGLM(family=family, n_bins=20, categorical_features=["g"], linear_features=[2],
+                       fit_intercept=fit_intercept).fit(X, y, sample_weight=sw, offset=off)  # fmt: skip
+    formula = "y ~ bin(a) + C(g) + z + bin(b)" + ("" if fit_intercept else " - 1")
+    res = glm(formula, X.assign(y=y), family=family, n_bins=20, sample_weight=sw,
+              offset=off).fit()  # fmt: skip
+    assert list(est.feature_kinds_) == ["bin", "categorical", "linear", "bin"]
+    assert est.lam_ == res.lam
+    assert_array_equal(est.coef_, res.coef)
+    assert_array_equal(est.linear_coef_, res.dense_coef)
+    assert est.intercept_ == res.intercept
+    assert_array_equal(est.predict(X, offset=off), res.predict(X, offset=off))
+
+
+def test_names_positions_masks_and_auto_select_the_same_features():
+    X, y, _ = _mixed("gaussian")
+    ref = BinarsityGLM(n_bins=10, categorical_features=["g"], linear_features=["z"]).fit(X, y)
+    Xc = X.assign(g=X["g"].astype("category"))
+    for est, data in [
+        (BinarsityGLM(n_bins=10, categorical_features=[1], linear_features=[-2]), X),
+        (BinarsityGLM(n_bins=10, categorical_features=[False, True, False, False],
+                      linear_features=np.array([False, False, True, False])), X),
+        (BinarsityGLM(n_bins=10, categorical_features="auto", linear_features=["z"]), Xc),
+    ]:  # fmt: skip
+        est.fit(data, y)
+        assert list(est.feature_kinds_) == list(ref.feature_kinds_)
+        assert_array_equal(est.coef_, ref.coef_)
+        assert_array_equal(est.linear_coef_, ref.linear_coef_)
+    # an array: the same fit by position; text levels survive in an object array
+    est = BinarsityGLM(n_bins=10, categorical_features=[1], linear_features=[2])
+    est.fit(X.to_numpy(dtype=object), y)
+    assert_array_equal(est.coef_, ref.coef_)
+    assert not hasattr(est, "feature_names_in_")
+
+
+def test_one_hot_dummies_of_a_column_transformer_are_not_binned():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    X, y, _ = _mixed("binomial")
+    ct = ColumnTransformer(
+        [("oh", OneHotEncoder(drop="first", sparse_output=False), ["g"]),
+         ("num", "passthrough", ["a", "z", "b"])]
+    ).set_output(transform="pandas")  # fmt: skip
+    dummies = ["oh__g_v", "oh__g_w"]
+    pipe = make_pipeline(ct, BinarsityClassifier(n_bins=20, categorical_features=dummies,
+                                                 linear_features=["num__z"]))  # fmt: skip
+    pipe.fit(X, y)
+    clf = pipe[-1]
+    assert list(clf.feature_names_in_) == dummies + ["num__a", "num__z", "num__b"]
+    assert list(clf.feature_kinds_) == ["categorical", "categorical", "bin", "linear", "bin"]
+    assert [len(c) for c in clf.categories_] == [2, 2]  # 0/1, not 20 bins
+    # the same model as C(g) in a formula: the same predictions
+    res = glm("y ~ C(g) + bin(a) + z + bin(b)", X.assign(y=y), family="binomial",
+              n_bins=20).fit()  # fmt: skip
+    assert clf.lam_ == res.lam
+    np.testing.assert_allclose(pipe.predict_proba(X)[:, 1], res.predict(X), rtol=1e-6)
+    assert set(clf.cut_points()["feature"]) <= {"num__a", "num__b"}
+
+
+def test_cut_points_is_a_table_with_feature_names():
+    X, y, _ = _mixed("gaussian")
+    est = BinarsityGLM(n_bins=10, categorical_features=["g"], lam=0.01).fit(X, y)
+    cuts = est.cut_points()
+    assert list(cuts.columns) == ["feature", "cut", "jump"]
+    res = glm("y ~ bin(a) + C(g) + bin(z) + bin(b)", X.assign(y=y), n_bins=10).fit(lam=0.01)
+    ref = res.cut_points()
+    assert list(cuts["feature"]) == list(ref["column"])
+    assert_array_equal(cuts["cut"], ref["cut"])
+    assert_array_equal(cuts["jump"], ref["jump"])
+    arr = BinarsityGLM(n_bins=10, lam=0.01).fit(X[["a", "b"]].to_numpy(), y).cut_points()
+    assert set(arr["feature"]) <= {"x0", "x1"}
+
+
+def test_feature_kinds_round_trip_pickle_clone_and_spec():
+    import json
+    import pickle
+
+    from sklearn.base import clone
+
+    X, y, _ = _mixed("poisson")
+    for data in (X, X.to_numpy(dtype=object)):
+        est = BinarsityGLM(family="poisson", n_bins=10, categorical_features=[1],
+                           linear_features=[2], missing="separate").fit(data, y)  # fmt: skip
+        again = pickle.loads(pickle.dumps(est))
+        assert_array_equal(again.predict(data), est.predict(data))
+        assert clone(est).get_params() == est.get_params()
+        spec = json.loads(json.dumps(est.to_spec()))
+        assert [t["kind"] for t in spec["terms"]] == ["bin", "categorical", "bin", "linear"]
+        assert_array_equal(from_spec(spec).predict(data), est.predict(data))
+
+
+@pytest.mark.parametrize(
+    ("kw", "data", "match"),
+    [
+        ({"categorical_features": ["nope"]}, "frame", r"categorical_features names column\(s\) \['nope'\]"),
+        ({"categorical_features": ["g"]}, "array", r"categorical_features names columns .* no column names"),
+        ({"linear_features": [7]}, "frame", r"linear_features has position\(s\) outside"),
+        ({"linear_features": [True, False]}, "frame", r"linear_features as a boolean mask needs one entry per feature \(4\)"),
+        ({"categorical_features": "all"}, "frame", r"categorical_features must be None, 'auto'"),
+        ({"categorical_features": [1], "linear_features": [1]}, "frame", r"column 'g' is in both"),
+        ({"linear_features": ["g"]}, "frame", r"linear feature 'g'"),
+    ],
+)  # fmt: skip
+def test_bad_feature_kinds_are_named(kw, data, match):
+    X, y, _ = _mixed("gaussian")
+    X = X if data == "frame" else X.to_numpy(dtype=object)
+    with pytest.raises((ValueError, TypeError), match=match):
+        BinarsityGLM(n_bins=10, **kw).fit(X, y)
+
+
+def test_categorical_levels_missing_and_unseen_are_named():
+    X, y, _ = _mixed("gaussian")
+    est = BinarsityGLM(n_bins=10, categorical_features=["g"]).fit(X, y)
+    with pytest.raises(ValueError, match=r"column 'g' has level\(s\) not seen .*\['zz'\]"):
+        est.predict(X.assign(g="zz"))
+    Xn = X.assign(g=X["g"].where(np.arange(len(X)) % 7 != 0, None))
+    with pytest.raises(ValueError, match=r"categorical column 'g' contains missing values"):
+        BinarsityGLM(n_bins=10, categorical_features=["g"]).fit(Xn, y)
+    est = BinarsityGLM(n_bins=10, categorical_features=["g"], missing="separate").fit(Xn, y)
+    assert est.categorical_missing_.tolist() == [True]
+    res = glm("y ~ bin(a) + C(g) + bin(z) + bin(b)", Xn.assign(y=y), n_bins=10,
+              missing="separate").fit()  # fmt: skip
+    assert_array_equal(est.coef_, res.coef)
+    with pytest.raises(ValueError, match=r"linear feature 'z' has missing or infinite"):
+        BinarsityGLM(n_bins=10, linear_features=["z"], categorical_features=["g"]).fit(
+            X.assign(z=np.nan), y
+        )

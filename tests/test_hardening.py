@@ -603,7 +603,7 @@ GLM_CASES = [
     ("response text, gaussian", lambda: _glm("g ~ bin(x1)", family="gaussian"),
      ValueError, r"numeric response"),
     ("family unknown", lambda: _glm(family="gamma"), ValueError, r"family must be one of"),
-    ("missing unknown", lambda: _glm(missing="drop"), ValueError, r"missing must be one of"),
+    ("missing unknown", lambda: _glm(missing="omit"), ValueError, r"missing must be one of"),
     ("penalty_weights unknown", lambda: _glm(penalty_weights="flat"), ValueError, r"penalty_weights"),
     ("sample_weight negative", lambda: _glm(sample_weight=-np.ones(NF)),
      ValueError, r"sample_weight must be non-negative"),

@@ -341,7 +341,7 @@ def test_pickle_round_trips_predict_identically():
         ({"sample_weight": "w_nan"}, r"sample_weight \(column 'w_nan'\) contains NaN"),
         ({"family": "gamma"}, "family"),
         ({"penalty_weights": "flat"}, "penalty_weights"),
-        ({"missing": "drop"}, "missing"),
+        ({"missing": "omit"}, "missing"),
         ({"n_bins": 1}, "n_bins"),
     ],
 )

@@ -265,3 +265,94 @@ def test_ratio_axis_has_plain_tick_labels(linear_model):
     fig.canvas.draw()
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels() if t.get_text()]
     assert labels and not any("10^" in t or "$" in t for t in labels)
+
+
+# -- the missing level and the cut-frequency rug (issue 12) -----------------------------
+
+
+def _missing_panel(ax):
+    panels = [c for c in ax.child_axes if c.get_gid() == "missing-level"]
+    assert len(panels) == 1
+    return panels[0]
+
+
+def test_missing_level_is_a_bar_with_its_row_count(model):
+    res = model.fit(lam=1e-3)
+    fig = res.plot_shapes(terms=["bin(x, 10)"])
+    a = fig.axes[0]
+    panel = _missing_panel(a)
+    s = model.block_ptr[0]
+    chain = model.spec.blocks[0].chain_length
+    theta_missing = res.coef[s + chain]
+    (bar,) = [p for p in panel.patches if p.get_width() > 0]
+    assert bar.get_y() == 0.0 and bar.get_height() == pytest.approx(theta_missing)
+    n_missing = len(range(0, 300, 17))  # the fixture sets x to NaN on every 17th row
+    assert int((model.design.codes[0] == chain).sum()) == n_missing
+    assert [t.get_text() for t in panel.get_xticklabels()] == [f"missing\nn={n_missing}"]
+    # the panel shares the steps' y axis, so the bar reads on the same scale
+    assert panel.get_shared_y_axes().joined(panel, a)
+    # a binned term without NaN has no such panel
+    k_axes = res.plot_shapes(terms=["bin(k)"]).axes[0]
+    assert not [c for c in k_axes.child_axes if c.get_gid() == "missing-level"]
+
+
+def test_missing_level_bar_on_the_ratio_scale_and_weighted():
+    rng = np.random.default_rng(7)
+    n = 400
+    df = pd.DataFrame({"x": rng.uniform(0, 10, n), "w": rng.uniform(0.5, 2.0, n)})
+    df.loc[rng.choice(n, 40, replace=False), "x"] = np.nan
+    eta = -0.3 + 0.8 * (df["x"].fillna(20) > 5) + 0.7 * df["x"].isna()
+    df["y"] = rng.binomial(1, 1 / (1 + np.exp(-eta)))
+    m = glm("y ~ bin(x, 6)", df, family="binomial", missing="separate", sample_weight="w")
+    res = m.fit(lam=1e-4)
+    a = res.plot_shapes(scale="response").axes[0]
+    panel = _missing_panel(a)
+    theta, wc = res.coef, m.bin_counts
+    center = float(wc @ theta / wc.sum())
+    (bar,) = [p for p in panel.patches if p.get_width() > 0]
+    # the bar rises from 1 to exp(θ_missing − θ of the average row) on the shared log axis
+    assert bar.get_y() == 1.0
+    assert bar.get_y() + bar.get_height() == pytest.approx(np.exp(theta[-1] - center))
+    assert panel.get_yscale() == "log"
+    w_missing = df.loc[df["x"].isna(), "w"].sum()
+    label = panel.get_xticklabels()[0].get_text()
+    assert label == f"missing\nn=40\nw={w_missing:.3g}"
+
+
+def test_cut_frequency_rug_draws_every_cut_edge_by_its_frequency(model):
+    res = model.fit(lam=1e-3)
+    with pytest.raises(ValueError, match="rug=True needs a bootstrap"):
+        res.plot_shapes(rug=True)
+    boot = res.bootstrap(n_boot=12, random_state=0)
+    freq = boot.cut_frequencies()
+    fig = res.plot_shapes(rug=True)
+    for a, term in zip(fig.axes[:2], ["bin(x, 10)", "bin(k)"], strict=True):
+        (rug,) = [c for c in a.collections if c.get_gid() == "cut-frequency-rug"]
+        rows = freq[(freq["term"] == term) & (freq["frequency"] > 0)]
+        segs = rug.get_segments()
+        np.testing.assert_allclose([s_[0, 0] for s_ in segs], rows["cut"])
+        np.testing.assert_allclose([s_[1, 1] - s_[0, 1] for s_ in segs], 0.15 * rows["frequency"])
+    # the C() term has no edges and no rug; without rug=True nothing is drawn
+    assert not [c for c in fig.axes[2].collections if c.get_gid() == "cut-frequency-rug"]
+    plain = res.plot_shapes()
+    assert not [c for a in plain.axes for c in a.collections
+                if c.get_gid() == "cut-frequency-rug"]  # fmt: skip
+
+
+def test_bootstrap_plot_shapes_forwards_scale_sharey_and_rug(linear_model):
+    model, _ = linear_model
+    res = model.fit(lam=1e-3)
+    boot = res.bootstrap(n_boot=10, random_state=1)
+    fig = boot.plot_shapes(terms=["bin(x, 8)", "C(g)"], scale="response", sharey=True, rug=True)
+    drawn = [a for a in fig.axes if a.get_title()]
+    assert all(a.get_yscale() == "log" for a in drawn)
+    assert len({a.get_ylim() for a in drawn}) == 1
+    assert [c for c in drawn[0].collections if c.get_gid() == "cut-frequency-rug"]
+    # the band is drawn on the ratio scale too: its top is exp(upper − centre)
+    bands = boot.shape_bands()
+    s, e = model.block_ptr[0], model.block_ptr[1]
+    w, theta = model.bin_counts[s:e], res.coef[s:e]
+    center = float(w @ theta / w.sum())
+    upper = bands[bands["term"] == "bin(x, 8)"]["upper"].to_numpy()
+    band = [p for p in drawn[0].patches if p.get_fill()][0]
+    np.testing.assert_allclose(band.get_data().values, np.exp(upper - center))

@@ -1,0 +1,235 @@
+"""The estimators' feature kinds: which column is binned, categorical or linear.
+
+``BinarsityGLM(categorical_features=..., linear_features=...)`` follows scikit-learn's
+``HistGradientBoosting*`` convention: the argument names columns (strings, when ``X``
+has column names), gives their positions (integers) or is a boolean mask of length
+``n_features``; ``categorical_features="auto"`` takes the pandas ``category`` columns.
+Every other column is binned.
+
+* A **categorical** column is a block of free levels, what ``C(x)`` is in a formula:
+  levels learned at fit (a pandas column's categories in their order, else the sorted
+  distinct values, numbers before strings), coded with ``_binarizer.level_codes`` (the
+  coding of ``C()`` and ``from_spec``), a missing level under ``missing="separate"``,
+  unpenalised (ω = 0), identified by the weighted sum-to-zero constraint.
+* A **linear** column is an unpenalised dense column (a numeric formula term).
+
+Engine level: NumPy, and pandas only to read a DataFrame's columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._validation import as_real_array, code_dtype, is_missing
+
+__all__ = ["KINDS", "feature_kinds", "learn_levels", "category_codes", "linear_column"]
+
+#: the kind of every input feature, in the order a formula would name them
+KINDS = ("bin", "categorical", "linear")
+
+
+def _is_frame(X: Any) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "iloc")
+
+
+def column(X: Any, j: int) -> Any:
+    """Column ``j`` of a DataFrame (a Series) or of a 2-D array."""
+    return X.iloc[:, j] if _is_frame(X) else X[:, j]
+
+
+def _is_category(col: Any) -> bool:
+    import pandas as pd
+
+    return isinstance(getattr(col, "dtype", None), pd.CategoricalDtype)
+
+
+def _selection(value: Any, name: str, p: int, names: Sequence[str] | None) -> np.ndarray:
+    """A boolean mask of the p features from names, positions or a mask."""
+    mask = np.zeros(p, dtype=bool)
+    if value is None:
+        return mask
+    if isinstance(value, str):
+        raise ValueError(
+            f"{name} must be None, 'auto' (categorical_features only), or a list of "
+            f"column names, positions or a boolean mask; got {value!r}."
+        )
+    items = np.asarray(list(value) if not isinstance(value, np.ndarray) else value, dtype=object)
+    if items.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional; got shape {items.shape}.")
+    if items.size == 0:
+        return mask
+    if all(isinstance(v, bool | np.bool_) for v in items):
+        if items.size != p:
+            raise ValueError(
+                f"{name} as a boolean mask needs one entry per feature ({p}); got {items.size}."
+            )
+        return items.astype(bool)
+    if all(isinstance(v, str) for v in items):
+        if names is None:
+            raise ValueError(
+                f"{name} names columns {list(items)[:5]} but X has no column names (it "
+                "is not a DataFrame with string column names); give positions instead."
+            )
+        lookup = {str(c): k for k, c in enumerate(names)}
+        unknown = [v for v in items if v not in lookup]
+        if unknown:
+            raise ValueError(
+                f"{name} names column(s) {unknown[:5]} that are not in X; its columns are "
+                f"{[str(c) for c in names][:20]}."
+            )
+        mask[[lookup[v] for v in items]] = True
+        return mask
+    ints = [v for v in items if isinstance(v, int | np.integer) and not isinstance(v, bool)]
+    if len(ints) != items.size:
+        raise ValueError(
+            f"{name} must hold only column names, only integer positions or only booleans; "
+            f"got {list(items)[:5]}."
+        )
+    pos = np.asarray(ints, dtype=np.int64)
+    if np.any((pos < -p) | (pos >= p)):
+        raise ValueError(f"{name} has position(s) outside 0..{p - 1}: {pos.tolist()[:5]}.")
+    mask[pos % p] = True
+    return mask
+
+
+def feature_kinds(
+    X: Any, categorical_features: Any, linear_features: Any, names: Sequence[str] | None
+) -> np.ndarray:
+    """The kind of every column of X: ``"bin"``, ``"categorical"`` or ``"linear"``.
+
+    Parameters
+    ----------
+    X : DataFrame or 2-D ndarray
+        The training features (validated container).
+    categorical_features : None, "auto", or names, positions or a boolean mask
+        Categorical columns; ``"auto"``: the pandas ``category`` columns of a DataFrame.
+    linear_features : None, or names, positions or a boolean mask
+        Unpenalised linear columns.
+    names : sequence of str or None
+        Column names of X (None for an array).
+
+    Returns
+    -------
+    ndarray of object, shape (n_features,)
+        One kind per column.
+    """
+    p = int(X.shape[1])
+    if isinstance(categorical_features, str) and categorical_features == "auto":
+        cat = np.array([_is_frame(X) and _is_category(column(X, j)) for j in range(p)], bool)
+    else:
+        cat = _selection(categorical_features, "categorical_features", p, names)
+    lin = _selection(linear_features, "linear_features", p, names)
+    both = np.flatnonzero(cat & lin)
+    if both.size:
+        label = names[both[0]] if names is not None else int(both[0])
+        raise ValueError(
+            f"column {label!r} is in both categorical_features and linear_features."
+        )
+    kinds = np.full(p, "bin", dtype=object)
+    kinds[cat] = "categorical"
+    kinds[lin] = "linear"
+    return kinds
+
+
+def _level_key(v: Any) -> tuple:
+    # numbers before strings, each in natural order: the order of C()'s levels
+    return (0, v, "") if isinstance(v, int | float | np.number) else (1, 0, str(v))
+
+
+def _values(col: Any) -> tuple[list, np.ndarray]:
+    """The values of a column as a list and its missing mask (None, NaN, pd.NA)."""
+    if hasattr(col, "isna"):
+        return col.tolist(), col.isna().to_numpy()
+    vals = np.asarray(col, dtype=object).tolist()
+    return vals, np.array([is_missing(v) for v in vals], dtype=bool)
+
+
+def learn_levels(col: Any, name: str, missing: str) -> tuple[list, bool]:
+    """The levels of a categorical column and whether it gets a missing level.
+
+    Parameters
+    ----------
+    col : Series or 1-D array
+        The training values.
+    name : str
+        Column label for the messages.
+    missing : {"error", "separate"}
+        A missing value raises, or gets a level of its own (the last).
+
+    Returns
+    -------
+    levels : list
+        A category column's categories in their order, else the sorted distinct values.
+    has_missing_level : bool
+        Whether the column had missing values (``missing="separate"``).
+    """
+    vals, isna = _values(col)
+    if _is_category(col):
+        levels = list(col.cat.categories)
+    else:
+        import pandas as pd
+
+        present = [v for v, na in zip(vals, isna, strict=True) if not na]
+        levels = sorted(pd.unique(pd.Series(present, dtype=object)).tolist(), key=_level_key)
+        # integral floats from an array read as the numbers they are (1.0, not '1.0')
+    if not levels:
+        raise ValueError(f"categorical column {name!r} has no non-missing values.")
+    if isna.any() and missing != "separate":
+        raise ValueError(
+            f"categorical column {name!r} contains missing values; pass missing='separate' "
+            "to give them their own level, or drop those rows."
+        )
+    return levels, bool(isna.any())
+
+
+def category_codes(col: Any, levels: Sequence[Any], has_missing: bool, name: str) -> np.ndarray:
+    """Codes of a categorical column under learned levels (``_binarizer.level_codes``).
+
+    Parameters
+    ----------
+    col : Series or 1-D array
+        The values.
+    levels : sequence
+        The learned levels, in code order.
+    has_missing : bool
+        Whether missing values have a level (code ``len(levels)``).
+    name : str
+        Column label for the messages.
+
+    Returns
+    -------
+    ndarray of uint8/uint16
+        One code per row.
+    """
+    from ._binarizer import level_codes
+
+    vals, isna = _values(col)
+    out = np.empty(len(vals), dtype=code_dtype(len(levels) + int(has_missing)))
+    return level_codes(vals, isna, list(levels), bool(has_missing), name, out)
+
+
+def linear_column(col: Any, name: str) -> np.ndarray:
+    """A linear feature as finite float64 (numbers only; NaN and ±inf refused by name).
+
+    Parameters
+    ----------
+    col : Series or 1-D array
+        The values.
+    name : str
+        Column label for the messages.
+
+    Returns
+    -------
+    ndarray of float64
+        The column.
+    """
+    x = np.asarray(as_real_array(col, f"linear feature {name!r}"), dtype=np.float64)
+    if not np.all(np.isfinite(x)):
+        raise ValueError(
+            f"linear feature {name!r} has missing or infinite values; only binned and "
+            "categorical features can give missing values a level (missing='separate')."
+        )
+    return x
