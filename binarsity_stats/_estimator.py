@@ -859,7 +859,8 @@ class BinarsityGLM(BaseEstimator):
         return make_spec(
             source=type(self).__name__, family=get_family(self.family),
             intercept=st["intercept_"], fit_intercept=bool(self.fit_intercept),
-            terms=terms + linear, lam=float(st.get("lam_", self.lam)), response=response,
+            terms=terms + linear, lam=float(st["lam_"] if "lam_" in st else self.lam),
+            response=response,
         )  # fmt: skip
 
     def __sklearn_tags__(self):

@@ -6,11 +6,12 @@ What is proved here:
 * they are ``glm(...).fit_cv(...)``: on the same data, bins and folds (an int ``cv``
   with the same seed, or fold ids) the grid, every fold's scores, ``lam_min``/
   ``lam_1se`` and the fit at the chosen λ are bit for bit those of the formula layer
-  (binomial with weights; poisson with an offset; ``select="lam_1se"``);
+  (binomial with weights; poisson with an offset; ``select="lam_1se"``; categorical
+  and linear features against ``C()`` and a linear term);
 * ``n_jobs`` does not change the result; ``groups`` in ``fit`` keeps groups whole
   (an int ``cv`` and ``GroupKFold``);
 * they work in ``Pipeline``, ``GridSearchCV``, ``clone`` and pickle, and ``to_spec``
-  describes the chosen fit (also for ``BinarsityGLM(lam="theory")``, which failed);
+  describes the chosen fit (it read ``self.lam``, which a CV estimator has not);
 * bad CV parameters raise errors naming them before any work.
 """
 
@@ -156,3 +157,15 @@ def test_bad_cv_parameters_name_themselves(params, err, match):
     df = _data(60)
     with pytest.raises(err, match=match):
         BinarsityGLMCV(**params).fit(df[["x1", "x2"]], df["y"])
+
+
+def test_feature_kinds_are_inherited_and_equal_fit_cv_with_c_and_linear_terms():
+    df = _data(seed=2).assign(g=lambda d: (d["x2"] * 2).astype(int).clip(0, 4),
+                              z=lambda d: d["x1"] ** 2)  # fmt: skip
+    model = glm("y ~ bin(x1, 10) + C(g) + z", df)
+    ids = np.arange(len(df)) % 4
+    ref = model.fit_cv(folds=ids, n_lambdas=15)
+    est = BinarsityGLMCV(n_bins=10, categorical_features=["g"], linear_features=["z"],
+                         cv=ids, n_lambdas=15).fit(df[["x1", "g", "z"]], df["y"])  # fmt: skip
+    _same(est, ref)
+    assert_array_equal(est.linear_coef_, ref.best_.solution.dense_coef)
