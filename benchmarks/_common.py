@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import PACKAGE_DIR
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA_DIR = REPO.parent / "shared" / "data"
 DEFAULT_OUT_DIR = REPO / "benchmarks" / "results"
@@ -94,6 +96,7 @@ def machine_info() -> dict[str, Any]:
         "load_avg_1min": round(os.getloadavg()[0], 2),
     }
     info.update({f"version_{m}": _version(m) for m in _VERSIONED})
+    info["binarsity_stats_dir"] = PACKAGE_DIR  # the installed package or the checkout's
     return info
 
 

@@ -35,7 +35,7 @@ from ._design import BinnedDesign
 from ._families import get_family
 from ._features import KINDS as FEATURE_KINDS
 from ._features import category_codes, feature_kinds, learn_levels, linear_column
-from ._penalty import lambda_theory, theory_nobs
+from ._penalty import PENALTY_WEIGHTS, lambda_theory, theory_nobs
 from ._penalty import penalty_weights as _penalty_weights
 from ._solvers import SOLVERS, Prepared, Solution
 from ._validation import (
@@ -68,8 +68,8 @@ def _check_params(est) -> None:
     check_max_iter(est.max_iter)
     check_bool(est.fit_intercept, "fit_intercept")
     pw = est.penalty_weights
-    if isinstance(pw, str) and pw not in ("theory", "uniform"):
-        raise ValueError(f"penalty_weights must be 'theory', 'uniform' or an array; got {pw!r}.")
+    if isinstance(pw, str) and pw not in PENALTY_WEIGHTS:
+        raise ValueError(f"penalty_weights must be one of {PENALTY_WEIGHTS} or an array; got {pw!r}.")
 
 
 @dataclass
@@ -277,9 +277,10 @@ class BinarsityGLM(BaseEstimator):
         ``GridSearchCV`` when prediction is the goal.
     n_bins : int or sequence of int, default=50
         Number of bins per feature (fewer when a feature has fewer distinct values).
-    penalty_weights : {"theory", "uniform"} or array of shape (d,), default="theory"
+    penalty_weights : {"theory", "uniform", "balanced"} or array of shape (d,), default="theory"
         ω: ``"theory"`` is the paper's data-driven weight sqrt(π̂_jk), ``"uniform"``
-        weighs every jump 1 (tick's choice).
+        weighs every jump 1 (tick's choice), ``"balanced"`` is sqrt(π̂_jk (1 − π̂_jk)),
+        the noise level of the centred suffix sums (see the user guide's penalty page).
     solver : {"cd", "fista"}, default="cd"
         Block coordinate descent with exact block steps, or accelerated proximal
         gradient with the exact binarsity prox.
@@ -861,6 +862,7 @@ class BinarsityGLM(BaseEstimator):
             intercept=st["intercept_"], fit_intercept=bool(self.fit_intercept),
             terms=terms + linear, lam=float(st["lam_"] if "lam_" in st else self.lam),
             response=response,
+            penalty={"weights": pw if isinstance(pw := self.penalty_weights, str) else "array"},
         )  # fmt: skip
 
     def __sklearn_tags__(self):
@@ -878,7 +880,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         The penalty strength λ ≥ 0, or ``"theory"`` (see :class:`BinarsityGLM`).
     n_bins : int or sequence of int, default=50
         Number of bins per feature.
-    penalty_weights : {"theory", "uniform"} or array, default="theory"
+    penalty_weights : {"theory", "uniform", "balanced"} or array, default="theory"
         ω (see :class:`BinarsityGLM`).
     solver : {"cd", "fista"}, default="cd"
         Solver.

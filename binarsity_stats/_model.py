@@ -14,7 +14,9 @@ Choices documented here (the docs repeat them):
   U_n the bound on b'' (gaussian 1, binomial 1/4, poisson the largest fitted mean of
   the null model) and φ the dispersion (1 for binomial and poisson; for gaussian σ² is
   estimated scaled-lasso style: a first fit with φ = var(y), then φ̂ = RSS / (n − df)
-  and one refit).
+  and one refit). ``penalty_weights="balanced"``, sqrt(π̂_jk (1 − π̂_jk)), uses the same
+  scalar: it is the exact noise level of the centred suffix sums whose union bound
+  gives it (``_penalty.lambda_theory``, Notes); adaptive weights have no theory λ.
 * **Cross-validation uses the same bins in every fold.** The cut points are learned once
   on all training rows (as the paper does). Binning reads only x, never y, so no label
   information leaks into the held-out folds; and with one set of bins the folds, the λ
@@ -130,9 +132,11 @@ def glm(
         of a column of ``data`` (then replayed from new data at predict time).
     n_bins : int, default=50
         Bins of ``bin(x)`` terms that do not give their own.
-    penalty_weights : {"theory", "uniform"} or ndarray of shape (d,), default="theory"
-        ω_jk of design.md §1; ``C()`` terms get weight 0 (unpenalised) unless an array
-        says otherwise.
+    penalty_weights : {"theory", "uniform", "balanced"} or ndarray of shape (d,), default="theory"
+        ω_jk of design.md §1: ``"theory"`` sqrt(π̂_jk) (the paper's), ``"uniform"`` 1,
+        ``"balanced"`` sqrt(π̂_jk (1 − π̂_jk)) (the noise level of the centred suffix
+        sums; see :func:`binarsity_stats._penalty.lambda_theory`). ``C()`` terms get
+        weight 0 (unpenalised) unless an array says otherwise.
     missing : {"error", "separate", "drop"}, default="error"
         Missing values (NaN, None, ``pd.NA``) in the columns the model uses. ``"error"``:
         an error naming the column. ``"separate"``: in a ``bin()``/``C()`` column, a level
@@ -605,11 +609,59 @@ class BinarsityModel:
         float
             λ_theory.
         """
+        if self.penalty_kind == "adaptive":
+            raise ValueError(
+                "lam='theory' is not defined for adaptive penalty weights (they depend "
+                "on a first-stage fit); give lam a number or use fit_cv."
+            )
         d = sum(b.n_levels for b in self.spec.blocks if b.penalized)
         return lambda_theory(
             self.family, self.y, self.unit_weight, self.offset, d, self.n_effective,
             fit_intercept=self._solver_intercept, phi=phi, A=A,
         )  # fmt: skip
+
+    # -- second stage --------------------------------------------------------------------
+    def adaptive(self, first_stage: BinarsityResults, power: float = 1.0) -> BinarsityModel:
+        """The adaptive second stage: weights ω_jk / abs(θ̂_jk − θ̂_j,k−1)^power.
+
+        The adaptive lasso (Zou 2006) for the fused penalty: ``first_stage`` is a fit of
+        this model (e.g. ``model.fit_cv().best_``); its large steps are penalised less,
+        its small ones more, and an edge it fused stays fused (its weight is
+        ``_relax.FUSED_FACTOR`` times the largest finite one). The new model shares the
+        design; fit it with a number for ``lam``, ``fit_path`` or ``fit_cv``
+        (``lam="theory"`` has no meaning for data-dependent weights and is refused).
+
+        Parameters
+        ----------
+        first_stage : BinarsityResults
+            A fit of this model (same design).
+        power : float, default=1
+            The exponent of the jump sizes.
+
+        Returns
+        -------
+        BinarsityModel
+            A copy of this model with ``penalty_kind == "adaptive"``.
+        """
+        import copy
+
+        from ._relax import adaptive_weights
+
+        if not isinstance(first_stage, BinarsityResults):
+            raise TypeError(
+                f"first_stage must be a BinarsityResults of this model; got "
+                f"{type(first_stage).__name__}."
+            )
+        if first_stage.model.design is not self.design:
+            raise ValueError("first_stage must be a fit of this model (the same design).")
+        sol = first_stage.solution
+        w = adaptive_weights(self.penalty_weights, sol.coef, self.block_ptr, power)
+        other = copy.copy(self)
+        other.penalty_weights = w
+        other.penalty_kind = "adaptive"
+        other.adaptive_power = float(power)
+        other._binned = self.binned.with_kinds(self._block_kinds())
+        return other
 
     # -- fitting -------------------------------------------------------------------------
     def fit(
@@ -620,6 +672,7 @@ class BinarsityModel:
         tol: float = 1e-7,
         max_iter: int = 1000,
         warm_start: Any = None,
+        relax: float | None = None,
     ) -> BinarsityResults:
         """Fit at one λ.
 
@@ -638,12 +691,23 @@ class BinarsityModel:
             Cap on solver passes.
         warm_start : Solution, optional
             Starting point.
+        relax : float, optional
+            γ of a relaxed fit (:meth:`BinarsityResults.relax`): the fit at λ mixed with
+            the unpenalised refit on its segments, γ θ̂ + (1 − γ) θ̃. None: the
+            penalised fit (γ = 1).
 
         Returns
         -------
         BinarsityResults
             The fit at λ, with its statistics and report.
         """
+        if relax is not None:
+            from ._relax import check_gamma
+
+            gamma = check_gamma(relax, "relax")
+            res = self.fit(lam, solver=solver, tol=tol, max_iter=max_iter,
+                           warm_start=warm_start)  # fmt: skip
+            return res.relax(gamma, tol=tol, max_iter=max_iter)
         opts = _solver_options(solver, tol, max_iter)
         if not isinstance(lam, str):
             lam = check_lam(lam)
@@ -737,6 +801,7 @@ class BinarsityModel:
         early_stopping: bool = True,
         patience: int = 5,
         groups: Any = None,
+        relax: Any = False,
         extend_grid: bool = True,
     ) -> CVResults:
         """K-fold cross-validation over a λ path; refits the chosen λ on all rows.
@@ -794,6 +859,14 @@ class BinarsityModel:
             each to the fold with the fewest rows (as scikit-learn's ``GroupKFold``);
             folds are then not stratified. Needs at least ``folds`` groups. With a
             splitter, passed to its ``split``; refused with fold ids or pairs.
+        relax : bool or sequence of float, default=False
+            Also cross-validate relaxed fits (``cv.glmnet(relax=TRUE)``): at every λ
+            each fold scores γ θ̂(λ) + (1 − γ) θ̃(λ), θ̃ the unpenalised refit on the
+            segments of θ̂ (see :meth:`BinarsityResults.relax`), for γ in glmnet's
+            grid (0, 0.25, 0.5, 0.75, 1) or the values given; λ and γ are chosen
+            jointly. The grid is the one the penalised CV evaluated (its early
+            stopping and extension included); the relaxed pass solves each fold's path
+            once more.
         extend_grid : bool, default=True
             When the last λ of the default grid scores best (the CV curve is still
             improving where the grid ends), continue the grid below its end at the
@@ -806,7 +879,8 @@ class BinarsityModel:
         -------
         CVResults
             ``lam_min``, ``lam_1se``, ``best_`` (refit at ``lam_min`` on all rows),
-            per-λ ``mean`` and ``se``.
+            per-λ ``mean`` and ``se``. With ``relax``: a ``RelaxedCVResults`` whose
+            ``gamma_min`` is the γ chosen and ``best_`` the relaxed fit.
 
         Notes
         -----
@@ -824,6 +898,7 @@ class BinarsityModel:
         ``lam_min`` there (nothing beats the intercept-only fit) needs no warning.
         """
         check_scoring(scoring, self.family, self.y)
+        gammas = _check_relax(relax)
         if isinstance(folds, (bool, np.bool_)):  # before any work: True is not 1 fold
             raise TypeError(
                 f"folds must be an integer >= 2 or a fold specification; got {folds!r}."
@@ -870,16 +945,66 @@ class BinarsityModel:
             # an int K draws new folds
             "splits": None if isinstance(folds, (int, np.integer)) else fold_spec,
         }  # fmt: skip
-        return CVResults(
-            self, cv.lams, cv.fold_scores, scoring, cv.fold_ids, cv.path, cv.grid_size,
+        if gammas is None:
+            return CVResults(
+                self, cv.lams, cv.fold_scores, scoring, cv.fold_ids, cv.path, cv.grid_size,
+                rule=rule, folds=fold_spec, extended=cv.extended, opts=opts,
+            )  # fmt: skip
+        from ._path_results import RelaxedCVResults
+
+        scores = self._relaxed_cv(data, cv.lams, fold_spec, gammas, scoring, fold_opts, workers)
+        rule["relax"] = list(gammas)
+        return RelaxedCVResults(
+            self, cv.lams, scores, gammas, scoring, cv.fold_ids, cv.path, cv.grid_size,
             rule=rule, folds=fold_spec, extended=cv.extended, opts=opts,
         )  # fmt: skip
+
+    def _relaxed_cv(self, data, lams, folds, gammas, scoring, fold_opts, workers):
+        """Fold scores (G, K, m) of the relaxed fits (see ``_relax.relaxed_path_scores``)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from ._relax import relaxed_path_scores
+
+        n_folds = folds.n_folds
+
+        def one(k: int) -> np.ndarray:
+            rows, test = folds.splits[k]
+            held = data.held_out(test)
+            return relaxed_path_scores(
+                self._prepare(rows), data.design.subset(rows), self.y[rows], self.family,
+                self.penalty_weights, lams, gammas, held,
+                lambda sol, h: data.score(sol, h, scoring),
+                fit_intercept=self._solver_intercept, opts=fold_opts,
+            )  # fmt: skip
+
+        if workers > 1:
+            with ThreadPoolExecutor(min(workers, n_folds)) as pool:
+                per_fold = list(pool.map(one, range(n_folds)))
+        else:
+            per_fold = [one(k) for k in range(n_folds)]
+        return np.stack(per_fold, axis=1)
 
     def __repr__(self) -> str:
         return (
             f"BinarsityModel({self.formula!r}, family={self.family.name!r}, "
             f"n={self.nobs}, blocks={len(self.spec.blocks)})"
         )
+
+
+def _check_relax(relax: Any) -> tuple[float, ...] | None:
+    """``fit_cv``'s ``relax``: False/None (no relaxed CV), True (glmnet's γ grid) or γs."""
+    from ._relax import GAMMAS, check_gamma
+
+    if relax is None or relax is False:
+        return None
+    if relax is True:
+        return GAMMAS
+    if isinstance(relax, (str, bytes)) or not hasattr(relax, "__iter__"):
+        raise TypeError(f"relax must be a bool or a sequence of gamma in [0, 1]; got {relax!r}.")
+    gammas = tuple(sorted({check_gamma(g, "relax") for g in relax}))
+    if not gammas:
+        raise ValueError("relax must hold at least one gamma in [0, 1].")
+    return gammas
 
 
 #: Names of the fitted results that users reach for on the model itself.

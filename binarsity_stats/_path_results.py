@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ._model import BinarsityModel
 
-__all__ = ["PathResults", "CVResults"]
+__all__ = ["PathResults", "CVResults", "RelaxedCVResults"]
 
 
 class PathResults:
@@ -443,3 +443,130 @@ class CVResults:
             f"<CVResults {self.folds}-fold {self.scoring} ({grid}): "
             f"lam_min={self.lam_min:.4g}, lam_1se={self.lam_1se:.4g}>"
         )
+
+
+class RelaxedCVResults(CVResults):
+    """Cross-validation of relaxed fits over λ and γ jointly (``fit_cv(relax=True)``).
+
+    As ``cv.glmnet(relax=TRUE)``: every fold scores, at every λ of the grid, the mixes
+    γ θ̂(λ) + (1 − γ) θ̃(λ) of its penalised fit and the unpenalised refit on that fit's
+    segments (:meth:`BinarsityResults.relax`). The γ whose best mean score is best is
+    chosen (ties: the larger γ, the fit closer to the penalised one); ``mean``, ``se``,
+    ``lam_min``, ``lam_1se`` and ``fold_scores`` are then that γ's, and ``best_`` is
+    the relaxed fit on all rows at (``lam_min``, ``gamma_min``).
+
+    Parameters
+    ----------
+    model : BinarsityModel
+        The model.
+    lams : ndarray of shape (m,)
+        The λ grid evaluated, decreasing.
+    relaxed_scores : ndarray of shape (G, K, m)
+        Held-out score of every γ, fold and λ.
+    gammas : sequence of float
+        The γ values (G of them).
+    scoring : {"deviance", "mse", "auc"}
+        Criterion.
+    fold_ids : ndarray of shape (n,)
+        Fold of every row.
+    full_path : list of Solution
+        Penalised fits on all rows along the grid.
+    grid_size : int, optional
+        Length of the grid requested.
+    rule : dict, optional
+        The CV settings (as :class:`CVResults`).
+
+    Attributes
+    ----------
+    gammas : tuple of float
+        The γ grid.
+    gamma_min : float
+        The γ chosen.
+    relaxed_scores : ndarray of shape (G, K, m)
+        Every γ's fold scores.
+    """
+
+    def __init__(
+        self,
+        model: BinarsityModel,
+        lams: np.ndarray,
+        relaxed_scores: np.ndarray,
+        gammas: Any,
+        scoring: str,
+        fold_ids: np.ndarray,
+        full_path: list,
+        grid_size: int | None = None,
+        rule: dict | None = None,
+        folds: Folds | None = None,
+        extended: int = 0,
+        opts: dict | None = None,
+    ) -> None:
+        self.gammas = tuple(float(g) for g in gammas)
+        self.relaxed_scores = np.asarray(relaxed_scores, dtype=np.float64)
+        sign = -1.0 if scoring == "auc" else 1.0
+        best = []
+        for g in range(len(self.gammas)):
+            mean, _, idx, _ = select_lambda(self.relaxed_scores[g], scoring)
+            best.append(sign * mean[idx])
+        best_arr = np.asarray(best)
+        # ties go to the larger γ (closer to the penalised fit)
+        order = np.lexsort((-np.asarray(self.gammas), best_arr))
+        self.gamma_index = int(order[0])
+        self.gamma_min = self.gammas[self.gamma_index]
+        super().__init__(
+            model, lams, self.relaxed_scores[self.gamma_index], scoring, fold_ids,
+            full_path, grid_size, rule, folds=folds, extended=extended, opts=opts,
+        )  # fmt: skip
+
+    def results(self, which: str = "lam_min", gamma: float | None = None) -> BinarsityResults:
+        """The relaxed fit on all rows at ``lam_min`` or ``lam_1se`` and γ.
+
+        Parameters
+        ----------
+        which : {"lam_min", "lam_1se"}, default="lam_min"
+            Which λ (of the γ chosen).
+        gamma : float, optional
+            γ of the mix (default: ``gamma_min``).
+
+        Returns
+        -------
+        BinarsityResults
+            The relaxed fit (``relax_gamma`` set).
+        """
+        res = super().results(which)
+        g = self.gamma_min if gamma is None else gamma
+        out = res.relax(g)
+        out.lam_source = f"{self.folds}-fold CV ({which}, gamma={out.relax_gamma:g}, {self.scoring})"
+        return out
+
+    @property
+    def penalized_cv(self) -> CVResults:
+        """The plain (γ = 1) cross-validation of the same folds and grid.
+
+        Its ``best_`` is the penalised fit at the λ the penalised CV curve chooses
+        (``fit_cv(relax=False)`` with the same arguments gives the same result).
+        """
+        if 1.0 not in self.gammas:
+            raise ValueError("the relaxed CV did not score gamma = 1 (the penalised fit).")
+        return CVResults(
+            self.model, self.lams, self.relaxed_scores[self.gammas.index(1.0)], self.scoring,
+            self.fold_ids, self.path._solutions, self.grid_size, self.rule,
+            folds=getattr(self, "_folds", None), extended=getattr(self, "extended", 0),
+            opts=getattr(self, "opts", None),
+        )  # fmt: skip
+
+    def to_frame(self) -> pd.DataFrame:
+        """λ, the chosen γ's mean score and standard error, df, and every γ's mean.
+
+        Returns
+        -------
+        DataFrame
+            One row per λ; columns ``mean_gamma_<γ>`` for every γ.
+        """
+        frame = super().to_frame()
+        for g, gamma in enumerate(self.gammas):
+            frame[f"mean_gamma_{gamma:g}"] = np.nanmean(self.relaxed_scores[g], axis=0)
+        return frame
+
+    def __repr__(self) -> str:
+        return super().__repr__()[:-1] + f", gamma_min={self.gamma_min:g}>"
