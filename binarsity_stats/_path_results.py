@@ -297,9 +297,11 @@ class CVResults:
         start = self.path._solutions[int(larger.max())] if larger.size else None
         opts = getattr(self, "opts", None) or {}
         sol = self.model._prepare().solve(lam, warm_start=start, **opts)
-        return BinarsityResults(
+        res = BinarsityResults(
             self.model, sol, f"λ between grid values of the {self.folds}-fold CV (exact fit)"
         )
+        res.cv_ = self  # the report draws this CV's curve
+        return res
 
     def predict(self, newdata: Any = None, s: Any = "lam_1se", **kwargs: Any) -> np.ndarray:
         """Predict with the fit at ``lam_1se``, ``lam_min`` or a λ (``cv.glmnet``'s ``s``).
