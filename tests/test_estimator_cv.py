@@ -169,3 +169,13 @@ def test_feature_kinds_are_inherited_and_equal_fit_cv_with_c_and_linear_terms():
                          cv=ids, n_lambdas=15).fit(df[["x1", "g", "z"]], df["y"])  # fmt: skip
     _same(est, ref)
     assert_array_equal(est.linear_coef_, ref.best_.solution.dense_coef)
+
+
+def test_inspection_through_the_formula_layer_is_inherited():
+    df = _data()
+    X, y = df[["x1", "x2"]], df["y"]
+    est = BinarsityClassifierCV(n_bins=10, cv=3, random_state=0, n_lambdas=10).fit(X, y)
+    res = est.results(X, y)
+    assert res.lam == est.lam_ and res.lam_source == "3-fold CV (lam_min, deviance)"
+    assert_array_equal(res.predict(df), est.predict_proba(X)[:, 1])
+    assert "3-fold CV" in str(est.summary(X, y))
