@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ._formula import check_predict_missing, predict_complete
 from ._path import PathData, _FoldPool, fold_ids, group_fold_ids, resolve_n_jobs, select_lambda
 from ._validation import (
     check_groups,
@@ -464,6 +465,7 @@ class BootstrapResults:
         offset: Any = None,
         type: str = "response",
         method: str = "percentile",
+        missing: str | None = None,
     ) -> pd.DataFrame:
         """Bootstrap intervals of the mean response (or the linear predictor).
 
@@ -481,6 +483,9 @@ class BootstrapResults:
             As in :meth:`shape_bands`; the basic interval is taken on the link scale
             and mapped by the inverse link (so a probability stays in (0, 1)); with
             ``"relaxed"``, ``mean`` is the prediction of the relaxed fit.
+        missing : {None, "nan", "error"}, optional
+            As in ``BinarsityResults.predict``: a row of NaN (or an error) for new rows
+            with a missing value in a column whose missing values dropped training rows.
 
         Returns
         -------
@@ -492,6 +497,17 @@ class BootstrapResults:
         method = _check_method(method)
         if type not in ("response", "link"):
             raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        check_predict_missing(missing)
+        if newdata is not None:
+            return predict_complete(
+                self.model.spec, newdata, offset, missing,
+                lambda rows, off: self._predict(rows, off, level, method, type),
+            )  # fmt: skip
+        return self._predict(None, offset, level, method, type)
+
+    def _predict(
+        self, newdata: Any, offset: Any, level: float, method: str, type: str  # noqa: A002
+    ) -> pd.DataFrame:
         m = self.model
         if newdata is None:
             if offset is not None:
