@@ -23,6 +23,7 @@ SUITES = (
     "mapping",
     "bootstrap",
     "inference",
+    "selection",
 )
 
 

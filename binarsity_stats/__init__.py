@@ -22,6 +22,8 @@ _LAZY: dict[str, str] = {
     "Binarizer": "._binarizer",
     "BinarsityGLM": "._estimator",
     "BinarsityClassifier": "._estimator",
+    "BinarsityGLMCV": "._estimator_cv",
+    "BinarsityClassifierCV": "._estimator_cv",
     "ConvergenceWarning": "._solvers",
     "prox_binarsity": "._prox",
     "prox_tv": "._prox",
@@ -42,12 +44,16 @@ _LAZY: dict[str, str] = {
     "SpecModel": "._spec",
     # Exports (read only the description)
     "to_sql": "._export_sql",
+    "scorecard": "._scorecard",
+    "Scorecard": "._scorecard",
 }
 
 __all__ = [
     "Binarizer",
     "BinarsityGLM",
     "BinarsityClassifier",
+    "BinarsityGLMCV",
+    "BinarsityClassifierCV",
     "ConvergenceWarning",
     "prox_binarsity",
     "prox_tv",
@@ -64,6 +70,8 @@ __all__ = [
     "from_spec",
     "SpecModel",
     "to_sql",
+    "scorecard",
+    "Scorecard",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
@@ -72,12 +80,14 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ._compare import anova, compare
     from ._datasets import load_fair
     from ._estimator import BinarsityClassifier, BinarsityGLM
+    from ._estimator_cv import BinarsityClassifierCV, BinarsityGLMCV
     from ._export_sql import to_sql
     from ._model import BinarsityModel, glm
     from ._path_results import CVResults, PathResults
     from ._prox import prox_binarsity, prox_tv
     from ._refit import RefitResults
     from ._results import BinarsityResults
+    from ._scorecard import Scorecard, scorecard
     from ._solvers import ConvergenceWarning
     from ._spec import SpecModel, from_spec
 

@@ -20,11 +20,21 @@ Resamples run in ``n_jobs`` threads (the kernels release the GIL). Every resampl
 own seed drawn up front from ``random_state`` and its own warm start, so the results do
 not depend on ``n_jobs`` (bit for bit).
 
-What the refits give: pointwise percentile bands of every term's shape
+What the refits give: pointwise bands of every term's shape
 (:meth:`BootstrapResults.shape_bands`), the share of resamples in which each edge of a
 binned term is a jump (:meth:`BootstrapResults.cut_frequencies`, the stability of a
-cut-point) and percentile intervals of the mean response on new rows
+cut-point) and intervals of the mean response on new rows
 (:meth:`BootstrapResults.predict`).
+
+Bands and intervals come in three kinds (``method=``): ``"percentile"`` (quantiles of
+the resamples), ``"basic"`` (those quantiles reflected about the fit) and ``"relaxed"``
+(quantiles of the *relaxed* resamples: each resample's own cut-points kept and its
+levels refitted without penalty — an engine solve in which the resample's jumps have
+penalty weight 0 and every other edge a weight far above λ_max's, which is the
+unpenalised GLM on its segments). The first two inherit the shrinkage of the penalised
+estimate; the measured coverage of all three (``python -m benchmarks inference``,
+docs/benchmarks.md) says: percentile at ``lam_min`` or below, relaxed at the theory λ
+or ``lam_1se`` (and at least as good at ``lam_min``), no band exact next to a true jump.
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ._formula import check_predict_missing, predict_complete
 from ._path import PathData, _FoldPool, fold_ids, group_fold_ids, resolve_n_jobs, select_lambda
 from ._validation import (
     check_groups,
@@ -260,7 +271,11 @@ def _cv_solve(data: PathData, rows, rule: dict, group_codes, rng, opts: dict):
     from ._path import cross_validate
 
     seed = int(rng.integers(0, 2**63 - 1))
-    if group_codes is not None:
+    fixed = rule.get("splits")  # fold ids, a splitter's or given pairs: kept per row
+    folds = None if fixed is None else fixed.restrict(rows)
+    if folds is not None:
+        fold_id = folds
+    elif group_codes is not None:
         fold_id = group_fold_ids(group_codes[rows], rule["folds"], len(rows), random_state=seed)
     else:
         fold_id = fold_ids(data.y, rule["folds"], stratify=data.family.binary, random_state=seed)
@@ -268,9 +283,24 @@ def _cv_solve(data: PathData, rows, rule: dict, group_codes, rng, opts: dict):
         data, rule["lams"], fold_id, scoring=rule["scoring"], opts=opts,
         fold_opts=dict(opts, tol=rule.get("cv_tol") or opts["tol"]), n_jobs=1,
         early_stopping=rule["early_stopping"], patience=rule["patience"],
+        extend=rule.get("extend", 0),
     )  # fmt: skip
     _, _, i_min, i_1se = select_lambda(cv.fold_scores, rule["scoring"])
     return cv.path[i_1se if rule.get("which") == "lam_1se" else i_min]
+
+
+class _Drawn:
+    """A fit with other levels and dense coefficients (for drawing; the rest is the fit's)."""
+
+    def __init__(self, results: Any, coef: np.ndarray, dense_coef: np.ndarray) -> None:
+        self._results = results
+        self.coef = coef
+        self.dense_coef = dense_coef
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "_results":
+            raise AttributeError(name)
+        return getattr(self._results, name)
 
 
 class BootstrapResults:
@@ -371,7 +401,9 @@ class BootstrapResults:
             step almost everywhere. The relaxed band removes the shrinkage and keeps
             the uncertainty of the cut-points; it is the one to use at the theory λ or
             ``lam_1se`` (coverage in docs/benchmarks.md, suite ``inference``). Its
-            first call costs one more solve per resample.
+            first call costs one more solve per resample. A segment without events in
+            some resample (binomial, poisson) has no finite unpenalised level there: its
+            relaxed band then reaches far below (or above) the others, as it should.
 
         Returns
         -------
@@ -438,6 +470,7 @@ class BootstrapResults:
         offset: Any = None,
         type: str = "response",
         method: str = "percentile",
+        missing: str | None = None,
     ) -> pd.DataFrame:
         """Bootstrap intervals of the mean response (or the linear predictor).
 
@@ -455,6 +488,9 @@ class BootstrapResults:
             As in :meth:`shape_bands`; the basic interval is taken on the link scale
             and mapped by the inverse link (so a probability stays in (0, 1)); with
             ``"relaxed"``, ``mean`` is the prediction of the relaxed fit.
+        missing : {None, "nan", "error"}, optional
+            As in ``BinarsityResults.predict``: a row of NaN (or an error) for new rows
+            with a missing value in a column whose missing values dropped training rows.
 
         Returns
         -------
@@ -466,6 +502,17 @@ class BootstrapResults:
         method = _check_method(method)
         if type not in ("response", "link"):
             raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        check_predict_missing(missing)
+        if newdata is not None:
+            return predict_complete(
+                self.model.spec, newdata, offset, missing,
+                lambda rows, off: self._predict(rows, off, level, method, type),
+            )  # fmt: skip
+        return self._predict(None, offset, level, method, type)
+
+    def _predict(
+        self, newdata: Any, offset: Any, level: float, method: str, type: str  # noqa: A002
+    ) -> pd.DataFrame:
         m = self.model
         if newdata is None:
             if offset is not None:
@@ -579,7 +626,8 @@ class BootstrapResults:
         level : float, default=0.95
             Their nominal coverage.
         method : {"percentile", "basic", "relaxed"}, default="percentile"
-            The band, as in :meth:`shape_bands`.
+            The band, as in :meth:`shape_bands`; with ``"relaxed"`` the shapes drawn
+            are those of the relaxed fit (the band's centre), not the penalised ones.
         scale : {"link", "response"}, default="link"
             The effect in the link's units, or exp(effect) relative to the average
             training row (odds or rate ratio; see ``BinarsityResults.plot_shapes``).
@@ -597,7 +645,11 @@ class BootstrapResults:
 
         band = self.shape_bands(level, method=method) if bands else None
         freq = self.cut_frequencies() if rug else None
-        return plot_shapes(self.results, terms=terms, ax=ax, density=density, bands=band,
+        shown: Any = self.results
+        if method == "relaxed":  # the band is around the relaxed fit: draw that one
+            coef, dense, _ = self._relaxed()["estimate"]
+            shown = _Drawn(self.results, coef, dense)
+        return plot_shapes(shown, terms=terms, ax=ax, density=density, bands=band,
                            scale=scale, sharey=sharey, rug=freq)  # fmt: skip
 
     def report(

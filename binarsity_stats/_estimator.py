@@ -35,7 +35,7 @@ from ._design import BinnedDesign
 from ._families import get_family
 from ._features import KINDS as FEATURE_KINDS
 from ._features import category_codes, feature_kinds, learn_levels, linear_column
-from ._penalty import lambda_theory, theory_nobs
+from ._penalty import PENALTY_WEIGHTS, lambda_theory, theory_nobs
 from ._penalty import penalty_weights as _penalty_weights
 from ._solvers import SOLVERS, Prepared, Solution
 from ._validation import (
@@ -43,6 +43,7 @@ from ._validation import (
     check_block_ptr,
     check_bool,
     check_codes,
+    check_groups,
     check_lam,
     check_max_iter,
     check_offset,
@@ -67,8 +68,8 @@ def _check_params(est) -> None:
     check_max_iter(est.max_iter)
     check_bool(est.fit_intercept, "fit_intercept")
     pw = est.penalty_weights
-    if isinstance(pw, str) and pw not in ("theory", "uniform"):
-        raise ValueError(f"penalty_weights must be 'theory', 'uniform' or an array; got {pw!r}.")
+    if isinstance(pw, str) and pw not in PENALTY_WEIGHTS:
+        raise ValueError(f"penalty_weights must be one of {PENALTY_WEIGHTS} or an array; got {pw!r}.")
 
 
 @dataclass
@@ -97,6 +98,8 @@ class _EstimatorProblem:
     #: per categorical feature: its levels and whether it has a missing level
     categories: list = field(default_factory=list)
     categorical_missing: list = field(default_factory=list)
+    #: CV group labels (the *CV estimators' ``fit(..., groups=)``), checked
+    groups: np.ndarray | None = None
 
     def prepared(self) -> Prepared:
         """The engine's problem on all rows."""
@@ -274,9 +277,12 @@ class BinarsityGLM(BaseEstimator):
         ``GridSearchCV`` when prediction is the goal.
     n_bins : int or sequence of int, default=50
         Number of bins per feature (fewer when a feature has fewer distinct values).
-    penalty_weights : {"theory", "uniform"} or array of shape (d,), default="theory"
+        A sequence has one entry per feature (those of categorical and linear
+        features are ignored) or one per binned feature.
+    penalty_weights : {"theory", "uniform", "balanced"} or array of shape (d,), default="theory"
         ω: ``"theory"`` is the paper's data-driven weight sqrt(π̂_jk), ``"uniform"``
-        weighs every jump 1 (tick's choice).
+        weighs every jump 1 (tick's choice), ``"balanced"`` is sqrt(π̂_jk (1 − π̂_jk)),
+        the noise level of the centred suffix sums (see the user guide's penalty page).
     solver : {"cd", "fista"}, default="cd"
         Block coordinate descent with exact block steps, or accelerated proximal
         gradient with the exact binarsity prox.
@@ -444,11 +450,14 @@ class BinarsityGLM(BaseEstimator):
 
         Blocks follow the input order of the binned and categorical features; the
         linear features are the design's dense columns, in input order (the layout of
-        the formula naming the features in that order).
+        the formula naming the features in that order). ``groups`` (CV group labels,
+        the *CV estimators only) are checked and kept.
         """
         family = get_family(self.family)
         X, n = _validate_X(X)
         y, extra = self._prepare_y(y, n)
+        if groups is not None:
+            groups = check_groups(groups, n)
         family.validate_y(y)  # 0/1 for binomial: no proportions here, unlike glm()
         sw = check_sample_weight(sample_weight, n)
         off = check_offset(offset, n)
@@ -524,6 +533,7 @@ class BinarsityGLM(BaseEstimator):
             family=family, penalty_weights=weights,
             fit_intercept=bool(self.fit_intercept) or absorbed, absorbed=absorbed,
             extra=extra, kinds=kinds, categories=categories, categorical_missing=cat_missing,
+            groups=groups,
         )  # fmt: skip
 
     def _solver_options(self) -> dict:
@@ -800,6 +810,160 @@ class BinarsityGLM(BaseEstimator):
             k += 1
         return pd.DataFrame(rows, columns=["feature", "cut", "jump"])
 
+    # -- the formula layer's results ---------------------------------------------------
+    def results(self, X, y, sample_weight=None, offset=None) -> Any:
+        """The formula layer's results object of this fit, on its training data.
+
+        The estimator keeps no training rows (its pickle does not grow with them), so
+        the statistics that need them — deviance, df, residuals, the summary, the
+        labels of bins holding one value, bootstraps — are computed on the data given
+        here, which must be the data of ``fit``. The model is ``glm()`` of the formula
+        naming every feature in column order (``bin(x)``, ``C(g)`` for a categorical
+        feature, ``z`` for a linear one, ``- 1`` without intercept) with this
+        estimator's family, bins, weights and penalty weights, and its solution is
+        this estimator's: every table and plot is the formula's, number for number.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            The training features.
+        y : array-like of shape (n_samples,)
+            The training response (class labels for the classifier).
+        sample_weight : array-like of shape (n_samples,), optional
+            The training weights.
+        offset : array-like of shape (n_samples,), optional
+            The training offset.
+
+        Returns
+        -------
+        BinarsityResults
+            With ``summary()``, ``cut_points()``, ``shape_functions()``,
+            ``plot_shapes()``, ``bootstrap()``, ``refit()``, ``to_spec()``...
+
+        Raises
+        ------
+        ValueError
+            When the data are not those of ``fit`` (the bins, levels or penalty
+            weights learned on them differ from the fitted ones).
+        """
+        from ._estimator_results import estimator_results
+
+        st = self._fitted()
+        X, n = _validate_X(X)
+        return estimator_results(self, st, X, n, y, sample_weight, offset)
+
+    def summary(self, X, y, sample_weight=None, offset=None, **kwargs) -> Any:
+        """The statsmodels-style summary of the fit, as ``glm()`` results print it.
+
+        Parameters
+        ----------
+        X, y, sample_weight, offset
+            The training data (see :meth:`results`).
+        **kwargs
+            Options of ``BinarsityResults.summary`` (``precision``, ``sort``).
+
+        Returns
+        -------
+        Summary
+            ``print(est.summary(X, y))``; ``as_text()``, ``as_html()``, ``as_latex()``,
+            ``tables``.
+        """
+        return self.results(X, y, sample_weight, offset).summary(**kwargs)
+
+    def shape_functions(self, X, y, sample_weight=None, offset=None, **kwargs) -> Any:
+        """The fitted step function of every binned and categorical feature.
+
+        Parameters
+        ----------
+        X, y, sample_weight, offset
+            The training data (see :meth:`results`).
+        **kwargs
+            Options of ``BinarsityResults.shape_functions`` (``merge``, ``precision``).
+
+        Returns
+        -------
+        DataFrame
+            ``term``, ``label``, ``low``, ``high``, ``level``, ``count``.
+        """
+        return self.results(X, y, sample_weight, offset).shape_functions(**kwargs)
+
+    def plot_shapes(self, X, y, sample_weight=None, offset=None, **kwargs) -> Any:
+        """Shape plot of every feature, as ``BinarsityResults.plot_shapes`` draws it.
+
+        Parameters
+        ----------
+        X, y, sample_weight, offset
+            The training data (see :meth:`results`).
+        **kwargs
+            Options of ``BinarsityResults.plot_shapes`` (``terms``, ``scale``, ...).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure drawn on.
+        """
+        return self.results(X, y, sample_weight, offset).plot_shapes(**kwargs)
+
+    def report(
+        self, X, y, path=None, sample_weight=None, offset=None, *, new=None, new_y=None,
+        new_offset=None, **kwargs,
+    ) -> Any:  # fmt: skip
+        """The self-contained HTML report of the fit (``BinarsityResults.report``).
+
+        For a report with bootstrap bands and cut-point frequencies, bootstrap the
+        results first: ``res = est.results(X, y); res.bootstrap(); res.report(path)``.
+
+        Parameters
+        ----------
+        X, y, sample_weight, offset
+            The training data (see :meth:`results`).
+        path : str or path-like, optional
+            File to write; the page is returned as a string when omitted.
+        new : DataFrame or array-like, optional
+            Held-out rows for the calibration section (as ``X``; column names of
+            ``feature_names_in_``, or ``x0``, ``x1``, ... for an estimator fitted on an
+            array).
+        new_y : array-like, optional
+            The observed response of ``new`` (class labels for the classifier).
+        new_offset : array-like, optional
+            The offset of ``new``.
+        **kwargs
+            Other options of ``BinarsityResults.report`` (``title``, ``scale``,
+            ``level``, ``bins``, ``precision``).
+
+        Returns
+        -------
+        str or path-like
+            ``path`` as given, or the HTML page when ``path`` is None.
+        """
+        from ._estimator_results import new_frame
+
+        res = self.results(X, y, sample_weight, offset)
+        if new is not None:
+            new, n_new = _validate_X(new)
+            new, new_y = new_frame(self, self._fitted(), new, n_new, new_y)
+        return res.report(path, new, new_y, offset=new_offset, **kwargs)
+
+    def bootstrap(self, X, y, sample_weight=None, offset=None, **kwargs) -> Any:
+        """The bootstrap of the fit on its own bins (``BinarsityResults.bootstrap``).
+
+        Parameters
+        ----------
+        X, y, sample_weight, offset
+            The training data (see :meth:`results`).
+        **kwargs
+            Options of ``BinarsityResults.bootstrap`` (``n_boot``, ``random_state``,
+            ``n_jobs``, ``groups``, ...).
+
+        Returns
+        -------
+        BootstrapResults
+            ``shape_bands()``, ``cut_frequencies()``, ``predict(new, interval=)``,
+            ``plot_shapes(bands=True)``; ``boot.results`` has the cut-point
+            frequencies in its ``cut_points()`` and summary.
+        """
+        return self.results(X, y, sample_weight, offset).bootstrap(**kwargs)
+
     def to_spec(self) -> dict:
         """A versioned, JSON-serialisable description of the fitted model.
 
@@ -852,7 +1016,9 @@ class BinarsityGLM(BaseEstimator):
         return make_spec(
             source=type(self).__name__, family=get_family(self.family),
             intercept=st["intercept_"], fit_intercept=bool(self.fit_intercept),
-            terms=terms + linear, lam=float(st.get("lam_", self.lam)), response=response,
+            terms=terms + linear, lam=float(st["lam_"] if "lam_" in st else self.lam),
+            response=response,
+            penalty={"weights": pw if isinstance(pw := self.penalty_weights, str) else "array"},
         )  # fmt: skip
 
     def __sklearn_tags__(self):
@@ -870,7 +1036,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         The penalty strength λ ≥ 0, or ``"theory"`` (see :class:`BinarsityGLM`).
     n_bins : int or sequence of int, default=50
         Number of bins per feature.
-    penalty_weights : {"theory", "uniform"} or array, default="theory"
+    penalty_weights : {"theory", "uniform", "balanced"} or array, default="theory"
         ω (see :class:`BinarsityGLM`).
     solver : {"cd", "fista"}, default="cd"
         Solver.

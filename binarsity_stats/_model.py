@@ -14,7 +14,9 @@ Choices documented here (the docs repeat them):
   U_n the bound on b'' (gaussian 1, binomial 1/4, poisson the largest fitted mean of
   the null model) and φ the dispersion (1 for binomial and poisson; for gaussian σ² is
   estimated scaled-lasso style: a first fit with φ = var(y), then φ̂ = RSS / (n − df)
-  and one refit).
+  and one refit). ``penalty_weights="balanced"``, sqrt(π̂_jk (1 − π̂_jk)), uses the same
+  scalar: it is the exact noise level of the centred suffix sums whose union bound
+  gives it (``_penalty.lambda_theory``, Notes); adaptive weights have no theory λ.
 * **Cross-validation uses the same bins in every fold.** The cut points are learned once
   on all training rows (as the paper does). Binning reads only x, never y, so no label
   information leaks into the held-out folds; and with one set of bins the folds, the λ
@@ -30,6 +32,7 @@ Choices documented here (the docs repeat them):
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import Any
 
 import numpy as np
@@ -51,10 +54,14 @@ from ._path import (
     SCORINGS,
     PathData,
     check_grid,
+    check_patience,
+    check_scoring,
     cross_validate,
     fold_ids,
+    grid_end_message,
     group_fold_ids,
     lambda_grid,
+    resolve_folds,
     resolve_n_jobs,
     solve_path,
     weighted_auc,
@@ -111,23 +118,32 @@ def glm(
         intercept and are not constrained to a weighted sum of zero); with no such
         term the model has no intercept at all. The response may
         be numeric, boolean (``I(affairs > 0)``) or, for binomial, a two-level factor
-        whose second level is the event.
+        whose second level is the event, or R's ``cbind(successes, failures)`` (the
+        proportion, with the trials multiplying the weights). ``C(x, Treatment(k))``
+        makes level k the reference of the reference-coded table (the fit is
+        unchanged). ``y ~ .`` stands for every other column (numeric ones as
+        ``bin(col)``, others as ``C(col)``; ``- col`` leaves one out).
     data : DataFrame or mapping of columns
         Training data.
     family : {"gaussian", "binomial", "poisson"}, statsmodels family or Family, default="gaussian"
         Distribution: a name (canonical link) or a statsmodels family instance with a
         convex link, e.g. ``sm.families.Gamma(sm.families.links.Log())`` (the loss is
-        then half the unit deviance, design.md §8).
+        then half the unit deviance, design.md §8). R's and statsmodels' spellings
+        (``"logistic"``, ``"logit"``, ``"normal"``, ``sm.families.Binomial()`` with its
+        canonical link...) are read as the built-in family, with a note in the summary.
     sample_weight : array-like of shape (n,) or str, optional
-        Non-negative row weights s_i, or the name of a column of ``data``.
+        Non-negative row weights s_i, or the name of a column of ``data`` (``y ~ .``
+        then leaves it out).
     offset : array-like of shape (n,) or str, optional
         Offset added to the linear predictor (on top of ``offset()`` terms), or the name
         of a column of ``data`` (then replayed from new data at predict time).
     n_bins : int, default=50
         Bins of ``bin(x)`` terms that do not give their own.
-    penalty_weights : {"theory", "uniform"} or ndarray of shape (d,), default="theory"
-        ω_jk of design.md §1; ``C()`` terms get weight 0 (unpenalised) unless an array
-        says otherwise.
+    penalty_weights : {"theory", "uniform", "balanced"} or ndarray of shape (d,), default="theory"
+        ω_jk of design.md §1: ``"theory"`` sqrt(π̂_jk) (the paper's), ``"uniform"`` 1,
+        ``"balanced"`` sqrt(π̂_jk (1 − π̂_jk)) (the noise level of the centred suffix
+        sums; see :func:`binarsity_stats._penalty.lambda_theory`). ``C()`` terms get
+        weight 0 (unpenalised) unless an array says otherwise.
     missing : {"error", "separate", "drop"}, default="error"
         Missing values (NaN, None, ``pd.NA``) in the columns the model uses. ``"error"``:
         an error naming the column. ``"separate"``: in a ``bin()``/``C()`` column, a level
@@ -558,6 +574,11 @@ class BinarsityModel:
     def lambda_max(self) -> float:
         """λ_max of design.md §2: the smallest λ at which every binned term is flat.
 
+        Evaluated at the null fit: every penalised chain fused, while the intercept, the
+        offset, the ``C()`` and linear terms and any missing level stay free (fitted
+        exactly first); it is the intercept(+offset)-only fit only when the model has no
+        unpenalised term.
+
         Returns
         -------
         float
@@ -600,11 +621,59 @@ class BinarsityModel:
         float
             λ_theory.
         """
+        if self.penalty_kind == "adaptive":
+            raise ValueError(
+                "lam='theory' is not defined for adaptive penalty weights (they depend "
+                "on a first-stage fit); give lam a number or use fit_cv."
+            )
         d = sum(b.n_levels for b in self.spec.blocks if b.penalized)
         return lambda_theory(
             self.family, self.y, self.unit_weight, self.offset, d, self.n_effective,
             fit_intercept=self._solver_intercept, phi=phi, A=A,
         )  # fmt: skip
+
+    # -- second stage --------------------------------------------------------------------
+    def adaptive(self, first_stage: BinarsityResults, power: float = 1.0) -> BinarsityModel:
+        """The adaptive second stage: weights ω_jk / abs(θ̂_jk − θ̂_j,k−1)^power.
+
+        The adaptive lasso (Zou 2006) for the fused penalty: ``first_stage`` is a fit of
+        this model (e.g. ``model.fit_cv().best_``); its large steps are penalised less,
+        its small ones more, and an edge it fused stays fused (its weight is
+        ``_relax.FUSED_FACTOR`` times the largest finite one). The new model shares the
+        design; fit it with a number for ``lam``, ``fit_path`` or ``fit_cv``
+        (``lam="theory"`` has no meaning for data-dependent weights and is refused).
+
+        Parameters
+        ----------
+        first_stage : BinarsityResults
+            A fit of this model (same design).
+        power : float, default=1
+            The exponent of the jump sizes.
+
+        Returns
+        -------
+        BinarsityModel
+            A copy of this model with ``penalty_kind == "adaptive"``.
+        """
+        import copy
+
+        from ._relax import adaptive_weights
+
+        if not isinstance(first_stage, BinarsityResults):
+            raise TypeError(
+                f"first_stage must be a BinarsityResults of this model; got "
+                f"{type(first_stage).__name__}."
+            )
+        if first_stage.model.design is not self.design:
+            raise ValueError("first_stage must be a fit of this model (the same design).")
+        sol = first_stage.solution
+        w = adaptive_weights(self.penalty_weights, sol.coef, self.block_ptr, power)
+        other = copy.copy(self)
+        other.penalty_weights = w
+        other.penalty_kind = "adaptive"
+        other.adaptive_power = float(power)
+        other._binned = self.binned.with_kinds(self._block_kinds())
+        return other
 
     # -- fitting -------------------------------------------------------------------------
     def fit(
@@ -615,6 +684,7 @@ class BinarsityModel:
         tol: float = 1e-7,
         max_iter: int = 1000,
         warm_start: Any = None,
+        relax: float | None = None,
     ) -> BinarsityResults:
         """Fit at one λ.
 
@@ -633,12 +703,23 @@ class BinarsityModel:
             Cap on solver passes.
         warm_start : Solution, optional
             Starting point.
+        relax : float, optional
+            γ of a relaxed fit (:meth:`BinarsityResults.relax`): the fit at λ mixed with
+            the unpenalised refit on its segments, γ θ̂ + (1 − γ) θ̃. None: the
+            penalised fit (γ = 1).
 
         Returns
         -------
         BinarsityResults
             The fit at λ, with its statistics and report.
         """
+        if relax is not None:
+            from ._relax import check_gamma
+
+            gamma = check_gamma(relax, "relax")
+            res = self.fit(lam, solver=solver, tol=tol, max_iter=max_iter,
+                           warm_start=warm_start)  # fmt: skip
+            return res.relax(gamma, tol=tol, max_iter=max_iter)
         opts = _solver_options(solver, tol, max_iter)
         if not isinstance(lam, str):
             lam = check_lam(lam)
@@ -732,13 +813,25 @@ class BinarsityModel:
         early_stopping: bool = True,
         patience: int = 5,
         groups: Any = None,
+        relax: Any = False,
+        extend_grid: bool = True,
     ) -> CVResults:
         """K-fold cross-validation over a λ path; refits the chosen λ on all rows.
 
         Parameters
         ----------
-        folds : int, default=10
-            Number of folds K (2 ≤ K ≤ n). Stratified on y for binomial.
+        folds : int, array-like, scikit-learn splitter or iterable of pairs, default=10
+            * an int K (2 ≤ K ≤ n): shuffled folds (``random_state``), stratified on y
+              for binomial, or whole ``groups`` per fold;
+            * a fold-id array, one integer per row (glmnet's ``foldid``; fold k is the
+              k-th smallest value, so 1..K works as in R);
+            * a scikit-learn splitter, any object with ``split(X, y, groups)``
+              (``KFold``, ``StratifiedKFold``, ``GroupKFold`` with ``groups``,
+              ``TimeSeriesSplit``, ``PredefinedSplit``...); its ``split`` receives a
+              placeholder X of n rows, the response y and ``groups``;
+            * an iterable of ``(train, test)`` row-index pairs.
+
+            The splits used are stored on the result (``splits``, ``fold_ids``).
         scoring : {"deviance", "mse", "auc"}, default="deviance"
             Held-out criterion: mean weighted deviance, weighted mean squared error of the
             mean response, or (binomial) weighted ROC AUC.
@@ -776,13 +869,30 @@ class BinarsityModel:
             to the same fold, so the CV scores a model on groups it has not seen.
             Groups are shuffled with ``random_state`` and given to folds largest first,
             each to the fold with the fewest rows (as scikit-learn's ``GroupKFold``);
-            folds are then not stratified. Needs at least ``folds`` groups.
+            folds are then not stratified. Needs at least ``folds`` groups. With a
+            splitter, passed to its ``split``; refused with fold ids or pairs.
+        relax : bool or sequence of float, default=False
+            Also cross-validate relaxed fits (``cv.glmnet(relax=TRUE)``): at every λ
+            each fold scores γ θ̂(λ) + (1 − γ) θ̃(λ), θ̃ the unpenalised refit on the
+            segments of θ̂ (see :meth:`BinarsityResults.relax`), for γ in glmnet's
+            grid (0, 0.25, 0.5, 0.75, 1) or the values given; λ and γ are chosen
+            jointly. The grid is the one the penalised CV evaluated (its early
+            stopping and extension included); the relaxed pass solves each fold's path
+            once more.
+        extend_grid : bool, default=True
+            When the last λ of the default grid scores best (the CV curve is still
+            improving where the grid ends), continue the grid below its end at the
+            same log step, ``patience`` values at a time, until the best λ is no
+            longer the last (at most as many values again as the grid has: λ_max ·
+            ``lam_min_ratio``² by default). ``extended`` on the result counts the
+            values added. An explicit ``lams`` is never extended.
 
         Returns
         -------
         CVResults
             ``lam_min``, ``lam_1se``, ``best_`` (refit at ``lam_min`` on all rows),
-            per-λ ``mean`` and ``se``.
+            per-λ ``mean`` and ``se``. With ``relax``: a ``RelaxedCVResults`` whose
+            ``gamma_min`` is the γ chosen and ``best_`` the relaxed fit.
 
         Notes
         -----
@@ -792,62 +902,121 @@ class BinarsityModel:
 
         With ``early_stopping`` the fits on all rows (``path``) cover the same truncated
         grid as the folds.
+
+        A ``UserWarning`` names the fix when the best λ still sits at an end of the
+        grid that could go further: its smallest λ (after the extension, or with an
+        explicit ``lams``), or the largest λ of an explicit ``lams`` below λ_max. The
+        default grid starts at λ_max, where every binned term is already flat, so a
+        ``lam_min`` there (nothing beats the intercept-only fit) needs no warning.
         """
-        if scoring not in SCORINGS:
-            raise ValueError(f"scoring must be one of {SCORINGS}; got {scoring!r}.")
-        if scoring == "auc" and not self.family.binary:
-            raise ValueError("scoring='auc' needs family='binomial'.")
-        if scoring == "auc" and not np.all((self.y == 0) | (self.y == 1)):
-            raise ValueError("scoring='auc' needs a 0/1 response; y holds proportions.")
-        if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)):
-            raise TypeError(f"folds must be an integer >= 2; got {folds!r}.")
-        if not 2 <= folds <= self.nobs:
-            raise ValueError(f"folds must be between 2 and n = {self.nobs}; got {folds}.")
+        check_scoring(scoring, self.family, self.y)
+        gammas = _check_relax(relax)
+        if isinstance(folds, (bool, np.bool_)):  # before any work: True is not 1 fold
+            raise TypeError(
+                f"folds must be an integer >= 2 or a fold specification; got {folds!r}."
+            )
         workers = resolve_n_jobs(n_jobs)
         random_state = check_random_state(random_state)
         opts = _solver_options(solver, tol, max_iter)
         cv_tol = check_cv_tol(cv_tol)
         check_bool(early_stopping, "early_stopping")
+        check_bool(extend_grid, "extend_grid")
+        patience = check_patience(patience)
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
         groups = self._per_row(groups, "groups")  # a column name of the data, or labels
-        if groups is None:
-            fold_id = fold_ids(
-                self.y, int(folds), stratify=self.family.binary,
-                random_state=random_state,
-            )  # fmt: skip
-        else:
-            fold_id = group_fold_ids(groups, int(folds), self.nobs, random_state=random_state)
+        if groups is not None:
+            groups = check_groups(groups, self.nobs)
+        fold_spec = resolve_folds(
+            folds, self.y, groups=groups, stratify=self.family.binary,
+            random_state=random_state,
+        )  # fmt: skip
         fold_opts = dict(opts, tol=tol if cv_tol is None else float(cv_tol))
-        if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)):
-            raise TypeError(f"patience must be a positive integer; got {patience!r}.")
-        if patience < 1:
-            raise ValueError(f"patience must be >= 1; got {patience}.")
         data = self._path_data()
-        n_train = int(np.sum(fold_id != 0))
         # every fold's prepared design is kept for the whole walk unless that takes more
         # than _CV_KEEP_BYTES; then a fold is prepared again per chunk of λ values
-        keep = data.fold_bytes(n_train) * int(folds) <= _CV_KEEP_BYTES
-        total = (int(folds) + 1) * len(grid)
+        keep = sum(data.fold_bytes(len(tr)) for tr, _ in fold_spec.splits) <= _CV_KEEP_BYTES
+        # a default grid continues below its end (one more span of lam_min_ratio at
+        # most) while its last λ scores best; an explicit grid is the user's: a warning
+        extend = len(grid) if (lams is None and extend_grid) else 0
+        total = (fold_spec.n_folds + 1) * len(grid)
         with _progress(total, verbose, "cv") as tick:
             cv = cross_validate(
-                data, grid, fold_id, scoring=scoring, opts=opts, fold_opts=fold_opts,
-                n_jobs=workers, early_stopping=early_stopping, patience=int(patience),
-                keep=keep, prepare=self._prepare, tick=tick,
+                data, grid, fold_spec, scoring=scoring, opts=opts, fold_opts=fold_opts,
+                n_jobs=workers, early_stopping=early_stopping, patience=patience,
+                keep=keep, prepare=self._prepare, tick=tick, extend=extend,
             )  # fmt: skip
+        message = grid_end_message(cv, scoring, user_grid=lams is not None,
+                                   lambda_max=self.lambda_max)  # fmt: skip
+        if message is not None:
+            warnings.warn(message, UserWarning, stacklevel=2)
         rule = {
-            "folds": int(folds), "scoring": scoring, "lams": grid, "cv_tol": cv_tol,
-            "early_stopping": bool(early_stopping), "patience": int(patience),
-            "groups": None if groups is None else check_groups(groups, self.nobs),
+            "folds": fold_spec.n_folds, "scoring": scoring, "lams": grid, "cv_tol": cv_tol,
+            "early_stopping": bool(early_stopping), "patience": patience, "groups": groups,
+            "extend": extend,
+            # fixed splits (fold ids, a splitter's, pairs) are replayed on a resample;
+            # an int K draws new folds
+            "splits": None if isinstance(folds, (int, np.integer)) else fold_spec,
         }  # fmt: skip
-        return CVResults(
-            self, cv.lams, cv.fold_scores, scoring, fold_id, cv.path, cv.grid_size, rule=rule
-        )
+        if gammas is None:
+            return CVResults(
+                self, cv.lams, cv.fold_scores, scoring, cv.fold_ids, cv.path, cv.grid_size,
+                rule=rule, folds=fold_spec, extended=cv.extended, opts=opts,
+            )  # fmt: skip
+        from ._path_results import RelaxedCVResults
+
+        scores = self._relaxed_cv(data, cv.lams, fold_spec, gammas, scoring, fold_opts, workers)
+        rule["relax"] = list(gammas)
+        return RelaxedCVResults(
+            self, cv.lams, scores, gammas, scoring, cv.fold_ids, cv.path, cv.grid_size,
+            rule=rule, folds=fold_spec, extended=cv.extended, opts=opts,
+        )  # fmt: skip
+
+    def _relaxed_cv(self, data, lams, folds, gammas, scoring, fold_opts, workers):
+        """Fold scores (G, K, m) of the relaxed fits (see ``_relax.relaxed_path_scores``)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from ._relax import relaxed_path_scores
+
+        n_folds = folds.n_folds
+
+        def one(k: int) -> np.ndarray:
+            rows, test = folds.splits[k]
+            held = data.held_out(test)
+            return relaxed_path_scores(
+                self._prepare(rows), data.design.subset(rows), self.y[rows], self.family,
+                self.penalty_weights, lams, gammas, held,
+                lambda sol, h: data.score(sol, h, scoring),
+                fit_intercept=self._solver_intercept, opts=fold_opts,
+            )  # fmt: skip
+
+        if workers > 1:
+            with ThreadPoolExecutor(min(workers, n_folds)) as pool:
+                per_fold = list(pool.map(one, range(n_folds)))
+        else:
+            per_fold = [one(k) for k in range(n_folds)]
+        return np.stack(per_fold, axis=1)
 
     def __repr__(self) -> str:
         return (
             f"BinarsityModel({self.formula!r}, family={self.family.name!r}, "
             f"n={self.nobs}, blocks={len(self.spec.blocks)})"
         )
+
+
+def _check_relax(relax: Any) -> tuple[float, ...] | None:
+    """``fit_cv``'s ``relax``: False/None (no relaxed CV), True (glmnet's γ grid) or γs."""
+    from ._relax import GAMMAS, check_gamma
+
+    if relax is None or relax is False:
+        return None
+    if relax is True:
+        return GAMMAS
+    if isinstance(relax, (str, bytes)) or not hasattr(relax, "__iter__"):
+        raise TypeError(f"relax must be a bool or a sequence of gamma in [0, 1]; got {relax!r}.")
+    gammas = tuple(sorted({check_gamma(g, "relax") for g in relax}))
+    if not gammas:
+        raise ValueError("relax must hold at least one gamma in [0, 1].")
+    return gammas
 
 
 #: Names of the fitted results that users reach for on the model itself.

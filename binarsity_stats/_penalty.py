@@ -28,7 +28,11 @@ __all__ = [
     "lambda_theory",
     "theory_nobs",
     "THEORY_A",
+    "PENALTY_WEIGHTS",
 ]
+
+#: The named penalty weights ω (``penalty_weights=``); an array is also accepted.
+PENALTY_WEIGHTS = ("theory", "uniform", "balanced")
 
 #: A of Theorem 1: the oracle bound holds with probability 1 − 2e^{−A} = 0.95.
 THEORY_A = math.log(40.0)
@@ -103,6 +107,30 @@ def lambda_theory(
     Returns
     -------
     float
+
+    Notes
+    -----
+    The same scalar serves ``penalty_weights="theory"`` and ``"balanced"``; the
+    balanced weight is the one this argument gives exactly. Under pure noise (every θ
+    flat, the intercept fitted) the null fit has η̂ = β̂0, and for an unweighted sample
+    the suffix sum of the KKT conditions (design.md §2) is the centred sum
+
+        S_jk = (1/n) Σ_{i: c_ij ≥ k} (μ̂ − y_i) = −(1/n) [Σ_{c_ij ≥ k} ε_i − π̂_jk Σ_i ε_i],
+
+    with ε_i = y_i − μ, whose variance is φ V π̂_jk (1 − π̂_jk) / n ≤ U_n φ π̂_jk (1 − π̂_jk) / n
+    (V the variance function, bounded by U_n = sup b''). A sub-Gaussian tail
+    P(|S_jk| > t) ≤ 2 exp(−t² / (2 Var S_jk)) and a union bound over the d edges give,
+    with t_jk = sqrt(2 U_n φ (A + log d) / n) · sqrt(π̂_jk (1 − π̂_jk)),
+
+        P(max_jk |S_jk| / t_jk > 1) ≤ 2 d e^{−(A + log d)} = 2 e^{−A},
+
+    so λ = λ_theory with ω_jk = sqrt(π̂_jk (1 − π̂_jk)) keeps the null fit optimal (no
+    false cut anywhere) with probability ≥ 1 − 2e^{−A}. The paper's weight sqrt(π̂_jk)
+    is the bound for an *uncentred* sum (variance ∝ π̂_jk): with the same scalar it is
+    valid but conservative, and the more so the lower the cut (π̂_jk → 1 where
+    1 − π̂_jk → 0). A missing level is free at the null fit, so the chain's residuals
+    are centred on their own: π̂_jk (1 − π̂_jk / π̂_j1) with π̂_j1 the chain's share.
+    With weights, π̂ are the weighted shares and n the effective n (:func:`theory_nobs`).
     """
     d = max(int(n_levels), 2)
     U = family.curvature_bound()
@@ -131,10 +159,14 @@ def penalty_weights(
 
     Parameters
     ----------
-    kind : {"theory", "uniform"} or array of shape (d,)
+    kind : {"theory", "uniform", "balanced"} or array of shape (d,)
         ``"theory"``: ω_jk = sqrt(π̂_jk) with π̂_jk the weighted share of the block's rows
         in bins ≥ k (paper, Theorem 1, up to the scalar that λ absorbs);
-        ``"uniform"``: ω_jk = 1 (tick's choice). An array is validated and returned.
+        ``"uniform"``: ω_jk = 1 (tick's choice); ``"balanced"``:
+        ω_jk = sqrt(π̂_jk (1 − π̂_jk / π̂_j1)), the standard deviation of the centred
+        suffix sum S_jk under pure noise (the CUSUM normalisation; π̂_j1 is the share of
+        the block's chain, 1 without a missing level, so ω_jk = sqrt(π̂_jk (1 − π̂_jk))).
+        An array is validated and returned.
     bin_counts : ndarray of shape (d,)
         Weighted bin counts n_jk.
     block_ptr : ndarray of shape (p + 1,)
@@ -164,7 +196,7 @@ def penalty_weights(
     if isinstance(kind, str):
         if kind == "uniform":
             w = np.ones(d)
-        elif kind == "theory":
+        elif kind in ("theory", "balanced"):
             w = np.zeros(d)
             for j in range(p):
                 s, m = starts[j], chain_length[j]
@@ -172,10 +204,17 @@ def penalty_weights(
                 total = c.sum()
                 if total > 0:
                     tail = np.cumsum(c[:m][::-1])[::-1]
-                    w[s : s + m] = np.sqrt(tail / total)
+                    share = tail / total
+                    if kind == "balanced":
+                        # centred within the chain's rows (a missing level has its own
+                        # free level, so the chain's residuals sum to zero on their own)
+                        chain = tail[0] if m > 0 else 0.0
+                        rest = np.clip(1.0 - tail / chain, 0.0, 1.0) if chain > 0 else 0.0
+                        share = share * rest
+                    w[s : s + m] = np.sqrt(share)
         else:
             raise ValueError(
-                f"penalty_weights must be 'theory', 'uniform' or an array; got {kind!r}."
+                f"penalty_weights must be one of {PENALTY_WEIGHTS} or an array; got {kind!r}."
             )
     else:
         w = np.array(kind, dtype=np.float64, copy=True)

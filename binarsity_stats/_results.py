@@ -164,6 +164,94 @@ class BinarsityResults:
         self.cv_: Any = None  # the CVResults that chose λ (set by CVResults.results)
         # set by CVResults.results: {"scoring", "mean", "se"} of the CV at this λ
         self.cv_score: dict | None = None
+        #: γ of a relaxed fit (:meth:`relax`), None for the penalised fit
+        self.relax_gamma: float | None = None
+
+    # -- remedies for spurious steps (see _relax) ----------------------------------------
+    def _penalty_description(self) -> dict[str, Any]:
+        """How the coefficients were penalised (the model description's ``penalty``)."""
+        out: dict[str, Any] = {"weights": str(self.model.penalty_kind)}
+        if getattr(self, "relax_gamma", None) is not None:
+            out["relax"] = float(self.relax_gamma)
+        return out
+
+    def relax(self, gamma: float = 0.0, *, tol: float = 1e-7, max_iter: int = 1000):
+        """The relaxed fit on this fit's segments (glmnet's ``relax=TRUE``).
+
+        The model is refitted without penalty on the constant segments of this fit (its
+        cut-points kept, nothing else changed): θ̃. The relaxed fit mixes the two,
+        θ_γ = γ θ̂ + (1 − γ) θ̃, and the same for β0 and the dense coefficients. γ = 1 is
+        this fit, γ = 0 the unpenalised refit on its segments; the penalty's shrinkage
+        of the kept steps is undone by 1 − γ. Choose γ with
+        ``model.fit_cv(relax=True)`` (λ and γ jointly, as ``cv.glmnet(relax=TRUE)``).
+
+        Parameters
+        ----------
+        gamma : float, default=0
+            The mix, in [0, 1].
+        tol : float, default=1e-7
+            KKT tolerance of the unpenalised refit.
+        max_iter : int, default=1000
+            Cap on its solver passes.
+
+        Returns
+        -------
+        BinarsityResults
+            The relaxed fit (same λ, cut-points and df; ``relax_gamma`` = γ). Its
+            ``objective`` is NaN (the mix minimises no single objective) and its KKT
+            violation is the penalised fit's.
+
+        Notes
+        -----
+        Unlike :meth:`refit` (statsmodels, for standard errors), this stays a
+        binarsity result: it predicts, summarises and exports as one. The unpenalised
+        refit inherits the selection's optimism (the winner's curse): its steps are
+        larger than the truth on average, which is why γ is tuned by CV.
+        """
+        from ._relax import check_gamma, mix_solutions, unpenalized_on_segments
+        from ._validation import check_max_iter, check_tol
+
+        g = check_gamma(gamma)
+        tol, max_iter = check_tol(tol), check_max_iter(max_iter)
+        base = self if getattr(self, "relax_gamma", None) is None else self._relaxed_from
+        cached = base.__dict__.get("_unpenalized")  # (tol, max_iter, solution)
+        if cached is None or cached[:2] != (tol, max_iter):
+            m = base.model
+            unpen = unpenalized_on_segments(
+                m.binned, m.y, m.family, base.solution, m.penalty_weights,
+                fit_intercept=m._solver_intercept, tol=tol, max_iter=max_iter,
+            )  # fmt: skip
+            base.__dict__["_unpenalized"] = cached = (tol, max_iter, unpen)
+        unpen = cached[2]
+        res = BinarsityResults(
+            base.model, mix_solutions(base.solution, unpen, g),
+            f"{base.lam_source}; relaxed, gamma={g:g}",
+        )
+        res.relax_gamma = g
+        res._relaxed_from = base
+        res.cv_rule, res.cv_score = base.cv_rule, base.cv_score
+        return res
+
+    def adaptive(self, power: float = 1.0):
+        """A second-stage model whose weights are ω_jk / abs(jump of this fit)^power.
+
+        The adaptive lasso's two stages (Zou 2006) for the fused penalty: steps this fit
+        kept large are penalised less in the second stage, small ones more, and an edge
+        this fit fused stays fused. Fit the returned model as any other (a number for
+        ``lam``, ``fit_path``, ``fit_cv``); ``lam="theory"`` has no meaning for these
+        weights and is refused.
+
+        Parameters
+        ----------
+        power : float, default=1
+            The exponent of the jump sizes.
+
+        Returns
+        -------
+        BinarsityModel
+            The same formula and data with adaptive penalty weights.
+        """
+        return self.model.adaptive(self, power=power)
 
     # -- coefficients ------------------------------------------------------------------
     @cached_property
@@ -737,6 +825,7 @@ class BinarsityResults:
             source=type(self).__name__, family=m.family, intercept=self.intercept,
             fit_intercept=bool(spec.fit_intercept), terms=terms, lam=self.lam,
             response=response, offset_terms=offset_terms, offset_column=m.offset_column,
+            penalty=self._penalty_description(),
         )  # fmt: skip
 
     def to_sql(self, table: str = "t", dialect: str = "sqlite", **kwargs: Any) -> str:
@@ -759,6 +848,37 @@ class BinarsityResults:
         from ._export_sql import to_sql
 
         return to_sql(self, table=table, dialect=dialect, **kwargs)
+
+    def scorecard(
+        self,
+        pdo: float = 20.0,
+        base_score: float = 600.0,
+        base_odds: float = 50.0,
+        rounding: int | None = None,
+    ) -> Any:
+        """Points per interval per term of a binomial fit (a credit-scoring scorecard).
+
+        Parameters
+        ----------
+        pdo : float, default=20
+            Points that double the odds against the event (y = 1).
+        base_score : float, default=600
+            The score at odds ``base_odds`` : 1 against the event.
+        base_odds : float, default=50
+            The odds that ``base_score`` stands for.
+        rounding : int or None, default=None
+            Decimals of the points (0: whole points); None keeps them exact.
+
+        Returns
+        -------
+        Scorecard
+            ``table`` (points per interval per term), ``score(new)``, ``points(new)``;
+            see :func:`binarsity_stats.scorecard`.
+        """
+        from ._scorecard import scorecard
+
+        return scorecard(self, pdo=pdo, base_score=base_score, base_odds=base_odds,
+                         rounding=rounding)  # fmt: skip
 
     # -- unpenalised refit -------------------------------------------------------------------
     @cached_property
@@ -957,6 +1077,11 @@ class BinarsityResults:
             ``shape_bands``, ``cut_frequencies``, ``predict(new, interval=)``,
             ``plot_shapes(bands=True)``.
         """
+        if getattr(self, "relax_gamma", None) is not None:
+            raise ValueError(
+                "bootstrap() resamples the penalised fit; a relaxed fit (relax_gamma="
+                f"{self.relax_gamma:g}) is not supported: bootstrap the penalised results."
+            )
         from ._bootstrap import bootstrap
 
         boot = bootstrap(

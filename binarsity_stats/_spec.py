@@ -22,7 +22,8 @@ The document (``format_version`` 1)::
         "levels": ["a", "b"], "missing_level": false, "unseen": "error",
         "penalty": "free", "theta": [...]},
        {"kind": "linear", "name": "x:z", "factors": ["x", "z"], "coef": 0.3}],
-     "offset": {"terms": ["log(exposure)"], "column": null}}
+     "offset": {"terms": ["log(exposure)"], "column": null},
+     "penalty": {"weights": "balanced"}}                     # optional; + "relax": γ
 
 The linear predictor of a row is, in this order (the order the fitted objects sum in)::
 
@@ -185,6 +186,7 @@ def make_spec(
     response: dict[str, Any] | None = None,
     offset_terms: Sequence[str] = (),
     offset_column: str | None = None,
+    penalty: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Assemble (and check) a model description.
 
@@ -208,6 +210,10 @@ def make_spec(
         Expressions of ``offset(...)`` terms.
     offset_column : str, optional
         Data column read as an offset at predict time.
+    penalty : dict, optional
+        How the coefficients were penalised (descriptive; prediction does not read it):
+        ``weights`` (``"theory"``, ``"uniform"``, ``"balanced"``, ``"adaptive"`` or
+        ``"array"``) and, for a relaxed fit, ``relax`` (its γ).
 
     Returns
     -------
@@ -227,6 +233,8 @@ def make_spec(
         "terms": terms,
         "offset": {"terms": list(offset_terms), "column": offset_column},
     }
+    if penalty is not None:
+        spec["penalty"] = {str(k): json_value(v) for k, v in penalty.items()}
     check_spec(spec)
     return spec
 

@@ -233,7 +233,7 @@ ESTIMATOR_FIT_CASES = [
     ("max_iter 0", lambda: _est(max_iter=0).fit(X, Y01), ValueError, r"max_iter must be a positive"),
     ("max_iter float", lambda: _est(max_iter=10.0).fit(X, Y01), TypeError, r"max_iter must be a positive"),
     ("penalty_weights unknown name", lambda: _est(penalty_weights="flat").fit(X, Y01),
-     ValueError, r"penalty_weights must be 'theory', 'uniform' or an array"),
+     ValueError, r"penalty_weights must be one of \('theory', 'uniform', 'balanced'\) or an array"),
     ("penalty_weights wrong length", lambda: _est(penalty_weights=np.ones(5)).fit(X, Y01),
      ValueError, r"penalty_weights must have length 24"),
     ("penalty_weights negative", lambda: _est(penalty_weights=-np.ones(24)).fit(X, Y01),
