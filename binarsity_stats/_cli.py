@@ -79,16 +79,42 @@ examples:
 def _family(value: str) -> str:
     from ._families import FAMILIES, FAMILY_ALIASES
 
-    if value.strip().lower() in FAMILIES or value.strip().lower() in FAMILY_ALIASES:
+    name = value.strip().lower()
+    if name in FAMILIES or name in FAMILY_ALIASES or name == "gamma":
         return value
+    if name.startswith("tweedie:"):
+        try:
+            power = float(name.split(":", 1)[1])
+        except ValueError:
+            power = -1.0
+        if 1.0 <= power <= 2.0:
+            return value
+        raise argparse.ArgumentTypeError(
+            f"--family tweedie:P needs a variance power 1 <= P <= 2 (log link); got {value!r}"
+        )
     import difflib
 
-    known = sorted(FAMILIES) + sorted(FAMILY_ALIASES)
-    close = difflib.get_close_matches(value.lower(), known, n=1)
+    known = sorted(FAMILIES) + sorted(FAMILY_ALIASES) + ["gamma"]
+    close = difflib.get_close_matches(name, known, n=1)
     raise argparse.ArgumentTypeError(
-        f"--family must be one of {', '.join(sorted(FAMILIES))} (or {', '.join(sorted(FAMILY_ALIASES))}"
-        f"); got {value!r}" + (f". Did you mean {close[0]!r}?" if close else "")
+        f"--family must be one of {', '.join(sorted(FAMILIES))}, gamma or tweedie:P (also "
+        f"{', '.join(sorted(FAMILY_ALIASES))}); got {value!r}"
+        + (f". Did you mean {close[0]!r}?" if close else "")
     )
+
+
+def _family_argument(value: str) -> Any:
+    """The ``family=`` of --family: a name, or a statsmodels family with the log link for
+    ``gamma`` and ``tweedie:P`` (their canonical links are not convex)."""
+    name = value.strip().lower()
+    if name != "gamma" and not name.startswith("tweedie:"):
+        return value
+    import statsmodels.api as sm
+
+    log = sm.families.links.Log()
+    if name == "gamma":
+        return sm.families.Gamma(log)
+    return sm.families.Tweedie(var_power=float(name.split(":", 1)[1]), link=log)
 
 
 def _level(value: str) -> float:
@@ -209,8 +235,9 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--encoding", default="utf-8", help="text encoding of --data (default utf-8)")
     fit.add_argument(
         "--family", default="gaussian", type=_family, metavar="FAMILY",
-        help="gaussian (default), binomial or poisson, with the canonical link; R's and "
-        "statsmodels' spellings (logistic, logit, normal...) are read as these",
+        help="gaussian (default), binomial or poisson, with the canonical link (R's and "
+        "statsmodels' spellings logistic, logit, normal... are read as these), or gamma or "
+        "tweedie:P (1 <= P <= 2), with the log link",
     )  # fmt: skip
     fit.add_argument(
         "--lam", type=_lam, default="theory",
@@ -472,7 +499,7 @@ def _model_from_args(args: argparse.Namespace) -> Any:
     _check_plots_dir(args.plots)
     _check_save(getattr(args, "save", None))
     model = glm(
-        args.formula, data, family=args.family, sample_weight=args.weights,
+        args.formula, data, family=_family_argument(args.family), sample_weight=args.weights,
         offset=args.offset, n_bins=args.n_bins, penalty_weights=args.penalty_weights,
         missing=args.missing, weights_kind=args.weights_kind,
     )  # fmt: skip
