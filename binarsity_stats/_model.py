@@ -569,6 +569,11 @@ class BinarsityModel:
     def lambda_max(self) -> float:
         """λ_max of design.md §2: the smallest λ at which every binned term is flat.
 
+        Evaluated at the null fit: every penalised chain fused, while the intercept, the
+        offset, the ``C()`` and linear terms and any missing level stay free (fitted
+        exactly first); it is the intercept(+offset)-only fit only when the model has no
+        unpenalised term.
+
         Returns
         -------
         float
