@@ -82,45 +82,13 @@ curve when it came from --cv); the options that would change the fit are refused
 """
 
 
-def _family(value: str) -> str:
-    from ._families import FAMILIES, FAMILY_ALIASES
+def _family(value: str) -> Any:
+    from ._families import family_from_text
 
-    name = value.strip().lower()
-    if name in FAMILIES or name in FAMILY_ALIASES or name == "gamma":
-        return value
-    if name.startswith("tweedie:"):
-        try:
-            power = float(name.split(":", 1)[1])
-        except ValueError:
-            power = -1.0
-        if 1.0 <= power <= 2.0:
-            return value
-        raise argparse.ArgumentTypeError(
-            f"--family tweedie:P needs a variance power 1 <= P <= 2 (log link); got {value!r}"
-        )
-    import difflib
-
-    known = sorted(FAMILIES) + sorted(FAMILY_ALIASES) + ["gamma"]
-    close = difflib.get_close_matches(name, known, n=1)
-    raise argparse.ArgumentTypeError(
-        f"--family must be one of {', '.join(sorted(FAMILIES))}, gamma or tweedie:P (also "
-        f"{', '.join(sorted(FAMILY_ALIASES))}); got {value!r}"
-        + (f". Did you mean {close[0]!r}?" if close else "")
-    )
-
-
-def _family_argument(value: str) -> Any:
-    """The ``family=`` of --family: a name, or a statsmodels family with the log link for
-    ``gamma`` and ``tweedie:P`` (their canonical links are not convex)."""
-    name = value.strip().lower()
-    if name != "gamma" and not name.startswith("tweedie:"):
-        return value
-    import statsmodels.api as sm
-
-    log = sm.families.links.Log()
-    if name == "gamma":
-        return sm.families.Gamma(log)
-    return sm.families.Tweedie(var_power=float(name.split(":", 1)[1]), link=log)
+    try:
+        return family_from_text(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--family {exc}") from None
 
 
 def _level(value: str) -> float:
@@ -528,7 +496,7 @@ def _model_from_args(args: argparse.Namespace) -> Any:
     _check_plots_dir(args.plots)
     _check_save(getattr(args, "save", None))
     model = glm(
-        args.formula, data, family=_family_argument(args.family), sample_weight=args.weights,
+        args.formula, data, family=args.family, sample_weight=args.weights,
         offset=args.offset, n_bins=args.n_bins, penalty_weights=args.penalty_weights,
         missing=args.missing, weights_kind=args.weights_kind,
     )  # fmt: skip
