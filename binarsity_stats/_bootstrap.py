@@ -271,7 +271,11 @@ def _cv_solve(data: PathData, rows, rule: dict, group_codes, rng, opts: dict):
     from ._path import cross_validate
 
     seed = int(rng.integers(0, 2**63 - 1))
-    if group_codes is not None:
+    fixed = rule.get("splits")  # fold ids, a splitter's or given pairs: kept per row
+    folds = None if fixed is None else fixed.restrict(rows)
+    if folds is not None:
+        fold_id = folds
+    elif group_codes is not None:
         fold_id = group_fold_ids(group_codes[rows], rule["folds"], len(rows), random_state=seed)
     else:
         fold_id = fold_ids(data.y, rule["folds"], stratify=data.family.binary, random_state=seed)
@@ -279,6 +283,7 @@ def _cv_solve(data: PathData, rows, rule: dict, group_codes, rng, opts: dict):
         data, rule["lams"], fold_id, scoring=rule["scoring"], opts=opts,
         fold_opts=dict(opts, tol=rule.get("cv_tol") or opts["tol"]), n_jobs=1,
         early_stopping=rule["early_stopping"], patience=rule["patience"],
+        extend=rule.get("extend", 0),
     )  # fmt: skip
     _, _, i_min, i_1se = select_lambda(cv.fold_scores, rule["scoring"])
     return cv.path[i_1se if rule.get("which") == "lam_1se" else i_min]
@@ -654,6 +659,7 @@ class BootstrapResults:
         y: Any = None,
         *,
         level: float = 0.95,
+        method: str = "percentile",
         offset: Any = None,
         title: str | None = None,
         scale: str = "link",
@@ -676,6 +682,8 @@ class BootstrapResults:
             The observed response of ``new`` (default its response column).
         level : float, default=0.95
             Coverage of the bands.
+        method : {"percentile", "basic", "relaxed"}, default="percentile"
+            The bands, as in :meth:`shape_bands` (``"relaxed"`` draws the relaxed fit).
         offset : array-like, optional
             Offset of ``new``.
         title : str, optional
@@ -697,7 +705,8 @@ class BootstrapResults:
         res = self.results
         return write_report(
             res, path, new=new, y=y, offset=offset, cv=getattr(res, "cv_", None), boot=self,
-            title=title, scale=scale, level=level, bins=bins, precision=precision,
+            title=title, scale=scale, level=level, method=method, bins=bins,
+            precision=precision,
         )  # fmt: skip
 
     def summary_frame(self) -> pd.DataFrame:
