@@ -82,19 +82,13 @@ curve when it came from --cv); the options that would change the fit are refused
 """
 
 
-def _family(value: str) -> str:
-    from ._families import FAMILIES, FAMILY_ALIASES
+def _family(value: str) -> Any:
+    from ._families import family_from_text
 
-    if value.strip().lower() in FAMILIES or value.strip().lower() in FAMILY_ALIASES:
-        return value
-    import difflib
-
-    known = sorted(FAMILIES) + sorted(FAMILY_ALIASES)
-    close = difflib.get_close_matches(value.lower(), known, n=1)
-    raise argparse.ArgumentTypeError(
-        f"--family must be one of {', '.join(sorted(FAMILIES))} (or {', '.join(sorted(FAMILY_ALIASES))}"
-        f"); got {value!r}" + (f". Did you mean {close[0]!r}?" if close else "")
-    )
+    try:
+        return family_from_text(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--family {exc}") from None
 
 
 def _level(value: str) -> float:
@@ -215,8 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--encoding", default="utf-8", help="text encoding of --data (default utf-8)")
     fit.add_argument(
         "--family", default="gaussian", type=_family, metavar="FAMILY",
-        help="gaussian (default), binomial or poisson, with the canonical link; R's and "
-        "statsmodels' spellings (logistic, logit, normal...) are read as these",
+        help="gaussian (default), binomial or poisson, with the canonical link (R's and "
+        "statsmodels' spellings logistic, logit, normal... are read as these), or gamma or "
+        "tweedie:P (1 <= P <= 2), with the log link",
     )  # fmt: skip
     fit.add_argument(
         "--lam", type=_lam, default="theory",
@@ -298,6 +293,11 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument(
         "--new", type=Path, metavar="FILE",
         help="CSV of held-out rows (with the response column) for the calibration section",
+    )  # fmt: skip
+    rep.add_argument(
+        "--bands", choices=("percentile", "basic", "relaxed"), default="percentile",
+        help="bootstrap bands drawn with --bootstrap (default percentile; relaxed removes "
+        "the penalty's shrinkage, see the report page of the user guide)",
     )  # fmt: skip
     rep.add_argument("--title", help="title of the page (default: the formula)")
     rep.add_argument(
@@ -709,7 +709,7 @@ def _run_report(args: argparse.Namespace, out) -> int:
             verbose=args.verbose, groups=args.groups,
         )  # fmt: skip
     os.environ.setdefault("MPLBACKEND", "Agg")
-    res.report(args.output, new=new, title=args.title, scale=args.scale,
+    res.report(args.output, new=new, title=args.title, scale=args.scale, method=args.bands,
                precision=args.precision)  # fmt: skip
     elapsed = time.perf_counter() - t0
     if args.plots is not None:
