@@ -400,7 +400,9 @@ def test_binarizer_params_clone_and_feature_names():
     from binarsity_stats import Binarizer
 
     b = Binarizer(n_bins=7, method="uniform", missing="separate")
-    assert b.get_params() == {"n_bins": 7, "method": "uniform", "missing": "separate"}
+    assert b.get_params() == {
+        "n_bins": 7, "method": "uniform", "missing": "separate", "min_bin_count": 1
+    }
     assert b.set_params(n_bins=4) is b and b.n_bins == 4
     X = np.random.default_rng(1).normal(size=(60, 2))
     b.fit(X)
