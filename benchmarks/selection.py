@@ -13,7 +13,8 @@ gaussian (y = η + N(0, 1), a = 0.5) and binomial (logit, a = 1.0). Methods:
 
 * ``uniform``, ``theory``, ``balanced``: the penalty weights, λ by 5-fold CV
   (``fit_cv``, deviance, λ_min);
-* ``theory@th``, ``balanced@th``: the same weights at ``lam="theory"``;
+* ``uniform@th``, ``theory@th``, ``balanced@th``: the same weights at ``lam="theory"``
+  (the union bound behind it holds for all three: ω = 1 ≥ sqrt(π̂ (1 − π̂)));
 * ``relaxed(w)``: ``fit_cv(relax=True)`` on weights w — λ and glmnet's γ ∈ {0, .25, .5,
   .75, 1} chosen jointly by the same folds;
 * ``adaptive(w)``: a second stage ``res.adaptive()`` of the CV fit on weights w, its λ
@@ -58,7 +59,7 @@ FAMILY_SEED = {"gaussian": 0, "binomial": 1}
 SCENARIO_SEED = {"null": 0, "steps": 1, "smooth": 2}
 FORMULA = "y ~ bin(x1, 50) + bin(x2, 50) + bin(x3, 50)"
 METHODS = (
-    "uniform", "theory", "balanced", "theory@th", "balanced@th",
+    "uniform", "theory", "balanced", "uniform@th", "theory@th", "balanced@th",
     "relaxed(theory)", "relaxed(balanced)", "adaptive(theory)", "adaptive(balanced)",
 )  # fmt: skip
 #: (n, replications) of the default and the full run
