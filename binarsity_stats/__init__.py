@@ -42,6 +42,8 @@ _LAZY: dict[str, str] = {
     "SpecModel": "._spec",
     # Exports (read only the description)
     "to_sql": "._export_sql",
+    "scorecard": "._scorecard",
+    "Scorecard": "._scorecard",
 }
 
 __all__ = [
@@ -64,6 +66,8 @@ __all__ = [
     "from_spec",
     "SpecModel",
     "to_sql",
+    "scorecard",
+    "Scorecard",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
@@ -78,6 +82,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ._prox import prox_binarsity, prox_tv
     from ._refit import RefitResults
     from ._results import BinarsityResults
+    from ._scorecard import Scorecard, scorecard
     from ._solvers import ConvergenceWarning
     from ._spec import SpecModel, from_spec
 

@@ -1,4 +1,4 @@
-"""Command line: ``python -m binarsity_stats {fit,report,demo}``.
+"""Command line: ``python -m binarsity_stats {fit,predict,report,demo}``.
 
 ``fit FORMULA --data FILE.csv --family F [--cv K] [--plots DIR]`` fits a binarsity GLM
 (at ``--lam``, by default the theory λ, or tuned by K-fold CV) and prints the summary,
@@ -9,6 +9,14 @@ and the CV curve (or the path) as PNG files.
 [--new TEST.csv]`` fits in the same way and writes the self-contained HTML report of the
 fit (``res.report``), with bootstrap bands and cut-point frequencies when ``--bootstrap``
 is given and calibration on ``--new`` rows when given.
+
+``fit ... --save MODEL.pkl`` also saves the fitted results (a pickle);
+``predict MODEL.pkl NEW.csv [-o PREDICTIONS.csv] [--interval 0.95]`` reads them back and
+writes one prediction per row of NEW.csv (with the bounds of a confidence interval of
+the mean from the unpenalised refit on the selected cut-points when ``--interval`` is
+given). The flags are named after the Python arguments (``--weights`` for
+``sample_weight``, ``--offset``, ``--groups``, ``--missing``) and error messages quote
+the flags.
 
 ``demo`` does the same on statsmodels' ``fair`` data set (a binomial model of whether a
 woman had an extramarital affair, 10-fold CV).
@@ -35,11 +43,29 @@ formula terms:
   - 1                     no intercept, as in R: the first bin() or C() term then
                           has one free level per category (they absorb the intercept)
 
+  .                       every other column: numeric ones binned, others C(); y ~ . - id
+  cbind(s, f) ~ ...       binomial successes and failures (R)
+
 examples:
   python -m binarsity_stats fit "y ~ bin(age) + bin(income, 20) + C(region)" \\
-      --data data.csv --family binomial --cv 10 --plots out/
+      --data data.csv --family binomial --cv 10 --plots out/ --save model.pkl
   python -m binarsity_stats fit "claims ~ bin(age) + offset(log(exposure))" \\
       --data claims.csv --family poisson --lam 0.001
+  python -m binarsity_stats predict model.pkl new.csv -o predictions.csv --interval 0.95
+"""
+
+_PREDICT_EPILOG = """\
+The model file is a pickle written by 'fit --save': load only files you trust (a pickle
+can run code when it is read).
+
+--interval LEVEL adds the columns lower and upper: a confidence interval of the mean
+response (or of the linear predictor with --type link) from the unpenalised refit on the
+selected cut-points (statsmodels' get_prediction), conditional on the selection; it does
+not account for the choice of the cut-points (use 'report --bootstrap' for that).
+
+examples:
+  python -m binarsity_stats predict model.pkl new.csv -o predictions.csv
+  python -m binarsity_stats predict model.pkl new.csv --interval 0.9 --id customer_id
 """
 
 
@@ -48,6 +74,33 @@ examples:
   python -m binarsity_stats report "y ~ bin(age) + C(region)" --data train.csv \\
       --family binomial --cv 10 --bootstrap 200 --new test.csv -o model.html
 """
+
+
+def _family(value: str) -> str:
+    from ._families import FAMILIES, FAMILY_ALIASES
+
+    if value.strip().lower() in FAMILIES or value.strip().lower() in FAMILY_ALIASES:
+        return value
+    import difflib
+
+    known = sorted(FAMILIES) + sorted(FAMILY_ALIASES)
+    close = difflib.get_close_matches(value.lower(), known, n=1)
+    raise argparse.ArgumentTypeError(
+        f"--family must be one of {', '.join(sorted(FAMILIES))} (or {', '.join(sorted(FAMILY_ALIASES))}"
+        f"); got {value!r}" + (f". Did you mean {close[0]!r}?" if close else "")
+    )
+
+
+def _level(value: str) -> float:
+    try:
+        level = float(value)
+    except ValueError:
+        level = -1.0
+    if not 0.0 < level < 1.0:
+        raise argparse.ArgumentTypeError(
+            f"--interval must be a coverage between 0 and 1, e.g. 0.95; got {value!r}"
+        )
+    return level
 
 
 def _n_boot(value: str) -> int:
@@ -129,14 +182,14 @@ def build_parser() -> argparse.ArgumentParser:
     Returns
     -------
     argparse.ArgumentParser
-        The parser with the ``fit`` and ``demo`` subcommands.
+        The parser with the ``fit``, ``predict``, ``report`` and ``demo`` subcommands.
     """
     parser = argparse.ArgumentParser(
         prog="python -m binarsity_stats",
         description="Interpretable GLMs on binned features under the binarsity penalty "
         "(Alaya, Bussy, Gaiffas & Guilloux, JMLR 2019).",
     )
-    sub = parser.add_subparsers(dest="command", metavar="{fit,report,demo}")
+    sub = parser.add_subparsers(dest="command", metavar="{fit,predict,report,demo}")
     sub.required = True
     fit = sub.add_parser(
         "fit",
@@ -155,8 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     fit.add_argument("--encoding", default="utf-8", help="text encoding of --data (default utf-8)")
     fit.add_argument(
-        "--family", default="gaussian", choices=("gaussian", "binomial", "poisson"),
-        help="distribution with its canonical link (default gaussian)",
+        "--family", default="gaussian", type=_family, metavar="FAMILY",
+        help="gaussian (default), binomial or poisson, with the canonical link; R's and "
+        "statsmodels' spellings (logistic, logit, normal...) are read as these",
     )  # fmt: skip
     fit.add_argument(
         "--lam", type=_lam, default="theory",
@@ -168,16 +222,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="penalty weights omega (default balanced)",
     )  # fmt: skip
     fit.add_argument(
-        "--missing", choices=("error", "separate"), default="error",
-        help="NaN in bin()/C() columns: error, or a level of its own",
+        "--missing", choices=("error", "separate", "drop"), default="error",
+        help="missing values in the columns the model uses: error (default), separate (a "
+        "level of their own in bin()/C() columns) or drop (drop those rows, R's na.omit)",
     )  # fmt: skip
-    fit.add_argument("--weights", metavar="COLUMN", help="column of sample weights")
+    fit.add_argument(
+        "--weights", metavar="COLUMN", help="column of sample weights (Python: sample_weight)"
+    )
     fit.add_argument(
         "--weights-kind", choices=("analytic", "freq"), default="analytic",
         help="what --weights means: analytic (precision) weights, the default, or "
         "frequencies (row counts)",
     )  # fmt: skip
     fit.add_argument("--offset", metavar="COLUMN", help="column added to the linear predictor")
+    fit.add_argument(
+        "--groups", metavar="COLUMN",
+        help="column of group labels: with --cv, whole groups go to one fold (and "
+        "'report --bootstrap' resamples whole groups)",
+    )  # fmt: skip
+    fit.add_argument(
+        "--save", type=Path, metavar="FILE",
+        help="save the fitted results to FILE (a pickle) for 'predict'",
+    )  # fmt: skip
     _add_common(fit, None)
     # every fit option, then the page's own (the flags are fit's, not copies)
     rep = sub.add_parser(
@@ -209,6 +275,40 @@ def build_parser() -> argparse.ArgumentParser:
         "--scale", choices=("link", "response"), default="link",
         help="scale of the shape plots: link, or response (odds/rate ratios)",
     )  # fmt: skip
+    pred = sub.add_parser(
+        "predict",
+        help="predict new rows with a model saved by 'fit --save'",
+        description="Read a model saved by 'fit --save' and write one prediction per row "
+        "of a CSV file (the columns the formula reads; the response is not needed).",
+        epilog=_PREDICT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    pred.add_argument("model", type=Path, help="the file written by 'fit --save'")
+    pred.add_argument("new", type=Path, metavar="NEW", help="CSV file of the rows to predict")
+    pred.add_argument(
+        "-o", "--output", type=Path, metavar="FILE",
+        help="CSV file to write (default: standard output)",
+    )  # fmt: skip
+    pred.add_argument(
+        "--type", choices=("response", "link"), default="response",
+        help="the mean response (default) or the linear predictor",
+    )  # fmt: skip
+    pred.add_argument(
+        "--interval", type=_level, metavar="LEVEL",
+        help="add lower/upper bounds of a LEVEL confidence interval (see below)",
+    )  # fmt: skip
+    pred.add_argument(
+        "--missing", choices=("nan", "error"), default=None,
+        help="rows missing a value the model dropped rows for at fit (--missing drop): "
+        "nan (default for such a model) or error",
+    )  # fmt: skip
+    pred.add_argument(
+        "--id", metavar="COLUMN", help="copy this column of NEW into the output, first"
+    )
+    pred.add_argument(
+        "--sep", default=None, help="field separator of NEW (default: detected from its header)"
+    )
+    pred.add_argument("--encoding", default="utf-8", help="text encoding of NEW (default utf-8)")
     demo = sub.add_parser(
         "demo",
         help="binomial binarsity model with CV on statsmodels' fair data",
@@ -220,18 +320,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _report(model: Any, args: argparse.Namespace, out) -> Any:
-    """Fit as asked, print the report, write plots; return the results."""
-    t0 = time.perf_counter()
-    cv = None
+def _fit_from_args(model: Any, args: argparse.Namespace) -> tuple[Any, Any]:
+    """Fit as the options say: (results, CVResults or None)."""
+    groups = getattr(args, "groups", None)
+    if groups is not None and not args.cv and not getattr(args, "bootstrap", 0):
+        raise ValueError("--groups is used by --cv K (whole groups per fold); add --cv.")
     if args.cv:
         cv = model.fit_cv(
             folds=args.cv, scoring=args.scoring, random_state=args.random_state,
             n_jobs=args.n_jobs, verbose=args.verbose, n_lambdas=args.n_lambdas,
+            groups=groups,
         )  # fmt: skip
-        res = cv.results(args.select)
-    else:
-        res = model.fit(lam=args.lam)
+        return (cv.best_ if args.select == "lam_min" else cv.results(args.select)), cv
+    return model.fit(lam=args.lam), None
+
+
+def _report(model: Any, args: argparse.Namespace, out) -> Any:
+    """Fit as asked, print the report, write plots; return the results."""
+    t0 = time.perf_counter()
+    res, cv = _fit_from_args(model, args)
     elapsed = time.perf_counter() - t0
     print(res.summary(precision=args.precision), file=out)
     if cv is not None:
@@ -279,14 +386,20 @@ def _detect_sep(header: str) -> str:
     return best if counts[best] > 0 else ","
 
 
-def _read_data(path: Path, sep: str | None, encoding: str):
-    """Read the --data file; every failure is a ValueError naming the file."""
+def _read_data(path: Path, sep: str | None, encoding: str, flag: str = "--data"):
+    """Read the --data file; every failure is a ValueError naming the file.
+
+    ``flag`` is how messages name it ("--data", or "NEW" for predict's positional file,
+    named by its path alone).
+    """
     import pandas as pd
 
+    where = f"{flag} {path}" if flag.startswith("-") else str(path)
+
     if path.is_dir():
-        raise ValueError(f"--data {path} is a directory; give a CSV file.")
+        raise ValueError(f"{where} is a directory; give a CSV file.")
     if not path.is_file():
-        raise ValueError(f"--data {path}: no such file.")
+        raise ValueError(f"{where}: no such file.")
     try:
         "".encode(encoding)
     except LookupError:
@@ -295,9 +408,9 @@ def _read_data(path: Path, sep: str | None, encoding: str):
         with open(path, encoding=encoding, newline="") as fh:
             header = fh.readline()
     except UnicodeDecodeError as exc:
-        raise ValueError(_not_decoded(path, encoding, exc)) from None
+        raise ValueError(_not_decoded(where, encoding, exc)) from None
     if not header.strip():
-        raise ValueError(f"--data {path} is empty (no header row).")
+        raise ValueError(f"{where} is empty (no header row).")
     detected = sep is None
     if detected:
         sep = _detect_sep(header)
@@ -306,25 +419,25 @@ def _read_data(path: Path, sep: str | None, encoding: str):
     try:
         data = pd.read_csv(path, sep=sep, encoding=encoding)
     except UnicodeDecodeError as exc:
-        raise ValueError(_not_decoded(path, encoding, exc)) from None
+        raise ValueError(_not_decoded(where, encoding, exc)) from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise ValueError(f"--data {path} could not be read as CSV: {exc}".strip()) from None
+        raise ValueError(f"{where} could not be read as CSV: {exc}".strip()) from None
     if len(data) == 0:
-        raise ValueError(f"--data {path} has a header row but no data rows.")
+        raise ValueError(f"{where} has a header row but no data rows.")
     if data.shape[1] == 1:
         others = [name for c, name in _SEPARATORS.items() if c != sep and c in header]
         if others:
             raise ValueError(
-                f"--data {path} was read as one column with separator {_SEPARATORS.get(sep, sep)}"
+                f"{where} was read as one column with separator {_SEPARATORS.get(sep, sep)}"
                 f" but its header contains {others[0]}; pass --sep."
             )
     return data, (sep if detected and sep != "," else None)
 
 
-def _not_decoded(path: Path, encoding: str, exc: UnicodeDecodeError) -> str:
+def _not_decoded(where: str, encoding: str, exc: UnicodeDecodeError) -> str:
     byte = exc.object[exc.start : exc.start + 1].hex()
     return (
-        f"--data {path} is not valid {encoding} text (byte 0x{byte} at position {exc.start});"
+        f"{where} is not valid {encoding} text (byte 0x{byte} at position {exc.start});"
         " pass its encoding, e.g. --encoding latin-1."
     )
 
@@ -342,7 +455,11 @@ def _check_plots_dir(path: Path | None) -> None:
 
 
 def _model_from_args(args: argparse.Namespace) -> Any:
-    """The model of the fit options: read --data, build the formula's model."""
+    """The model of the fit options: read --data, build the formula's model.
+
+    Shared by ``fit`` and ``report``; a note on stderr says how --data and --family were
+    read when that was a guess or a translation.
+    """
     from ._model import glm
 
     data, detected = _read_data(args.data, args.sep, args.encoding)
@@ -353,22 +470,168 @@ def _model_from_args(args: argparse.Namespace) -> Any:
             file=sys.stderr,
         )
     _check_plots_dir(args.plots)
-    return glm(
+    _check_save(getattr(args, "save", None))
+    model = glm(
         args.formula, data, family=args.family, sample_weight=args.weights,
         offset=args.offset, n_bins=args.n_bins, penalty_weights=args.penalty_weights,
         missing=args.missing, weights_kind=args.weights_kind,
     )  # fmt: skip
+    if model.family_note:
+        print(f"note: {_flag_message(model.family_note)}", file=sys.stderr)
+    if model.n_dropped:
+        print(
+            f"note: {model.n_dropped} row(s) of --data with a missing value dropped "
+            "(--missing drop).",
+            file=sys.stderr,
+        )
+    if getattr(args, "groups", None) is not None:  # checked before any fit
+        try:
+            model._per_row(args.groups, "groups")
+        except ValueError as exc:
+            raise ValueError(_flag_message(str(exc))) from None
+    return model
+
+
+def _check_save(path: Path | None) -> None:
+    """Fail before fitting when --save cannot be written."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise ValueError(f"--save {path} is a directory; give a file name, e.g. model.pkl.")
+    if not path.parent.is_dir():
+        raise ValueError(f"--save {path}: the directory {path.parent} does not exist.")
+
+
+def _save(res: Any, path: Path | None, out) -> None:
+    if path is None:
+        return
+    import pickle
+
+    with open(path, "wb") as fh:
+        pickle.dump(res, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    print(f"Model saved: {path} (binarsity-stats predict {path} NEW.csv)", file=out)
 
 
 def _run_fit(args: argparse.Namespace, out) -> int:
-    _report(_model_from_args(args), args, out)
+    res = _report(_model_from_args(args), args, out)
+    _save(res, args.save, out)
     return 0
 
 
-def _check_output(path: Path) -> None:
+def _load_model(path: Path) -> Any:
+    """The results saved by ``fit --save``; every failure names the file."""
+    import pickle
+
+    from ._results import BinarsityResults
+
+    if path.is_dir() or not path.is_file():
+        raise ValueError(f"model file {path}: no such file.")
+    try:
+        with open(path, "rb") as fh:
+            res = pickle.load(fh)
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError) as exc:
+        raise ValueError(
+            f"model file {path} is not a model saved by 'binarsity-stats fit --save' ({exc})."
+        ) from None
+    if not isinstance(res, BinarsityResults):
+        raise ValueError(
+            f"model file {path} holds a {type(res).__name__}, not a model saved by "
+            "'binarsity-stats fit --save'."
+        )
+    return res
+
+
+def _predictions(res: Any, new: Any, args: argparse.Namespace) -> Any:
+    """The output table of ``predict``: [id], prediction[, lower, upper]."""
+    import pandas as pd
+
+    from ._formula import predict_complete
+
+    if args.interval is None:
+        values = res.predict(new, type=args.type, missing=args.missing)
+        table = pd.DataFrame({"prediction": values})
+    else:
+        refit = res.refit()
+        alpha = 1.0 - args.interval
+
+        def frame(rows: Any, offset: Any) -> Any:
+            pred = refit.get_prediction(rows, offset=offset, type=args.type)
+            sf = pred.summary_frame(alpha=alpha)
+            return pd.DataFrame({
+                "prediction": res.predict(rows, type=args.type, offset=offset,
+                                          missing="error"),
+                "refit": sf.iloc[:, 0].to_numpy(),
+                "lower": sf.iloc[:, 2].to_numpy(),
+                "upper": sf.iloc[:, 3].to_numpy(),
+            })  # fmt: skip
+
+        table = predict_complete(res.model.spec, new, None, args.missing, frame)
+    if args.id is not None:
+        table.insert(0, args.id, new[args.id].to_numpy())
+    return table
+
+
+def _run_predict(args: argparse.Namespace, out) -> int:
+    res = _load_model(args.model)
+    new, _ = _read_data(args.new, args.sep, args.encoding, flag="NEW")
+    if args.id is not None and args.id not in new.columns:
+        from ._formula import did_you_mean
+
+        raise ValueError(
+            f"--id {args.id!r} is not a column of {args.new}." + did_you_mean(args.id, new.columns)
+        )
+    if args.output is not None:
+        _check_output(args.output, example="predictions.csv")
+    table = _predictions(res, new, args)
+    if args.output is None:
+        table.to_csv(out, index=False)
+    else:
+        table.to_csv(args.output, index=False)
+        n_nan = int(table["prediction"].isna().sum())
+        print(
+            f"Predictions written: {args.output} ({len(table):,} rows"
+            + (f", {n_nan} NaN for rows with a missing value" if n_nan else "")
+            + (f", {args.interval:g} interval of the refit" if args.interval else "")
+            + ").",
+            file=sys.stderr,
+        )
+    return 0
+
+
+#: Python keywords in messages, as the flags a shell user types.
+_FLAGS = [
+    (r"\bpredict\(\.\.\., missing='(\w+)'\)", r"predict --missing \1"),
+    (r"\bsample_weight='([^']*)'", r"--weights '\1'"),
+    (r"\bsample_weight=", "--weights "),
+    (r"\bsample_weight\b", "--weights"),
+    (r"\bweights_kind\b", "--weights-kind"),
+    (r"\boffset='([^']*)'", r"--offset '\1'"),
+    (r"\boffset \(column", "--offset (column"),
+    (r"\bgroups='([^']*)'", r"--groups '\1'"),
+    (r"^groups\b", "--groups"),
+    (r"\bmissing='(\w+)'", r"--missing \1"),
+    (r"^missing must\b", "--missing must"),
+    (r"\bfamily='([^']*)'", r"--family \1"),
+    (r"\bpenalty_weights\b", "--penalty-weights"),
+    (r"\bn_bins must\b", "--n-bins must"),
+    (r"\bis not a column of the data\b", "is not a column of --data"),
+    (r"\bin glm\(\)", "in --n-bins"),
+]
+
+
+def _flag_message(text: str) -> str:
+    """An error message with the Python keywords replaced by the command-line flags."""
+    import re
+
+    for pattern, repl in _FLAGS:
+        text = re.sub(pattern, repl, text)
+    return text
+
+
+def _check_output(path: Path, example: str = "model.html") -> None:
     """Fail before fitting when the page cannot be written."""
     if path.is_dir():
-        raise ValueError(f"--output {path} is a directory; give a file name, e.g. model.html.")
+        raise ValueError(f"--output {path} is a directory; give a file name, e.g. {example}.")
     parent = path.parent
     if not parent.is_dir():
         raise ValueError(f"--output {path}: the directory {parent} does not exist.")
@@ -384,19 +647,11 @@ def _run_report(args: argparse.Namespace, out) -> int:
             raise ValueError(str(exc).replace(f"--data {args.new}", f"--new {args.new}")) from None
     model = _model_from_args(args)
     t0 = time.perf_counter()
-    cv = None
-    if args.cv:
-        cv = model.fit_cv(
-            folds=args.cv, scoring=args.scoring, random_state=args.random_state,
-            n_jobs=args.n_jobs, verbose=args.verbose, n_lambdas=args.n_lambdas,
-        )  # fmt: skip
-        res = cv.best_ if args.select == "lam_min" else cv.results(args.select)
-    else:
-        res = model.fit(lam=args.lam)
+    res, cv = _fit_from_args(model, args)
     if args.bootstrap:
         res.bootstrap(
             n_boot=args.bootstrap, random_state=args.random_state, n_jobs=args.n_jobs,
-            verbose=args.verbose,
+            verbose=args.verbose, groups=args.groups,
         )  # fmt: skip
     os.environ.setdefault("MPLBACKEND", "Agg")
     res.report(args.output, new=new, title=args.title, scale=args.scale,
@@ -404,6 +659,7 @@ def _run_report(args: argparse.Namespace, out) -> int:
     elapsed = time.perf_counter() - t0
     if args.plots is not None:
         _write_plots(res, cv, model, args, out)
+    _save(res, args.save, out)
     print(
         f"Report written: {args.output} ({model.family.name}, {model.nobs:,} rows, "
         f"lam = {res.lam:.4g} ({res.lam_source}), {res.n_jumps} cut-points kept"
@@ -450,7 +706,8 @@ def main(argv: list[str] | None = None, out=None) -> int:
     out = sys.stdout if out is None else out
     args = build_parser().parse_args(argv)
     try:
-        run = {"fit": _run_fit, "report": _run_report, "demo": _run_demo}[args.command]
+        run = {"fit": _run_fit, "predict": _run_predict, "report": _run_report,
+               "demo": _run_demo}[args.command]  # fmt: skip
         code = run(args, out)
         out.flush()  # a closed pipe shows here, not as a message at interpreter exit
         return code
@@ -464,5 +721,5 @@ def main(argv: list[str] | None = None, out=None) -> int:
             pass
         return 0
     except (ValueError, TypeError, OSError) as exc:
-        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"error: {_flag_message(' '.join(str(exc).split()))}", file=sys.stderr)
         return 2

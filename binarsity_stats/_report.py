@@ -18,6 +18,7 @@ and ``versions`` (the package and the libraries it ran with).
 from __future__ import annotations
 
 import base64
+import copy
 import datetime
 import html
 import io
@@ -500,6 +501,10 @@ def build_report(
     y = _check_report_args(res, new, y, offset, scale, level, bins)
     if boot is not None and boot.results is not res:
         raise ValueError("boot is a bootstrap of another fit.")
+    if getattr(res, "bootstrap_", None) is not boot:
+        # every table of the page (the summary's 'boot freq' too) from this bootstrap
+        res = copy.copy(res)
+        res.bootstrap_ = boot
     m = res.model
     title = title if title is not None else f"Binarsity GLM: {m.formula}"
     from ._version import __version__

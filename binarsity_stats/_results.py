@@ -849,6 +849,37 @@ class BinarsityResults:
 
         return to_sql(self, table=table, dialect=dialect, **kwargs)
 
+    def scorecard(
+        self,
+        pdo: float = 20.0,
+        base_score: float = 600.0,
+        base_odds: float = 50.0,
+        rounding: int | None = None,
+    ) -> Any:
+        """Points per interval per term of a binomial fit (a credit-scoring scorecard).
+
+        Parameters
+        ----------
+        pdo : float, default=20
+            Points that double the odds against the event (y = 1).
+        base_score : float, default=600
+            The score at odds ``base_odds`` : 1 against the event.
+        base_odds : float, default=50
+            The odds that ``base_score`` stands for.
+        rounding : int or None, default=None
+            Decimals of the points (0: whole points); None keeps them exact.
+
+        Returns
+        -------
+        Scorecard
+            ``table`` (points per interval per term), ``score(new)``, ``points(new)``;
+            see :func:`binarsity_stats.scorecard`.
+        """
+        from ._scorecard import scorecard
+
+        return scorecard(self, pdo=pdo, base_score=base_score, base_odds=base_odds,
+                         rounding=rounding)  # fmt: skip
+
     # -- unpenalised refit -------------------------------------------------------------------
     @cached_property
     def _selection(self) -> tuple[list[np.ndarray], list[str]]:

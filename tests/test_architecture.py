@@ -29,7 +29,7 @@ ENGINE = {
 #: The modelling layer and above.
 MODELLING = {
     "_formula", "_model", "_results", "_refit", "_path_results", "_bootstrap", "_compare",
-    "_plotting", "_datasets", "_summary", "_cli", "_export_sql",
+    "_plotting", "_datasets", "_summary", "_cli", "_export_sql", "_scorecard",
     "_report",
 }  # fmt: skip
 

@@ -356,6 +356,21 @@ def test_bootstrap_report_uses_its_own_bootstrap():
     freq = first.cut_frequencies()
     kept = freq[freq["selected"]]
     assert [r[6] for r in rows[1:]] == [f"{f:.0%}" for f in kept["frequency"]]
+    # the summary's cut-point table shows the same bootstrap's frequencies
+    summary = page.table("summary", "Cut-points kept")
+    assert summary[0][-1] == "boot freq"
+    assert [r[-1] for r in summary[1:]] == [f"{f:.0%}" for f in kept["frequency"]]
+    assert res.bootstrap_ is not first  # the report did not change the fit
+
+
+def test_a_pickled_cv_fit_reports_its_cv_and_bootstrap(cv_report):
+    import pickle
+
+    cv, _, _ = cv_report
+    again = pickle.loads(pickle.dumps(cv.best_))
+    assert again.cv_ is not None and again.bootstrap_ is not None
+    page = Page(again.report())
+    assert page.sections == list(SECTIONS)
 
 
 def test_a_model_without_binned_terms_still_reports():

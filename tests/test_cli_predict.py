@@ -1,0 +1,136 @@
+"""A model fitted in a shell can be used in a shell (issue 13, "The command line").
+
+``fit ... --save model.pkl`` then ``predict model.pkl new.csv -o out.csv [--interval]``
+gives the Python predictions (and the refit's statsmodels intervals); ``--missing``,
+``--groups``, ``--weights``, ``--offset`` do what the Python arguments of the same names
+do; error messages quote the flag a shell user types, never the Python keyword.
+"""
+
+import io
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from binarsity_stats import glm
+from binarsity_stats._cli import main
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cli")
+    rng = np.random.default_rng(3)
+    n = 300
+    df = pd.DataFrame({
+        "age": rng.uniform(18, 80, n), "region": rng.choice(["n", "s", "e"], n),
+        "hh": rng.integers(0, 25, n), "w": rng.uniform(0.5, 2, n),
+        "expo": rng.uniform(0.5, 2, n), "id": np.arange(n),
+    })  # fmt: skip
+    df["y"] = (np.sin(df.age / 10) + (df.region == "s") + rng.normal(size=n) > 0.5).astype(int)
+    df.loc[[2, 5], "age"] = np.nan
+    df.to_csv(tmp / "train.csv", index=False)
+    df.drop(columns="y").head(12).to_csv(tmp / "new.csv", index=False)
+    return tmp, df
+
+
+def run(argv):
+    out = io.StringIO()
+    return main([str(a) for a in argv], out=out), out.getvalue()
+
+
+FIT = ["fit", "y ~ bin(age, 10) + C(region)", "--family", "binomial"]
+
+
+def test_fit_save_then_predict_equals_python(files, capsys):
+    tmp, df = files
+    code, _ = run([*FIT, "--data", tmp / "train.csv", "--missing", "drop", "--weights", "w",
+                   "--lam", "0.01", "--save", tmp / "m.pkl"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    with open(tmp / "m.pkl", "rb") as fh:
+        saved = pickle.load(fh)
+    ref = glm("y ~ bin(age, 10) + C(region)", df, family="binomial", sample_weight="w",
+              missing="drop").fit(lam=0.01)  # fmt: skip
+    np.testing.assert_array_equal(saved.coef, ref.coef)
+    code, _ = run(["predict", tmp / "m.pkl", tmp / "new.csv", "-o", tmp / "p.csv", "--id", "id"])
+    assert code == 0
+    out = pd.read_csv(tmp / "p.csv")
+    assert list(out.columns) == ["id", "prediction"] and len(out) == 12
+    new = df.drop(columns="y").head(12)
+    np.testing.assert_allclose(out["prediction"], ref.predict(new), rtol=1e-12)
+    assert out["prediction"].isna().to_numpy().nonzero()[0].tolist() == [2, 5]  # na.exclude
+    assert "2 NaN for rows with a missing value" in capsys.readouterr().err
+    # --missing error raises, naming the flag to type instead of the Python argument
+    code, _ = run(["predict", tmp / "m.pkl", tmp / "new.csv", "--missing", "error"])
+    err = capsys.readouterr().err
+    assert code == 2 and "predict --missing nan" in err and "missing='nan'" not in err
+
+
+def test_predict_interval_is_the_refits_statsmodels_interval(files, capsys):
+    tmp, df = files
+    code, _ = run([*FIT, "--data", tmp / "train.csv", "--missing", "drop", "--lam", "0.01",
+                   "--save", tmp / "m2.pkl"])  # fmt: skip
+    assert code == 0
+    code, text = run(["predict", tmp / "m2.pkl", tmp / "new.csv", "--interval", "0.9"])
+    assert code == 0
+    out = pd.read_csv(io.StringIO(text))
+    assert list(out.columns) == ["prediction", "refit", "lower", "upper"]
+    res = glm("y ~ bin(age, 10) + C(region)", df, family="binomial",
+              missing="drop").fit(lam=0.01)  # fmt: skip
+    new = df.drop(columns="y").head(12).drop(index=[2, 5])
+    frame = res.refit().get_prediction(new).summary_frame(alpha=0.1)
+    keep = out.drop(index=[2, 5])
+    np.testing.assert_allclose(keep["lower"], frame["mean_ci_lower"], rtol=1e-10)
+    np.testing.assert_allclose(keep["upper"], frame["mean_ci_upper"], rtol=1e-10)
+    np.testing.assert_allclose(keep["refit"], frame["mean"], rtol=1e-10)
+    assert (keep["lower"] <= keep["refit"]).all() and (keep["refit"] <= keep["upper"]).all()
+    assert out.loc[[2, 5]].isna().all().all()
+    with pytest.raises(SystemExit) as info:  # argparse: usage and exit status 2
+        run(["predict", tmp / "m2.pkl", tmp / "new.csv", "--interval", "95"])
+    assert info.value.code == 2
+    assert "--interval must be a coverage between 0 and 1" in capsys.readouterr().err
+
+
+def test_groups_flag_is_fit_cv_groups(files, capsys):
+    tmp, df = files
+    code, _ = run([*FIT, "--data", tmp / "train.csv", "--missing", "drop", "--cv", "3",
+                   "--groups", "hh", "--n-lambdas", "8", "--save", tmp / "cv.pkl"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    with open(tmp / "cv.pkl", "rb") as fh:
+        saved = pickle.load(fh)
+    model = glm("y ~ bin(age, 10) + C(region)", df, family="binomial", missing="drop")
+    cv = model.fit_cv(folds=3, groups="hh", random_state=0, n_lambdas=8)
+    assert saved.lam == cv.lam_min
+    code, _ = run([*FIT, "--data", tmp / "train.csv", "--missing", "drop", "--groups", "hh"])
+    assert code == 2 and "--groups is used by --cv" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "extra, expected",
+    [(["--weights", "W"], "--weights 'W' is not a column of --data. Did you mean 'w'?"),
+     (["--offset", "exp"], "--offset 'exp' is not a column of --data. Did you mean 'expo'?"),
+     (["--missing", "drop", "--cv", "3", "--groups", "hhh"], "--groups 'hhh' is not a column of --data. Did you "
+      "mean 'hh'?"),
+     ([], "pass --missing separate to give them their own level, or --missing drop")],
+)  # fmt: skip
+def test_errors_quote_the_flags_not_the_python_keywords(files, capsys, extra, expected):
+    tmp, _ = files
+    code, _ = run([*FIT, "--data", tmp / "train.csv", *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and expected in err, err
+    for keyword in ("sample_weight", "offset=", "groups=", "missing='"):
+        assert keyword not in err
+
+
+def test_family_spellings_and_unreadable_model_files(files, capsys):
+    tmp, _ = files
+    code, _ = run(["fit", "y ~ bin(age, 10)", "--family", "logit", "--data", tmp / "train.csv",
+                   "--missing", "drop"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0 and "--family logit read as 'binomial'" in err
+    code, _ = run(["predict", tmp / "train.csv", tmp / "new.csv"])
+    assert code == 2 and "is not a model saved by 'binarsity-stats fit --save'" in (
+        capsys.readouterr().err
+    )
+    code, _ = run(["predict", tmp / "nothing.pkl", tmp / "new.csv"])
+    assert code == 2 and "nothing.pkl: no such file" in capsys.readouterr().err
