@@ -32,12 +32,12 @@ The paper's data (``--data-dir``; continuous features only, as the ``paper`` sui
 33 % stratified test split (``random_state=0``), each method fitted on the rest with
 5-fold CV; test deviance (mean per row) and AUC, and the number of cuts kept.
 
-Default run (a few minutes on 2 shared cores): n = 1,000 with 8 replications, the
-first-cut table (400 replications), and churn. ``--quick``: 3 replications, no real
-data. Full run (``REPS``; hours on 2 cores, split it with ``--only``):
-``python -m benchmarks selection --only full`` — n = 1,000 (30 replications), 10,000
-(8) and 100,000 (2), the first-cut table, and adult, bank and churn;
-``--only 1e4``, ``--only 1e5,adult`` ... run parts of it.
+Default run (a few minutes on 2 shared cores): n = 1,000 with 6 replications, the
+first-cut table (400 replications), and churn. ``--quick``: 2 replications, no real
+data. Full run (``REPS``; about 45 minutes on 2 shared cores, split it with
+``--only``): ``python -m benchmarks selection --only full`` — n = 1,000 (20
+replications), 10,000 (5) and 100,000 (1), the first-cut table, and adult, bank and
+churn; ``--only 1e4``, ``--only 1e5,adult`` ... run parts of it.
 """
 
 from __future__ import annotations
