@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ._formula import check_predict_missing, predict_complete
 from ._path import PathData, _FoldPool, fold_ids, group_fold_ids, resolve_n_jobs, select_lambda
 from ._validation import (
     check_groups,
@@ -273,6 +274,20 @@ def _cv_solve(data: PathData, rows, rule: dict, group_codes, rng, opts: dict):
     return cv.path[i_1se if rule.get("which") == "lam_1se" else i_min]
 
 
+class _Drawn:
+    """A fit with other levels and dense coefficients (for drawing; the rest is the fit's)."""
+
+    def __init__(self, results: Any, coef: np.ndarray, dense_coef: np.ndarray) -> None:
+        self._results = results
+        self.coef = coef
+        self.dense_coef = dense_coef
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "_results":
+            raise AttributeError(name)
+        return getattr(self._results, name)
+
+
 class BootstrapResults:
     """Refits of a binarsity fit on row resamples (made by ``BinarsityResults.bootstrap``).
 
@@ -371,7 +386,9 @@ class BootstrapResults:
             step almost everywhere. The relaxed band removes the shrinkage and keeps
             the uncertainty of the cut-points; it is the one to use at the theory λ or
             ``lam_1se`` (coverage in docs/benchmarks.md, suite ``inference``). Its
-            first call costs one more solve per resample.
+            first call costs one more solve per resample. A segment without events in
+            some resample (binomial, poisson) has no finite unpenalised level there: its
+            relaxed band then reaches far below (or above) the others, as it should.
 
         Returns
         -------
@@ -438,6 +455,7 @@ class BootstrapResults:
         offset: Any = None,
         type: str = "response",
         method: str = "percentile",
+        missing: str | None = None,
     ) -> pd.DataFrame:
         """Bootstrap intervals of the mean response (or the linear predictor).
 
@@ -455,6 +473,9 @@ class BootstrapResults:
             As in :meth:`shape_bands`; the basic interval is taken on the link scale
             and mapped by the inverse link (so a probability stays in (0, 1)); with
             ``"relaxed"``, ``mean`` is the prediction of the relaxed fit.
+        missing : {None, "nan", "error"}, optional
+            As in ``BinarsityResults.predict``: a row of NaN (or an error) for new rows
+            with a missing value in a column whose missing values dropped training rows.
 
         Returns
         -------
@@ -466,6 +487,17 @@ class BootstrapResults:
         method = _check_method(method)
         if type not in ("response", "link"):
             raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        check_predict_missing(missing)
+        if newdata is not None:
+            return predict_complete(
+                self.model.spec, newdata, offset, missing,
+                lambda rows, off: self._predict(rows, off, level, method, type),
+            )  # fmt: skip
+        return self._predict(None, offset, level, method, type)
+
+    def _predict(
+        self, newdata: Any, offset: Any, level: float, method: str, type: str  # noqa: A002
+    ) -> pd.DataFrame:
         m = self.model
         if newdata is None:
             if offset is not None:
@@ -579,7 +611,8 @@ class BootstrapResults:
         level : float, default=0.95
             Their nominal coverage.
         method : {"percentile", "basic", "relaxed"}, default="percentile"
-            The band, as in :meth:`shape_bands`.
+            The band, as in :meth:`shape_bands`; with ``"relaxed"`` the shapes drawn
+            are those of the relaxed fit (the band's centre), not the penalised ones.
         scale : {"link", "response"}, default="link"
             The effect in the link's units, or exp(effect) relative to the average
             training row (odds or rate ratio; see ``BinarsityResults.plot_shapes``).
@@ -597,7 +630,11 @@ class BootstrapResults:
 
         band = self.shape_bands(level, method=method) if bands else None
         freq = self.cut_frequencies() if rug else None
-        return plot_shapes(self.results, terms=terms, ax=ax, density=density, bands=band,
+        shown: Any = self.results
+        if method == "relaxed":  # the band is around the relaxed fit: draw that one
+            coef, dense, _ = self._relaxed()["estimate"]
+            shown = _Drawn(self.results, coef, dense)
+        return plot_shapes(shown, terms=terms, ax=ax, density=density, bands=band,
                            scale=scale, sharey=sharey, rug=freq)  # fmt: skip
 
     def report(

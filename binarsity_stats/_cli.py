@@ -6,9 +6,10 @@ the cut-points kept and the selected terms; ``--plots DIR`` writes the shape fun
 and the CV curve (or the path) as PNG files.
 
 ``report FORMULA --data FILE.csv [fit's options] [--output FILE.html] [--bootstrap B]
-[--new TEST.csv]`` fits in the same way and writes the self-contained HTML report of the
-fit (``res.report``), with bootstrap bands and cut-point frequencies when ``--bootstrap``
-is given and calibration on ``--new`` rows when given.
+[--new TEST.csv]`` fits in the same way (or ``report --model SAVED.pkl`` loads a fit saved
+by ``fit --save``) and writes the self-contained HTML report of the fit
+(``res.report``), with bootstrap bands and cut-point frequencies when ``--bootstrap`` is
+given and calibration on ``--new`` rows when given.
 
 ``fit ... --save MODEL.pkl`` also saves the fitted results (a pickle);
 ``predict MODEL.pkl NEW.csv [-o PREDICTIONS.csv] [--interval 0.95]`` reads them back and
@@ -25,6 +26,7 @@ woman had an extramarital affair, 10-fold CV).
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import sys
 import time
@@ -73,6 +75,10 @@ _REPORT_EPILOG = """\
 examples:
   python -m binarsity_stats report "y ~ bin(age) + C(region)" --data train.csv \\
       --family binomial --cv 10 --bootstrap 200 --new test.csv -o model.html
+  python -m binarsity_stats report --model model.pkl --new test.csv -o model.html
+
+With --model the fit saved by 'fit --save' is reported as it was fitted (with its CV
+curve when it came from --cv); the options that would change the fit are refused.
 """
 
 
@@ -245,19 +251,42 @@ def build_parser() -> argparse.ArgumentParser:
         help="save the fitted results to FILE (a pickle) for 'predict'",
     )  # fmt: skip
     _add_common(fit, None)
-    # every fit option, then the page's own (the flags are fit's, not copies)
+    # every fit option (copies of fit's: FORMULA and --data become optional, since
+    # --model reports a saved fit instead), then the page's own
     rep = sub.add_parser(
         "report",
-        parents=[fit],
-        add_help=False,
-        help="fit as 'fit' does and write the self-contained HTML report",
-        description="Fit a binarsity GLM as 'fit' does and write one self-contained HTML "
-        "page: the data and the model, the summary, the shape plots, the cut-points (with "
-        "their bootstrap frequencies with --bootstrap), the CV curve (with --cv), "
-        "calibration (on --new rows when given) and the versions.",
+        help="fit as 'fit' does (or load a saved fit) and write the self-contained HTML report",
+        description="Fit a binarsity GLM as 'fit' does, or load one saved by 'fit --save' "
+        "(--model), and write one self-contained HTML page: the data and the model, the "
+        "summary, the shape plots, the cut-points (with their bootstrap frequencies with "
+        "--bootstrap), the CV curve (with --cv, or the saved fit's), calibration (on --new "
+        "rows when given) and the versions.",
         epilog=_REPORT_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    for action in fit._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        twin = copy.copy(action)
+        if twin.dest == "formula":
+            twin.nargs, twin.default = "?", None
+            twin.help = "R-style formula, as for 'fit' (not with --model)"
+        elif twin.dest == "data":
+            twin.required = False
+            twin.help = "CSV file with a header row (not with --model)"
+        rep._add_action(twin)
+    # the fit options a saved fit cannot honour (--model refuses them when changed)
+    kept = {"sep", "encoding", "precision", "random_state", "n_jobs", "verbose", "plots"}
+    rep.set_defaults(_refitting=tuple(
+        (a.dest, a.default, a.option_strings[-1] if a.option_strings else a.dest.upper())
+        for a in fit._actions
+        if not isinstance(a, argparse._HelpAction) and a.dest not in kept | {"formula", "data"}
+    ))  # fmt: skip
+    rep.add_argument(
+        "--model", type=Path, metavar="FILE",
+        help="report the fit saved by 'fit --save' in FILE instead of fitting (a pickle: "
+        "load only files you trust)",
+    )  # fmt: skip
     rep.add_argument(
         "-o", "--output", type=Path, default=Path("report.html"), metavar="FILE",
         help="the HTML file to write (default report.html)",
@@ -637,17 +666,43 @@ def _check_output(path: Path, example: str = "model.html") -> None:
         raise ValueError(f"--output {path}: the directory {parent} does not exist.")
 
 
+def _check_report_source(args: argparse.Namespace) -> None:
+    """FORMULA --data, or --model, not both; no fitting option with --model."""
+    if args.model is None:
+        if args.formula is None or args.data is None:
+            raise ValueError(
+                "report needs a FORMULA and --data FILE.csv to fit, or --model FILE (a fit "
+                "saved by 'fit --save')."
+            )
+        return
+    given = [name for name in ("formula", "data") if getattr(args, name) is not None]
+    if given:
+        raise ValueError(
+            f"--model {args.model} reports a saved fit; drop the {' and '.join(given)} "
+            "(or drop --model to fit)."
+        )
+    changed = [flag for dest, default, flag in args._refitting
+               if getattr(args, dest) != default]  # fmt: skip
+    if changed:
+        raise ValueError(
+            f"--model {args.model} reports the saved fit as it is; {', '.join(changed)} "
+            "would change the fit: fit from FORMULA --data instead."
+        )
+
+
 def _run_report(args: argparse.Namespace, out) -> int:
     _check_output(args.output)
+    _check_report_source(args)
     new = None
     if args.new is not None:
-        try:
-            new = _read_data(args.new, args.sep, args.encoding)[0]
-        except ValueError as exc:  # the reader names --data; this file is --new
-            raise ValueError(str(exc).replace(f"--data {args.new}", f"--new {args.new}")) from None
-    model = _model_from_args(args)
+        new = _read_data(args.new, args.sep, args.encoding, flag="--new")[0]
     t0 = time.perf_counter()
-    res, cv = _fit_from_args(model, args)
+    if args.model is not None:
+        res = _load_model(args.model)
+        model, cv = res.model, getattr(res, "cv_", None)
+    else:
+        model = _model_from_args(args)
+        res, cv = _fit_from_args(model, args)
     if args.bootstrap:
         res.bootstrap(
             n_boot=args.bootstrap, random_state=args.random_state, n_jobs=args.n_jobs,
@@ -658,6 +713,7 @@ def _run_report(args: argparse.Namespace, out) -> int:
                precision=args.precision)  # fmt: skip
     elapsed = time.perf_counter() - t0
     if args.plots is not None:
+        _check_plots_dir(args.plots)
         _write_plots(res, cv, model, args, out)
     _save(res, args.save, out)
     print(

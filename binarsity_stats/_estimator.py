@@ -802,6 +802,160 @@ class BinarsityGLM(BaseEstimator):
             k += 1
         return pd.DataFrame(rows, columns=["feature", "cut", "jump"])
 
+    # -- the formula layer's results ---------------------------------------------------
+    def results(self, X, y, sample_weight=None, offset=None) -> Any:
+        """The formula layer's results object of this fit, on its training data.
+
+        The estimator keeps no training rows (its pickle does not grow with them), so
+        the statistics that need them — deviance, df, residuals, the summary, the
+        labels of bins holding one value, bootstraps — are computed on the data given
+        here, which must be the data of ``fit``. The model is ``glm()`` of the formula
+        naming every feature in column order (``bin(x)``, ``C(g)`` for a categorical
+        feature, ``z`` for a linear one, ``- 1`` without intercept) with this
+        estimator's family, bins, weights and penalty weights, and its solution is
+        this estimator's: every table and plot is the formula's, number for number.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            The training features.
+        y : array-like of shape (n_samples,)
+            The training response (class labels for the classifier).
+        sample_weight : array-like of shape (n_samples,), optional
+            The training weights.
+        offset : array-like of shape (n_samples,), optional
+            The training offset.
+
+        Returns
+        -------
+        BinarsityResults
+            With ``summary()``, ``cut_points()``, ``shape_functions()``,
+            ``plot_shapes()``, ``bootstrap()``, ``refit()``, ``to_spec()``...
+
+        Raises
+        ------
+        ValueError
+            When the data are not those of ``fit`` (the bins, levels or penalty
+            weights learned on them differ from the fitted ones).
+        """
+        from ._estimator_results import estimator_results
+
+        st = self._fitted()
+        X, n = _validate_X(X)
+        return estimator_results(self, st, X, n, y, sample_weight, offset)
+
+    def summary(self, X, y, sample_weight=None, offset=None, **kwargs) -> Any:
+        """The statsmodels-style summary of the fit, as ``glm()`` results print it.
+
+        Parameters
+        ----------
+        X, y, sample_weight, offset
+            The training data (see :meth:`results`).
+        **kwargs
+            Options of ``BinarsityResults.summary`` (``precision``, ``sort``).
+
+        Returns
+        -------
+        Summary
+            ``print(est.summary(X, y))``; ``as_text()``, ``as_html()``, ``as_latex()``,
+            ``tables``.
+        """
+        return self.results(X, y, sample_weight, offset).summary(**kwargs)
+
+    def shape_functions(self, X, y, sample_weight=None, offset=None, **kwargs) -> Any:
+        """The fitted step function of every binned and categorical feature.
+
+        Parameters
+        ----------
+        X, y, sample_weight, offset
+            The training data (see :meth:`results`).
+        **kwargs
+            Options of ``BinarsityResults.shape_functions`` (``merge``, ``precision``).
+
+        Returns
+        -------
+        DataFrame
+            ``term``, ``label``, ``low``, ``high``, ``level``, ``count``.
+        """
+        return self.results(X, y, sample_weight, offset).shape_functions(**kwargs)
+
+    def plot_shapes(self, X, y, sample_weight=None, offset=None, **kwargs) -> Any:
+        """Shape plot of every feature, as ``BinarsityResults.plot_shapes`` draws it.
+
+        Parameters
+        ----------
+        X, y, sample_weight, offset
+            The training data (see :meth:`results`).
+        **kwargs
+            Options of ``BinarsityResults.plot_shapes`` (``terms``, ``scale``, ...).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure drawn on.
+        """
+        return self.results(X, y, sample_weight, offset).plot_shapes(**kwargs)
+
+    def report(
+        self, X, y, path=None, sample_weight=None, offset=None, *, new=None, new_y=None,
+        new_offset=None, **kwargs,
+    ) -> Any:  # fmt: skip
+        """The self-contained HTML report of the fit (``BinarsityResults.report``).
+
+        For a report with bootstrap bands and cut-point frequencies, bootstrap the
+        results first: ``res = est.results(X, y); res.bootstrap(); res.report(path)``.
+
+        Parameters
+        ----------
+        X, y, sample_weight, offset
+            The training data (see :meth:`results`).
+        path : str or path-like, optional
+            File to write; the page is returned as a string when omitted.
+        new : DataFrame or array-like, optional
+            Held-out rows for the calibration section (as ``X``; column names of
+            ``feature_names_in_``, or ``x0``, ``x1``, ... for an estimator fitted on an
+            array).
+        new_y : array-like, optional
+            The observed response of ``new`` (class labels for the classifier).
+        new_offset : array-like, optional
+            The offset of ``new``.
+        **kwargs
+            Other options of ``BinarsityResults.report`` (``title``, ``scale``,
+            ``level``, ``bins``, ``precision``).
+
+        Returns
+        -------
+        str or path-like
+            ``path`` as given, or the HTML page when ``path`` is None.
+        """
+        from ._estimator_results import new_frame
+
+        res = self.results(X, y, sample_weight, offset)
+        if new is not None:
+            new, n_new = _validate_X(new)
+            new, new_y = new_frame(self, self._fitted(), new, n_new, new_y)
+        return res.report(path, new, new_y, offset=new_offset, **kwargs)
+
+    def bootstrap(self, X, y, sample_weight=None, offset=None, **kwargs) -> Any:
+        """The bootstrap of the fit on its own bins (``BinarsityResults.bootstrap``).
+
+        Parameters
+        ----------
+        X, y, sample_weight, offset
+            The training data (see :meth:`results`).
+        **kwargs
+            Options of ``BinarsityResults.bootstrap`` (``n_boot``, ``random_state``,
+            ``n_jobs``, ``groups``, ...).
+
+        Returns
+        -------
+        BootstrapResults
+            ``shape_bands()``, ``cut_frequencies()``, ``predict(new, interval=)``,
+            ``plot_shapes(bands=True)``; ``boot.results`` has the cut-point
+            frequencies in its ``cut_points()`` and summary.
+        """
+        return self.results(X, y, sample_weight, offset).bootstrap(**kwargs)
+
     def to_spec(self) -> dict:
         """A versioned, JSON-serialisable description of the fitted model.
 

@@ -125,9 +125,7 @@ def feature_kinds(
     both = np.flatnonzero(cat & lin)
     if both.size:
         label = names[both[0]] if names is not None else int(both[0])
-        raise ValueError(
-            f"column {label!r} is in both categorical_features and linear_features."
-        )
+        raise ValueError(f"column {label!r} is in both categorical_features and linear_features.")
     kinds = np.full(p, "bin", dtype=object)
     kinds[cat] = "categorical"
     kinds[lin] = "linear"

@@ -113,15 +113,22 @@ def glm(
         intercept and are not constrained to a weighted sum of zero); with no such
         term the model has no intercept at all. The response may
         be numeric, boolean (``I(affairs > 0)``) or, for binomial, a two-level factor
-        whose second level is the event.
+        whose second level is the event, or R's ``cbind(successes, failures)`` (the
+        proportion, with the trials multiplying the weights). ``C(x, Treatment(k))``
+        makes level k the reference of the reference-coded table (the fit is
+        unchanged). ``y ~ .`` stands for every other column (numeric ones as
+        ``bin(col)``, others as ``C(col)``; ``- col`` leaves one out).
     data : DataFrame or mapping of columns
         Training data.
     family : {"gaussian", "binomial", "poisson"}, statsmodels family or Family, default="gaussian"
         Distribution: a name (canonical link) or a statsmodels family instance with a
         convex link, e.g. ``sm.families.Gamma(sm.families.links.Log())`` (the loss is
-        then half the unit deviance, design.md §8).
+        then half the unit deviance, design.md §8). R's and statsmodels' spellings
+        (``"logistic"``, ``"logit"``, ``"normal"``, ``sm.families.Binomial()`` with its
+        canonical link...) are read as the built-in family, with a note in the summary.
     sample_weight : array-like of shape (n,) or str, optional
-        Non-negative row weights s_i, or the name of a column of ``data``.
+        Non-negative row weights s_i, or the name of a column of ``data`` (``y ~ .``
+        then leaves it out).
     offset : array-like of shape (n,) or str, optional
         Offset added to the linear predictor (on top of ``offset()`` terms), or the name
         of a column of ``data`` (then replayed from new data at predict time).

@@ -320,8 +320,8 @@ def _df_size_notes(res: Any) -> list[str]:
             f"df = {df:.0f} exceeds the effective number of observations of the analytic "
             f"weights (Kish's (sum s)^2 / sum s^2 = {n_eff:.1f} of {n:.0f} rows, the n of "
             "lam='theory'): the weighted loss is dominated by a few heavy rows, which a fit "
-            "with this many levels can follow one by one; AIC and BIC (on n = rows) do not "
-            "see this, so choose lam by cross-validation."
+            "with this many levels can follow one by one. AIC and BIC (on n = rows) do not "
+            "see this: judge the fit by cross-validation rather than by AIC/BIC."
         ]
     return []
 

@@ -190,3 +190,22 @@ def test_frequency_weights_resample_units_as_the_repeated_rows_do():
     assert analytic.bootstrap(150, random_state=0).intercept.std() > 2 * sd_rep
     counts = _resample_counts(4, None, np.random.default_rng(0), np.array([2.0, 0.0, 1.0, 3.0]))
     assert counts.sum() == 6 and counts[1] == 0
+
+
+def test_relaxed_plot_draws_the_relaxed_fit_inside_its_band(step_fit):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    df, res, boot = step_fit
+    theory = res.model.fit()  # a large λ: the penalised step is shrunk, the relaxed one not
+    tboot = theory.bootstrap(20, random_state=0)
+    bands = tboot.shape_bands(0.9, method="relaxed")
+    fig = tboot.plot_shapes(terms=["bin(x, n_bins=20)"], method="relaxed")
+    drawn = [p for p in fig.axes[0].patches if type(p).__name__ == "StepPatch"]
+    heights = drawn[0].get_data().values  # the step line is drawn first, then the band
+    x = bands[bands["term"] == "bin(x, n_bins=20)"]
+    np.testing.assert_allclose(heights, x["estimate"].to_numpy())
+    assert not np.allclose(heights, theory.coef[:20])
+    lo, hi = x["lower"].to_numpy(), x["upper"].to_numpy()
+    assert np.mean((lo <= heights + 1e-12) & (heights <= hi + 1e-12)) >= 0.9

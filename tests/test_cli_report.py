@@ -81,3 +81,44 @@ def test_report_command_errors_name_the_flag(files, tmp_path, capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(base + ["--bootstrap", "1"])
     assert "--bootstrap must be an integer >= 2" in capsys.readouterr().err
+
+
+def test_report_of_a_model_saved_by_fit(files, tmp_path, capsys):
+    train, test = files
+    saved = tmp_path / "model.pkl"
+    code, _ = run(["fit", "claims ~ bin(age) + region + offset(np.log(t))", "--data",
+                   str(train), "--family", "poisson", "--weights", "w", "--cv", "3",
+                   "--n-lambdas", "5", "--save", str(saved)])  # fmt: skip
+    assert code == 0 and saved.is_file()
+    page_path = tmp_path / "saved.html"
+    code, out = run(["report", "--model", str(saved), "--bootstrap", "3", "--new", str(test),
+                     "-o", str(page_path)])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    assert out.startswith(f"Report written: {page_path} (poisson, 300 rows")
+    page = Page(page_path.read_text(encoding="utf-8"))
+    # the saved fit came from fit_cv: its CV curve travels with it
+    assert page.sections == list(SECTIONS)
+    assert page.facts("data", "The data and the model")["Sample weights"].startswith("column w")
+    assert page.facts("calibration", "Held-out rows")["New rows"] == "100"
+
+
+def test_report_model_refuses_fit_options_and_needs_a_source(files, tmp_path, capsys):
+    train, _ = files
+    saved = tmp_path / "m.pkl"
+    assert run(["fit", "claims ~ bin(age)", "--data", str(train), "--family", "poisson",
+                "--lam", "0.01", "--save", str(saved)])[0] == 0  # fmt: skip
+    capsys.readouterr()
+    out = str(tmp_path / "r.html")
+    code, _ = run(["report", "-o", out])
+    assert code == 2 and "needs a FORMULA and --data" in capsys.readouterr().err
+    code, _ = run(["report", "claims ~ bin(age)", "--model", str(saved), "-o", out])
+    assert code == 2 and "drop the formula" in capsys.readouterr().err
+    code, _ = run(["report", "--model", str(saved), "--cv", "3", "--family", "binomial",
+                   "-o", out])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "--family, --cv would change the fit" in err
+    code, _ = run(["report", "--model", str(tmp_path / "none.pkl"), "-o", out])
+    assert code == 2 and "no such file" in capsys.readouterr().err
+    # a plain saved fit: no CV section, and the page is written
+    code, _ = run(["report", "--model", str(saved), "-o", out])
+    assert code == 0 and "cv" not in Page(open(out, encoding="utf-8").read()).sections

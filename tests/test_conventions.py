@@ -154,6 +154,23 @@ def test_missing_drop_with_cv_bootstrap_and_groups_of_the_full_length():
     assert boot.grouped and boot.coef.shape[0] == 3
 
 
+def test_missing_drop_cuts_an_offset_array_and_bootstrap_predicts_nan_rows():
+    df = _with_holes(_frame())
+    off = 0.1 * np.arange(len(df)) / len(df)
+    res = glm("y ~ bin(x, 10) + C(g)", df, offset=off, missing="drop").fit(lam=0.01)
+    complete = df.dropna(subset=["x", "g", "y"])
+    ref = glm("y ~ bin(x, 10) + C(g)", complete, offset=off[complete.index]).fit(lam=0.01)
+    np.testing.assert_allclose(res.coef, ref.coef, rtol=1e-10, atol=1e-12)
+    boot = res.bootstrap(n_boot=3, random_state=0)
+    pred = boot.predict(df.iloc[:10], offset=off[:10])
+    assert pred.shape == (10, 3) and pred.loc[[3, 5, 8]].isna().all().all()
+    assert pred.drop(index=[3, 5, 8]).notna().all().all()
+    np.testing.assert_allclose(
+        pred["mean"].drop(index=[3, 5, 8]),
+        res.predict(df.iloc[:10], offset=off[:10])[[0, 1, 2, 4, 6, 7, 9]],
+    )
+
+
 def test_missing_drop_of_every_row_is_an_error_naming_the_columns():
     df = _frame().assign(x=np.nan)
     with pytest.raises(ValueError, match=r"every row has a missing value.*'x'"):

@@ -218,3 +218,120 @@ def test_categorical_levels_missing_and_unseen_are_named():
         BinarsityGLM(n_bins=10, linear_features=["z"], categorical_features=["g"]).fit(
             X.assign(z=np.nan), y
         )
+
+
+# -- the formula layer's results of an estimator ---------------------------------------------
+
+
+def _tables_equal(a, b):
+    from pandas.testing import assert_frame_equal
+
+    assert a.as_text() == b.as_text()
+    assert len(a.tables) == len(b.tables)
+    for ta, tb in zip(a.tables, b.tables, strict=True):
+        assert_frame_equal(ta, tb)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_estimator_tables_are_the_formula_tables(family):
+    from pandas.testing import assert_frame_equal
+
+    X, y, sw = _mixed(family)
+    off = np.random.default_rng(3).normal(scale=0.1, size=len(y))
+    est = BinarsityGLM(family=family, n_bins=20, categorical_features=["g"],
+                       linear_features=["z"]).fit(X, y, sample_weight=sw, offset=off)  # fmt: skip
+    res = glm("y ~ bin(a) + C(g) + z + bin(b)", X.assign(y=y), family=family, n_bins=20,
+              sample_weight=sw, offset=off).fit()  # fmt: skip
+    mine = est.results(X, y, sample_weight=sw, offset=off)
+    assert mine.lam_source == res.lam_source
+    _tables_equal(est.summary(X, y, sample_weight=sw, offset=off), res.summary())
+    _tables_equal(mine.summary(sort="importance"), res.summary(sort="importance"))
+    assert_frame_equal(
+        est.shape_functions(X, y, sw, off, merge=True), res.shape_functions(merge=True)
+    )
+    assert_frame_equal(mine.cut_points(), res.cut_points())
+    assert_frame_equal(mine.term_table(), res.term_table())
+    assert mine.to_spec()["terms"] == res.to_spec()["terms"]
+    # the bootstrap: the same resamples, bands and cut-point frequencies
+    boot = est.bootstrap(X, y, sw, off, n_boot=8, random_state=1)
+    ref = res.bootstrap(n_boot=8, random_state=1)
+    assert_frame_equal(boot.shape_bands(), ref.shape_bands())
+    assert_frame_equal(boot.cut_frequencies(), ref.cut_frequencies())
+    assert_frame_equal(boot.results.cut_points(), res.cut_points())
+    assert_array_equal(boot.predict(X, interval=0.9), ref.predict(X, interval=0.9))
+
+
+def test_classifier_and_array_estimators_give_formula_results():
+    from pandas.testing import assert_frame_equal
+
+    X, y, _ = _mixed("binomial")
+    labels = np.where(y == 1, "yes", "no")
+    clf = BinarsityClassifier(n_bins=10, categorical_features=["g"], fit_intercept=False)
+    clf.fit(X, labels)
+    res = glm("y ~ bin(a) + C(g) + bin(z) + bin(b) - 1", X.assign(y=y), family="binomial",
+              n_bins=10).fit()  # fmt: skip
+    _tables_equal(clf.summary(X, labels), res.summary())
+    with pytest.raises(ValueError, match="classes"):
+        clf.results(X, np.where(y == 1, "a", "b"))
+    # an array: columns x0, x1, ... as in the estimator's to_spec
+    A = X[["a", "b"]].to_numpy()
+    est = BinarsityGLM(family="binomial", n_bins=[8, 12]).fit(A, y)
+    ref = glm("y ~ bin(x0, 8) + bin(x1, 12)", pd.DataFrame(A, columns=["x0", "x1"]).assign(y=y),
+              family="binomial").fit()  # fmt: skip
+    assert_frame_equal(est.shape_functions(A, y), ref.shape_functions())
+
+
+def test_results_refuse_data_other_than_the_training_data():
+    X, y, sw = _mixed("gaussian")
+    est = BinarsityGLM(n_bins=10, categorical_features=["g"]).fit(X, y, sample_weight=sw)
+    with pytest.raises(ValueError, match="cut points of feature 'a'"):
+        est.results(X.iloc[:300], y[:300], sample_weight=sw[:300])
+    with pytest.raises(ValueError, match="not the data BinarsityGLM was fitted on"):
+        est.results(X, y)  # the weights are part of the training data
+    with pytest.raises(ValueError, match="not fitted"):
+        BinarsityGLM().results(X, y)
+
+
+def test_estimator_plot_shapes_draws_the_formula_plot():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    X, y, _ = _mixed("poisson")
+    est = BinarsityGLM(family="poisson", n_bins=10, linear_features=["z"],
+                       categorical_features=["g"]).fit(X, y)  # fmt: skip
+    res = glm("y ~ bin(a) + C(g) + z + bin(b)", X.assign(y=y), family="poisson", n_bins=10).fit()
+    fig = est.plot_shapes(X, y, scale="response")
+    ref = res.plot_shapes(scale="response")
+    got = [(a.get_title(), a.get_xlabel(), a.get_ylabel()) for a in fig.axes]
+    want = [(a.get_title(), a.get_xlabel(), a.get_ylabel()) for a in ref.axes]
+    assert got == want
+    for a, b in zip(fig.axes, ref.axes, strict=True):
+        for la, lb in zip(a.get_lines(), b.get_lines(), strict=True):
+            assert_array_equal(la.get_ydata(), lb.get_ydata())
+    plt.close("all")
+
+
+def test_estimator_report_is_the_formula_report():
+    pytest.importorskip("matplotlib")
+    import re
+
+    X, y, sw = _mixed("binomial")
+    labels = np.where(y == 1, "yes", "no")
+    clf = BinarsityClassifier(n_bins=10, categorical_features=["g"], linear_features=["z"])
+    clf.fit(X.iloc[:400], labels[:400], sample_weight=sw[:400])
+    res = glm("y ~ bin(a) + C(g) + z + bin(b)", X.iloc[:400].assign(y=y[:400]),
+              family="binomial", n_bins=10, sample_weight=sw[:400]).fit()  # fmt: skip
+    page = clf.report(X.iloc[:400], labels[:400], sample_weight=sw[:400], new=X.iloc[400:],
+                      new_y=labels[400:], title="t")  # fmt: skip
+    ref = res.report(new=X.iloc[400:], y=y[400:], title="t")
+
+    def text(html):  # the page without its images
+        return re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", html)
+
+    assert text(page) == text(ref)
+    with pytest.raises(ValueError, match="new_y must hold"):
+        clf.report(X.iloc[:400], labels[:400], sample_weight=sw[:400], new=X.iloc[400:],
+                   new_y=np.full(100, "maybe"))  # fmt: skip
