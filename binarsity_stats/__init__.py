@@ -22,6 +22,8 @@ _LAZY: dict[str, str] = {
     "Binarizer": "._binarizer",
     "BinarsityGLM": "._estimator",
     "BinarsityClassifier": "._estimator",
+    "BinarsityGLMCV": "._estimator_cv",
+    "BinarsityClassifierCV": "._estimator_cv",
     "ConvergenceWarning": "._solvers",
     "prox_binarsity": "._prox",
     "prox_tv": "._prox",
@@ -50,6 +52,8 @@ __all__ = [
     "Binarizer",
     "BinarsityGLM",
     "BinarsityClassifier",
+    "BinarsityGLMCV",
+    "BinarsityClassifierCV",
     "ConvergenceWarning",
     "prox_binarsity",
     "prox_tv",
@@ -76,6 +80,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ._compare import anova, compare
     from ._datasets import load_fair
     from ._estimator import BinarsityClassifier, BinarsityGLM
+    from ._estimator_cv import BinarsityClassifierCV, BinarsityGLMCV
     from ._export_sql import to_sql
     from ._model import BinarsityModel, glm
     from ._path_results import CVResults, PathResults

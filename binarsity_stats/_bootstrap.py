@@ -20,11 +20,21 @@ Resamples run in ``n_jobs`` threads (the kernels release the GIL). Every resampl
 own seed drawn up front from ``random_state`` and its own warm start, so the results do
 not depend on ``n_jobs`` (bit for bit).
 
-What the refits give: pointwise percentile bands of every term's shape
+What the refits give: pointwise bands of every term's shape
 (:meth:`BootstrapResults.shape_bands`), the share of resamples in which each edge of a
 binned term is a jump (:meth:`BootstrapResults.cut_frequencies`, the stability of a
-cut-point) and percentile intervals of the mean response on new rows
+cut-point) and intervals of the mean response on new rows
 (:meth:`BootstrapResults.predict`).
+
+Bands and intervals come in three kinds (``method=``): ``"percentile"`` (quantiles of
+the resamples), ``"basic"`` (those quantiles reflected about the fit) and ``"relaxed"``
+(quantiles of the *relaxed* resamples: each resample's own cut-points kept and its
+levels refitted without penalty — an engine solve in which the resample's jumps have
+penalty weight 0 and every other edge a weight far above λ_max's, which is the
+unpenalised GLM on its segments). The first two inherit the shrinkage of the penalised
+estimate; the measured coverage of all three (``python -m benchmarks inference``,
+docs/benchmarks.md) says: percentile at ``lam_min`` or below, relaxed at the theory λ
+or ``lam_1se`` (and at least as good at ``lam_min``), no band exact next to a true jump.
 """
 
 from __future__ import annotations
@@ -261,7 +271,11 @@ def _cv_solve(data: PathData, rows, rule: dict, group_codes, rng, opts: dict):
     from ._path import cross_validate
 
     seed = int(rng.integers(0, 2**63 - 1))
-    if group_codes is not None:
+    fixed = rule.get("splits")  # fold ids, a splitter's or given pairs: kept per row
+    folds = None if fixed is None else fixed.restrict(rows)
+    if folds is not None:
+        fold_id = folds
+    elif group_codes is not None:
         fold_id = group_fold_ids(group_codes[rows], rule["folds"], len(rows), random_state=seed)
     else:
         fold_id = fold_ids(data.y, rule["folds"], stratify=data.family.binary, random_state=seed)
@@ -269,6 +283,7 @@ def _cv_solve(data: PathData, rows, rule: dict, group_codes, rng, opts: dict):
         data, rule["lams"], fold_id, scoring=rule["scoring"], opts=opts,
         fold_opts=dict(opts, tol=rule.get("cv_tol") or opts["tol"]), n_jobs=1,
         early_stopping=rule["early_stopping"], patience=rule["patience"],
+        extend=rule.get("extend", 0),
     )  # fmt: skip
     _, _, i_min, i_1se = select_lambda(cv.fold_scores, rule["scoring"])
     return cv.path[i_1se if rule.get("which") == "lam_1se" else i_min]

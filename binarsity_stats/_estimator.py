@@ -43,6 +43,7 @@ from ._validation import (
     check_block_ptr,
     check_bool,
     check_codes,
+    check_groups,
     check_lam,
     check_max_iter,
     check_offset,
@@ -97,6 +98,8 @@ class _EstimatorProblem:
     #: per categorical feature: its levels and whether it has a missing level
     categories: list = field(default_factory=list)
     categorical_missing: list = field(default_factory=list)
+    #: CV group labels (the *CV estimators' ``fit(..., groups=)``), checked
+    groups: np.ndarray | None = None
 
     def prepared(self) -> Prepared:
         """The engine's problem on all rows."""
@@ -274,6 +277,8 @@ class BinarsityGLM(BaseEstimator):
         ``GridSearchCV`` when prediction is the goal.
     n_bins : int or sequence of int, default=50
         Number of bins per feature (fewer when a feature has fewer distinct values).
+        A sequence has one entry per feature (those of categorical and linear
+        features are ignored) or one per binned feature.
     penalty_weights : {"theory", "uniform", "balanced"} or array of shape (d,), default="balanced"
         ω: ``"balanced"`` is sqrt(π̂_jk (1 − π̂_jk)), the noise level of the centred
         suffix sums (the default: see the user guide's penalty page and the
@@ -446,11 +451,14 @@ class BinarsityGLM(BaseEstimator):
 
         Blocks follow the input order of the binned and categorical features; the
         linear features are the design's dense columns, in input order (the layout of
-        the formula naming the features in that order).
+        the formula naming the features in that order). ``groups`` (CV group labels,
+        the *CV estimators only) are checked and kept.
         """
         family = get_family(self.family)
         X, n = _validate_X(X)
         y, extra = self._prepare_y(y, n)
+        if groups is not None:
+            groups = check_groups(groups, n)
         family.validate_y(y)  # 0/1 for binomial: no proportions here, unlike glm()
         sw = check_sample_weight(sample_weight, n)
         off = check_offset(offset, n)
@@ -526,6 +534,7 @@ class BinarsityGLM(BaseEstimator):
             family=family, penalty_weights=weights,
             fit_intercept=bool(self.fit_intercept) or absorbed, absorbed=absorbed,
             extra=extra, kinds=kinds, categories=categories, categorical_missing=cat_missing,
+            groups=groups,
         )  # fmt: skip
 
     def _solver_options(self) -> dict:
@@ -1008,7 +1017,8 @@ class BinarsityGLM(BaseEstimator):
         return make_spec(
             source=type(self).__name__, family=get_family(self.family),
             intercept=st["intercept_"], fit_intercept=bool(self.fit_intercept),
-            terms=terms + linear, lam=float(st.get("lam_", self.lam)), response=response,
+            terms=terms + linear, lam=float(st["lam_"] if "lam_" in st else self.lam),
+            response=response,
             penalty={"weights": pw if isinstance(pw := self.penalty_weights, str) else "array"},
         )  # fmt: skip
 

@@ -179,7 +179,9 @@ def estimator_results(
     _check_same_bins(est, st, model, names)
     sol = st["solution_"]
     sol = replace(sol, eta=model.binned.linear_predictor(sol.coef, sol.dense_coef, sol.intercept))
-    if isinstance(est.lam, str):
+    if "n_folds_" in st:  # a *CV estimator: λ chosen by its cross-validation
+        how = f"{st['n_folds_']}-fold CV ({est.select}, {est.scoring})"
+    elif isinstance(est.lam, str):
         how = "theory"
         if "dispersion_" in st:
             fam = get_family(est.family)

@@ -32,6 +32,7 @@ Choices documented here (the docs repeat them):
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import Any
 
 import numpy as np
@@ -53,10 +54,14 @@ from ._path import (
     SCORINGS,
     PathData,
     check_grid,
+    check_patience,
+    check_scoring,
     cross_validate,
     fold_ids,
+    grid_end_message,
     group_fold_ids,
     lambda_grid,
+    resolve_folds,
     resolve_n_jobs,
     solve_path,
     weighted_auc,
@@ -570,6 +575,11 @@ class BinarsityModel:
     def lambda_max(self) -> float:
         """λ_max of design.md §2: the smallest λ at which every binned term is flat.
 
+        Evaluated at the null fit: every penalised chain fused, while the intercept, the
+        offset, the ``C()`` and linear terms and any missing level stay free (fitted
+        exactly first); it is the intercept(+offset)-only fit only when the model has no
+        unpenalised term.
+
         Returns
         -------
         float
@@ -805,13 +815,24 @@ class BinarsityModel:
         patience: int = 5,
         groups: Any = None,
         relax: Any = False,
+        extend_grid: bool = True,
     ) -> CVResults:
         """K-fold cross-validation over a λ path; refits the chosen λ on all rows.
 
         Parameters
         ----------
-        folds : int, default=10
-            Number of folds K (2 ≤ K ≤ n). Stratified on y for binomial.
+        folds : int, array-like, scikit-learn splitter or iterable of pairs, default=10
+            * an int K (2 ≤ K ≤ n): shuffled folds (``random_state``), stratified on y
+              for binomial, or whole ``groups`` per fold;
+            * a fold-id array, one integer per row (glmnet's ``foldid``; fold k is the
+              k-th smallest value, so 1..K works as in R);
+            * a scikit-learn splitter, any object with ``split(X, y, groups)``
+              (``KFold``, ``StratifiedKFold``, ``GroupKFold`` with ``groups``,
+              ``TimeSeriesSplit``, ``PredefinedSplit``...); its ``split`` receives a
+              placeholder X of n rows, the response y and ``groups``;
+            * an iterable of ``(train, test)`` row-index pairs.
+
+            The splits used are stored on the result (``splits``, ``fold_ids``).
         scoring : {"deviance", "mse", "auc"}, default="deviance"
             Held-out criterion: mean weighted deviance, weighted mean squared error of the
             mean response, or (binomial) weighted ROC AUC.
@@ -849,14 +870,23 @@ class BinarsityModel:
             to the same fold, so the CV scores a model on groups it has not seen.
             Groups are shuffled with ``random_state`` and given to folds largest first,
             each to the fold with the fewest rows (as scikit-learn's ``GroupKFold``);
-            folds are then not stratified. Needs at least ``folds`` groups.
+            folds are then not stratified. Needs at least ``folds`` groups. With a
+            splitter, passed to its ``split``; refused with fold ids or pairs.
         relax : bool or sequence of float, default=False
             Also cross-validate relaxed fits (``cv.glmnet(relax=TRUE)``): at every λ
             each fold scores γ θ̂(λ) + (1 − γ) θ̃(λ), θ̃ the unpenalised refit on the
             segments of θ̂ (see :meth:`BinarsityResults.relax`), for γ in glmnet's
             grid (0, 0.25, 0.5, 0.75, 1) or the values given; λ and γ are chosen
             jointly. The grid is the one the penalised CV evaluated (its early
-            stopping included); the relaxed pass solves each fold's path once more.
+            stopping and extension included); the relaxed pass solves each fold's path
+            once more.
+        extend_grid : bool, default=True
+            When the last λ of the default grid scores best (the CV curve is still
+            improving where the grid ends), continue the grid below its end at the
+            same log step, ``patience`` values at a time, until the best λ is no
+            longer the last (at most as many values again as the grid has: λ_max ·
+            ``lam_min_ratio``² by default). ``extended`` on the result counts the
+            values added. An explicit ``lams`` is never extended.
 
         Returns
         -------
@@ -873,78 +903,86 @@ class BinarsityModel:
 
         With ``early_stopping`` the fits on all rows (``path``) cover the same truncated
         grid as the folds.
+
+        A ``UserWarning`` names the fix when the best λ still sits at an end of the
+        grid that could go further: its smallest λ (after the extension, or with an
+        explicit ``lams``), or the largest λ of an explicit ``lams`` below λ_max. The
+        default grid starts at λ_max, where every binned term is already flat, so a
+        ``lam_min`` there (nothing beats the intercept-only fit) needs no warning.
         """
-        if scoring not in SCORINGS:
-            raise ValueError(f"scoring must be one of {SCORINGS}; got {scoring!r}.")
+        check_scoring(scoring, self.family, self.y)
         gammas = _check_relax(relax)
-        if scoring == "auc" and not self.family.binary:
-            raise ValueError("scoring='auc' needs family='binomial'.")
-        if scoring == "auc" and not np.all((self.y == 0) | (self.y == 1)):
-            raise ValueError("scoring='auc' needs a 0/1 response; y holds proportions.")
-        if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)):
-            raise TypeError(f"folds must be an integer >= 2; got {folds!r}.")
-        if not 2 <= folds <= self.nobs:
-            raise ValueError(f"folds must be between 2 and n = {self.nobs}; got {folds}.")
+        if isinstance(folds, (bool, np.bool_)):  # before any work: True is not 1 fold
+            raise TypeError(
+                f"folds must be an integer >= 2 or a fold specification; got {folds!r}."
+            )
         workers = resolve_n_jobs(n_jobs)
         random_state = check_random_state(random_state)
         opts = _solver_options(solver, tol, max_iter)
         cv_tol = check_cv_tol(cv_tol)
         check_bool(early_stopping, "early_stopping")
+        check_bool(extend_grid, "extend_grid")
+        patience = check_patience(patience)
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
         groups = self._per_row(groups, "groups")  # a column name of the data, or labels
-        if groups is None:
-            fold_id = fold_ids(
-                self.y, int(folds), stratify=self.family.binary,
-                random_state=random_state,
-            )  # fmt: skip
-        else:
-            fold_id = group_fold_ids(groups, int(folds), self.nobs, random_state=random_state)
+        if groups is not None:
+            groups = check_groups(groups, self.nobs)
+        fold_spec = resolve_folds(
+            folds, self.y, groups=groups, stratify=self.family.binary,
+            random_state=random_state,
+        )  # fmt: skip
         fold_opts = dict(opts, tol=tol if cv_tol is None else float(cv_tol))
-        if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)):
-            raise TypeError(f"patience must be a positive integer; got {patience!r}.")
-        if patience < 1:
-            raise ValueError(f"patience must be >= 1; got {patience}.")
         data = self._path_data()
-        n_train = int(np.sum(fold_id != 0))
         # every fold's prepared design is kept for the whole walk unless that takes more
         # than _CV_KEEP_BYTES; then a fold is prepared again per chunk of λ values
-        keep = data.fold_bytes(n_train) * int(folds) <= _CV_KEEP_BYTES
-        total = (int(folds) + 1) * len(grid)
+        keep = sum(data.fold_bytes(len(tr)) for tr, _ in fold_spec.splits) <= _CV_KEEP_BYTES
+        # a default grid continues below its end (one more span of lam_min_ratio at
+        # most) while its last λ scores best; an explicit grid is the user's: a warning
+        extend = len(grid) if (lams is None and extend_grid) else 0
+        total = (fold_spec.n_folds + 1) * len(grid)
         with _progress(total, verbose, "cv") as tick:
             cv = cross_validate(
-                data, grid, fold_id, scoring=scoring, opts=opts, fold_opts=fold_opts,
-                n_jobs=workers, early_stopping=early_stopping, patience=int(patience),
-                keep=keep, prepare=self._prepare, tick=tick,
+                data, grid, fold_spec, scoring=scoring, opts=opts, fold_opts=fold_opts,
+                n_jobs=workers, early_stopping=early_stopping, patience=patience,
+                keep=keep, prepare=self._prepare, tick=tick, extend=extend,
             )  # fmt: skip
+        message = grid_end_message(cv, scoring, user_grid=lams is not None,
+                                   lambda_max=self.lambda_max)  # fmt: skip
+        if message is not None:
+            warnings.warn(message, UserWarning, stacklevel=2)
         rule = {
-            "folds": int(folds), "scoring": scoring, "lams": grid, "cv_tol": cv_tol,
-            "early_stopping": bool(early_stopping), "patience": int(patience),
-            "groups": None if groups is None else check_groups(groups, self.nobs),
+            "folds": fold_spec.n_folds, "scoring": scoring, "lams": grid, "cv_tol": cv_tol,
+            "early_stopping": bool(early_stopping), "patience": patience, "groups": groups,
+            "extend": extend,
+            # fixed splits (fold ids, a splitter's, pairs) are replayed on a resample;
+            # an int K draws new folds
+            "splits": None if isinstance(folds, (int, np.integer)) else fold_spec,
         }  # fmt: skip
         if gammas is None:
             return CVResults(
-                self, cv.lams, cv.fold_scores, scoring, fold_id, cv.path, cv.grid_size,
-                rule=rule,
+                self, cv.lams, cv.fold_scores, scoring, cv.fold_ids, cv.path, cv.grid_size,
+                rule=rule, folds=fold_spec, extended=cv.extended, opts=opts,
             )  # fmt: skip
         from ._path_results import RelaxedCVResults
 
-        scores = self._relaxed_cv(data, cv.lams, fold_id, gammas, scoring, fold_opts, workers)
+        scores = self._relaxed_cv(data, cv.lams, fold_spec, gammas, scoring, fold_opts, workers)
         rule["relax"] = list(gammas)
         return RelaxedCVResults(
-            self, cv.lams, scores, gammas, scoring, fold_id, cv.path, cv.grid_size, rule=rule
-        )
+            self, cv.lams, scores, gammas, scoring, cv.fold_ids, cv.path, cv.grid_size,
+            rule=rule, folds=fold_spec, extended=cv.extended, opts=opts,
+        )  # fmt: skip
 
-    def _relaxed_cv(self, data, lams, fold_id, gammas, scoring, fold_opts, workers):
+    def _relaxed_cv(self, data, lams, folds, gammas, scoring, fold_opts, workers):
         """Fold scores (G, K, m) of the relaxed fits (see ``_relax.relaxed_path_scores``)."""
         from concurrent.futures import ThreadPoolExecutor
 
         from ._relax import relaxed_path_scores
 
-        n_folds = int(fold_id.max()) + 1
+        n_folds = folds.n_folds
 
         def one(k: int) -> np.ndarray:
-            rows = np.flatnonzero(fold_id != k)
-            held = data.held_out(np.flatnonzero(fold_id == k))
+            rows, test = folds.splits[k]
+            held = data.held_out(test)
             return relaxed_path_scores(
                 self._prepare(rows), data.design.subset(rows), self.y[rows], self.family,
                 self.penalty_weights, lams, gammas, held,

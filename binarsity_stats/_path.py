@@ -47,10 +47,15 @@ __all__ = [
     "CVPath",
     "fold_ids",
     "group_fold_ids",
+    "Folds",
+    "check_fold_ids",
+    "resolve_folds",
     "lambda_grid",
     "check_grid",
     "solve_path",
     "cross_validate",
+    "best_is_last",
+    "grid_end_message",
     "cv_mean_se",
     "select_lambda",
     "curve_turned",
@@ -58,6 +63,8 @@ __all__ = [
     "weighted_auc",
     "strip_eta",
     "resolve_n_jobs",
+    "check_scoring",
+    "check_patience",
 ]
 
 #: Held-out criteria of cross-validation.
@@ -353,6 +360,258 @@ def group_fold_ids(groups: Any, folds: int, n: int, *, random_state: Any = None)
     return fold_of_group[codes]
 
 
+class Folds:
+    """The train/test splits of a cross-validation, however they were given.
+
+    Parameters
+    ----------
+    splits : list of (ndarray, ndarray)
+        Row indices (int) of the training and of the held-out rows of every split.
+    n_obs : int
+        Number of rows.
+
+    Attributes
+    ----------
+    splits : list of (ndarray, ndarray)
+        ``(train, test)`` row indices per split, as scikit-learn's ``split`` yields them.
+    fold_ids : ndarray of shape (n,) or None
+        The split whose held-out set holds each row (glmnet's ``foldid``, 0-based); −1
+        for a row in no held-out set (e.g. the first block of ``TimeSeriesSplit``).
+        None when held-out sets overlap (``ShuffleSplit``, ``RepeatedKFold``).
+    n_folds : int
+        Number of splits.
+    """
+
+    def __init__(self, splits: list, n_obs: int) -> None:
+        self.splits = [(np.asarray(tr, dtype=np.intp), np.asarray(te, dtype=np.intp))
+                       for tr, te in splits]  # fmt: skip
+        self.n_obs = int(n_obs)
+        ids = np.full(self.n_obs, -1, dtype=np.intp)
+        seen = np.zeros(self.n_obs, dtype=np.intp)
+        for k, (_, test) in enumerate(self.splits):
+            ids[test] = k
+            np.add.at(seen, test, 1)
+        self.fold_ids = ids if np.all(seen <= 1) else None
+
+    @property
+    def n_folds(self) -> int:
+        """Number of splits."""
+        return len(self.splits)
+
+    @classmethod
+    def from_fold_ids(cls, fold_id: np.ndarray) -> Folds:
+        """Splits of a fold-id array of values 0..K−1 (every row held out once).
+
+        Parameters
+        ----------
+        fold_id : ndarray of shape (n,)
+            Fold of every row.
+
+        Returns
+        -------
+        Folds
+            Split k trains on the rows of the other folds and scores fold k.
+        """
+        fold_id = np.asarray(fold_id, dtype=np.intp)
+        k = int(fold_id.max()) + 1
+        splits = [(np.flatnonzero(fold_id != j), np.flatnonzero(fold_id == j)) for j in range(k)]
+        return cls(splits, fold_id.shape[0])
+
+    def restrict(self, rows: np.ndarray) -> Folds | None:
+        """The same splits on a subset of the rows, renumbered to positions in ``rows``.
+
+        A bootstrap resample replays fixed folds this way: each distinct drawn row keeps
+        its side of every split. Splits left without a training or a held-out row are
+        dropped.
+
+        Parameters
+        ----------
+        rows : ndarray of int
+            Distinct row indices, increasing.
+
+        Returns
+        -------
+        Folds or None
+            None when no split keeps both sides.
+        """
+        rows = np.asarray(rows, dtype=np.intp)
+        pos = np.full(self.n_obs, -1, dtype=np.intp)
+        pos[rows] = np.arange(rows.size)
+        out = []
+        for train, test in self.splits:
+            tr, te = pos[train], pos[test]
+            tr, te = tr[tr >= 0], te[te >= 0]
+            if tr.size and te.size:
+                out.append((tr, te))
+        return Folds(out, rows.size) if out else None
+
+    def __repr__(self) -> str:
+        return f"<Folds {self.n_folds} splits of {self.n_obs} rows>"
+
+
+def _is_splitter(obj: Any) -> bool:
+    return callable(getattr(obj, "split", None)) and not isinstance(obj, (str, bytes, np.ndarray))
+
+
+def _looks_like_pairs(obj: Any) -> bool:
+    """An iterable of (train, test) index pairs (scikit-learn's ``cv=`` iterable)."""
+    if isinstance(obj, (str, bytes, np.ndarray)) or hasattr(obj, "dtype"):
+        return False
+    if not isinstance(obj, (list, tuple)):
+        return hasattr(obj, "__iter__") and not hasattr(obj, "__len__")  # a generator
+    return len(obj) > 0 and all(
+        isinstance(p, (list, tuple)) and len(p) == 2 and np.ndim(p[0]) == 1 for p in obj
+    )
+
+
+def _check_splits(splits: Any, n: int, what: str) -> list:
+    out = []
+    for k, pair in enumerate(splits):
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
+            raise ValueError(f"{what} must yield (train, test) pairs of row indices; "
+                             f"split {k} is {type(pair).__name__}.")  # fmt: skip
+        sides = []
+        for side, idx in zip(("train", "test"), pair, strict=True):
+            arr = np.asarray(idx)
+            if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+                raise ValueError(
+                    f"{what}: the {side} rows of split {k} must be a 1-D array of integer "
+                    f"row indices; got dtype {arr.dtype} and shape {arr.shape}."
+                )
+            if arr.size == 0:
+                raise ValueError(f"{what}: split {k} has no {side} rows.")
+            if arr.min() < 0 or arr.max() >= n:
+                raise ValueError(
+                    f"{what}: split {k} has {side} row indices outside 0..{n - 1} "
+                    f"(the data has {n} rows)."
+                )
+            sides.append(arr.astype(np.intp))
+        if np.intersect1d(sides[0], sides[1]).size:
+            raise ValueError(f"{what}: split {k} has rows both in train and in test.")
+        out.append((sides[0], sides[1]))
+    if not out:
+        raise ValueError(f"{what} yielded no split.")
+    return out
+
+
+def check_fold_ids(fold_id: Any, n: int, name: str = "folds") -> np.ndarray:
+    """A fold-id array (glmnet's ``foldid``) → fold indices 0..K−1.
+
+    Parameters
+    ----------
+    fold_id : array-like of shape (n,)
+        Integer labels, one per row (any K ≥ 2 distinct non-negative values; fold k is
+        the k-th smallest label, so glmnet's 1..K become 0..K−1).
+    n : int
+        Number of rows.
+    name : str, default="folds"
+        The argument's name in messages.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        Fold index of every row.
+    """
+    arr = np.asarray(fold_id)
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf" or arr.ndim != 1:
+        raise TypeError(
+            f"{name} must be an integer >= 2, a fold-id array (one integer per row), a scikit-learn "
+            f"splitter (an object with .split) or (train, test) pairs; got {fold_id!r:.80}."
+        )
+    if arr.shape[0] != n:
+        raise ValueError(f"{name} (fold ids) has {arr.shape[0]} rows but the data has {n}.")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise ValueError(f"{name} (fold ids) must hold whole numbers (no NaN, no fractions).")
+    if np.any(arr < 0):
+        raise ValueError(
+            f"{name} (fold ids) must be >= 0; for rows never held out use scikit-learn's "
+            f"PredefinedSplit(test_fold) as {name}."
+        )
+    labels, codes = np.unique(arr, return_inverse=True)
+    if labels.size < 2:
+        raise ValueError(f"{name} (fold ids) needs at least 2 distinct folds; got {labels.size}.")
+    return codes.reshape(-1).astype(np.intp)
+
+
+def resolve_folds(
+    folds: Any,
+    y: np.ndarray,
+    *,
+    groups: Any = None,
+    stratify: bool = False,
+    random_state: Any = None,
+    X: Any = None,
+    split_y: Any = None,
+    name: str = "folds",
+) -> Folds:
+    """The splits of a cross-validation from any of the usual ways to give them.
+
+    Parameters
+    ----------
+    folds : int, array-like, splitter or iterable of pairs
+        * an int K (2 ≤ K ≤ n): shuffled K folds (:func:`fold_ids`, stratified on y if
+          ``stratify``), or whole groups per fold when ``groups`` is given
+          (:func:`group_fold_ids`);
+        * a fold-id array of n integers (glmnet's ``foldid``; :func:`check_fold_ids`);
+        * a scikit-learn splitter — any object with ``split(X, y, groups)`` (``KFold``,
+          ``StratifiedKFold``, ``GroupKFold``, ``TimeSeriesSplit``...);
+        * an iterable of ``(train, test)`` row-index pairs.
+    y : ndarray of shape (n,)
+        Response (the strata of an int K; what a splitter sees unless ``split_y``).
+    groups : array-like of shape (n,), optional
+        Group labels, for an int K or a splitter (refused with fold ids or pairs).
+    stratify : bool, default=False
+        Stratify an int K on y.
+    random_state : int, numpy Generator or None
+        Seed of an int K's shuffle (a splitter uses its own).
+    X : array-like, optional
+        What a splitter's ``split`` receives as X (default: a placeholder of n rows).
+    split_y : array-like, optional
+        What a splitter receives as y (default ``y``; a classifier's labels).
+    name : str, default="folds"
+        The argument's name in messages (the estimators' ``cv``).
+
+    Returns
+    -------
+    Folds
+        The splits, checked: integer indices within the rows, non-empty sides, no row
+        in both.
+    """
+    n = int(y.shape[0])
+    if isinstance(folds, (int, np.integer)) and not isinstance(folds, (bool, np.bool_)):
+        if not 2 <= folds <= n:
+            raise ValueError(
+                f"{name} must be between 2 and the number of rows (n_samples = {n}); got {folds}."
+            )
+        if groups is None:
+            ids = fold_ids(y, int(folds), stratify=stratify, random_state=random_state)
+        else:
+            ids = group_fold_ids(groups, int(folds), n, random_state=random_state)
+        return Folds.from_fold_ids(ids)
+    if isinstance(folds, (bool, np.bool_, float, str, bytes)) or folds is None:
+        raise TypeError(
+            f"{name} must be an integer >= 2, a fold-id array (one integer per row), a "
+            f"scikit-learn splitter (an object with .split) or (train, test) pairs; got "
+            f"{folds!r}."
+        )
+    if _is_splitter(folds):
+        if groups is not None:
+            groups = check_groups(groups, n)
+        Xs = np.zeros((n, 1)) if X is None else X
+        ys = y if split_y is None else split_y
+        what = f"{name} ({type(folds).__name__})"
+        return Folds(_check_splits(folds.split(Xs, ys, groups), n, what), n)
+    if groups is not None:
+        raise ValueError(
+            "groups is used with folds=int or a scikit-learn splitter; fold ids or "
+            "(train, test) pairs already say which rows are held out together."
+        )
+    if _looks_like_pairs(folds):
+        return Folds(_check_splits(folds, n, f"{name} (train, test pairs)"), n)
+    return Folds.from_fold_ids(check_fold_ids(folds, n, name))
+
+
 # ---------------------------------------------------------------------------------------
 # Grids and the walk
 # ---------------------------------------------------------------------------------------
@@ -408,6 +667,52 @@ def check_grid(lams: Any) -> np.ndarray:
     if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid < 0):
         raise ValueError("lams must be a non-empty array of finite values >= 0.")
     return grid
+
+
+def check_scoring(scoring: Any, family: Any, y: np.ndarray) -> str:
+    """A held-out criterion that fits the family and the response.
+
+    Parameters
+    ----------
+    scoring : {"deviance", "mse", "auc"}
+        The argument.
+    family : Family
+        Distribution (``"auc"`` needs a binary one).
+    y : ndarray of shape (n,)
+        Response (``"auc"`` needs 0/1 values, not proportions).
+
+    Returns
+    -------
+    str
+        ``scoring``.
+    """
+    if scoring not in SCORINGS:
+        raise ValueError(f"scoring must be one of {SCORINGS}; got {scoring!r}.")
+    if scoring == "auc" and not family.binary:
+        raise ValueError("scoring='auc' needs family='binomial'.")
+    if scoring == "auc" and not np.all((y == 0) | (y == 1)):
+        raise ValueError("scoring='auc' needs a 0/1 response; y holds proportions.")
+    return scoring
+
+
+def check_patience(patience: Any) -> int:
+    """The early-stopping patience: a positive integer.
+
+    Parameters
+    ----------
+    patience : int
+        The argument.
+
+    Returns
+    -------
+    int
+        ``patience``.
+    """
+    if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)):
+        raise TypeError(f"patience must be a positive integer; got {patience!r}.")
+    if patience < 1:
+        raise ValueError(f"patience must be >= 1; got {patience}.")
+    return int(patience)
 
 
 def resolve_n_jobs(n_jobs: Any) -> int:
@@ -540,11 +845,12 @@ class CVPath:
     Attributes
     ----------
     lams : ndarray of shape (m,)
-        The λ values evaluated (the grid, cut where the walk stopped).
+        The λ values evaluated (the grid, cut where the walk stopped, or extended
+        below its end: see ``extended``).
     fold_scores : ndarray of shape (K, m)
         Held-out score of every fold at every λ.
-    fold_ids : ndarray of shape (n,)
-        Fold of every row.
+    fold_ids : ndarray of shape (n,) or None
+        Fold of every row (see :class:`Folds`).
     grid_size : int
         Length of the grid requested (more than m when the walk stopped early).
     path : list of Solution or None
@@ -553,17 +859,24 @@ class CVPath:
         Mean score over folds and its standard error.
     idx_min, idx_1se : int
         Positions of ``lam_min`` and ``lam_1se`` in ``lams``.
+    folds : Folds or None
+        The splits.
+    extended : int
+        λ values added below the grid's end (``extend``) because the best λ was the
+        last one evaluated.
     """
 
     lams: np.ndarray
     fold_scores: np.ndarray
-    fold_ids: np.ndarray
+    fold_ids: np.ndarray | None
     grid_size: int
     path: list | None
     mean: np.ndarray
     se: np.ndarray
     idx_min: int
     idx_1se: int
+    folds: Folds | None = None
+    extended: int = 0
 
     @property
     def lam_min(self) -> float:
@@ -576,10 +889,32 @@ class CVPath:
         return float(self.lams[self.idx_1se])
 
 
+def best_is_last(fold_scores: np.ndarray, sign: float) -> bool:
+    """Whether the best mean score is at the last λ evaluated (the grid may end too soon).
+
+    Parameters
+    ----------
+    fold_scores : ndarray of shape (K, m)
+        Scores of the first m λ values.
+    sign : float
+        1 when lower scores are better, −1 when higher are (AUC).
+
+    Returns
+    -------
+    bool
+        True when the last column has the best finite mean.
+    """
+    mean, _ = cv_mean_se(fold_scores)
+    loss = sign * mean
+    if not np.any(np.isfinite(loss)):
+        return False
+    return int(np.nanargmin(loss)) == loss.shape[0] - 1
+
+
 def cross_validate(
     data: PathData,
     grid: np.ndarray,
-    fold_id: np.ndarray,
+    folds: Any,
     *,
     scoring: str = "deviance",
     opts: dict[str, Any] | None = None,
@@ -591,14 +926,17 @@ def cross_validate(
     refit_path: bool = True,
     prepare: Callable[[np.ndarray | None], Any] | None = None,
     tick: Callable[[], None] | None = None,
+    extend: int = 0,
 ) -> CVPath:
-    """K-fold cross-validation of a λ grid: the folds walk down it in lockstep.
+    """Cross-validation of a λ grid: the folds walk down it in lockstep.
 
     Every fold solves the grid from its own warm starts; after each λ the held-out rows
     are scored. With ``early_stopping`` the walk stops once the last ``patience`` mean
     scores are all outside the one-standard-error band of the best so far
     (:func:`curve_turned`); then the fits on all rows (``refit_path``) cover the
-    evaluated grid.
+    evaluated grid. When the grid is exhausted and its last λ has the best mean score
+    (:func:`best_is_last`), up to ``extend`` more values continue it downwards at the
+    grid's own ratio, ``patience`` at a time, until the best λ is no longer the last.
 
     Parameters
     ----------
@@ -606,8 +944,9 @@ def cross_validate(
         All rows.
     grid : ndarray of shape (m,)
         λ values, decreasing (from all rows).
-    fold_id : ndarray of shape (n,)
-        Fold of every row (:func:`fold_ids`, :func:`group_fold_ids`), values 0..K−1.
+    folds : Folds or ndarray of shape (n,)
+        The splits (:func:`resolve_folds`), or a fold-id array of values 0..K−1
+        (:func:`fold_ids`, :func:`group_fold_ids`).
     scoring : {"deviance", "mse", "auc"}, default="deviance"
         Held-out criterion (AUC is maximised, the others minimised).
     opts : dict, optional
@@ -630,6 +969,8 @@ def cross_validate(
         ``prepare(rows)`` → a problem with ``solve``; default ``data.prepare``.
     tick : callable, optional
         Called after every solve (a progress bar).
+    extend : int, default=0
+        At most this many λ values added below the grid's end (0: never).
 
     Returns
     -------
@@ -639,12 +980,14 @@ def cross_validate(
     opts = {} if opts is None else dict(opts)
     fold_opts = opts if fold_opts is None else dict(fold_opts)
     prepare = data.prepare if prepare is None else prepare
-    n_folds = int(fold_id.max()) + 1
+    if not isinstance(folds, Folds):
+        folds = Folds.from_fold_ids(folds)
+    n_folds = folds.n_folds
     sign = -1.0 if scoring == "auc" else 1.0  # lower sign * score is better
-    rows = [np.flatnonzero(fold_id != k) for k in range(n_folds)]
-    held_out = [data.held_out(np.flatnonzero(fold_id == k)) for k in range(n_folds)]
+    rows = [train for train, _ in folds.splits]
+    held_out = [data.held_out(test) for _, test in folds.splits]
     if keep is None:
-        keep = data.fold_bytes(len(rows[0])) * n_folds <= KEEP_BYTES
+        keep = sum(data.fold_bytes(len(r)) for r in rows) <= KEEP_BYTES
     chunk = 1 if keep else int(patience)
     prepared: list[Any] = [None] * n_folds
     warm: list[Any] = [None] * n_folds
@@ -667,11 +1010,25 @@ def cross_validate(
             out.append(data.score(sol, held_out[k], scoring))
         return out
 
+    grid_size = len(grid)
+    grid = np.asarray(grid, dtype=np.float64)
+    # the grid's own log step continues it (a single value or a zero end cannot)
+    ratio = grid[-1] / grid[-2] if grid_size >= 2 and grid[-1] > 0 else 0.0
+    extend = int(extend) if 0 < ratio < 1 else 0
+    extended = 0
     columns: list[np.ndarray] = []
     pool = _FoldPool(min(n_jobs, n_folds)) if n_jobs > 1 else None
     try:
-        for first in range(0, len(grid), chunk):
+        first = 0
+        while True:
+            if first >= len(grid):
+                if extended >= extend or not best_is_last(np.column_stack(columns), sign):
+                    break
+                more = min(int(patience), extend - extended)
+                grid = np.concatenate([grid, grid[-1] * ratio ** np.arange(1, more + 1)])
+                extended += more
             lams = grid[first : first + chunk]
+            first += len(lams)
             if pool is not None:
                 block = pool.map(lambda k, lams=lams: run_chunk(k, lams), range(n_folds))
             else:
@@ -692,12 +1049,66 @@ def cross_validate(
     finally:
         if pool is not None:
             pool.close()
-    grid_size = len(grid)
     lams = np.asarray(grid[: len(columns)], dtype=np.float64)
+    extended = max(0, len(lams) - grid_size)
     scores = np.column_stack(columns)
     path = solve_path(prepare(None), lams, opts, tick) if refit_path else None
     mean, se, idx_min, idx_1se = select_lambda(scores, scoring)
-    return CVPath(lams, scores, fold_id, grid_size, path, mean, se, idx_min, idx_1se)
+    return CVPath(lams, scores, folds.fold_ids, grid_size, path, mean, se, idx_min, idx_1se,
+                  folds=folds, extended=extended)  # fmt: skip
+
+
+def grid_end_message(
+    cv: CVPath, scoring: str, *, user_grid: bool, lambda_max: Callable[[], float]
+) -> str | None:
+    """A warning when the best λ sits at an end of the grid that could have gone further.
+
+    * the smallest λ evaluated is the best (the CV curve was still improving): after
+      the automatic extension of a default grid, or with an explicit grid;
+    * with an explicit grid, its largest λ is the best and lies below λ_max (larger λ —
+      simpler fits — were not tried). A default grid starts at λ_max, where every
+      chain is already flat: its top end is never too low.
+
+    Parameters
+    ----------
+    cv : CVPath
+        The result of :func:`cross_validate`.
+    scoring : str
+        The criterion (for the message).
+    user_grid : bool
+        Whether the grid was given explicitly (``lams``).
+    lambda_max : callable
+        Returns λ_max (called only when needed).
+
+    Returns
+    -------
+    str or None
+        The message naming the fix, or None.
+    """
+    m = len(cv.lams)
+    if m < 2:
+        return None
+    if cv.idx_min == m - 1 and cv.lams[-1] > 0:
+        where = (f"after extending the grid by {cv.extended} values" if cv.extended
+                 else "the end of the grid")  # fmt: skip
+        if user_grid:
+            fix = "pass lams reaching further down (or lams=None: the default grid extends itself)"
+        else:
+            fix = ("pass a smaller lam_min_ratio or lams reaching further down; a CV that "
+                   "prefers the least penalised fit may also want finer bins (n_bins)")  # fmt: skip
+        return (
+            f"lam_min = {cv.lams[-1]:.4g} is the smallest λ evaluated ({where}): the CV "
+            f"{scoring} was still improving there, so a smaller λ may be better; {fix}."
+        )
+    if cv.idx_min == 0 and user_grid:
+        lmax = float(lambda_max())
+        if cv.lams[0] < lmax * (1 - 1e-9):
+            return (
+                f"lam_min = {cv.lams[0]:.4g} is the largest λ of lams, below λ_max = "
+                f"{lmax:.4g}: larger λ (simpler fits) were not tried; add values up to "
+                "λ_max (or pass lams=None for the default grid, which starts there)."
+            )
+    return None
 
 
 # ---------------------------------------------------------------------------------------

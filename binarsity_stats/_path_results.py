@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ._path import select_lambda, strip_eta
+from ._path import Folds, select_lambda, strip_eta
 from ._results import BinarsityResults
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -164,10 +164,27 @@ class CVResults:
         (default: m).
     rule : dict, optional
         The CV settings (``folds``, ``scoring``, ``lams``, ``groups``, ``cv_tol``,
-        ``early_stopping``, ``patience``) that ``bootstrap(lam="cv")`` replays.
+        ``early_stopping``, ``patience``, ``extend``, ``splits``) that
+        ``bootstrap(lam="cv")`` replays.
+    folds : Folds, optional
+        The splits (default: those of ``fold_ids``).
+    extended : int, default=0
+        λ values added below the requested grid because its last λ scored best.
+    opts : dict, optional
+        ``solver``, ``tol``, ``max_iter`` of the fits on all rows (for
+        :meth:`results` at a λ between grid values).
 
     Attributes
     ----------
+    folds : int
+        Number of splits K.
+    fold_ids : ndarray of shape (n,) or None
+        The split whose held-out set holds each row (0..K−1; −1 for a row never held
+        out, e.g. by ``TimeSeriesSplit``); None when held-out sets overlap.
+    splits : list of (ndarray, ndarray)
+        The ``(train, test)`` row indices of every split, as used.
+    extended : int
+        λ values added below the requested grid (``fit_cv(extend_grid=True)``).
     mean, se : ndarray of shape (m,)
         Mean over folds and its standard error (std / sqrt(K)).
     lam_min : float
@@ -190,6 +207,9 @@ class CVResults:
         full_path: list,
         grid_size: int | None = None,
         rule: dict | None = None,
+        folds: Folds | None = None,
+        extended: int = 0,
+        opts: dict | None = None,
     ) -> None:
         self.model = model
         # how λ was chosen (folds, criterion, grid, groups): bootstrap(lam="cv") replays it
@@ -200,36 +220,108 @@ class CVResults:
         self.scoring = scoring
         self.fold_ids = fold_ids
         self.folds = self.fold_scores.shape[0]
+        if folds is None and fold_ids is not None:
+            folds = Folds.from_fold_ids(fold_ids)
+        self._folds = folds
+        self.extended = int(extended)
+        self.opts = opts
         self.mean, self.se, self.idx_min, self.idx_1se = select_lambda(self.fold_scores, scoring)
         self.lam_min = float(self.lams[self.idx_min])
         self.lam_1se = float(self.lams[self.idx_1se])
         self.path = PathResults(model, self.lams, full_path)
         self.best_ = self.results("lam_min")
 
-    def results(self, which: str = "lam_min") -> BinarsityResults:
-        """The fit on all rows at ``lam_min`` or ``lam_1se``.
+    @property
+    def splits(self) -> list:
+        """The ``(train, test)`` row indices of every split, as used."""
+        folds = getattr(self, "_folds", None)
+        return [] if folds is None else list(folds.splits)
+
+    def _position(self, lam: Any) -> int | None:
+        """Position of a λ on the evaluated grid (None: between grid values)."""
+        if isinstance(lam, (bool, np.bool_)) or not isinstance(lam, (int, float, np.number)):
+            raise TypeError(f"s must be 'lam_min', 'lam_1se' or a λ value (a number); got {lam!r}.")
+        lam = float(lam)
+        lo, hi = float(self.lams.min()), float(self.lams.max())
+        tol = 1e-9 * max(hi, 1e-300)
+        if not (lo - tol <= lam <= hi + tol):
+            raise ValueError(
+                f"λ = {lam:.6g} is outside the cross-validated grid [{lo:.6g}, {hi:.6g}]: "
+                "the CV says nothing about it; fit it with model.fit(lam=...)."
+            )
+        hit = np.flatnonzero(np.abs(self.lams - lam) <= 1e-9 * np.maximum(self.lams, 1e-300))
+        return int(hit[0]) if hit.size else None
+
+    def results(self, which: Any = "lam_min") -> BinarsityResults:
+        """The fit on all rows at ``lam_min``, ``lam_1se`` or any λ of the grid's range.
 
         Parameters
         ----------
-        which : {"lam_min", "lam_1se"}, default="lam_min"
-            Which λ.
+        which : {"lam_min", "lam_1se"} or float, default="lam_min"
+            Which λ. A number on the evaluated grid (``lams``, to a relative 1e-9)
+            returns the path's fit there; a number between two grid values is fitted
+            exactly, warm-started from the path at the next larger grid λ (glmnet's
+            ``exact=TRUE``; glmnet's default interpolates the coefficients linearly
+            instead, which is not a fit of the model); a number outside the grid's range
+            is refused (the CV has not scored it: use ``model.fit(lam=...)``).
 
         Returns
         -------
         BinarsityResults
-            The fit on all rows at that λ.
+            The fit on all rows at that λ. ``cv_score`` holds the CV mean and standard
+            error at a λ of the grid (None between grid values); ``cv_rule`` is set
+            only for ``lam_min`` and ``lam_1se`` (what ``bootstrap(lam="cv")`` replays).
         """
-        if which not in ("lam_min", "lam_1se"):
-            raise ValueError(f"which must be 'lam_min' or 'lam_1se'; got {which!r}.")
-        i = self.idx_min if which == "lam_min" else self.idx_1se
-        res = self.path[i]
-        res.lam_source = f"{self.folds}-fold CV ({which}, {self.scoring})"
-        rule = getattr(self, "rule", None)
-        res.cv_rule = None if rule is None else dict(rule, which=which)
+        if isinstance(which, str):
+            if which not in ("lam_min", "lam_1se"):
+                raise ValueError(f"which must be 'lam_min', 'lam_1se' or a λ value; got {which!r}.")
+            i = self.idx_min if which == "lam_min" else self.idx_1se
+            res = self.path[i]
+            res.lam_source = f"{self.folds}-fold CV ({which}, {self.scoring})"
+            rule = getattr(self, "rule", None)
+            res.cv_rule = None if rule is None else dict(rule, which=which)
+        else:
+            i = self._position(which)
+            if i is None:
+                return self._fit_between(float(which))
+            res = self.path[i]
+            res.lam_source = f"λ {i + 1} of the {self.folds}-fold CV grid"
         res.cv_score = {"scoring": self.scoring, "mean": float(self.mean[i]),
                         "se": float(self.se[i])}  # fmt: skip
         res.cv_ = self  # the report draws this CV's curve
         return res
+
+    def _fit_between(self, lam: float) -> BinarsityResults:
+        """The exact fit at a λ between grid values, warm-started from the path."""
+        larger = np.flatnonzero(self.lams > lam)
+        start = self.path._solutions[int(larger.max())] if larger.size else None
+        opts = getattr(self, "opts", None) or {}
+        sol = self.model._prepare().solve(lam, warm_start=start, **opts)
+        res = BinarsityResults(
+            self.model, sol, f"λ between grid values of the {self.folds}-fold CV (exact fit)"
+        )
+        res.cv_ = self  # the report draws this CV's curve
+        return res
+
+    def predict(self, newdata: Any = None, s: Any = "lam_1se", **kwargs: Any) -> np.ndarray:
+        """Predict with the fit at ``lam_1se``, ``lam_min`` or a λ (``cv.glmnet``'s ``s``).
+
+        Parameters
+        ----------
+        newdata : DataFrame, optional
+            New rows (the training rows when omitted).
+        s : {"lam_1se", "lam_min"} or float, default="lam_1se"
+            Which fit: glmnet's default ``"lambda.1se"`` (the sparser model within one
+            standard error of the best), ``"lam_min"``, or a λ as in :meth:`results`.
+        **kwargs
+            ``type`` and ``offset``, as in :meth:`BinarsityResults.predict`.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Predictions of every row.
+        """
+        return self.results(s).predict(newdata, **kwargs)
 
     def to_frame(self) -> pd.DataFrame:
         """λ, mean score, standard error and df of the full-data fit per λ.
@@ -347,6 +439,8 @@ class CVResults:
         grid = f"{len(self.lams)} λ"
         if self.stopped_early:
             grid = f"{len(self.lams)} of {self.grid_size} λ, stopped early"
+        elif getattr(self, "extended", 0):
+            grid = f"{len(self.lams)} λ, {self.extended} added below the grid"
         return (
             f"<CVResults {self.folds}-fold {self.scoring} ({grid}): "
             f"lam_min={self.lam_min:.4g}, lam_1se={self.lam_1se:.4g}>"
@@ -405,6 +499,9 @@ class RelaxedCVResults(CVResults):
         full_path: list,
         grid_size: int | None = None,
         rule: dict | None = None,
+        folds: Folds | None = None,
+        extended: int = 0,
+        opts: dict | None = None,
     ) -> None:
         self.gammas = tuple(float(g) for g in gammas)
         self.relaxed_scores = np.asarray(relaxed_scores, dtype=np.float64)
@@ -420,7 +517,7 @@ class RelaxedCVResults(CVResults):
         self.gamma_min = self.gammas[self.gamma_index]
         super().__init__(
             model, lams, self.relaxed_scores[self.gamma_index], scoring, fold_ids,
-            full_path, grid_size, rule,
+            full_path, grid_size, rule, folds=folds, extended=extended, opts=opts,
         )  # fmt: skip
 
     def results(self, which: str = "lam_min", gamma: float | None = None) -> BinarsityResults:
@@ -456,6 +553,8 @@ class RelaxedCVResults(CVResults):
         return CVResults(
             self.model, self.lams, self.relaxed_scores[self.gammas.index(1.0)], self.scoring,
             self.fold_ids, self.path._solutions, self.grid_size, self.rule,
+            folds=getattr(self, "_folds", None), extended=getattr(self, "extended", 0),
+            opts=getattr(self, "opts", None),
         )  # fmt: skip
 
     def to_frame(self) -> pd.DataFrame:

@@ -66,7 +66,7 @@ class Scorecard:
         ``bin``, ``theta``, ``points``) and per linear term and offset (``bin`` = "per
         unit", ``points`` per unit of the value).
     max_rounding_error : float
-        Bound on |rounded score − exact score| of any row: half a rounding unit per
+        Bound on abs(rounded score − exact score) of any row: half a rounding unit per
         binned or categorical term (0 when not rounded); linear terms and offsets are
         not rounded.
     """

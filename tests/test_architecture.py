@@ -31,7 +31,7 @@ MODELLING = {
     "_formula", "_model", "_results", "_refit", "_path_results", "_bootstrap", "_compare",
     "_plotting", "_datasets", "_summary", "_cli", "_export_sql", "_scorecard",
     # the estimators reach the formula results (summary, shapes, bootstrap) lazily
-    "_estimator", "_estimator_results",
+    "_estimator", "_estimator_cv", "_estimator_results",
     "_report",
 }  # fmt: skip
 

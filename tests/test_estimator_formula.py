@@ -335,3 +335,17 @@ def test_estimator_report_is_the_formula_report():
     with pytest.raises(ValueError, match="new_y must hold"):
         clf.report(X.iloc[:400], labels[:400], sample_weight=sw[:400], new=X.iloc[400:],
                    new_y=np.full(100, "maybe"))  # fmt: skip
+
+
+def test_per_feature_n_bins_with_feature_kinds():
+    X, y, _ = _mixed("gaussian")
+    one_each = BinarsityGLM(n_bins=[6, 0, 0, 9], categorical_features=["g"], linear_features=["z"])
+    binned_only = BinarsityGLM(n_bins=[6, 9], categorical_features=["g"], linear_features=["z"])
+    a, b = one_each.fit(X, y), binned_only.fit(X, y)
+    assert_array_equal(a.coef_, b.coef_)
+    assert a.binarizer_.n_bins_.tolist() == [6, 9]
+    res = glm("y ~ bin(a, 6) + C(g) + z + bin(b, 9)", X.assign(y=y)).fit()
+    assert_array_equal(a.coef_, res.coef)
+    from pandas.testing import assert_frame_equal
+
+    assert_frame_equal(a.shape_functions(X, y), res.shape_functions())
