@@ -82,19 +82,13 @@ curve when it came from --cv); the options that would change the fit are refused
 """
 
 
-def _family(value: str) -> str:
-    from ._families import FAMILIES, FAMILY_ALIASES
+def _family(value: str) -> Any:
+    from ._families import family_from_text
 
-    if value.strip().lower() in FAMILIES or value.strip().lower() in FAMILY_ALIASES:
-        return value
-    import difflib
-
-    known = sorted(FAMILIES) + sorted(FAMILY_ALIASES)
-    close = difflib.get_close_matches(value.lower(), known, n=1)
-    raise argparse.ArgumentTypeError(
-        f"--family must be one of {', '.join(sorted(FAMILIES))} (or {', '.join(sorted(FAMILY_ALIASES))}"
-        f"); got {value!r}" + (f". Did you mean {close[0]!r}?" if close else "")
-    )
+    try:
+        return family_from_text(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--family {exc}") from None
 
 
 def _level(value: str) -> float:
@@ -215,8 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--encoding", default="utf-8", help="text encoding of --data (default utf-8)")
     fit.add_argument(
         "--family", default="gaussian", type=_family, metavar="FAMILY",
-        help="gaussian (default), binomial or poisson, with the canonical link; R's and "
-        "statsmodels' spellings (logistic, logit, normal...) are read as these",
+        help="gaussian (default), binomial or poisson, with the canonical link (R's and "
+        "statsmodels' spellings logistic, logit, normal... are read as these), or gamma or "
+        "tweedie:P (1 <= P <= 2), with the log link",
     )  # fmt: skip
     fit.add_argument(
         "--lam", type=_lam, default="theory",

@@ -73,6 +73,7 @@ __all__ = [
     "StatsmodelsFamily",
     "get_family",
     "family_note",
+    "family_from_text",
     "user_family",
     "FAMILY_ALIASES",
     "family_from_dict",
@@ -1207,6 +1208,55 @@ def user_family(family: Any) -> tuple[Family, str | None]:
         if target:
             return FAMILIES[target](), family_note(family)
     return get_family(family), family_note(family)
+
+
+def family_from_text(text: str) -> Any:
+    """The ``family=`` argument a command-line ``--family`` names.
+
+    Parameters
+    ----------
+    text : str
+        A built-in name or alias (``"binomial"``, ``"logit"``...), ``"gamma"`` or
+        ``"tweedie:P"`` with 1 <= P <= 2 (statsmodels' families with the log link: their
+        canonical links are not convex).
+
+    Returns
+    -------
+    str or statsmodels family
+        What :func:`glm` takes.
+
+    Raises
+    ------
+    ValueError
+        For any other text, with the closest known name.
+    """
+    name = text.strip().lower()
+    if name in FAMILIES or name in FAMILY_ALIASES:
+        return text
+    if name == "gamma" or name.startswith("tweedie:"):
+        import statsmodels.api as sm
+
+        log = sm.families.links.Log()
+        if name == "gamma":
+            return sm.families.Gamma(log)
+        try:
+            power = float(name.split(":", 1)[1])
+        except ValueError:
+            power = -1.0
+        if not 1.0 <= power <= 2.0:
+            raise ValueError(
+                f"tweedie:P needs a variance power 1 <= P <= 2 (log link); got {text!r}"
+            )
+        return sm.families.Tweedie(var_power=power, link=log)
+    import difflib
+
+    known = sorted(FAMILIES) + sorted(FAMILY_ALIASES) + ["gamma"]
+    close = difflib.get_close_matches(name, known, n=1)
+    raise ValueError(
+        f"must be one of {', '.join(sorted(FAMILIES))}, gamma or tweedie:P (also "
+        f"{', '.join(sorted(FAMILY_ALIASES))}); got {text!r}"
+        + (f". Did you mean {close[0]!r}?" if close else "")
+    )
 
 
 def family_note(family: Any) -> str | None:

@@ -273,12 +273,26 @@ def _iterations(res: Any) -> str:
 def _weights_label(m: Any) -> str:
     if not m.weighted:
         return "no"
-    return "analytic" if m.weights_kind == "analytic" else "frequency"
+    kind = "analytic" if m.weights_kind == "analytic" else "frequency"
+    if getattr(m, "trials", None) is not None:  # cbind(successes, failures)
+        user = not np.allclose(m.sample_weight, m.trials)
+        return f"trials x {kind}" if user else "trials (cbind)"
+    return kind
 
 
 def _weights_notes(m: Any) -> list[str]:
     if not m.weighted:
         return []
+    if getattr(m, "trials", None) is not None:
+        return [
+            "cbind(successes, failures): y is the proportion of successes and the trials "
+            "successes + failures multiply the weights (R's prior weights), as statsmodels' "
+            "two-column binomial response; lam='theory' counts the trials as observations "
+            "(each row stands for its trials); "
+            + ("BIC counts one observation per row of positive weight."
+               if m.weights_kind == "analytic"
+               else "BIC's n is the sum of the weights (frequency weights).")
+        ]  # fmt: skip
     if m.weights_kind == "analytic":
         return [
             "Sample weights are analytic (precision) weights, as statsmodels' var_weights: "

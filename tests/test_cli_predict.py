@@ -134,3 +134,26 @@ def test_family_spellings_and_unreadable_model_files(files, capsys):
     )
     code, _ = run(["predict", tmp / "nothing.pkl", tmp / "new.csv"])
     assert code == 2 and "nothing.pkl: no such file" in capsys.readouterr().err
+
+
+def test_family_gamma_and_tweedie_flags_are_the_log_link_statsmodels_families(tmp_path, capsys):
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(1)
+    d = pd.DataFrame({"x": rng.uniform(0, 3, 200)})
+    d["y"] = rng.gamma(2.0, np.exp(2 * np.sin(3 * d.x)) / 2.0)
+    d.to_csv(tmp_path / "g.csv", index=False)
+    log = sm.families.links.Log()
+    for flag, family in (("gamma", sm.families.Gamma(log)),
+                         ("tweedie:1.5", sm.families.Tweedie(var_power=1.5, link=log))):
+        code, _ = run(["fit", "y ~ bin(x, 10)", "--data", tmp_path / "g.csv", "--family", flag,
+                       "--lam", "0.01", "--save", tmp_path / "g.pkl"])  # fmt: skip
+        assert code == 0, capsys.readouterr().err
+        with open(tmp_path / "g.pkl", "rb") as fh:
+            saved = pickle.load(fh)
+        ref = glm("y ~ bin(x, 10)", d, family=family).fit(lam=0.01)
+        assert saved.model.family == ref.model.family
+        np.testing.assert_array_equal(saved.coef, ref.coef)
+    with pytest.raises(SystemExit):
+        run(["fit", "y ~ bin(x)", "--data", tmp_path / "g.csv", "--family", "tweedie:3"])
+    assert "variance power 1 <= P <= 2" in capsys.readouterr().err

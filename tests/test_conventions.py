@@ -208,7 +208,8 @@ def test_star98_cbind_fits_without_reshaping_and_refits_as_statsmodels():
     np.testing.assert_allclose(refit.sm_results.params, ref.params, rtol=1e-7, atol=1e-10)
     np.testing.assert_allclose(refit.sm_results.bse, ref.bse, rtol=1e-6)
     np.testing.assert_allclose(refit.sm_results.deviance, ref.deviance, rtol=1e-8)
-    assert "successes" in res.summary().as_text()
+    text = res.summary().as_text()
+    assert "successes" in text and "trials (cbind)" in text
 
 
 def test_cbind_equals_a_proportion_with_trials_as_weights():
@@ -222,6 +223,28 @@ def test_cbind_equals_a_proportion_with_trials_as_weights():
     np.testing.assert_allclose(a.coef, b.coef, rtol=1e-7, atol=1e-9)
     with pytest.raises(ValueError, match=r"cbind\(successes, failures\) is a binomial response"):
         glm("cbind(NABOVE, NBELOW) ~ bin(LOWINC)", d, family="poisson")
+
+
+def test_cbind_and_treatment_reproduce_r_on_the_budworm_data():
+    """R, Venables & Ripley, *Modern Applied Statistics with S* (4th ed., 2002), §7.2:
+    ``budworm.lg <- glm(SF ~ sex*ldose, family = binomial)`` with
+    ``SF <- cbind(numdead, numalive = 20 - numdead)`` (sex F the reference) prints
+    coefficients -2.9935, 0.1750, 0.9060, 0.3529 (standard errors 0.5527, 0.7783, 0.1671,
+    0.2700) and a residual deviance of 4.994 on 8 degrees of freedom."""
+    dead = np.array([1, 4, 9, 13, 18, 20, 0, 2, 6, 10, 12, 16])
+    d = pd.DataFrame({"ldose": np.tile(np.arange(6.0), 2), "numdead": dead,
+                      "numalive": 20 - dead, "sex": np.repeat(["M", "F"], 6)})  # fmt: skip
+    res = glm("cbind(numdead, numalive) ~ C(sex, Treatment('F')) + ldose + ldose:sex", d,
+              family="binomial").fit(lam=0, tol=1e-10)  # fmt: skip
+    effect = res.categorical_effects()
+    assert effect["reference"].tolist() == ["F"] and effect["level"].tolist() == ["M"]
+    np.testing.assert_allclose(effect["effect"], [0.1750], atol=5e-5)
+    np.testing.assert_allclose(res.params[["ldose", "ldose:sex[T.M]"]], [0.9060, 0.3529],
+                               atol=5e-5)  # fmt: skip
+    np.testing.assert_allclose([res.deviance, res.df_resid], [4.994, 8], atol=5e-4)
+    refit = res.refit().sm_results
+    np.testing.assert_allclose(refit.params, [-2.9935, 0.1750, 0.9060, 0.3529], atol=5e-5)
+    np.testing.assert_allclose(refit.bse, [0.5527, 0.7783, 0.1671, 0.2700], atol=5e-5)
 
 
 # --------------------------------------------------------------------------- y ~ .
