@@ -201,6 +201,9 @@ class BinarizerCore:
     weighted), the codes in ``transform``; X is never copied as a whole.
     """
 
+    #: binarizers pickled before this parameter existed read as the default
+    min_bin_count: int = 1
+
     def __init__(
         self,
         n_bins: int | Sequence[int] = 50,

@@ -448,7 +448,7 @@ import numpy as np
 from binarsity_stats import Binarizer, BinarsityGLM
 from binarsity_stats._base import NotFittedError
 b = Binarizer(n_bins=5)
-assert b.get_params() == {"method": "quantile", "missing": "error", "n_bins": 5}
+assert b.get_params() == {"method": "quantile", "missing": "error", "min_bin_count": 1, "n_bins": 5}
 X = np.random.default_rng(0).normal(size=(50, 2))
 assert b.set_params(n_bins=4).fit_transform(X).max() == 3
 est = BinarsityGLM(n_bins=4).fit(X, X[:, 0])
