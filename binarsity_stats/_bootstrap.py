@@ -659,6 +659,7 @@ class BootstrapResults:
         y: Any = None,
         *,
         level: float = 0.95,
+        method: str = "percentile",
         offset: Any = None,
         title: str | None = None,
         scale: str = "link",
@@ -681,6 +682,8 @@ class BootstrapResults:
             The observed response of ``new`` (default its response column).
         level : float, default=0.95
             Coverage of the bands.
+        method : {"percentile", "basic", "relaxed"}, default="percentile"
+            The bands, as in :meth:`shape_bands` (``"relaxed"`` draws the relaxed fit).
         offset : array-like, optional
             Offset of ``new``.
         title : str, optional
@@ -702,7 +705,8 @@ class BootstrapResults:
         res = self.results
         return write_report(
             res, path, new=new, y=y, offset=offset, cv=getattr(res, "cv_", None), boot=self,
-            title=title, scale=scale, level=level, bins=bins, precision=precision,
+            title=title, scale=scale, level=level, method=method, bins=bins,
+            precision=precision,
         )  # fmt: skip
 
     def summary_frame(self) -> pd.DataFrame:

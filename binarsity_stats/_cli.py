@@ -294,6 +294,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--new", type=Path, metavar="FILE",
         help="CSV of held-out rows (with the response column) for the calibration section",
     )  # fmt: skip
+    rep.add_argument(
+        "--bands", choices=("percentile", "basic", "relaxed"), default="percentile",
+        help="bootstrap bands drawn with --bootstrap (default percentile; relaxed removes "
+        "the penalty's shrinkage, see the report page of the user guide)",
+    )  # fmt: skip
     rep.add_argument("--title", help="title of the page (default: the formula)")
     rep.add_argument(
         "--scale", choices=("link", "response"), default="link",
@@ -704,7 +709,7 @@ def _run_report(args: argparse.Namespace, out) -> int:
             verbose=args.verbose, groups=args.groups,
         )  # fmt: skip
     os.environ.setdefault("MPLBACKEND", "Agg")
-    res.report(args.output, new=new, title=args.title, scale=args.scale,
+    res.report(args.output, new=new, title=args.title, scale=args.scale, method=args.bands,
                precision=args.precision)  # fmt: skip
     elapsed = time.perf_counter() - t0
     if args.plots is not None:

@@ -843,8 +843,9 @@ class BinarsityGLM(BaseEstimator):
         Raises
         ------
         ValueError
-            When the data are not those of ``fit`` (the bins, levels or penalty
-            weights learned on them differ from the fitted ones).
+            When the data are not those of ``fit``: the bins, levels or penalty
+            weights learned on them differ from the fitted ones, or the fitted
+            solution's objective on them differs from ``objective_``.
         """
         from ._estimator_results import estimator_results
 

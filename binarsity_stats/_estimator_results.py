@@ -171,6 +171,11 @@ def estimator_results(
     formula, n_bins = estimator_formula(est, st, names, response)
     data = _frame(st, X, names)
     data[response] = yy
+    classes = st.get("classes_")
+    if classes is not None and all(isinstance(c, str) for c in classes):
+        # text labels: the formula reads a two-level factor whose event is its second
+        # (sorted) level, classes_[1] — the summary then names the event level
+        data[response] = np.asarray(classes, dtype=object)[yy.astype(np.intp)]
     model = glm(
         formula, data, family=est.family, sample_weight=sw, offset=off, n_bins=n_bins,
         penalty_weights=est.penalty_weights, missing=est.missing,
@@ -179,6 +184,15 @@ def estimator_results(
     _check_same_bins(est, st, model, names)
     sol = st["solution_"]
     sol = replace(sol, eta=model.binned.linear_predictor(sol.coef, sol.dense_coef, sol.intercept))
+    # y (and an offset) are checked through the objective the fit reached on them
+    objective = model._prepare().prob.objective(sol.eta, sol.coef, sol.lam)
+    fitted = float(st.get("objective_", objective))
+    if not np.isclose(objective, fitted, rtol=1e-8, atol=1e-12):
+        raise ValueError(
+            f"y, offset or sample_weight are not the data {type(est).__name__} was fitted "
+            f"on: the fitted solution's objective on them is {objective:.10g}, not "
+            f"{fitted:.10g}."
+        )
     if "n_folds_" in st:  # a *CV estimator: λ chosen by its cross-validation
         how = f"{st['n_folds_']}-fold CV ({est.select}, {est.scoring})"
     elif isinstance(est.lam, str):

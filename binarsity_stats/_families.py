@@ -57,6 +57,7 @@ Where to add.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -786,6 +787,26 @@ CONVEX_LINKS: dict[str, tuple[str, ...]] = {
 #: they agree with the NumPy path (issue 14 adds gamma and Tweedie here)
 _FAST_PATHS: dict[tuple, tuple] = {}
 
+
+def _fast_path(fam_name: str, link_name: str, power: float | None) -> tuple | None:
+    """The Cython kernels of a log-link gamma or Tweedie (1 < p <= 2) family, else None.
+
+    Their loss is the half deviance and their curvature the Fisher weight, as the NumPy
+    path of :class:`StatsmodelsFamily` (tests/test_families_gamma_tweedie.py checks
+    the two agree to rounding).
+    """
+    if link_name != "Log" or fam_name not in ("Gamma", "Tweedie") or power is None:
+        return None
+    if power == 2.0:
+        return _k.gamma_log_loss, _k.gamma_log_grad_hess
+    if 1.0 < power < 2.0:
+        return (
+            functools.partial(_k.tweedie_log_loss, power=power),
+            functools.partial(_k.tweedie_log_grad_hess, power=power),
+        )
+    return None
+
+
 _LINK_NAMES = {
     "Identity": "identity", "Logit": "logit", "Probit": "probit", "CLogLog": "cloglog",
     "LogLog": "loglog", "Log": "log", "Cauchy": "cauchy", "InversePower": "inverse_power",
@@ -876,7 +897,7 @@ class StatsmodelsFamily(Family):
         powers = {"Poisson": 1.0, "Gamma": 2.0, "Tweedie": self._params.get("var_power")}
         self._power = powers.get(fam_name) if link_name == "Log" else None
         self._alpha = self._params.get("alpha") if link_name == "Log" else None
-        self._fast = _FAST_PATHS.get(self._key_)
+        self._fast = _FAST_PATHS.get(self._key_) or _fast_path(fam_name, link_name, self._power)
 
     # pickling by value: the statsmodels objects are rebuilt from the key
     def __reduce__(self):
@@ -1129,8 +1150,11 @@ def get_family(family: str | Family | Any) -> Family:
 
     Parameters
     ----------
-    family : {"gaussian", "binomial", "poisson"}, Family or statsmodels family
-        A statsmodels instance (``sm.families.Gamma(sm.families.links.Log())``) gives a
+    family : str, tuple, Family or statsmodels family
+        ``"gaussian"``, ``"binomial"``, ``"poisson"``; ``"gamma"`` and ``"tweedie"``
+        (power 1.5) or ``("tweedie", p)`` with 1 < p < 2 have a log link and the
+        Cython kernels. A statsmodels instance
+        (``sm.families.Gamma(sm.families.links.Log())``) gives a
         :class:`StatsmodelsFamily`.
 
     Returns
@@ -1144,6 +1168,9 @@ def get_family(family: str | Family | Any) -> Family:
     """
     if isinstance(family, Family):
         return family
+    named = _named_log_family(family)
+    if named is not None:
+        return named
     if isinstance(family, str):
         name = family.strip().lower()
         name = FAMILY_ALIASES.get(name, name)
@@ -1153,16 +1180,58 @@ def get_family(family: str | Family | Any) -> Family:
         return StatsmodelsFamily(family)
     import difflib
 
-    known = sorted(FAMILIES) + sorted(FAMILY_ALIASES)
-    close = difflib.get_close_matches(str(family).lower(), known, n=1) if isinstance(
-        family, str
-    ) else []
+    known = sorted(FAMILIES) + list(LOG_LINK_FAMILIES) + sorted(FAMILY_ALIASES)
+    close = (
+        difflib.get_close_matches(str(family).lower(), known, n=1)
+        if isinstance(family, str)
+        else []
+    )
     hint = f" Did you mean {close[0]!r}?" if close else ""
     raise ValueError(
-        f"family must be one of {sorted(FAMILIES)} (also R's and statsmodels' spellings "
+        f"family must be one of {sorted(FAMILIES) + list(LOG_LINK_FAMILIES)}, "
+        f"('tweedie', power) (also R's and statsmodels' spellings "
         f"{sorted(FAMILY_ALIASES)}) or a statsmodels family instance "
         f"(e.g. sm.families.Gamma(sm.families.links.Log())); got {family!r}.{hint}"
     )
+
+
+#: the named log-link families (issue 14): ``family="gamma"``, ``"tweedie"`` (power 1.5,
+#: glum's default) or ``("tweedie", p)`` with 1 < p < 2
+LOG_LINK_FAMILIES = ("gamma", "tweedie")
+TWEEDIE_DEFAULT_POWER = 1.5
+
+
+def _named_log_family(family: Any) -> StatsmodelsFamily | None:
+    """``"gamma"``, ``"tweedie"`` or ``("tweedie", p)`` as a log-link family, else None."""
+    power = None
+    if isinstance(family, tuple) and len(family) == 2 and isinstance(family[0], str):
+        name, power = family[0].strip().lower(), family[1]
+        if name != "tweedie":
+            raise ValueError(
+                f"family=(name, power) is for the Tweedie family only, e.g. "
+                f"('tweedie', 1.5); got {family!r}."
+            )
+    elif isinstance(family, str) and family.strip().lower() in LOG_LINK_FAMILIES:
+        name = family.strip().lower()
+    else:
+        return None
+    import statsmodels.api as sm
+
+    log = sm.families.links.Log()
+    if name == "gamma":
+        return StatsmodelsFamily(sm.families.Gamma(link=log))
+    if power is None:
+        power = TWEEDIE_DEFAULT_POWER
+    try:
+        p = float(power)
+    except (TypeError, ValueError):
+        p = math.nan
+    if not 1.0 < p < 2.0:
+        raise ValueError(
+            f"family=('tweedie', power): power must be a number in (1, 2) (1 is the "
+            f"Poisson, 2 the gamma: use family='poisson' or 'gamma'); got {power!r}."
+        )
+    return StatsmodelsFamily(sm.families.Tweedie(var_power=p, link=log))
 
 
 #: Other spellings of the built-in families (R, statsmodels, glum, scikit-learn).

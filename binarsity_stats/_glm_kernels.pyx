@@ -10,7 +10,7 @@ The Python drivers in ``_families.py`` validate shapes before calling.
 """
 
 cimport cython
-from libc.math cimport exp, log1p, fabs
+from libc.math cimport exp, log, log1p, fabs, pow
 
 cdef double _POISSON_ETA_MAX = 700.0   # exp(700) ~ 1e304: keep b'' finite
 
@@ -151,4 +151,121 @@ def poisson_log_grad_hess(const double[::1] eta, const double[::1] y,
             mu = exp(e)
             grad_out[i] = scale * sw[i] * (mu - y[i])
             hess_out[i] = scale * sw[i] * mu
+    return acc
+
+
+# ------------------------------------------------------------------ log-link Tweedie/gamma
+# These kernels return the **half deviance** Σ s d(y, μ)/2 (the loss of the statsmodels
+# path in ``_families.StatsmodelsFamily``, not b(η) − yη) and the Fisher-scoring weight
+# μ'(η)²/V(μ) = e^{(2−p)η} as the curvature, so that they agree with that NumPy path to
+# rounding. Rows with s_i = 0 contribute nothing (not even a NaN). Gradients and weights
+# are evaluated at η clipped to ±700 (e^709 overflows); the loss at η itself (+inf when
+# it overflows).
+
+cdef double _LOG_ETA_MAX = 700.0
+
+
+def tweedie_log_loss(const double[::1] eta, const double[::1] y,
+                     const double[::1] sw, double power):
+    """Σ s_i d(y_i, e^{η_i})/2 for the variance μ^p, 1 < p < 2.
+
+    NumPy: ``np.sum(sw * (y**(2-p)/((1-p)*(2-p)) - y*np.exp((1-p)*eta)/(1-p)
+    + np.exp((2-p)*eta)/(2-p)))``, with 0·inf = 0 where y = 0.
+    """
+    cdef Py_ssize_t i, n = eta.shape[0]
+    cdef double acc = 0.0, e, a = 1.0 - power, b = 2.0 - power, d
+    if y.shape[0] < n or sw.shape[0] < n:
+        raise ValueError("eta, y and sw must have the same length.")
+    with nogil:
+        for i in range(n):
+            if not sw[i] > 0:
+                continue
+            e = eta[i]
+            d = exp(b * e) / b
+            if y[i] != 0:
+                d = d + pow(y[i], b) / (a * b) - y[i] * exp(a * e) / a
+            acc += sw[i] * d
+    return acc
+
+
+def tweedie_log_grad_hess(const double[::1] eta, const double[::1] y,
+                          const double[::1] sw, double scale,
+                          double[::1] grad_out, double[::1] hess_out, double power):
+    """``grad_out = scale·s(e^{(2−p)η} − y e^{(1−p)η})``, ``hess_out = scale·s e^{(2−p)η}``.
+
+    The gradient of the half deviance and the Fisher weight (η clipped to ±700 there).
+    Returns the loss sum (as ``tweedie_log_loss``).
+    """
+    cdef Py_ssize_t i, n = eta.shape[0]
+    cdef double acc = 0.0, e, a = 1.0 - power, b = 2.0 - power, w, s, d
+    if y.shape[0] < n or sw.shape[0] < n or grad_out.shape[0] < n or hess_out.shape[0] < n:
+        raise ValueError("eta, y, sw, grad_out and hess_out must have the same length.")
+    with nogil:
+        for i in range(n):
+            if not sw[i] > 0:
+                grad_out[i] = 0.0
+                hess_out[i] = 0.0
+                continue
+            e = eta[i]
+            d = exp(b * e) / b
+            if y[i] != 0:
+                d = d + pow(y[i], b) / (a * b) - y[i] * exp(a * e) / a
+            acc += sw[i] * d
+            if e > _LOG_ETA_MAX:
+                e = _LOG_ETA_MAX
+            elif e < -_LOG_ETA_MAX:
+                e = -_LOG_ETA_MAX
+            w = exp(b * e)
+            s = scale * sw[i]
+            hess_out[i] = s * w
+            if y[i] != 0:
+                grad_out[i] = s * (w - y[i] * exp(a * e))
+            else:
+                grad_out[i] = s * w
+    return acc
+
+
+def gamma_log_loss(const double[::1] eta, const double[::1] y, const double[::1] sw):
+    """Σ s_i (y_i e^{−η_i} + η_i − 1 − log y_i), half the gamma deviance (y > 0).
+
+    NumPy: ``np.sum(sw * (y * np.exp(-eta) + eta - 1 - np.log(y)))``.
+    """
+    cdef Py_ssize_t i, n = eta.shape[0]
+    cdef double acc = 0.0
+    if y.shape[0] < n or sw.shape[0] < n:
+        raise ValueError("eta, y and sw must have the same length.")
+    with nogil:
+        for i in range(n):
+            if not sw[i] > 0:
+                continue
+            acc += sw[i] * (y[i] * exp(-eta[i]) + eta[i] - 1.0 - log(y[i]))
+    return acc
+
+
+def gamma_log_grad_hess(const double[::1] eta, const double[::1] y,
+                        const double[::1] sw, double scale,
+                        double[::1] grad_out, double[::1] hess_out):
+    """``grad_out = scale·s(1 − y e^{−η})``, ``hess_out = scale·s`` (the Fisher weight).
+
+    η clipped to ±700 in the gradient; returns the loss sum (as ``gamma_log_loss``).
+    """
+    cdef Py_ssize_t i, n = eta.shape[0]
+    cdef double acc = 0.0, e, s
+    if y.shape[0] < n or sw.shape[0] < n or grad_out.shape[0] < n or hess_out.shape[0] < n:
+        raise ValueError("eta, y, sw, grad_out and hess_out must have the same length.")
+    with nogil:
+        for i in range(n):
+            if not sw[i] > 0:
+                grad_out[i] = 0.0
+                hess_out[i] = 0.0
+                continue
+            e = eta[i]
+            acc += sw[i] * (y[i] * exp(-e) + e - 1.0 - log(y[i]))
+            if e > _LOG_ETA_MAX:
+                e = _LOG_ETA_MAX
+            elif e < -_LOG_ETA_MAX:
+                e = -_LOG_ETA_MAX
+            s = scale * sw[i]
+            grad_out[i] = s * (1.0 - y[i] * exp(-e))
+            hess_out[i] = s
     return acc

@@ -60,6 +60,7 @@ from ._path import (
     fold_ids,
     grid_end_message,
     group_fold_ids,
+    is_fold_ids,
     lambda_grid,
     resolve_folds,
     resolve_n_jobs,
@@ -824,7 +825,9 @@ class BinarsityModel:
             * an int K (2 ≤ K ≤ n): shuffled folds (``random_state``), stratified on y
               for binomial, or whole ``groups`` per fold;
             * a fold-id array, one integer per row (glmnet's ``foldid``; fold k is the
-              k-th smallest value, so 1..K works as in R);
+              k-th smallest value, so 1..K works as in R), or the name of such a
+              column of the data given to :func:`glm` (with ``missing="drop"``, the
+              values of the rows kept are used, as for ``groups``);
             * a scikit-learn splitter, any object with ``split(X, y, groups)``
               (``KFold``, ``StratifiedKFold``, ``GroupKFold`` with ``groups``,
               ``TimeSeriesSplit``, ``PredefinedSplit``...); its ``split`` receives a
@@ -926,6 +929,8 @@ class BinarsityModel:
         groups = self._per_row(groups, "groups")  # a column name of the data, or labels
         if groups is not None:
             groups = check_groups(groups, self.nobs)
+        if isinstance(folds, str) or is_fold_ids(folds):
+            folds = self._per_row(folds, "folds")  # fold ids: a column name, or values
         fold_spec = resolve_folds(
             folds, self.y, groups=groups, stratify=self.family.binary,
             random_state=random_state,

@@ -49,6 +49,7 @@ __all__ = [
     "group_fold_ids",
     "Folds",
     "check_fold_ids",
+    "is_fold_ids",
     "resolve_folds",
     "lambda_grid",
     "check_grid",
@@ -464,6 +465,24 @@ def _looks_like_pairs(obj: Any) -> bool:
     )
 
 
+def is_fold_ids(folds: Any) -> bool:
+    """Whether ``folds`` would be read as a fold-id array (not an int, splitter or pairs).
+
+    Parameters
+    ----------
+    folds : Any
+        A ``folds=`` argument.
+
+    Returns
+    -------
+    bool
+        True for an array-like of per-row values (what :func:`check_fold_ids` reads).
+    """
+    if folds is None or isinstance(folds, (bool, np.bool_, int, np.integer, float, str, bytes)):
+        return False
+    return not _is_splitter(folds) and not _looks_like_pairs(folds)
+
+
 def _check_splits(splits: Any, n: int, what: str) -> list:
     out = []
     for k, pair in enumerate(splits):
@@ -513,6 +532,11 @@ def check_fold_ids(fold_id: Any, n: int, name: str = "folds") -> np.ndarray:
         Fold index of every row.
     """
     arr = np.asarray(fold_id)
+    if arr.dtype.kind == "O" and arr.ndim == 1:  # a column of numbers read as objects
+        try:
+            arr = as_real_array(arr, name)
+        except (TypeError, ValueError):
+            pass  # refused below with the message listing what folds may be
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf" or arr.ndim != 1:
         raise TypeError(
             f"{name} must be an integer >= 2, a fold-id array (one integer per row), a scikit-learn "

@@ -384,6 +384,7 @@ class CVResults:
         title: str | None = None,
         scale: str = "link",
         level: float = 0.95,
+        method: str = "percentile",
         bins: int = 10,
         precision: int | None = None,
     ) -> Any:
@@ -412,6 +413,8 @@ class CVResults:
             Scale of the shape plots.
         level : float, default=0.95
             Coverage of the bootstrap bands.
+        method : {"percentile", "basic", "relaxed"}, default="percentile"
+            The bootstrap bands (``BootstrapResults.shape_bands``).
         bins : int, default=10
             Groups of the calibration plot.
         precision : int, optional
@@ -427,7 +430,7 @@ class CVResults:
         res = self.best_ if which == "lam_min" else self.results(which)
         res.cv_ = self
         return res.report(path, new, y, offset=offset, title=title, scale=scale, level=level,
-                          bins=bins, precision=precision)  # fmt: skip
+                          method=method, bins=bins, precision=precision)  # fmt: skip
 
     @property
     def stopped_early(self) -> bool:

@@ -559,6 +559,11 @@ def calibration_table(
         pred = np.asarray(res.predict(new, offset=offset), dtype=np.float64)
         if obs.shape != pred.shape:
             raise ValueError(f"y has {obs.size} values for {pred.size} rows of new.")
+        # rows predicted NaN (a missing value the model drops, missing="drop") are left out
+        known = ~np.isnan(pred)
+        if not known.any():
+            raise ValueError("every row of new has a missing value the model drops.")
+        pred, obs = pred[known], obs[known]
         if not np.all(np.isfinite(obs)):
             raise ValueError("y holds NaN or infinite values.")
         w = np.ones_like(pred)

@@ -247,17 +247,29 @@ def _terms_table(res: Any) -> str:
     return _table(pd.DataFrame(rows, columns=cols), "Terms of the formula")
 
 
-def _shapes_section(res: Any, boot: Any, scale: str, level: float) -> str:
+_BAND_MEANING = {
+    "percentile": "percentile bands of the penalised refits (they inherit the penalty's "
+    "shrinkage, which grows with λ: at the theory λ or λ_1se they can miss a step almost "
+    "everywhere; method='relaxed' removes it)",
+    "basic": "basic bootstrap bands (the percentile quantiles reflected about the fit)",
+    "relaxed": "percentile bands of the relaxed refits (each resample's own cut-points, its "
+    "levels refitted without penalty), drawn around the relaxed fit: this fit's "
+    "cut-points refitted without penalty, the line shown",
+}
+
+
+def _shapes_section(res: Any, boot: Any, scale: str, level: float, method: str) -> str:
     m = res.model
     if not (m.spec.blocks or m.spec.dense_columns):
         return _section("shapes", "Shape functions",
                         [_para("The model has no term besides the intercept.")])  # fmt: skip
     from ._plotting import plot_shapes
 
-    bands = boot.shape_bands(level) if boot is not None else None
-    rug = boot.cut_frequencies() if boot is not None else None
     has_binned = any(b.penalized for b in m.spec.blocks)
-    fig = plot_shapes(res, bands=bands, rug=rug if has_binned else None, scale=scale)
+    if boot is None:
+        fig = plot_shapes(res, scale=scale)
+    else:  # the bootstrap draws its bands (and, for relaxed ones, the relaxed fit)
+        fig = boot.plot_shapes(level=level, method=method, scale=scale, rug=has_binned)
     what = ("the effect on the link scale" if scale == "link"
             else "exp(effect) relative to the average training row")  # fmt: skip
     cap = (f"Every term's shape, {what}: steps for bin() terms (dotted red lines at the "
@@ -265,8 +277,8 @@ def _shapes_section(res: Any, boot: Any, scale: str, level: float) -> str:
            "terms, a line for linear terms; a missing level is a bar of its own.")  # fmt: skip
     if boot is not None:
         cap += (
-            f" Shaded: {level:.0%} pointwise bootstrap bands ({boot.n_boot} resamples);"
-            " red ticks at the bottom: the share of resamples that cut at each edge."
+            f" Shaded: {level:.0%} pointwise {_BAND_MEANING[method]}; {boot.n_boot} "
+            "resamples. Red ticks at the bottom: the share of resamples that cut at each edge."
         )
     return _section("shapes", "Shape functions", [_figure(fig, "shape functions", cap)])
 
@@ -297,7 +309,7 @@ def _cut_section(res: Any, boot: Any, precision: int | None) -> str:
     return _section("cut-points", "Cut-points", body)
 
 
-def _bootstrap_section(boot: Any, level: float) -> str:
+def _bootstrap_section(boot: Any, level: float, method: str) -> str:
     frame = boot.summary_frame()
     facts = [
         ("Resamples", _num(boot.n_boot)),
@@ -308,7 +320,7 @@ def _bootstrap_section(boot: Any, level: float) -> str:
         ("Cut-points kept per resample (median, range)",
          f"{_num(float(np.median(frame['n_jumps'])))} "
          f"({_num(int(frame['n_jumps'].min()))} to {_num(int(frame['n_jumps'].max()))})"),
-        ("Bands", f"{level:.0%} pointwise percentile bands on every level"),
+        ("Bands", f"{level:.0%} pointwise, method '{method}': {_BAND_MEANING[method]}"),
     ]  # fmt: skip
     return _section("bootstrap", "Bootstrap", [_facts(facts)])
 
@@ -463,6 +475,7 @@ def build_report(
     title: str | None = None,
     scale: str = "link",
     level: float = 0.95,
+    method: str = "percentile",
     bins: int = 10,
     precision: int | None = None,
 ) -> str:
@@ -488,6 +501,8 @@ def build_report(
         Scale of the shape plots.
     level : float, default=0.95
         Coverage of the bootstrap bands.
+    method : {"percentile", "basic", "relaxed"}, default="percentile"
+        The bootstrap bands (``BootstrapResults.shape_bands``).
     bins : int, default=10
         Groups of the calibration plot.
     precision : int, optional
@@ -499,6 +514,8 @@ def build_report(
         The page (UTF-8 HTML5).
     """
     y = _check_report_args(res, new, y, offset, scale, level, bins)
+    if method not in _BAND_MEANING:
+        raise ValueError(f"method must be 'percentile', 'basic' or 'relaxed'; got {method!r}.")
     if boot is not None and boot.results is not res:
         raise ValueError("boot is a bootstrap of another fit.")
     if getattr(res, "bootstrap_", None) is not boot:
@@ -513,11 +530,11 @@ def build_report(
     sections = [
         _data_section(res),
         _section("summary", "Summary", [res.summary(precision=precision).as_html()]),
-        _shapes_section(res, boot, scale, level),
+        _shapes_section(res, boot, scale, level, method),
         _cut_section(res, boot, precision),
     ]
     if boot is not None:
-        sections.append(_bootstrap_section(boot, level))
+        sections.append(_bootstrap_section(boot, level, method))
     if cv is not None:
         sections.append(_cv_section(res, cv))
     sections.append(_calibration_section(res, new, y, offset, bins))

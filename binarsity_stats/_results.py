@@ -1186,6 +1186,7 @@ class BinarsityResults:
         title: str | None = None,
         scale: str = "link",
         level: float = 0.95,
+        method: str = "percentile",
         bins: int = 10,
         precision: int | None = None,
     ) -> Any:
@@ -1220,6 +1221,10 @@ class BinarsityResults:
             Scale of the shape plots (see :meth:`plot_shapes`).
         level : float, default=0.95
             Coverage of the bootstrap bands, when bootstrapped.
+        method : {"percentile", "basic", "relaxed"}, default="percentile"
+            The bootstrap bands (``BootstrapResults.shape_bands``): ``"relaxed"``
+            removes the penalty's shrinkage (the one to use at the theory λ or
+            ``lam_1se``; it draws the relaxed fit under its band).
         bins : int, default=10
             Groups of equal row counts in the calibration plot.
         precision : int, optional
@@ -1253,7 +1258,7 @@ class BinarsityResults:
         return write_report(
             self, path, new=new, y=y, offset=offset, cv=getattr(self, "cv_", None),
             boot=getattr(self, "bootstrap_", None), title=title, scale=scale, level=level,
-            bins=bins, precision=precision,
+            method=method, bins=bins, precision=precision,
         )  # fmt: skip
 
     def __repr__(self) -> str:

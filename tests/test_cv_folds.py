@@ -2,7 +2,8 @@
 
 What is proved here:
 
-* ``folds=`` takes a fold-id array (glmnet's ``foldid``, 0..K−1 or 1..K), any
+* ``folds=`` takes a fold-id array (glmnet's ``foldid``, 0..K−1 or 1..K; or its column
+  name, on the rows ``missing="drop"`` kept), any
   scikit-learn splitter (``KFold``, ``GroupKFold`` with ``groups``, ``TimeSeriesSplit``,
   ``ShuffleSplit``) or ``(train, test)`` pairs; the splits used are exactly the
   splitter's (compared with scikit-learn's own ``split``) and are stored on the
@@ -134,7 +135,7 @@ def test_overlapping_held_out_sets_have_no_fold_ids(model):
         (np.array(["a"] * 400), TypeError, "folds must be"),
         (True, TypeError, "folds must be"),
         (2.0, TypeError, "folds must be"),
-        ("5", TypeError, "folds must be"),
+        ("fold", ValueError, "folds='fold' is not a column of the data"),
         ([(np.arange(10), np.arange(5))], ValueError, "both in train and in test"),
         ([(np.arange(10), np.arange(395, 401))], ValueError, "outside 0..399"),
         ([(np.arange(10), np.array([], dtype=int))], ValueError, "no test rows"),
@@ -252,3 +253,18 @@ def test_explicit_grids_are_not_extended_but_warned_about_at_both_ends(model):
     top, msgs = _grid_warnings(lambda: noise.fit_cv(folds=5, random_state=0, n_lambdas=10))
     assert top.idx_min == 0 and top.lam_min == pytest.approx(nmax) and top.extended == 0
     assert not msgs
+
+
+def test_fold_ids_as_a_column_name_use_the_rows_kept_by_missing_drop():
+    df = _steps(200).assign(fold=lambda d: np.arange(len(d)) % 4)
+    df.loc[[3, 50, 120], "x"] = np.nan
+    model = glm("y ~ bin(x, 10)", df, missing="drop")
+    assert model.nobs == 197
+    kept = df["x"].notna().to_numpy()
+    by_name = _cv(model, folds="fold")
+    by_values = _cv(model, folds=df["fold"].to_numpy())  # the rows given to glm()
+    by_kept = _cv(model, folds=df["fold"].to_numpy()[kept])
+    for cv in (by_values, by_kept):
+        assert_array_equal(cv.fold_ids, by_name.fold_ids)
+        assert_array_equal(cv.fold_scores, by_name.fold_scores)
+    assert_array_equal(by_name.fold_ids, df["fold"].to_numpy()[kept])

@@ -133,7 +133,7 @@ def test_bad_input_is_named():
     with pytest.raises(ValueError, match="lam"):
         BinarsityGLM(lam=-1).fit(X, y)
     with pytest.raises(ValueError, match="family"):
-        BinarsityGLM(family="gamma").fit(X, y)
+        BinarsityGLM(family="weibull").fit(X, y)
     with pytest.raises(ValueError, match="y has"):
         BinarsityGLM().fit(X, y[:-1])
     with pytest.raises(ValueError, match="sample_weight"):

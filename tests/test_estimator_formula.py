@@ -268,9 +268,10 @@ def test_classifier_and_array_estimators_give_formula_results():
     labels = np.where(y == 1, "yes", "no")
     clf = BinarsityClassifier(n_bins=10, categorical_features=["g"], fit_intercept=False)
     clf.fit(X, labels)
-    res = glm("y ~ bin(a) + C(g) + bin(z) + bin(b) - 1", X.assign(y=y), family="binomial",
+    res = glm("y ~ bin(a) + C(g) + bin(z) + bin(b) - 1", X.assign(y=labels), family="binomial",
               n_bins=10).fit()  # fmt: skip
     _tables_equal(clf.summary(X, labels), res.summary())
+    assert "'yes' (vs 'no')" in clf.summary(X, labels).as_text()  # the event level named
     with pytest.raises(ValueError, match="classes"):
         clf.results(X, np.where(y == 1, "a", "b"))
     # an array: columns x0, x1, ... as in the estimator's to_spec
@@ -288,6 +289,11 @@ def test_results_refuse_data_other_than_the_training_data():
         est.results(X.iloc[:300], y[:300], sample_weight=sw[:300])
     with pytest.raises(ValueError, match="not the data BinarsityGLM was fitted on"):
         est.results(X, y)  # the weights are part of the training data
+    # another y (or offset) on the same X: the fitted solution's objective differs
+    with pytest.raises(ValueError, match=r"y, offset or sample_weight are not the data"):
+        est.results(X, y[::-1], sample_weight=sw)
+    with pytest.raises(ValueError, match=r"y, offset or sample_weight are not the data"):
+        est.results(X, y, sample_weight=sw, offset=np.full(len(y), 0.5))
     with pytest.raises(ValueError, match="not fitted"):
         BinarsityGLM().results(X, y)
 
@@ -322,11 +328,11 @@ def test_estimator_report_is_the_formula_report():
     labels = np.where(y == 1, "yes", "no")
     clf = BinarsityClassifier(n_bins=10, categorical_features=["g"], linear_features=["z"])
     clf.fit(X.iloc[:400], labels[:400], sample_weight=sw[:400])
-    res = glm("y ~ bin(a) + C(g) + z + bin(b)", X.iloc[:400].assign(y=y[:400]),
+    res = glm("y ~ bin(a) + C(g) + z + bin(b)", X.iloc[:400].assign(y=labels[:400]),
               family="binomial", n_bins=10, sample_weight=sw[:400]).fit()  # fmt: skip
     page = clf.report(X.iloc[:400], labels[:400], sample_weight=sw[:400], new=X.iloc[400:],
                       new_y=labels[400:], title="t")  # fmt: skip
-    ref = res.report(new=X.iloc[400:], y=y[400:], title="t")
+    ref = res.report(new=X.iloc[400:], y=y[400:], title="t")  # 0/1: see NOTES (labels fail)
 
     def text(html):  # the page without its images
         return re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", html)

@@ -348,10 +348,16 @@ def test_bootstrap_report_uses_its_own_bootstrap():
     res, _ = fitted("binomial")
     first = res.bootstrap(n_boot=6, random_state=1)
     res.bootstrap(n_boot=5, random_state=2)  # res.bootstrap_ is now the second one
-    page = Page(first.report(level=0.8))
+    page = Page(first.report(level=0.8, method="relaxed"))
     assert page.sections == [s for s in SECTIONS if s != "cv"]
     facts = {r[0]: r[1] for r in page.table("bootstrap", "") if len(r) == 2}
-    assert facts["Resamples"] == "6" and facts["Bands"].startswith("80%")
+    assert facts["Resamples"] == "6"
+    assert facts["Bands"].startswith(
+        "80% pointwise, method 'relaxed': percentile bands of the relaxed"
+    )
+    assert "relaxed refits" in " ".join(page.texts)  # the figure's caption says so too
+    with pytest.raises(ValueError, match="method must be"):
+        first.report(method="bca")
     rows = page.table("cut-points", "Cut-points kept")
     freq = first.cut_frequencies()
     kept = freq[freq["selected"]]

@@ -236,7 +236,7 @@ def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="lam"):
         solve(codes, bp, y, lam=-1, penalty_weights=w)
     with pytest.raises(ValueError, match="family"):
-        solve(codes, bp, y, family="gamma", lam=1, penalty_weights=w)
+        solve(codes, bp, y, family="weibull", lam=1, penalty_weights=w)
     with pytest.raises(ValueError, match="y has"):
         solve(codes, bp, y[:-1], lam=1, penalty_weights=w)
     with pytest.raises(ValueError, match="sample_weight"):
