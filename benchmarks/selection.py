@@ -13,7 +13,8 @@ gaussian (y = η + N(0, 1), a = 0.5) and binomial (logit, a = 1.0). Methods:
 
 * ``uniform``, ``theory``, ``balanced``: the penalty weights, λ by 5-fold CV
   (``fit_cv``, deviance, λ_min);
-* ``theory@th``, ``balanced@th``: the same weights at ``lam="theory"``;
+* ``uniform@th``, ``theory@th``, ``balanced@th``: the same weights at ``lam="theory"``
+  (the union bound behind it holds for all three: ω = 1 ≥ sqrt(π̂ (1 − π̂)));
 * ``relaxed(w)``: ``fit_cv(relax=True)`` on weights w — λ and glmnet's γ ∈ {0, .25, .5,
   .75, 1} chosen jointly by the same folds;
 * ``adaptive(w)``: a second stage ``res.adaptive()`` of the CV fit on weights w, its λ
@@ -31,12 +32,12 @@ The paper's data (``--data-dir``; continuous features only, as the ``paper`` sui
 33 % stratified test split (``random_state=0``), each method fitted on the rest with
 5-fold CV; test deviance (mean per row) and AUC, and the number of cuts kept.
 
-Default run (a few minutes on 2 shared cores): n = 1,000 with 8 replications, the
-first-cut table (400 replications), and churn. ``--quick``: 3 replications, no real
-data. Full run (``REPS``; hours on 2 cores, split it with ``--only``):
-``python -m benchmarks selection --only full`` — n = 1,000 (30 replications), 10,000
-(8) and 100,000 (2), the first-cut table, and adult, bank and churn;
-``--only 1e4``, ``--only 1e5,adult`` ... run parts of it.
+Default run (a few minutes on 2 shared cores): n = 1,000 with 6 replications, the
+first-cut table (400 replications), and churn. ``--quick``: 2 replications, no real
+data. Full run (``REPS``; about 45 minutes on 2 shared cores, split it with
+``--only``): ``python -m benchmarks selection --only full`` — n = 1,000 (20
+replications), 10,000 (5) and 100,000 (1), the first-cut table, and adult, bank and
+churn; ``--only 1e4``, ``--only 1e5,adult`` ... run parts of it.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ FAMILY_SEED = {"gaussian": 0, "binomial": 1}
 SCENARIO_SEED = {"null": 0, "steps": 1, "smooth": 2}
 FORMULA = "y ~ bin(x1, 50) + bin(x2, 50) + bin(x3, 50)"
 METHODS = (
-    "uniform", "theory", "balanced", "theory@th", "balanced@th",
+    "uniform", "theory", "balanced", "uniform@th", "theory@th", "balanced@th",
     "relaxed(theory)", "relaxed(balanced)", "adaptive(theory)", "adaptive(balanced)",
 )  # fmt: skip
 #: (n, replications) of the default and the full run

@@ -219,8 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     fit.add_argument("--n-bins", type=int, default=50, help="bins of bin(x) terms (50)")
     fit.add_argument(
-        "--penalty-weights", choices=("theory", "uniform", "balanced"), default="theory",
-        help="penalty weights omega (default theory)",
+        "--penalty-weights", choices=("theory", "uniform", "balanced"), default="balanced",
+        help="penalty weights omega (default balanced)",
     )  # fmt: skip
     fit.add_argument(
         "--missing", choices=("error", "separate", "drop"), default="error",

@@ -279,10 +279,11 @@ class BinarsityGLM(BaseEstimator):
         Number of bins per feature (fewer when a feature has fewer distinct values).
         A sequence has one entry per feature (those of categorical and linear
         features are ignored) or one per binned feature.
-    penalty_weights : {"theory", "uniform", "balanced"} or array of shape (d,), default="theory"
-        ω: ``"theory"`` is the paper's data-driven weight sqrt(π̂_jk), ``"uniform"``
-        weighs every jump 1 (tick's choice), ``"balanced"`` is sqrt(π̂_jk (1 − π̂_jk)),
-        the noise level of the centred suffix sums (see the user guide's penalty page).
+    penalty_weights : {"theory", "uniform", "balanced"} or array of shape (d,), default="balanced"
+        ω: ``"balanced"`` is sqrt(π̂_jk (1 − π̂_jk)), the noise level of the centred
+        suffix sums (the default: see the user guide's penalty page and the
+        ``selection`` benchmark), ``"theory"`` the paper's data-driven weight
+        sqrt(π̂_jk), ``"uniform"`` weighs every jump 1 (tick's choice).
     solver : {"cd", "fista"}, default="cd"
         Block coordinate descent with exact block steps, or accelerated proximal
         gradient with the exact binarsity prox.
@@ -366,7 +367,7 @@ class BinarsityGLM(BaseEstimator):
         family: Any = "gaussian",
         lam: float | str = "theory",
         n_bins=50,
-        penalty_weights="theory",
+        penalty_weights="balanced",
         solver: str = "cd",
         tol: float = 1e-7,
         max_iter: int = 1000,
@@ -1037,7 +1038,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         The penalty strength λ ≥ 0, or ``"theory"`` (see :class:`BinarsityGLM`).
     n_bins : int or sequence of int, default=50
         Number of bins per feature.
-    penalty_weights : {"theory", "uniform", "balanced"} or array, default="theory"
+    penalty_weights : {"theory", "uniform", "balanced"} or array, default="balanced"
         ω (see :class:`BinarsityGLM`).
     solver : {"cd", "fista"}, default="cd"
         Solver.
@@ -1070,7 +1071,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         self,
         lam: float | str = "theory",
         n_bins=50,
-        penalty_weights="theory",
+        penalty_weights="balanced",
         solver: str = "cd",
         tol: float = 1e-7,
         max_iter: int = 1000,

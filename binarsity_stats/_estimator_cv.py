@@ -215,7 +215,7 @@ _GLM_CV_DOC = (
         Distribution of the response (see :class:`BinarsityGLM`).
     n_bins : int or sequence of int, default=50
         Number of bins per feature.
-    penalty_weights : {"theory", "uniform"} or array of shape (d,), default="theory"
+    penalty_weights : {"theory", "uniform", "balanced"} or array of shape (d,), default="balanced"
         ω (see :class:`BinarsityGLM`).
     solver : {"cd", "fista"}, default="cd"
         Solver.
@@ -262,7 +262,7 @@ class BinarsityGLMCV(_CVMixin, BinarsityGLM):
         self,
         family: Any = "gaussian",
         n_bins=50,
-        penalty_weights="theory",
+        penalty_weights="balanced",
         solver: str = "cd",
         tol: float = 1e-7,
         max_iter: int = 1000,
@@ -320,7 +320,7 @@ _CLASSIFIER_CV_DOC = (
     ----------
     n_bins : int or sequence of int, default=50
         Number of bins per feature.
-    penalty_weights : {"theory", "uniform"} or array, default="theory"
+    penalty_weights : {"theory", "uniform", "balanced"} or array, default="balanced"
         ω (see :class:`BinarsityGLM`).
     solver : {"cd", "fista"}, default="cd"
         Solver.
@@ -358,7 +358,7 @@ class BinarsityClassifierCV(_CVMixin, BinarsityClassifier):
     def __init__(
         self,
         n_bins=50,
-        penalty_weights="theory",
+        penalty_weights="balanced",
         solver: str = "cd",
         tol: float = 1e-7,
         max_iter: int = 1000,

@@ -101,7 +101,7 @@ def glm(
     sample_weight: Any = None,
     offset: Any = None,
     n_bins: int = 50,
-    penalty_weights: str | np.ndarray = "theory",
+    penalty_weights: str | np.ndarray = "balanced",
     missing: str = "error",
     weights_kind: str = "analytic",
 ) -> BinarsityModel:
@@ -140,10 +140,11 @@ def glm(
         of a column of ``data`` (then replayed from new data at predict time).
     n_bins : int, default=50
         Bins of ``bin(x)`` terms that do not give their own.
-    penalty_weights : {"theory", "uniform", "balanced"} or ndarray of shape (d,), default="theory"
-        ω_jk of design.md §1: ``"theory"`` sqrt(π̂_jk) (the paper's), ``"uniform"`` 1,
-        ``"balanced"`` sqrt(π̂_jk (1 − π̂_jk)) (the noise level of the centred suffix
-        sums; see :func:`binarsity_stats._penalty.lambda_theory`). ``C()`` terms get
+    penalty_weights : {"theory", "uniform", "balanced"} or ndarray of shape (d,), default="balanced"
+        ω_jk of design.md §1: ``"balanced"`` sqrt(π̂_jk (1 − π̂_jk)), the noise level of
+        the centred suffix sums (see :func:`binarsity_stats._penalty.lambda_theory`;
+        the default since the ``selection`` benchmark, docs/benchmarks.md),
+        ``"theory"`` sqrt(π̂_jk) (the paper's), ``"uniform"`` 1. ``C()`` terms get
         weight 0 (unpenalised) unless an array says otherwise.
     missing : {"error", "separate", "drop"}, default="error"
         Missing values (NaN, None, ``pd.NA``) in the columns the model uses. ``"error"``:
@@ -239,7 +240,7 @@ class BinarsityModel:
         sample_weight: Any = None,
         offset: Any = None,
         n_bins: int = 50,
-        penalty_weights: str | np.ndarray = "theory",
+        penalty_weights: str | np.ndarray = "balanced",
         missing: str = "error",
         weights_kind: str = "analytic",
     ) -> None:

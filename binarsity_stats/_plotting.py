@@ -510,8 +510,10 @@ def calibration_table(
 ) -> Any:
     """Binned observed vs predicted mean (what :func:`plot_calibration` draws).
 
-    Rows are sorted by their predicted mean (a stable sort) and split into ``bins``
-    groups of equal row counts; each group's predicted and observed means are weighted
+    Rows are sorted by their predicted mean and split into ``bins`` groups of equal row
+    counts, except that rows with the same prediction always share a group (that of the
+    middle of their run; a group emptied by a large tie is left out), so that the rows'
+    order never enters a group. Each group's predicted and observed means are weighted
     by the training weights (unit weights on new rows).
 
     Parameters
@@ -557,17 +559,31 @@ def calibration_table(
         pred = np.asarray(res.predict(new, offset=offset), dtype=np.float64)
         if obs.shape != pred.shape:
             raise ValueError(f"y has {obs.size} values for {pred.size} rows of new.")
+        # rows predicted NaN (a missing value the model drops, missing="drop") are left out
+        known = ~np.isnan(pred)
+        if not known.any():
+            raise ValueError("every row of new has a missing value the model drops.")
+        pred, obs = pred[known], obs[known]
         if not np.all(np.isfinite(obs)):
             raise ValueError("y holds NaN or infinite values.")
         w = np.ones_like(pred)
     n = pred.size
     bins = min(int(bins), n)
     order = np.argsort(pred, kind="stable")
+    # Rows of equal prediction stay in one group (the group of the middle of their run):
+    # splitting a tie by row order would put the data's order into the groups (rows
+    # sorted by y give a group of all zeros next to one of all ones at the same p̂).
+    ps = pred[order]
+    starts = np.flatnonzero(np.r_[True, ps[1:] != ps[:-1]])
+    ends = np.r_[starts[1:], n]
+    mid = (starts + ends - 1) // 2
     group = np.empty(n, dtype=np.intp)
-    group[order] = np.arange(n) * bins // n
+    group[order] = np.repeat(mid * bins // n, ends - starts)
     rows = []
     for g in range(bins):
         sel = group == g
+        if not sel.any():
+            continue  # a tie larger than a group took its rows
         wg = w[sel]
         sw = wg.sum()
         rows.append(

@@ -171,6 +171,15 @@ def test_missing_drop_cuts_an_offset_array_and_bootstrap_predicts_nan_rows():
     )
 
 
+def test_calibration_leaves_out_new_rows_predicted_nan():
+    from binarsity_stats._plotting import calibration_table
+
+    df = _with_holes(_frame()).dropna(subset=["y"])
+    res = glm("y ~ bin(x, 10) + C(g)", df, missing="drop").fit(lam=0.01)
+    table = calibration_table(res, df, df["y"].to_numpy(), 5)
+    assert table["count"].sum() == len(df) - 4 and np.isfinite(table["predicted"]).all()
+
+
 def test_missing_drop_of_every_row_is_an_error_naming_the_columns():
     df = _frame().assign(x=np.nan)
     with pytest.raises(ValueError, match=r"every row has a missing value.*'x'"):

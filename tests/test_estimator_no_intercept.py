@@ -170,5 +170,6 @@ def test_spec_round_trip_bitwise_and_pickle(family):
 def test_sklearn_check_estimator_without_intercept():
     from sklearn.utils.estimator_checks import check_estimator
 
-    check_estimator(BinarsityGLM(fit_intercept=False))
-    check_estimator(BinarsityClassifier(fit_intercept=False))
+    # frequency weights: the semantics sklearn's sample-weight check tests (test_estimator)
+    check_estimator(BinarsityGLM(fit_intercept=False, weights_kind="freq"))
+    check_estimator(BinarsityClassifier(fit_intercept=False, weights_kind="freq"))

@@ -86,7 +86,7 @@ def test_formula_fit_is_the_engine_fit_on_the_same_codes(with_dense):
     counts = np.zeros(block_ptr[-1])
     for j in range(3):
         counts[block_ptr[j] : block_ptr[j + 1]] = np.bincount(codes[j], w, sizes[j])
-    omega = penalty_weights("theory", counts, block_ptr)
+    omega = penalty_weights("balanced", counts, block_ptr)  # the formula default
     omega[block_ptr[2] :] = 0.0  # C(g) is unpenalised
     np.testing.assert_allclose(res.model.penalty_weights, omega, rtol=1e-12)
     sol = solve(

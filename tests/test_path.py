@@ -57,7 +57,7 @@ def _engine_cv(X, y, sw, *, n_bins, folds, random_state, **kw):
     block_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
     counts = np.zeros(int(block_ptr[-1]))
     bin_sums_all(codes, block_ptr, sw, counts)
-    omega = penalty_weights("theory", counts, block_ptr, sizes)
+    omega = penalty_weights("balanced", counts, block_ptr, sizes)  # the formula default
     data = PathData(codes, block_ptr, y, get_family("binomial"), omega, sample_weight=sw)
     grid = lambda_grid(data.lambda_max(), kw.pop("n_lambdas"), kw.pop("lam_min_ratio"))
     ids = fold_ids(y, folds, stratify=True, random_state=random_state)

@@ -356,3 +356,27 @@ def test_bootstrap_plot_shapes_forwards_scale_sharey_and_rug(linear_model):
     upper = bands[bands["term"] == "bin(x, 8)"]["upper"].to_numpy()
     band = [p for p in drawn[0].patches if p.get_fill()][0]
     np.testing.assert_allclose(band.get_data().values, np.exp(upper - center))
+
+
+def test_calibration_keeps_tied_predictions_in_one_group():
+    # fair's rows are sorted by the outcome and two rating terms give a few distinct p̂:
+    # a tie split by row order made a group of observed 0.000 at predicted 0.168
+    import binarsity_stats as bs
+    from binarsity_stats._plotting import calibration_table
+
+    fair = bs.load_fair()
+    fair["y"] = (fair["affairs"] > 0).astype(int)
+    formula = "y ~ bin(rate_marriage) + bin(religious)"
+    res = glm(formula, fair, family="binomial").fit(lam=1e-3)
+    tab = calibration_table(res)
+    assert tab["count"].sum() == len(fair)
+    assert np.all(np.diff(tab["predicted"]) > 0)  # a distinct p̂ per group boundary
+    # each group's observed share agrees with its predicted mean (an unpenalised-ish fit on
+    # its own training rows): no group of all zeros or all ones
+    assert np.all(np.abs(tab["observed"] - tab["predicted"]) < 0.05)
+    # and the table does not depend on the order of the rows
+    shuffled = fair.sample(frac=1, random_state=0)
+    tab2 = calibration_table(glm(formula, shuffled, family="binomial").fit(lam=1e-3))
+    np.testing.assert_allclose(tab2[["predicted", "observed"]], tab[["predicted", "observed"]],
+                               rtol=1e-9)
+    np.testing.assert_array_equal(tab2["count"], tab["count"])

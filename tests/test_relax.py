@@ -85,7 +85,7 @@ def test_gamma_mixes_linearly_and_one_is_the_penalised_fit():
     assert_allclose(model.fit(relax=0.5, tol=1e-11).coef, half.coef, atol=1e-9)
     assert "relaxed, gamma=0.5" in str(half.summary())
     spec = half.to_spec()
-    assert spec["penalty"] == {"weights": "theory", "relax": 0.5}
+    assert spec["penalty"] == {"weights": "balanced", "relax": 0.5}  # the default weights
     assert_allclose(bs.from_spec(spec).predict(df), half.predict(df), rtol=1e-14)
 
 
