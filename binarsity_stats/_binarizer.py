@@ -32,7 +32,13 @@ import pandas as pd
 
 from ._base import fitted_snapshot, inconsistent, not_fitted, publish_fitted
 from ._binning import assign_codes, assign_codes_2d, compact_column
-from ._validation import as_real_array, check_n_bins, check_sample_weight, code_dtype
+from ._validation import (
+    as_real_array,
+    check_min_bin_count,
+    check_n_bins,
+    check_sample_weight,
+    code_dtype,
+)
 
 __all__ = ["Binarizer", "BinarizerCore"]  # noqa: F822 - Binarizer: built on first use
 
@@ -106,6 +112,13 @@ class BinarizerCore:
         level outside the total-variation chain, whose code is the number of chain
         bins (the last code); a missing value at transform time in a feature that had
         none in training still raises.
+    min_bin_count : int, default=1
+        Smallest number of training rows in a chain bin (LightGBM's
+        ``min_data_in_bin``): after the cut points are placed, a bin holding fewer rows
+        is merged into its smaller neighbour, the smallest first, until every bin holds
+        at least this many rows (or one bin is left). Rows are counted whatever their
+        weight (rows of zero weight excepted). It keeps features with few distinct
+        values (counts, ratings) from getting bins of a single row.
 
     Attributes
     ----------
@@ -188,15 +201,20 @@ class BinarizerCore:
     weighted), the codes in ``transform``; X is never copied as a whole.
     """
 
+    #: binarizers pickled before this parameter existed read as the default
+    min_bin_count: int = 1
+
     def __init__(
         self,
         n_bins: int | Sequence[int] = 50,
         method: str = "quantile",
         missing: str = "error",
+        min_bin_count: int = 1,
     ) -> None:
         self.n_bins = n_bins
         self.method = method
         self.missing = missing
+        self.min_bin_count = min_bin_count
 
     # -- public API -------------------------------------------------------------------
     def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> BinarizerCore:
@@ -315,13 +333,15 @@ class BinarizerCore:
         if n == 0:
             raise ValueError("X has no rows: at least one sample is needed to fit.")
         n_bins = _check_n_bins(self.n_bins, p, missing)
+        min_count = check_min_bin_count(self.min_bin_count)
         weights = _check_sample_weight(sample_weight, n)
 
         work = np.empty(n, dtype=np.float64)  # one column, reused for every feature
         edges, counts, has_nan = [], [], np.zeros(p, dtype=bool)
         for j in range(p):
             e, c, nan_count, any_nan = _fit_column(
-                cols.get(j), weights, int(n_bins[j]), method, missing, work, cols.label(j)
+                cols.get(j), weights, int(n_bins[j]), method, missing, work, cols.label(j),
+                min_count,
             )
             has_nan[j] = any_nan
             edges.append(e)
@@ -820,11 +840,14 @@ def _fit_column(
     missing: str,
     work: np.ndarray,
     label: str,
+    min_count: int = 1,
 ) -> tuple[np.ndarray, np.ndarray, float, bool]:
     """Cut points and chain-bin counts of one column, plus its missing-value summary.
 
     Returns ``(edges, counts, nan_count, any_nan)`` with ``counts`` the (weighted)
-    count of every chain bin and ``nan_count`` that of the missing rows.
+    count of every chain bin and ``nan_count`` that of the missing rows. With
+    ``min_count`` > 1, bins holding fewer rows are merged into a neighbour
+    (:func:`_merge_small_bins`).
     """
     n_valid, first_inf = compact_column(x, work)
     if first_inf >= 0:
@@ -844,17 +867,55 @@ def _fit_column(
         xw = np.asarray(x[keep], dtype=np.float64) + 0.0
         nan_weight = float(_from_fixed(q[nan].sum(), shift))
         if qk.min() == qk.max():  # equal weights: exactly the unweighted rule, scaled
-            edges, counts = _fit_sorted(np.sort(xw), n_bins, method)
+            xs = np.sort(xw)
+            edges, counts = _fit_sorted(xs, n_bins, method)
+            edges, counts, _ = _merge_small_bins(edges, counts, counts, min_count)
             return edges, _from_fixed(counts * qk[0], shift), nan_weight, any_nan
         values, sums = _weighted_unique(xw, qk)
         edges = _edges_from_counts(values, sums, n_bins, method)
-        return edges, _from_fixed(_bin_sums(values, sums, edges), shift), nan_weight, any_nan
+        fixed = _bin_sums(values, sums, edges)
+        if min_count > 1:
+            rows = np.diff(np.searchsorted(np.sort(xw), edges, side="right"), prepend=0,
+                           append=xw.shape[0])  # fmt: skip
+            edges, rows, fixed = _merge_small_bins(edges, rows, fixed, min_count)
+        return edges, _from_fixed(fixed, shift), nan_weight, any_nan
 
     if n_valid == 0:
         raise ValueError(f"{label} has no non-missing value: no cut point can be placed.")
     valid.sort()
     edges, counts = _fit_sorted(valid, n_bins, method)
+    edges, counts, _ = _merge_small_bins(edges, counts, counts, min_count)
     return edges, counts, x.shape[0] - n_valid, any_nan
+
+
+def _merge_small_bins(
+    edges: np.ndarray, rows: np.ndarray, counts: np.ndarray, min_count: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Merge every bin holding fewer than ``min_count`` rows into a neighbour.
+
+    LightGBM's ``min_data_in_bin``: repeatedly, the smallest bin (the lowest one among
+    equals) is merged with its smaller neighbour (the upper one among equals) by
+    removing the edge between them, until every bin holds ``min_count`` rows or one bin
+    is left. ``rows`` are the row counts of the bins, ``counts`` what is reported
+    (rows or weights; merged bins add up). Deterministic, a function of the counts.
+    """
+    if min_count <= 1 or edges.shape[0] == 0 or rows.min() >= min_count:
+        return edges, rows, counts
+    edges, rows, counts = list(edges), [int(r) for r in rows], list(counts)
+    while len(rows) > 1 and min(rows) < min_count:
+        i = int(np.argmin(rows))
+        if i == 0:
+            j = 1
+        elif i == len(rows) - 1:
+            j = i - 1
+        else:
+            j = i - 1 if rows[i - 1] < rows[i + 1] else i + 1
+        lo = min(i, j)
+        rows[lo : lo + 2] = [rows[lo] + rows[lo + 1]]
+        counts[lo : lo + 2] = [counts[lo] + counts[lo + 1]]
+        del edges[lo]
+    return (np.asarray(edges, dtype=np.float64), np.asarray(rows, dtype=np.int64),
+            np.asarray(counts))  # fmt: skip
 
 
 def _fit_sorted(s: np.ndarray, n_bins: int, method: str) -> tuple[np.ndarray, np.ndarray]:

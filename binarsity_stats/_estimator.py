@@ -314,6 +314,10 @@ class BinarsityGLM(BaseEstimator):
     linear_features : None or array-like of str, int or bool, default=None
         Features that enter linearly and unpenalised (one coefficient each, in
         ``linear_coef_``), what a plain numeric term is in a formula.
+    min_bin_count : int, default=1
+        Smallest number of training rows in a bin of a binned feature (LightGBM's
+        ``min_data_in_bin``, ``bin(x, min_count=k)`` in a formula): smaller bins are
+        merged into a neighbour (see ``Binarizer``).
 
     Attributes
     ----------
@@ -361,6 +365,7 @@ class BinarsityGLM(BaseEstimator):
     weights_kind: str = "analytic"
     categorical_features: Any = None
     linear_features: Any = None
+    min_bin_count: int = 1
 
     def __init__(
         self,
@@ -376,6 +381,7 @@ class BinarsityGLM(BaseEstimator):
         weights_kind: str = "analytic",
         categorical_features: Any = None,
         linear_features: Any = None,
+        min_bin_count: int = 1,
     ):
         self.family = family
         self.lam = lam
@@ -389,6 +395,7 @@ class BinarsityGLM(BaseEstimator):
         self.weights_kind = weights_kind
         self.categorical_features = categorical_features
         self.linear_features = linear_features
+        self.min_bin_count = min_bin_count
 
     # -- fitting ----------------------------------------------------------------------
     def _prepare_y(self, y, n):
@@ -474,7 +481,10 @@ class BinarsityGLM(BaseEstimator):
             n_bins = self.n_bins
             if binned.size != p and np.ndim(n_bins) == 1 and len(n_bins) == p:
                 n_bins = [n_bins[j] for j in binned]  # one entry per input feature
-            binarizer = Binarizer(n_bins=n_bins, missing=self.missing)
+            binarizer = Binarizer(
+                n_bins=n_bins, missing=self.missing,
+                min_bin_count=getattr(self, "min_bin_count", 1),
+            )  # fmt: skip
             # fit_transform codes the columns it has just read; .T: the (p, n) layout
             bcodes = binarizer.fit_transform(_binned_columns(X, binned), sample_weight=sw).T
         sizes, chain, rows, dense = [], [], [], []
@@ -1057,6 +1067,8 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         Categorical features (free levels, as ``C()``; see :class:`BinarsityGLM`).
     linear_features : None or array-like of str, int or bool, default=None
         Unpenalised linear features (see :class:`BinarsityGLM`).
+    min_bin_count : int, default=1
+        Smallest number of training rows in a bin (see :class:`BinarsityGLM`).
 
     Attributes
     ----------
@@ -1080,6 +1092,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         weights_kind: str = "analytic",
         categorical_features: Any = None,
         linear_features: Any = None,
+        min_bin_count: int = 1,
     ):
         self.lam = lam
         self.n_bins = n_bins
@@ -1092,6 +1105,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         self.weights_kind = weights_kind
         self.categorical_features = categorical_features
         self.linear_features = linear_features
+        self.min_bin_count = min_bin_count
 
     #: the family is fixed (a class attribute, not a constructor parameter)
     family = "binomial"

@@ -233,6 +233,8 @@ _GLM_CV_DOC = (
         Categorical features (free levels, as ``C()``; see :class:`BinarsityGLM`).
     linear_features : None or array-like of str, int or bool, default=None
         Unpenalised linear features (see :class:`BinarsityGLM`).
+    min_bin_count : int, default=1
+        Smallest number of training rows in a bin (see :class:`BinarsityGLM`).
 """
     + _CV_PARAMS_DOC
     + """
@@ -271,6 +273,7 @@ class BinarsityGLMCV(_CVMixin, BinarsityGLM):
         weights_kind: str = "analytic",
         categorical_features: Any = None,
         linear_features: Any = None,
+        min_bin_count: int = 1,
         cv: Any = 5,
         select: str = "lam_min",
         scoring: str = "deviance",
@@ -295,6 +298,7 @@ class BinarsityGLMCV(_CVMixin, BinarsityGLM):
         self.weights_kind = weights_kind
         self.categorical_features = categorical_features
         self.linear_features = linear_features
+        self.min_bin_count = min_bin_count
         self.cv = cv
         self.select = select
         self.scoring = scoring
@@ -338,6 +342,8 @@ _CLASSIFIER_CV_DOC = (
         Categorical features (free levels, as ``C()``; see :class:`BinarsityGLM`).
     linear_features : None or array-like of str, int or bool, default=None
         Unpenalised linear features (see :class:`BinarsityGLM`).
+    min_bin_count : int, default=1
+        Smallest number of training rows in a bin (see :class:`BinarsityGLM`).
 """
     + _CV_PARAMS_DOC
     + """
@@ -367,6 +373,7 @@ class BinarsityClassifierCV(_CVMixin, BinarsityClassifier):
         weights_kind: str = "analytic",
         categorical_features: Any = None,
         linear_features: Any = None,
+        min_bin_count: int = 1,
         cv: Any = 5,
         select: str = "lam_min",
         scoring: str = "deviance",
@@ -390,6 +397,7 @@ class BinarsityClassifierCV(_CVMixin, BinarsityClassifier):
         self.weights_kind = weights_kind
         self.categorical_features = categorical_features
         self.linear_features = linear_features
+        self.min_bin_count = min_bin_count
         self.cv = cv
         self.select = select
         self.scoring = scoring

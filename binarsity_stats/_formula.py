@@ -47,6 +47,7 @@ from formulaic.utils.stateful_transforms import stateful_transform
 from ._binarizer import BinarizerCore, bin_codes, is_datetime_like, level_codes
 from ._validation import (
     as_real_array,
+    check_min_bin_count,
     check_n_bins,
     check_offset,
     check_sample_weight,
@@ -290,7 +291,7 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
     """
 
     @stateful_transform
-    def bin(data, n_bins=None, missing=None, _state=None):  # noqa: A001 - formula name
+    def bin(data, n_bins=None, missing=None, min_count=1, _state=None):  # noqa: A001
         """Bin codes of a numeric variable under learned quantile cut points."""
         name = _column_name(data)
         x = _as_float(data, name, "bin()")
@@ -305,12 +306,14 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
                     f"missing must be one of {_MISSING_POLICIES}; got {missing!r} in bin({name})."
                 )
             _check_values(x, name, missing)
-            edges, has_missing = _learn_edges(x, n_bins, missing, sample_weight, name)
+            min_count = check_min_bin_count(min_count, f"min_count in bin({name})")
+            edges, has_missing = _learn_edges(x, n_bins, missing, sample_weight, name, min_count)
             _state.update(
                 {
                     _MARK: "bin",
                     "edges": edges,
                     "n_bins": int(n_bins),
+                    "min_count": min_count,
                     "missing": missing,
                     "has_missing_level": bool(has_missing),
                     "column": name,
@@ -346,7 +349,12 @@ def _missing_message(name: str) -> str:
 
 
 def _learn_edges(
-    x: np.ndarray, n_bins: int, missing: str, sample_weight: np.ndarray | None, name: str
+    x: np.ndarray,
+    n_bins: int,
+    missing: str,
+    sample_weight: np.ndarray | None,
+    name: str,
+    min_count: int = 1,
 ) -> tuple[np.ndarray, bool]:
     """Learn one feature's interior cut points with the engine's Binarizer."""
     if x.size == 0:
@@ -354,7 +362,9 @@ def _learn_edges(
     if np.all(np.isnan(x)):
         raise ValueError(f"column '{name}' has only missing values.")
     policy = "separate" if missing == "separate" else "error"
-    binarizer = BinarizerCore(n_bins=int(n_bins), method="quantile", missing=policy)
+    binarizer = BinarizerCore(
+        n_bins=int(n_bins), method="quantile", missing=policy, min_bin_count=min_count
+    )
     binarizer.fit(pd.DataFrame({name: x}), sample_weight=sample_weight)
     edges = np.asarray(binarizer.edges_[0], dtype=np.float64)
     has_missing = bool(binarizer.has_missing_level_[0])

@@ -555,7 +555,12 @@ def calibration_table(
             if y not in new.columns:
                 raise ValueError(f"y: column '{y}' is not in new.")
             y = new[y]
-        obs = np.asarray(y, dtype=np.float64).ravel()
+        y = np.asarray(y).ravel()
+        event = getattr(m.response, "event", None)
+        if event is not None and y.dtype.kind not in "biuf":  # labels: the event is 1
+            obs = (y == event).astype(np.float64)
+        else:
+            obs = np.asarray(y, dtype=np.float64)
         pred = np.asarray(res.predict(new, offset=offset), dtype=np.float64)
         if obs.shape != pred.shape:
             raise ValueError(f"y has {obs.size} values for {pred.size} rows of new.")

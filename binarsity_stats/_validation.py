@@ -371,6 +371,26 @@ def check_max_iter(max_iter: Any) -> int:
     return check_int(max_iter, "max_iter")
 
 
+def check_min_bin_count(value: Any, name: str = "min_bin_count") -> int:
+    """``min_bin_count`` (``min_count`` of ``bin()``): a positive integer number of rows.
+
+    Parameters
+    ----------
+    value : Any
+        The argument.
+    name : str, default="min_bin_count"
+        Its name in messages.
+
+    Returns
+    -------
+    int
+        The number (≥ 1).
+    """
+    if not _is_integer(value) or int(value) < 1:
+        raise ValueError(f"{name} must be a positive integer (a number of rows); got {value!r}.")
+    return int(value)
+
+
 def check_n_jobs(n_jobs: Any) -> int:
     """``n_jobs``: the number of worker threads it asks for.
 

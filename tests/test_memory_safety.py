@@ -400,7 +400,9 @@ def test_binarizer_params_clone_and_feature_names():
     from binarsity_stats import Binarizer
 
     b = Binarizer(n_bins=7, method="uniform", missing="separate")
-    assert b.get_params() == {"n_bins": 7, "method": "uniform", "missing": "separate"}
+    assert b.get_params() == {
+        "n_bins": 7, "method": "uniform", "missing": "separate", "min_bin_count": 1
+    }
     assert b.set_params(n_bins=4) is b and b.n_bins == 4
     X = np.random.default_rng(1).normal(size=(60, 2))
     b.fit(X)
@@ -446,7 +448,7 @@ import numpy as np
 from binarsity_stats import Binarizer, BinarsityGLM
 from binarsity_stats._base import NotFittedError
 b = Binarizer(n_bins=5)
-assert b.get_params() == {"method": "quantile", "missing": "error", "n_bins": 5}
+assert b.get_params() == {"method": "quantile", "missing": "error", "min_bin_count": 1, "n_bins": 5}
 X = np.random.default_rng(0).normal(size=(50, 2))
 assert b.set_params(n_bins=4).fit_transform(X).max() == 3
 est = BinarsityGLM(n_bins=4).fit(X, X[:, 0])

@@ -358,6 +358,20 @@ def test_bootstrap_plot_shapes_forwards_scale_sharey_and_rug(linear_model):
     np.testing.assert_allclose(band.get_data().values, np.exp(upper - center))
 
 
+def test_calibration_on_new_rows_reads_text_labels_as_the_event():
+    import pandas as pd
+
+    from binarsity_stats import glm
+    from binarsity_stats._plotting import calibration_table
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=300)})
+    df["y"] = np.where(rng.random(300) < 1 / (1 + np.exp(-df["x"])), "yes", "no")
+    res = glm("y ~ bin(x, 5)", df, family="binomial").fit(lam=1e-3)
+    pd.testing.assert_frame_equal(calibration_table(res, df, df["y"], bins=3),
+                                  calibration_table(res, bins=3))  # fmt: skip
+
+
 def test_calibration_keeps_tied_predictions_in_one_group():
     # fair's rows are sorted by the outcome and two rating terms give a few distinct p̂:
     # a tie split by row order made a group of observed 0.000 at predicted 0.168
