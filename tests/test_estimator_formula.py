@@ -334,8 +334,9 @@ def test_estimator_report_is_the_formula_report():
                       new_y=labels[400:], title="t")  # fmt: skip
     ref = res.report(new=X.iloc[400:], y=y[400:], title="t")  # 0/1: see NOTES (labels fail)
 
-    def text(html):  # the page without its images
-        return re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", html)
+    def text(html):  # the page without its images and its time stamp
+        html = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", html)
+        return re.sub(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC", "", html)
 
     assert text(page) == text(ref)
     with pytest.raises(ValueError, match="new_y must hold"):
