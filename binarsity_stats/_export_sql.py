@@ -23,16 +23,19 @@ import ast
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ._spec import parse_expression
+
 __all__ = ["to_sql", "DIALECTS"]
 
-#: Supported dialects: the double type, the natural log, and how log10 is written.
+#: Supported dialects: the double type and how log10 is written (the rest is common).
 DIALECTS: dict[str, dict[str, str]] = {
-    "sqlite": {"double": "REAL", "ln": "LN", "log10": "LOG10"},
-    "duckdb": {"double": "DOUBLE", "ln": "LN", "log10": "LOG10"},
-    "postgresql": {"double": "DOUBLE PRECISION", "ln": "LN", "log10": "LOG"},
+    "sqlite": {"double": "REAL", "log10": "LOG10"},
+    "duckdb": {"double": "DOUBLE", "log10": "LOG10"},
+    "postgresql": {"double": "DOUBLE PRECISION", "log10": "LOG"},
 }
 
-_FUNCTIONS = {"log": "ln", "exp": "EXP", "sqrt": "SQRT", "abs": "ABS", "log10": "log10"}
+#: Functions of a term expression and their SQL names (None: the dialect's log10)
+_FUNCTIONS = {"log": "LN", "exp": "EXP", "sqrt": "SQRT", "abs": "ABS", "log10": None}
 
 
 def _spec_of(model: Any) -> Mapping[str, Any]:
@@ -77,12 +80,11 @@ class _Writer:
 
     def expression(self, expr: str) -> str:
         """A term expression (``log(x)``, ``I(z ** 2)``, a column) as SQL."""
-        quoted = expr.split("`")[1::2]
-        source = expr
-        names = {}
-        for i, q in enumerate(quoted):
-            names[f"__bq{i}__"] = q
-            source = source.replace(f"`{q}`", f"__bq{i}__", 1)
+        parsed = parse_expression(expr)
+        if parsed is None:
+            raise ValueError(f"expression {expr!r} cannot be written in SQL.")
+        tree, quoted = parsed
+        names = {key: q[1:-1] for key, q in quoted.items()}
 
         def ev(node: ast.AST) -> str:
             if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
@@ -108,18 +110,13 @@ class _Writer:
                 if fname == "I":
                     return ev(node.args[0])
                 if fname in _FUNCTIONS:
-                    sql = _FUNCTIONS[fname]
-                    sql = self.d.get(sql, sql)
+                    sql = _FUNCTIONS[fname] or self.d["log10"]
                     return f"{sql}({ev(node.args[0])})"
             raise ValueError(
                 f"expression {expr!r} cannot be written in SQL (columns, numbers, + - * / **, "
                 "log, exp, sqrt, abs, log10 only)."
             )
 
-        try:
-            tree = ast.parse(source, mode="eval").body
-        except SyntaxError:
-            raise ValueError(f"expression {expr!r} cannot be written in SQL.") from None
         return ev(tree)
 
     def column_value(self, term: Mapping[str, Any]) -> str:

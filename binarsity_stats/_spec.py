@@ -146,6 +146,31 @@ def _family_from_spec(entry: Mapping[str, Any]) -> Any:
     return get_family(entry["name"])
 
 
+def parse_expression(expr: str) -> tuple[ast.expr, dict[str, str]] | None:
+    """Parse a formula expression as Python, backtick names standing in as placeholders.
+
+    Parameters
+    ----------
+    expr : str
+        An expression as formulaic writes it (``log(x)``, ```x 1` * 2``).
+
+    Returns
+    -------
+    tuple or None
+        The expression's AST and the map placeholder → backtick name (``"__bq0__"`` →
+        ```x 1```); None when it is not valid Python.
+    """
+    names: dict[str, str] = {}
+    source = expr
+    for i, quoted in enumerate(re.findall(r"`[^`]*`", expr)):  # not Python names
+        names[f"__bq{i}__"] = quoted
+        source = source.replace(quoted, f"__bq{i}__", 1)
+    try:
+        return ast.parse(source, mode="eval").body, names
+    except SyntaxError:
+        return None
+
+
 def argument_expr(term: str) -> str:
     """The first argument of a call term: ``bin(log(x), 8)`` → ``log(x)``.
 
@@ -159,19 +184,13 @@ def argument_expr(term: str) -> str:
     str
         The argument's source text (the term itself when it is not a call).
     """
-    quoted = re.findall(r"`[^`]*`", term)  # backtick names are not Python
-    source = term
-    for i, q in enumerate(quoted):
-        source = source.replace(q, f"__bq{i}__", 1)
-    try:
-        node = ast.parse(source, mode="eval").body
-    except SyntaxError:
+    parsed = parse_expression(term)
+    if parsed is None or not (isinstance(parsed[0], ast.Call) and parsed[0].args):
         return term
-    if not (isinstance(node, ast.Call) and node.args):
-        return term
+    node, names = parsed
     arg = ast.unparse(node.args[0])
-    for i, q in enumerate(quoted):
-        arg = arg.replace(f"__bq{i}__", q)
+    for key, quoted in names.items():
+        arg = arg.replace(key, quoted)
     return arg
 
 
