@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ._base import inconsistent
+from ._dask import is_dask_collection
 from ._design import BinnedDesign
 from ._families import Family, user_family
 from ._formula import (
@@ -246,24 +247,31 @@ class BinarsityModel:
     ) -> None:
         self.family, self.family_note = user_family(family)
         self.weights_kind = check_weights_kind(weights_kind)
-        frame = _as_frame(data)
         if not isinstance(missing, str) or missing not in ("error", "separate", "drop"):
             raise ValueError(
                 f"missing must be one of ('error', 'separate', 'drop'); got {missing!r}."
             )
-        named = [v for v in (sample_weight, offset) if isinstance(v, str)]
-        self.n_rows_data = len(frame)
-        frame, (sample_weight, offset), kept, drop_columns = _drop_missing(
-            formula, frame, missing, (sample_weight, offset), named
-        )
-        self.rows_kept = kept
-        n = len(frame)
-        sw, self.weight_column = _column_or_array(sample_weight, frame, "sample_weight", n)
-        off_arg, self.offset_column = _column_or_array(offset, frame, "offset", n)
-        spec, design, y, response = build_design(
-            formula, frame, n_bins=n_bins, missing=missing, sample_weight=sw,
-            family=self.family, exclude_columns=named,
-        )  # fmt: skip
+        if is_dask_collection(data):  # binning by mergeable summaries, codes per partition
+            frame, drop_columns = None, None
+            spec, design, y, response, sw, off_arg = self._from_dask(
+                formula, data, sample_weight, offset, n_bins, missing
+            )
+        else:
+            frame = _as_frame(data)
+            named = [v for v in (sample_weight, offset) if isinstance(v, str)]
+            self.n_rows_data = len(frame)
+            frame, (sample_weight, offset), kept, drop_columns = _drop_missing(
+                formula, frame, missing, (sample_weight, offset), named
+            )
+            self.rows_kept = kept
+            n = len(frame)
+            sw, self.weight_column = _column_or_array(sample_weight, frame, "sample_weight", n)
+            off_arg, self.offset_column = _column_or_array(offset, frame, "offset", n)
+            spec, design, y, response = build_design(
+                formula, frame, n_bins=n_bins, missing=missing, sample_weight=sw,
+                family=self.family, exclude_columns=named,
+            )  # fmt: skip
+        n = y.shape[0]
         spec.drop_columns = drop_columns or None
         self._data = frame  # for column names given later (groups=); not pickled
         #: binomial trials of a cbind(successes, failures) response (None otherwise)
@@ -296,6 +304,31 @@ class BinarsityModel:
         self.bin_counts = binned.counts * self.weight_scale
         self.penalty_weights = self._penalty_weights(penalty_weights)
         self._binned = binned.with_kinds(self._block_kinds())
+        if self.dask_design is not None:
+            self.dask_design.kinds = tuple(self._binned.kinds)
+
+    #: the design partition by partition when fitted on a Dask DataFrame (else None)
+    dask_design: Any = None
+    #: per bin() column of a Dask fit: whether its cut points are exact, its rank error
+    dask_binning: dict | None = None
+
+    def _from_dask(self, formula, data, sample_weight, offset, n_bins, missing):
+        """The design of a Dask DataFrame: mergeable binning, codes per partition
+        (``_dask_model``); the partitions are also concatenated here, so that every
+        statistic of the results is computed as for in-memory data."""
+        from ._dask_model import collect_design, dask_formula_design
+
+        built = dask_formula_design(
+            formula, data, family=self.family, sample_weight=sample_weight, offset=offset,
+            n_bins=n_bins, missing=missing,
+        )  # fmt: skip
+        design, y, sw, off_arg = collect_design(built)
+        self.n_rows_data = y.shape[0]
+        self.rows_kept = None
+        self.weight_column, self.offset_column = built.weight_column, built.offset_column
+        self.dask_design = built.design
+        self.dask_binning = built.exact
+        return built.spec, design, y, built.response, sw, off_arg
 
     # -- rows, data and pickling ----------------------------------------------------------
     #: models pickled before missing="drop" existed dropped no row
