@@ -471,7 +471,8 @@ def dask_formula_design(
             "give the proportion as the response and the trials as sample_weight."
         )
     if lhs in meta.columns and not (
-        pd.api.types.is_numeric_dtype(meta[lhs].dtype) or pd.api.types.is_bool_dtype(meta[lhs].dtype)
+        pd.api.types.is_numeric_dtype(meta[lhs].dtype)
+        or pd.api.types.is_bool_dtype(meta[lhs].dtype)
     ):
         raise ValueError(
             f"response '{lhs}' has dtype {meta[lhs].dtype}: on a Dask DataFrame the response "
@@ -638,7 +639,7 @@ class PartitionPredictor:
     kilobytes whatever the size of the training data.
     """
 
-    def __init__(self, results: Any, type: str) -> None:  # noqa: A002 - R's name
+    def __init__(self, results: Any, type: str, new_design: Any) -> None:  # noqa: A002
         import copy
 
         m = copy.copy(results.model)
@@ -654,21 +655,24 @@ class PartitionPredictor:
         self.dense_coef = np.asarray(results.dense_coef, dtype=np.float64)
         self.intercept = float(results.intercept)
         self.type = type
+        self.new_design = new_design  # _results._new_design (by reference when pickled)
 
     def __call__(self, frame: pd.DataFrame) -> pd.Series:
-        from ._results import _new_design
-
         name = "eta" if self.type == "link" else "mu"
         if len(frame) == 0:
             return pd.Series(np.empty(0), index=frame.index, name=name)
-        design, off = _new_design(self.model, frame, None)
+        design, off = self.new_design(self.model, frame, None)
         eta = self.model.linear_predictor(self.coef, self.dense_coef, self.intercept, design, off)
         out = eta if self.type == "link" else self.model.family.mean(eta)
         return pd.Series(out, index=frame.index, name=name)
 
 
-def predict_dask(results: Any, data: Any, type: str, offset: Any) -> Any:  # noqa: A002
-    """``results.predict`` on a Dask DataFrame: a lazy Dask Series, one task per partition."""
+def predict_dask(results: Any, data: Any, type: str, offset: Any, new_design: Any) -> Any:  # noqa: A002
+    """``results.predict`` on a Dask DataFrame: a lazy Dask Series, one task per partition.
+
+    ``new_design(model, frame, offset)`` replays the recipe on one partition
+    (``_results._new_design``, passed in so that this module does not import the results).
+    """
     if offset is not None:
         raise TypeError(
             "offset: on a Dask DataFrame the offset is read from the data; fit with "
@@ -676,6 +680,6 @@ def predict_dask(results: Any, data: Any, type: str, offset: Any) -> Any:  # noq
         )
     if not hasattr(data, "map_partitions") or not hasattr(data, "columns"):
         raise TypeError(f"newdata must be a Dask DataFrame; got {type(data).__name__}.")
-    fn = PartitionPredictor(results, type)
+    fn = PartitionPredictor(results, type, new_design)
     name = "eta" if type == "link" else "mu"
     return data.map_partitions(fn, meta=pd.Series(np.empty(0), name=name))

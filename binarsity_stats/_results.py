@@ -518,7 +518,7 @@ class BinarsityResults:
             from ._dask_model import predict_dask
 
             check_predict_missing(missing)
-            return predict_dask(self, newdata, type, offset)
+            return predict_dask(self, newdata, type, offset, _new_design)
         if newdata is not None:
             return predict_complete(
                 self.model.spec, newdata, offset, missing,
