@@ -237,7 +237,7 @@ def test_fit_on_a_local_cluster():
     df = _frame(800)
     ddf = dd.from_pandas(df, npartitions=4)
     with dask.config.set(scheduler=None), distributed.LocalCluster(
-        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0"
     ) as cluster, distributed.Client(cluster):  # fmt: skip
         m = glm(FORMULA, ddf, family="poisson", missing="separate")
         res = m.fit(lam=1e-3)
@@ -245,3 +245,53 @@ def test_fit_on_a_local_cluster():
     r1 = glm(FORMULA, df, family="poisson", missing="separate").fit(lam=1e-3)
     np.testing.assert_array_equal(res.coef, r1.coef)
     np.testing.assert_array_equal(pred, r1.predict(df))
+
+
+def test_estimators_fit_and_predict_dask_collections():
+    import dask.array as da
+
+    from binarsity_stats import BinarsityClassifier, BinarsityGLM
+
+    rng = np.random.default_rng(3)
+    n = 1200
+    df = pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, n).astype(float),
+            "amount": rng.exponential(size=n).round(2),
+            "region": pd.Categorical(rng.choice(["a", "b", "c"], n)),
+            "z": rng.normal(size=n),
+        }
+    )
+    df.loc[rng.random(n) < 0.05, "amount"] = np.nan
+    y = rng.poisson(np.exp(0.02 * (df.age - 50) + 0.3 * (df.region == "b"))).astype(float)
+    w = rng.exponential(size=n)
+    w[:50] = 0.0
+    kw = dict(family="poisson", missing="separate", categorical_features="auto",
+              linear_features=["z"], lam=1e-3, min_bin_count=10)  # fmt: skip
+    e1 = BinarsityGLM(**kw).fit(df, y, sample_weight=w)
+    e2 = BinarsityGLM(**kw).fit(
+        dd.from_pandas(df, npartitions=4), dd.from_pandas(pd.Series(y), npartitions=4),
+        sample_weight=w,  # an in-memory array is cut like X's partitions
+    )  # fmt: skip
+    for a, b in zip(e1.binarizer_.edges_, e2.binarizer_.edges_, strict=True):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(e1.binarizer_.bin_counts_, e2.binarizer_.bin_counts_, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(e1.coef_, e2.coef_)
+    assert e1.intercept_ == e2.intercept_
+    pred = e2.predict(dd.from_pandas(df, npartitions=3))
+    assert isinstance(pred, dd.Series)
+    np.testing.assert_array_equal(pred.compute().to_numpy(), e1.predict(df))
+
+    X = rng.normal(size=(n, 3)).round(1)
+    label = X[:, 0] + rng.normal(size=n) > 0
+    c1 = BinarsityClassifier(lam=1e-3).fit(X, label)
+    c2 = BinarsityClassifier(lam=1e-3).fit(
+        da.from_array(X, chunks=(500, 2)), da.from_array(label, chunks=500)
+    )
+    np.testing.assert_array_equal(c1.coef_, c2.coef_)
+    labels = c2.predict(da.from_array(X, chunks=(300, 3)))
+    assert isinstance(labels, da.Array)
+    np.testing.assert_array_equal(labels.compute(), c1.predict(X))
+    with pytest.raises(TypeError, match="offset"):
+        c2.decision_function(da.from_array(X, chunks=(300, 3)), offset=np.zeros(n))
