@@ -69,6 +69,7 @@ from ._formula import (
     _with_aliases,
     did_you_mean,
     expand_dot,
+    transform_context,
 )
 from ._validation import check_min_bin_count, check_sample_weight, code_dtype
 
@@ -98,8 +99,13 @@ def _summary_context(
     """``bin``/``C``/``offset`` that summarise their input instead of coding it."""
 
     @stateful_transform
-    def bin(data, n_bins=n_bins, missing=missing, min_count=1, _state=None):  # noqa: A001
+    def bin(data, n_bins=n_bins, missing=missing, min_count=1, _state=None, **options):  # noqa: A001
         name = _column_name(data)
+        if options:
+            raise ValueError(
+                f"bin({name}, {', '.join(f'{k}=...' for k in options)}) is not supported on a "
+                "Dask DataFrame: only n_bins, missing and min_count are."
+            )
         x = _as_float(data, name, "bin()")
         if missing not in _MISSING_POLICIES:
             raise ValueError(
@@ -165,7 +171,21 @@ def _summary_context(
         _state[_MARK] = "offset"
         return x
 
-    return {"bin": bin, "C": C, "offset": offset}
+    ctx = {"bin": bin, "C": C, "offset": offset}
+    for other in transform_context(n_bins, missing):  # the package's other transforms
+        if other not in ctx and other not in ("Treatment", "cbind"):
+            ctx[other] = _refused(other)
+    return ctx
+
+
+def _refused(name: str) -> Any:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise ValueError(
+            f"{name}() terms are not supported on a Dask DataFrame. Supported terms: bin(), "
+            "C(), numeric terms (x, log(x), x:z, I(...)) and offset()."
+        )
+
+    return refuse
 
 
 def _merge_states(states: list[dict]) -> dict:

@@ -211,6 +211,7 @@ def test_a_sketched_feature_gets_near_quantile_cut_points(monkeypatch):
         ("y ~ bin(x)", {"sample_weight": "ww"}, "'ww' is not a column"),
         ("y ~ bin(x) + nope", {}, "nope"),
         ("y ~ bin(xn)", {}, "column 'xn' contains missing values"),
+        ("y ~ bin(x, foo=1)", {}, r"bin\(x, foo=...\) is not supported"),
     ],
 )
 def test_unsupported_terms_and_arguments_are_refused_by_name(formula, kw, match):
