@@ -312,6 +312,45 @@ class BinarsityModel:
     #: per bin() column of a Dask fit: whether its cut points are exact, its rank error
     dask_binning: dict | None = None
 
+    def _fit_dask(self, lam: Any, tol: Any, max_iter: Any, warm_start: Any) -> BinarsityResults:
+        """``fit(solver="dask")``: the distributed solver on ``dask_design``."""
+        if self.dask_design is None:
+            raise ValueError(
+                'solver="dask" needs a model specified on a Dask DataFrame (glm(formula, '
+                "dask_frame)); this one was given in-memory data."
+            )
+        from ._dask_solve import fit_dask
+
+        tol = check_tol(tol)
+        max_iter = min(check_max_iter(max_iter), 50)
+        if not isinstance(lam, str):
+            lam = check_lam(lam)
+        elif lam != "theory":
+            raise ValueError(f"lam must be a non-negative number or 'theory'; got {lam!r}.")
+
+        def solve(value: float, start: Any) -> Any:
+            return fit_dask(
+                self.dask_design, self.family, value, penalty_weights=self.penalty_weights,
+                fit_intercept=self._solver_intercept, tol=tol, max_iter=max_iter,
+                warm_start=start,
+            )  # fmt: skip
+
+        if lam != "theory":
+            return BinarsityResults(self, solve(lam, warm_start), "user (dask)")
+        value = self.lambda_theory()
+        sol = solve(value, warm_start)
+        how = "theory (dask)"
+        if self.family.estimate_dispersion:
+            dof = degrees_of_freedom(self, sol.coef, len(sol.dense_coef))
+            eta = self.linear_predictor(sol.coef, sol.dense_coef, sol.intercept)
+            phi = self.family.dispersion(
+                self.y, self.family.mean(eta), self.unit_weight, dof, nobs=self.n_effective
+            )
+            value = self.lambda_theory(phi=phi)
+            sol = solve(value, sol)
+            how = f"theory (dask; {self.family.dispersion_name} estimated: {phi:.4g})"
+        return BinarsityResults(self, sol, how)
+
     def _from_dask(self, formula, data, sample_weight, offset, n_bins, missing):
         """The design of a Dask DataFrame: mergeable binning, codes per partition
         (``_dask_model``); the partitions are also concatenated here, so that every
@@ -730,8 +769,11 @@ class BinarsityModel:
             paper's Theorem 1 (see :meth:`lambda_theory`; for a family with an unknown
             dispersion — gaussian σ², gamma and Tweedie φ — it is estimated from a first
             fit by Pearson's χ²/df and the model refitted once).
-        solver : {"cd", "fista"}, default="cd"
-            Engine solver.
+        solver : {"cd", "fista", "dask"}, default="cd"
+            Engine solver. ``"dask"`` (a model on a Dask DataFrame): the distributed
+            solver of ``_dask_solve``, whose rows stay on the workers (statistics per
+            partition, tree-reduced, Newton steps on the client; ``max_iter`` then caps
+            its Newton steps, 50 at most by default).
         tol : float, default=1e-7
             KKT tolerance.
         max_iter : int, default=1000
@@ -755,6 +797,8 @@ class BinarsityModel:
             res = self.fit(lam, solver=solver, tol=tol, max_iter=max_iter,
                            warm_start=warm_start)  # fmt: skip
             return res.relax(gamma, tol=tol, max_iter=max_iter)
+        if solver == "dask":
+            return self._fit_dask(lam, tol, max_iter, warm_start)
         opts = _solver_options(solver, tol, max_iter)
         if not isinstance(lam, str):
             lam = check_lam(lam)
