@@ -296,3 +296,27 @@ def test_estimators_fit_and_predict_dask_collections():
     np.testing.assert_array_equal(labels.compute(), c1.predict(X))
     with pytest.raises(TypeError, match="offset"):
         c2.decision_function(da.from_array(X, chunks=(300, 3)), offset=np.zeros(n))
+
+
+@pytest.mark.parametrize(("family", "lam"), [("poisson", 1e-3), ("binomial", "theory")])
+def test_fit_with_the_dask_solver_matches_the_in_memory_fit(family, lam):
+    pytest.importorskip("binarsity_stats._dask_solve")
+    df = _frame(1500)
+    df["event"] = (df.claims > 0).astype(float)
+    # (not C(region) for binomial: its level seen in 3 rows only is separated, θ → ∞)
+    formula = FORMULA if family == "poisson" else "event ~ bin(age) + bin(amount, 20) + z"
+    m = glm(formula, dd.from_pandas(df, npartitions=4), family=family, missing="separate",
+            sample_weight="w")  # fmt: skip
+    r1 = m.fit(lam=lam, tol=1e-9)
+    r2 = m.fit(lam=lam, solver="dask", tol=1e-9)
+    assert r2.solution.n_passes > 0  # the rows stayed on the workers
+    assert r2.lam == pytest.approx(r1.lam, rel=1e-12)
+    assert abs(r2.objective - r1.objective) <= 1e-6 * abs(r1.objective)
+    np.testing.assert_allclose(r2.coef, r1.coef, atol=1e-5)
+    assert r2.lam_source.endswith("(dask)")
+
+
+def test_the_dask_solver_needs_a_dask_model():
+    df = _frame(200)
+    with pytest.raises(ValueError, match="needs a model specified on a Dask DataFrame"):
+        glm(FORMULA, df, family="poisson", missing="separate").fit(lam=1e-3, solver="dask")
