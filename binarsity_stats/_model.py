@@ -125,8 +125,13 @@ def glm(
         makes level k the reference of the reference-coded table (the fit is
         unchanged). ``y ~ .`` stands for every other column (numeric ones as
         ``bin(col)``, others as ``C(col)``; ``- col`` leaves one out).
-    data : DataFrame or mapping of columns
-        Training data.
+    data : DataFrame, mapping of columns or Dask DataFrame
+        Training data. A Dask DataFrame (the ``dask`` extra) is read partition by
+        partition: ``bin()`` cut points from mergeable per-partition summaries (identical
+        to the in-memory ones up to 100,000 distinct values per feature, a quantile sketch
+        beyond), ``C()`` levels merged, codes computed on the workers (``dask_design``);
+        weights and offsets are then column names, and only ``bin()``, ``C()``, numeric
+        and ``offset()`` terms are supported (user guide, "Big data").
     family : {"gaussian", "binomial", "poisson"}, statsmodels family or Family, default="gaussian"
         Distribution: a name (canonical link) or a statsmodels family instance with a
         convex link, e.g. ``sm.families.Gamma(sm.families.links.Log())`` (the loss is
@@ -227,6 +232,12 @@ class BinarsityModel:
         ω used in every fit.
     weights_kind : {"analytic", "freq"}
         What ``sample_weight`` means (see :func:`glm`).
+    dask_design : DaskDesign or None
+        On a Dask DataFrame: the codes, y, weights and offset partition by partition
+        (``fit(solver="dask")`` reads it); None otherwise.
+    dask_binning : dict or None
+        On a Dask DataFrame: per ``bin()`` column, ``exact`` (False: a quantile sketch)
+        and ``rank_error`` (the sketch's bound on the quantile level of a cut point).
     """
 
     #: models pickled before ``weights_kind`` existed treated weights as row counts

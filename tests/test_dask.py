@@ -173,6 +173,9 @@ def test_dask_design_partitions_follow_the_agreed_layout():
         assert first[key].dtype == np.float64
     np.testing.assert_array_equal(np.concatenate([p["offset"] for p in parts]), m.offset)
     np.testing.assert_array_equal(np.concatenate([p["y"] for p in parts]), m.y)
+    kept = design.persist()  # computed once, kept in memory, same order
+    assert kept.n_rows == design.n_rows and len(kept.partitions) == 3
+    np.testing.assert_array_equal(kept.collect()["codes"], m.design.codes)
 
 
 def test_a_sketched_feature_gets_near_quantile_cut_points(monkeypatch):
