@@ -72,6 +72,21 @@ def test_merged_summaries_give_the_binarizers_cut_points(seed):
         np.testing.assert_array_equal(edges, ref.edges_[0])
 
 
+@pytest.mark.parametrize("scale", [1e-300, 1e-5, 1e300])
+def test_weights_at_any_scale_and_heavy_tails_give_the_binarizers_cut_points(scale):
+    rng = np.random.default_rng(7)
+    for _ in range(10):
+        n = 800
+        x = np.where(rng.random(n) < 0.5, 0.0, rng.standard_cauchy(n)).round(2)
+        w = rng.exponential(size=n) * scale
+        ref = BinarizerCore(n_bins=20).fit(x[:, None], sample_weight=w)
+        q = to_fixed(w, fixed_point_shift(n, w.max()))
+        parts = np.array_split(np.arange(n), 5)
+        merged = ValueSummary.merge([ValueSummary.of(x[p], q[p]) for p in parts])
+        edges, _ = cuts_from_summary(merged, 20, weighted=True)
+        np.testing.assert_array_equal(edges, ref.edges_[0])
+
+
 def _tree_merge(leaves, **kw):
     while len(leaves) > 1:  # as the workers merge: groups of 8, thinned at every level
         leaves = [ValueSummary.merge(leaves[i : i + 8], **kw) for i in range(0, len(leaves), 8)]
