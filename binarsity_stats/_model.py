@@ -413,6 +413,12 @@ class BinarsityModel:
             return None
         if isinstance(value, str):
             data = self.__dict__.get("_data")
+            if data is None and self.dask_design is not None:
+                raise ValueError(
+                    f"{name}={value!r}: a model on a Dask DataFrame does not keep its data; "
+                    f"pass the {name} values, one per training row (e.g. "
+                    f"data[{value!r}].compute().to_numpy())."
+                )
             if data is None:
                 raise ValueError(
                     f"{name}={value!r}: a saved (pickled) model does not keep its training "

@@ -243,6 +243,16 @@ def test_unsupported_terms_and_arguments_are_refused_by_name(formula, kw, match)
         glm(formula, dd.from_pandas(df, npartitions=2), **kw)
 
 
+def test_column_names_for_cv_groups_ask_for_values_on_a_dask_model():
+    df = _frame(300)
+    df["grp"] = np.arange(300) % 7
+    m = glm(FORMULA, dd.from_pandas(df, npartitions=2), family="poisson", missing="separate")
+    with pytest.raises(ValueError, match="does not keep its data; pass the groups values"):
+        m.fit_cv(folds=3, groups="grp", n_lambdas=3)
+    cv = m.fit_cv(folds=3, groups=df["grp"].to_numpy(), n_lambdas=3)
+    assert np.isfinite(cv.lam_min)
+
+
 def test_a_negative_weight_in_one_partition_names_the_column():
     df = _frame(300)
     df.loc[250, "w"] = -1.0
