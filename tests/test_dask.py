@@ -261,19 +261,39 @@ def test_a_negative_weight_in_one_partition_names_the_column():
             missing="separate")  # fmt: skip
 
 
-def test_fit_on_a_local_cluster():
+@pytest.mark.parametrize("how", ["default client", "address"])
+def test_fit_on_a_local_cluster(how):
     distributed = pytest.importorskip("distributed")
     df = _frame(800)
     ddf = dd.from_pandas(df, npartitions=4)
-    with dask.config.set(scheduler=None), distributed.LocalCluster(
+    with distributed.LocalCluster(
         n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0"
-    ) as cluster, distributed.Client(cluster):  # fmt: skip
-        m = glm(FORMULA, ddf, family="poisson", missing="separate")
-        res = m.fit(lam=1e-3)
-        pred = res.predict(ddf).compute().to_numpy()
+    ) as cluster:  # fmt: skip
+        if how == "address":  # glm(client="tcp://host:8786") connects to that scheduler
+            m = glm(FORMULA, ddf, family="poisson", missing="separate",
+                    client=cluster.scheduler_address)  # fmt: skip
+            assert m.dask_client.scheduler.address == cluster.scheduler_address
+            res = m.fit(lam=1e-3)
+            pred = res.predict(ddf).compute(scheduler=m.dask_client).to_numpy()
+            m.dask_client.close()
+        else:
+            with dask.config.set(scheduler=None), distributed.Client(cluster):
+                m = glm(FORMULA, ddf, family="poisson", missing="separate")
+                res = m.fit(lam=1e-3)
+                pred = res.predict(ddf).compute().to_numpy()
     r1 = glm(FORMULA, df, family="poisson", missing="separate").fit(lam=1e-3)
     np.testing.assert_array_equal(res.coef, r1.coef)
     np.testing.assert_array_equal(pred, r1.predict(df))
+    import pickle
+
+    assert "dask_client" not in pickle.loads(pickle.dumps(m)).__dict__
+
+
+def test_client_must_be_a_client_or_an_address():
+    df = _frame(100)
+    with pytest.raises(TypeError, match="client must be a distributed.Client or a scheduler"):
+        glm(FORMULA, dd.from_pandas(df, npartitions=2), family="poisson", missing="separate",
+            client=3)  # fmt: skip
 
 
 def test_estimators_fit_and_predict_dask_collections():
