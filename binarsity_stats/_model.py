@@ -382,6 +382,8 @@ class BinarsityModel:
                 formula, data, family=self.family, sample_weight=sample_weight, offset=offset,
                 n_bins=n_bins, missing=missing,
             )  # fmt: skip
+            # coded once, kept in the workers' memory: the solver's passes read the codes
+            built.design = built.design.persist(client)
             design, y, sw, off_arg = collect_design(built)
         self.n_rows_data = y.shape[0]
         self.rows_kept = None
