@@ -944,12 +944,20 @@ def _process_worker(conn: Any, tasks: Sequence[int], run: Callable) -> None:
         try:
             with warnings.catch_warnings(record=True) as caught:
                 out = [run(k, lams) for k in tasks]
-            conn.send(("ok", out, [(str(w.message), w.category) for w in caught]))
+            msg = ("ok", out, [(str(w.message), w.category) for w in caught])
         except BaseException as exc:  # noqa: BLE001 - handed to the parent
+            msg = ("err", exc)
+        try:
             try:
-                conn.send(("err", exc))
+                conn.send(msg)
+            except OSError:  # the parent is gone
+                return
             except Exception:  # an exception that does not pickle: its text
+                exc = msg[1]
                 conn.send(("err", RuntimeError(f"{type(exc).__name__}: {exc}")))
+        except OSError:
+            return
+        if msg[0] == "err":
             return
 
 
