@@ -40,8 +40,6 @@ cdef enum:
 KERNEL_STEPS = (_STEP_FUSED,)
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def pair_tables(
     const code_t[:, ::1] codes,
     const Py_ssize_t[::1] block_ptr,
@@ -93,8 +91,6 @@ def pair_tables(
     return bad
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def bin_free_sums(
     const code_t[:, ::1] codes,
     const Py_ssize_t[::1] block_ptr,
@@ -178,8 +174,6 @@ cdef inline double _block_violation(
     return worst
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def gram_cd_sweep(
     const Py_ssize_t[::1] block_ptr,
     const Py_ssize_t[::1] active,
