@@ -687,6 +687,7 @@ class BinarsityModel:
         max_iter: int = 1000,
         warm_start: Any = None,
         relax: float | None = None,
+        backend: str = "auto",
     ) -> BinarsityResults:
         """Fit at one λ.
 
@@ -709,6 +710,11 @@ class BinarsityModel:
             γ of a relaxed fit (:meth:`BinarsityResults.relax`): the fit at λ mixed with
             the unpenalised refit on its segments, γ θ̂ + (1 − γ) θ̃. None: the
             penalised fit (γ = 1).
+        backend : {"auto", "rows", "gram"}, default="auto"
+            CD's data backend: sweeps over the rows, or every quadratic model solved
+            from the weighted Gram of the one-hot design (design.md §9; O(d²) per
+            sweep whatever n; gaussian: one Gram for a whole path). ``"auto"``
+            chooses by a cost model (docs/architecture.md, "The Gram backend").
 
         Returns
         -------
@@ -720,9 +726,9 @@ class BinarsityModel:
 
             gamma = check_gamma(relax, "relax")
             res = self.fit(lam, solver=solver, tol=tol, max_iter=max_iter,
-                           warm_start=warm_start)  # fmt: skip
+                           warm_start=warm_start, backend=backend)  # fmt: skip
             return res.relax(gamma, tol=tol, max_iter=max_iter)
-        opts = _solver_options(solver, tol, max_iter)
+        opts = _solver_options(solver, tol, max_iter, backend)
         if not isinstance(lam, str):
             lam = check_lam(lam)
         elif lam != "theory":
@@ -765,6 +771,7 @@ class BinarsityModel:
         tol: float = 1e-7,
         max_iter: int = 1000,
         verbose: bool = False,
+        backend: str = "auto",
     ) -> PathResults:
         """Fit along a decreasing λ grid with warm starts.
 
@@ -780,13 +787,15 @@ class BinarsityModel:
             As in :meth:`fit`.
         verbose : bool, default=False
             Show a tqdm progress bar.
+        backend : {"auto", "rows", "gram"}, default="auto"
+            As in :meth:`fit`.
 
         Returns
         -------
         PathResults
             Index it (``path[i]``) for the results at the i-th λ.
         """
-        opts = _solver_options(solver, tol, max_iter)
+        opts = _solver_options(solver, tol, max_iter, backend)
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
         with _progress(len(grid), verbose, "path") as tick:
             sols = self._path(grid, None, opts, tick)
@@ -817,6 +826,7 @@ class BinarsityModel:
         groups: Any = None,
         relax: Any = False,
         extend_grid: bool = True,
+        backend: str = "auto",
     ) -> CVResults:
         """K-fold cross-validation over a λ path; refits the chosen λ on all rows.
 
@@ -890,6 +900,8 @@ class BinarsityModel:
             longer the last (at most as many values again as the grid has: λ_max ·
             ``lam_min_ratio``² by default). ``extended`` on the result counts the
             values added. An explicit ``lams`` is never extended.
+        backend : {"auto", "rows", "gram"}, default="auto"
+            As in :meth:`fit` (every fold and the refit).
 
         Returns
         -------
@@ -921,7 +933,7 @@ class BinarsityModel:
             )
         workers = resolve_n_jobs(n_jobs)
         random_state = check_random_state(random_state)
-        opts = _solver_options(solver, tol, max_iter)
+        opts = _solver_options(solver, tol, max_iter, backend)
         cv_tol = check_cv_tol(cv_tol)
         check_bool(early_stopping, "early_stopping")
         check_bool(extend_grid, "extend_grid")
@@ -1079,13 +1091,20 @@ def _drop_missing(
     return frame.loc[kept], cut, kept, columns
 
 
-def _solver_options(solver: Any, tol: Any, max_iter: Any) -> dict[str, Any]:
+def _solver_options(solver: Any, tol: Any, max_iter: Any, backend: Any = "auto") -> dict[str, Any]:
     """The solver arguments of fit/fit_path/fit_cv, checked before any work."""
-    from ._solvers import SOLVERS
+    from ._solvers import BACKENDS, SOLVERS
 
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
-    return {"solver": solver, "tol": check_tol(tol), "max_iter": check_max_iter(max_iter)}
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}.")
+    if solver == "fista" and backend == "gram":
+        raise ValueError("backend='gram' is a CD backend; use solver='cd'.")
+    return {
+        "solver": solver, "tol": check_tol(tol), "max_iter": check_max_iter(max_iter),
+        "backend": backend,
+    }  # fmt: skip
 
 
 def null_intercept(

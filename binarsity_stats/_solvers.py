@@ -655,6 +655,19 @@ class Prepared:
         if self.groups:
             self._prepare_merged()
 
+    def set_gram_source(self, source) -> None:
+        """Where the Gram backend gets this problem's Gram for a quadratic loss.
+
+        Parameters
+        ----------
+        source : callable
+            ``source() -> _gram.GramStats`` of this problem's rows with weights
+            proportional to its sample weights (e.g. ``FoldGrams.train(rows)``: all rows'
+            statistics less the held-out fold's). Called at most once, when the Gram
+            backend first needs the Gram.
+        """
+        self._gram_cache["source"] = source
+
     def lambda_max(self, tol: float = 1e-10) -> float:
         """λ_max of this design (see :func:`lambda_max`).
 
@@ -707,7 +720,7 @@ class Prepared:
             self._n_solves += 1
             chosen = choose_backend(
                 self.prob, backend, n_lambdas=self._n_solves, sweeps=self._last_sweeps,
-                gram_cached="gram" in self._gram_cache,
+                gram_cached="gram" in self._gram_cache or "source" in self._gram_cache,
             )  # fmt: skip
             self.last_backend = chosen
             if chosen == "gram":

@@ -214,3 +214,66 @@ def test_bad_input_gets_a_clear_error():
     with pytest.raises(ValueError, match="CD backend"):
         _solvers.solve(codes, bp, np.zeros(50), lam=0.1, penalty_weights=pw, solver="fista",
                        backend="gram")  # fmt: skip
+
+
+def test_fold_grams_are_the_training_rows_grams_and_cv_matches_rows(monkeypatch):
+    from binarsity_stats._path import PathData, cross_validate, fold_ids
+    from binarsity_stats._problem import InMemoryProblem
+
+    rng, codes, bp, pw = _design(30000, [10, 12, 8, 10, 9, 11, 10], seed=10, collinear=True)
+    Z = rng.normal(size=(30000, 1)) * 10 + 3
+    s = rng.exponential(size=30000)
+    y = 0.4 * (codes[0] > 4) - 0.3 * (codes[3] > 6) + 0.1 * Z[:, 0] + rng.normal(size=30000)
+    from binarsity_stats._families import get_family
+
+    data = PathData(codes, bp, y, get_family("gaussian"), pw, dense=Z, sample_weight=s)
+    rows = np.flatnonzero(rng.random(30000) < 0.8)
+    prep = data.prepare(rows)
+    source = prep._gram_cache["source"]
+    B, BU, UU = _gram.problem_gram(prep.prob, source())
+    h = prep.prob.row_vector()
+    prep.prob.grad_hess_into(prep.prob.row_vector(0.0), prep.prob.row_vector(), h)
+    np.testing.assert_allclose(B, prep.prob.bin_gram(h), rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(BU, prep.prob.bin_free_gram(h), rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(UU, prep.prob.free_gram(h), rtol=1e-9, atol=1e-13)
+    # a CV on the Gram backend: the fold Grams come from the shared statistics (no
+    # bin_gram call) and rank the λ as the row backend does
+    lm = data.lambda_max()
+    grid = lm * np.geomspace(1, 1e-3, 12)
+    folds = fold_ids(y, 5, random_state=0)
+    out = {}
+    calls = []
+    real = InMemoryProblem.bin_gram
+    monkeypatch.setattr(
+        InMemoryProblem, "bin_gram", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
+    for backend in ("rows", "gram"):
+        opts = {"tol": 1e-7, "backend": backend}
+        out[backend] = cross_validate(data, grid, folds, opts=opts, early_stopping=False)
+        if backend == "gram":
+            assert not calls  # every fold's Gram (and the full path's) from the statistics
+        calls.clear()
+    np.testing.assert_allclose(out["gram"].fold_scores, out["rows"].fold_scores, rtol=1e-6)
+    assert out["gram"].idx_min == out["rows"].idx_min
+
+
+def test_glm_takes_the_backend_option():
+    import pandas as pd
+
+    from binarsity_stats import glm
+
+    rng = np.random.default_rng(11)
+    n = 20000
+    df = pd.DataFrame(
+        {"a": rng.normal(size=n), "b": rng.normal(size=n), "g": rng.integers(0, 3, n)}
+    )
+    df["y"] = np.sin(df.a) + 0.3 * (df.b > 0) + 0.2 * df.g + rng.normal(size=n)
+    m = glm("y ~ bin(a) + bin(b) + C(g)", df)
+    rows = m.fit(0.001, backend="rows", tol=1e-9)
+    gram = m.fit(0.001, backend="gram", tol=1e-9)
+    assert gram.objective == pytest.approx(rows.objective, rel=1e-10)
+    np.testing.assert_allclose(gram.params, rows.params, atol=1e-6)
+    path = m.fit_path(n_lambdas=5, backend="gram")
+    assert len(path.lams) == 5
+    with pytest.raises(ValueError, match="backend must be one of"):
+        m.fit(0.001, backend="dask")
