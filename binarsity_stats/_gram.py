@@ -481,6 +481,8 @@ def _kkt(model: _Model, penalty, theta, lam, fit_intercept) -> tuple[float, np.n
 
 
 _ANDERSON_DEPTH = 5
+# Sweeps with an unchanged jump pattern before the active-set Newton solve is tried.
+_PATIENCE = 3
 
 
 def _anderson(history):
@@ -572,7 +574,7 @@ def _solve_model_cd(model: _Model, penalty, counts, fit_intercept, lam, tol, max
             pk = pattern.tobytes()
             stable = stable + 1 if pk == key else 0
             key = pk
-            if stable >= 3 and key != tried and d <= MAX_BIN_GRAM:
+            if stable >= _PATIENCE and key != tried and d <= MAX_BIN_GRAM:
                 # the jump set has settled: Newton on its fused segments, from the Gram
                 tried = key
                 th_new, dfree, _ = _solve_model(view, gram, model.g.copy(), model.gU.copy(),
@@ -974,11 +976,26 @@ def gram_cd(prob, lam: float, tol: float, max_iter: int, theta, beta, b0, cache=
         cache = {}
     if not quadratic:
         cache.pop("gram", None)  # a curvature of another point
+    counts = np.ascontiguousarray(prob.counts, dtype=np.float64)
+    if quadratic and "gram" in cache and "lin" in cache:
+        # a quadratic loss whose Gram and linear term are known (a later λ of a path):
+        # the gradient is affine, g = G x − b, so the whole solve is in the statistics;
+        # the rows are read once, for η
+        B, BU, UU = cache["gram"]
+        b, bU = cache["lin"]
+        f0 = np.concatenate([[b0], beta]) if fit_b0 else beta.copy()
+        model = _Model(B, BU, UU, B @ theta + BU @ f0 - b, BU.T @ theta + UU @ f0 - bU)
+        theta, f, sweeps, kkt = _solve_model_cd(model, prob.penalty, counts, fit_b0, lam,
+                                                0.5 * tol, max_iter, theta, f0)  # fmt: skip
+        b0, beta = (float(f[0]), f[1:].copy()) if fit_b0 else (0.0, f.copy())
+        if fit_b0:
+            b0 += prob.recenter(theta)
+        eta = prob.linear_predictor(theta, beta, b0)
+        return theta, beta, b0, eta, kkt, bool(kkt <= tol), 1, sweeps
     eta = prob.linear_predictor(theta, beta, b0)
     r_try, h_try = prob.row_vector(), prob.row_vector()
     loss = prob.grad_hess(eta)
     F = loss + lam * prob.penalty.value(theta)
-    counts = np.ascontiguousarray(prob.counts, dtype=np.float64)
     n_sweeps = n_outer = 0
     converged = False
     kkt = np.inf
@@ -1006,6 +1023,9 @@ def gram_cd(prob, lam: float, tol: float, max_iter: int, theta, beta, b0, cache=
         B, BU, UU = cache["gram"]
         gU = prob.free_dot(r) if prob.n_free else np.zeros(0)
         f0 = np.concatenate([[b0], beta]) if fit_b0 else beta.copy()
+        if quadratic and "lin" not in cache:
+            # the linear term of the affine gradient g = G x − b, for later λ
+            cache["lin"] = (B @ theta + BU @ f0 - g, BU.T @ theta + UU @ f0 - gU)
         model = _Model(B, BU, UU, g.copy(), gU.copy())
         inner_tol = 0.5 * tol if quadratic else max(0.1 * kkt, 0.2 * tol)
         th_new, f_new, sweeps, _ = _solve_model_cd(model, prob.penalty, counts, fit_b0, lam,

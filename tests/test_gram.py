@@ -171,10 +171,20 @@ def test_gram_backend_path_uses_one_gram():
     calls = []
     real = prep.prob.bin_gram
     prep.prob.bin_gram = lambda h, chunk=1 << 21: calls.append(1) or real(h, chunk)
+    sols = []
     for frac in (0.5, 0.1, 0.02):
-        sol = prep.solve(lm * frac, backend="gram")
+        sol = prep.solve(lm * frac, backend="gram", warm_start=sols[-1] if sols else None)
         assert sol.converged
+        sols.append(sol)
     assert len(calls) == 1
+    # the later λ are solved in the statistics alone: their KKT conditions hold on the rows
+    prob = prep.prob
+    for frac, sol in zip((0.5, 0.1, 0.02), sols, strict=True):
+        prob.grad_hess(sol.eta)
+        kkt, _, _ = prob.kkt(prob.r, sol.coef, lm * frac)
+        assert kkt <= 1e-7 * prep.tol_scale
+        rows = prep.solve(lm * frac, backend="rows")
+        assert sol.objective == pytest.approx(rows.objective, rel=1e-12)
 
 
 def test_cost_model_keeps_small_problems_on_rows_and_picks_the_gram_for_long_ones():
