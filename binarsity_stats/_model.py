@@ -105,6 +105,7 @@ def glm(
     penalty_weights: str | np.ndarray = "balanced",
     missing: str = "error",
     weights_kind: str = "analytic",
+    client: Any = None,
 ) -> BinarsityModel:
     """Specify a binarsity-penalised GLM with an R-style formula.
 
@@ -170,6 +171,11 @@ def glm(
         ``freq_weights``): n = Σ s, and the fit, its λ, standard errors and
         information criteria equal those of the repeated rows. The penalised
         coefficients at a given λ are the same either way.
+    client : distributed.Client or str, optional
+        With a Dask DataFrame: the cluster that computes (a ``Client``, or a scheduler
+        address such as ``"tcp://host:8786"`` to connect to); also used by
+        ``fit(solver="dask")``. Default: Dask's current scheduler (the last ``Client``
+        created, else threads).
 
     Returns
     -------
@@ -196,6 +202,7 @@ def glm(
         penalty_weights=penalty_weights,
         missing=missing,
         weights_kind=weights_kind,
+        client=client,
     )
 
 
@@ -204,7 +211,7 @@ class BinarsityModel:
 
     Parameters
     ----------
-    formula, data, family, sample_weight, offset, n_bins, penalty_weights, missing
+    formula, data, family, sample_weight, offset, n_bins, penalty_weights, missing, client
         As in :func:`glm`.
     weights_kind : {"analytic", "freq"}, default="analytic"
         As in :func:`glm`.
@@ -255,6 +262,7 @@ class BinarsityModel:
         penalty_weights: str | np.ndarray = "balanced",
         missing: str = "error",
         weights_kind: str = "analytic",
+        client: Any = None,
     ) -> None:
         self.family, self.family_note = user_family(family)
         self.weights_kind = check_weights_kind(weights_kind)
@@ -265,7 +273,7 @@ class BinarsityModel:
         if is_dask_collection(data):  # binning by mergeable summaries, codes per partition
             frame, drop_columns = None, None
             spec, design, y, response, sw, off_arg = self._from_dask(
-                formula, data, sample_weight, offset, n_bins, missing
+                formula, data, sample_weight, offset, n_bins, missing, client
             )
         else:
             frame = _as_frame(data)
@@ -343,7 +351,7 @@ class BinarsityModel:
             return fit_dask(
                 self.dask_design, self.family, value, penalty_weights=self.penalty_weights,
                 fit_intercept=self._solver_intercept, tol=tol, max_iter=max_iter,
-                warm_start=start,
+                warm_start=start, client=self.__dict__.get("dask_client"),
             )  # fmt: skip
 
         if lam != "theory":
@@ -362,17 +370,21 @@ class BinarsityModel:
             how = f"theory (dask; {self.family.dispersion_name} estimated: {phi:.4g})"
         return BinarsityResults(self, sol, how)
 
-    def _from_dask(self, formula, data, sample_weight, offset, n_bins, missing):
+    def _from_dask(self, formula, data, sample_weight, offset, n_bins, missing, client=None):
         """The design of a Dask DataFrame: mergeable binning, codes per partition
         (``_dask_model``); the partitions are also concatenated here, so that every
         statistic of the results is computed as for in-memory data."""
-        from ._dask_model import collect_design, dask_formula_design
+        from ._dask_model import collect_design, dask_formula_design, resolve_client, scheduler
 
-        built = dask_formula_design(
-            formula, data, family=self.family, sample_weight=sample_weight, offset=offset,
-            n_bins=n_bins, missing=missing,
-        )  # fmt: skip
-        design, y, sw, off_arg = collect_design(built)
+        self.dask_client = client = resolve_client(client)
+        with scheduler(client):
+            built = dask_formula_design(
+                formula, data, family=self.family, sample_weight=sample_weight, offset=offset,
+                n_bins=n_bins, missing=missing,
+            )  # fmt: skip
+            # coded once, kept in the workers' memory: the solver's passes read the codes
+            built.design = built.design.persist(client)
+            design, y, sw, off_arg = collect_design(built)
         self.n_rows_data = y.shape[0]
         self.rows_kept = None
         self.weight_column, self.offset_column = built.weight_column, built.offset_column
@@ -395,6 +407,7 @@ class BinarsityModel:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.pop("_data", None)  # the training frame is not part of a saved model
+        state.pop("dask_client", None)  # a connection
         return state
 
     def __getattr__(self, name: str) -> Any:
@@ -413,6 +426,12 @@ class BinarsityModel:
             return None
         if isinstance(value, str):
             data = self.__dict__.get("_data")
+            if data is None and self.dask_design is not None:
+                raise ValueError(
+                    f"{name}={value!r}: a model on a Dask DataFrame does not keep its data; "
+                    f"pass the {name} values, one per training row (e.g. "
+                    f"data[{value!r}].compute().to_numpy())."
+                )
             if data is None:
                 raise ValueError(
                     f"{name}={value!r}: a saved (pickled) model does not keep its training "
