@@ -17,34 +17,14 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
+from _export_data import export_frame
 from numpy.testing import assert_array_equal
 
 from binarsity_stats import BinarsityClassifier, BinarsityGLM, SpecModel, from_spec, glm
 from binarsity_stats._spec import SPEC_FORMAT, SPEC_VERSION
 
-
-def _frame(n: int, seed: int) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    x1, x2, z = rng.normal(size=n), rng.gamma(2.0, size=n), rng.normal(size=n)
-    x3 = rng.gamma(2.0, size=n)
-    x3[rng.random(n) < 0.15] = np.nan
-    g = rng.choice(["a", "b", "c"], size=n).astype(object)
-    h = g.copy()
-    h[rng.random(n) < 0.1] = None
-    exposure = rng.uniform(0.5, 3.0, size=n)
-    eta = 0.6 * (x1 > 0.3) - 0.4 * (x2 > 2) + 0.3 * (g == "b") + 0.2 * z
-    return pd.DataFrame(
-        {"x1": x1, "x2": x2, "x3": x3, "z": z, "g": g, "h": h, "exposure": exposure,
-         "off": rng.normal(scale=0.1, size=n),
-         "y": rng.poisson(exposure * np.exp(eta - 0.3)).astype(float),
-         "yb": (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float),
-         "yg": eta + rng.normal(size=n)}
-    )  # fmt: skip
-
-
-TRAIN, NEW = _frame(300, 0), _frame(80, 1)
+TRAIN, NEW = export_frame(300, 0), export_frame(80, 1)
 NEW.loc[0, "x1"], NEW.loc[1, "x1"], NEW.loc[2, "x2"] = 1e6, -1e6, 1e-9  # out of range
 
 FORMULAS = {

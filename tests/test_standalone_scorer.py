@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _export_data import export_frame
 
 from binarsity_stats import BinarsityClassifier, BinarsityGLM, glm
 from binarsity_stats import standalone_scorer as scorer
@@ -29,26 +30,7 @@ from binarsity_stats import standalone_scorer as scorer
 SCORER = Path(scorer.__file__)
 
 
-def _frame(n: int, seed: int) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    x1, x2, z = rng.normal(size=n), rng.gamma(2.0, size=n), rng.normal(size=n)
-    x3 = rng.gamma(2.0, size=n)
-    x3[rng.random(n) < 0.15] = np.nan
-    g = rng.choice(["a", "b", "c"], size=n).astype(object)
-    h = g.copy()
-    h[rng.random(n) < 0.1] = None
-    exposure = rng.uniform(0.5, 3.0, size=n)
-    eta = 0.6 * (x1 > 0.3) - 0.4 * (x2 > 2) + 0.3 * (g == "b") + 0.2 * z
-    return pd.DataFrame(
-        {"x1": x1, "x2": x2, "x3": x3, "z": z, "g": g, "h": h, "exposure": exposure,
-         "off": rng.normal(scale=0.1, size=n),
-         "y": rng.poisson(exposure * np.exp(eta - 0.3)).astype(float),
-         "yb": (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float),
-         "yg": eta + rng.normal(size=n)}
-    )  # fmt: skip
-
-
-TRAIN, NEW = _frame(300, 0), _frame(60, 1)
+TRAIN, NEW = export_frame(300, 0), export_frame(60, 1)
 NEW.loc[0, "x1"], NEW.loc[1, "x1"], NEW.loc[2, "x2"] = 1e6, -1e6, 1e-9  # out of range
 NEW.loc[3, "x1"] = TRAIN["x1"].quantile(0.5)  # a value on (or next to) a cut point
 
