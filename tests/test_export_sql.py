@@ -31,6 +31,12 @@ CASES = {
     "bin of an expression": ("y ~ bin(np.log(`x 2`), 6) + offset(np.log(exposure))", "poisson", {}),
     "linear terms": ("yg ~ bin(x1, 5) + log(`x 2`) + x1:z + I(z ** 2) + I(k / 2) - 1", "gaussian", {}),
     "interactions": ("y ~ bin(x1, 5) + z*g + offset(log(exposure))", "poisson", {"offset": "off"}),
+    # NULL where predict gives NaN: rows missing x3, h or z (issue 14)
+    "missing='drop'": (
+        "y ~ bin(x1, 5) + bin(x3, 6) + C(h) + z + offset(np.log(exposure))", "poisson",
+        {"missing": "drop", "offset": "off"},
+    ),
+    "Treatment reference": ("yb ~ bin(x1, 5) + C(g, Treatment('b'))", "binomial", {}),
 }
 
 
@@ -107,3 +113,17 @@ def test_the_query_reads_like_sql_and_refuses_what_it_cannot_write():
         to_sql(42)
     pg_div = glm("yg ~ bin(x1, 3) + I(k / 2)", TRAIN).fit(lam=1e-3).to_sql(dialect="postgresql")
     assert 'CAST("k" AS DOUBLE PRECISION)' in pg_div
+
+
+def test_a_drop_model_guards_its_columns_explicitly():
+    res = glm("yg ~ bin(x1, 5) + bin(x3, 4, missing='separate') + z", TRAIN,
+              missing="drop").fit(lam=1e-3)  # fmt: skip
+    sql = res.to_sql()
+    assert sql.count("IS NULL THEN NULL") == 1
+    assert '"x1" IS NULL OR "z" IS NULL THEN NULL' in sql  # x3 keeps its missing level
+    new = NEW.copy()
+    new.loc[[0, 5], "x1"], new.loc[[5, 7], "z"] = np.nan, np.nan
+    expected = res.predict(new)
+    assert np.array_equal(np.isnan(expected), new[["x1", "z"]].isna().any(axis=1))
+    for engine in ("sqlite", "duckdb"):
+        _close(_run(sql, new, engine), expected)

@@ -40,6 +40,12 @@ CASES = {
     "bin of an expression": ("y ~ bin(np.log(x2), 6) + offset(np.log(exposure))", "poisson", {}),
     "linear terms": ("yg ~ bin(x1, 5) + log(x2) + x1:z + I(z ** 2) - 1", "gaussian", {}),
     "interactions": ("y ~ bin(x1, 5) + z*g + offset(log(exposure))", "poisson", {"offset": "off"}),
+    # rows missing x3, h or z: NaN, as predict gives (issue 14)
+    "missing='drop'": (
+        "y ~ bin(x1, 5) + bin(x3, 6) + C(h) + z + offset(np.log(exposure))", "poisson",
+        {"missing": "drop", "offset": "off"},
+    ),
+    "Treatment reference": ("yb ~ bin(x1, 5) + C(g, Treatment('b'))", "binomial", {}),
 }
 
 
@@ -104,6 +110,22 @@ def test_it_runs_as_a_script_without_site_packages(tmp_path):
     values = [float(r["prediction"]) for r in csv.DictReader(out.stdout.splitlines())]
     # CSV holds the data as text (repr of floats round trips), so the predictions agree
     _close(values, res.predict(NEW))
+
+
+def test_a_dropped_column_missing_from_a_csv_row_gives_nan(tmp_path):
+    formula, family, kw = CASES["missing='drop'"]
+    res = glm(formula, TRAIN, family=family, **kw).fit(lam=2e-3)
+    shutil.copy(SCORER, tmp_path / "standalone_scorer.py")
+    (tmp_path / "model.json").write_text(json.dumps(res.to_spec()))
+    NEW.to_csv(tmp_path / "rows.csv", index=False)  # missing values as empty fields
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "standalone_scorer.py", "model.json", "rows.csv"],
+        cwd=tmp_path, capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    values = [float(r["prediction"]) for r in csv.DictReader(out.stdout.splitlines())]
+    expected = res.predict(NEW)
+    assert np.isnan(expected).sum() > 0
+    _close(values, expected)  # NaN where predict gives NaN, equal elsewhere
 
 
 def test_errors_name_the_column_or_expression():
