@@ -135,6 +135,25 @@ def _y_array(y) -> np.ndarray:
     return y
 
 
+
+def _check_missing(missing: Any) -> None:
+    """The estimators' ``missing``: "error" or "separate"; "drop" refused with the reason.
+
+    scikit-learn's estimators never drop rows: ``fit`` uses every row of X and y (a
+    Pipeline, ``cross_val_score`` and the sample weights line rows up by position), and
+    ``predict`` returns one finite prediction per row (a scorer fails on NaN). So
+    ``missing="drop"`` — ``glm()``'s R convention, NaN predictions included — is not
+    offered here; the message says what to do instead.
+    """
+    if isinstance(missing, str) and missing == "drop":
+        raise ValueError(
+            "missing must be one of ['error', 'separate'], got 'drop': the scikit-learn "
+            "estimators do not drop rows (fit uses every row of X and y; predict returns "
+            "one prediction per row). Drop the incomplete rows before fit (X.dropna()), "
+            "give missing values a level of their own (missing='separate'), or use "
+            "glm(..., missing='drop'), which drops them and predicts NaN for them."
+        )
+
 def _validate_X(X, allow_empty=False):
     """Check the container of X before binning; messages follow scikit-learn's wording.
 
@@ -332,7 +351,9 @@ class BinarsityGLM(BaseEstimator):
         first block's levels shifted by its β0; the total-variation penalty is
         shift-invariant). Keeping every constraint would force the average row to η = 0.
     missing : {"error", "separate"}, default="error"
-        NaN in a feature raises, or gets its own level outside the TV chain.
+        NaN in a feature raises, or gets its own level outside the TV chain. No
+        ``"drop"``: an estimator uses every row (scikit-learn's convention); drop rows
+        before ``fit`` or use ``glm(..., missing="drop")``.
     weights_kind : {"analytic", "freq"}, default="analytic"
         What ``sample_weight`` means for ``lam="theory"``: analytic (precision) weights
         give n = Kish's effective number (Σ s)² / Σ s², frequency weights n = Σ s (the
@@ -541,6 +562,7 @@ class BinarsityGLM(BaseEstimator):
         the *CV estimators only) are checked and kept.
         """
         family = get_family(self.family)
+        _check_missing(self.missing)
         prebinned = None
         if is_dask_collection(X):  # bins from mergeable summaries, codes per partition
             X, y, sample_weight, offset, prebinned = self._from_dask(X, y, sample_weight, offset)
@@ -1149,7 +1171,9 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         Whether the model has an intercept; ``False`` moves it into the first feature's
         levels (``intercept_`` = 0, same predictions; see :class:`BinarsityGLM`).
     missing : {"error", "separate"}, default="error"
-        Missing-value policy.
+        Missing-value policy. No ``"drop"``: an estimator
+        uses every row (scikit-learn's convention); drop rows before ``fit`` or use
+        ``glm(..., missing="drop")``.
     weights_kind : {"analytic", "freq"}, default="analytic"
         What ``sample_weight`` means for ``lam="theory"`` (see :class:`BinarsityGLM`).
     categorical_features : None, "auto", or array-like of str, int or bool, default=None

@@ -14,7 +14,10 @@ reads as a double (DuckDB reads a plain decimal such as ``0.1`` as DECIMAL), so 
 database computes what ``predict`` computes up to the rounding of the sums.
 
 Where ``predict`` raises, the query gives NULL: a missing value of a term without a
-missing level, an unseen level of a categorical term.
+missing level, an unseen level of a categorical term. Where ``predict`` gives NaN (a
+model fitted with ``missing="drop"``: a row missing a value in one of the description's
+``missing.drop_columns``), the query gives NULL too, by an explicit ``CASE WHEN col IS
+NULL … THEN NULL`` around the prediction.
 """
 
 from __future__ import annotations
@@ -217,7 +220,7 @@ def to_sql(
     str
         The query, ``SELECT …, <expression> AS "prediction" FROM table``. Rows where
         ``predict`` raises (a missing value without a missing level, an unseen level)
-        get NULL.
+        or gives NaN (``missing="drop"`` models) get NULL.
 
     Raises
     ------
@@ -257,5 +260,9 @@ def to_sql(
             pieces.append(f"({w.linear_term(term)})")
     eta = "\n    + ".join(pieces)
     value = eta if type == "link" else _inverse_link(spec["family"]["link"], f"\n    {eta}\n")
+    drop = (spec.get("missing") or {}).get("drop_columns") or []
+    if drop:  # missing="drop": NULL where predict gives NaN (R's na.exclude)
+        na = " OR ".join(f"{w.column_value({'column': c, 'expr': c})} IS NULL" for c in drop)
+        value = f"CASE WHEN {na} THEN NULL ELSE {value} END"
     selected = [w.name(c) for c in keep] + [f"{value} AS {w.name(name)}"]
     return "SELECT " + ",\n  ".join(selected) + f"\nFROM {table}"

@@ -105,6 +105,7 @@ def glm(
     penalty_weights: str | np.ndarray = "balanced",
     missing: str = "error",
     weights_kind: str = "analytic",
+    client: Any = None,
 ) -> BinarsityModel:
     """Specify a binarsity-penalised GLM with an R-style formula.
 
@@ -170,6 +171,11 @@ def glm(
         ``freq_weights``): n = Σ s, and the fit, its λ, standard errors and
         information criteria equal those of the repeated rows. The penalised
         coefficients at a given λ are the same either way.
+    client : distributed.Client or str, optional
+        With a Dask DataFrame: the cluster that computes (a ``Client``, or a scheduler
+        address such as ``"tcp://host:8786"`` to connect to); also used by
+        ``fit(solver="dask")``. Default: Dask's current scheduler (the last ``Client``
+        created, else threads).
 
     Returns
     -------
@@ -196,6 +202,7 @@ def glm(
         penalty_weights=penalty_weights,
         missing=missing,
         weights_kind=weights_kind,
+        client=client,
     )
 
 
@@ -204,7 +211,7 @@ class BinarsityModel:
 
     Parameters
     ----------
-    formula, data, family, sample_weight, offset, n_bins, penalty_weights, missing
+    formula, data, family, sample_weight, offset, n_bins, penalty_weights, missing, client
         As in :func:`glm`.
     weights_kind : {"analytic", "freq"}, default="analytic"
         As in :func:`glm`.
@@ -255,6 +262,7 @@ class BinarsityModel:
         penalty_weights: str | np.ndarray = "balanced",
         missing: str = "error",
         weights_kind: str = "analytic",
+        client: Any = None,
     ) -> None:
         self.family, self.family_note = user_family(family)
         self.weights_kind = check_weights_kind(weights_kind)
@@ -265,7 +273,7 @@ class BinarsityModel:
         if is_dask_collection(data):  # binning by mergeable summaries, codes per partition
             frame, drop_columns = None, None
             spec, design, y, response, sw, off_arg = self._from_dask(
-                formula, data, sample_weight, offset, n_bins, missing
+                formula, data, sample_weight, offset, n_bins, missing, client
             )
         else:
             frame = _as_frame(data)
@@ -343,7 +351,7 @@ class BinarsityModel:
             return fit_dask(
                 self.dask_design, self.family, value, penalty_weights=self.penalty_weights,
                 fit_intercept=self._solver_intercept, tol=tol, max_iter=max_iter,
-                warm_start=start,
+                warm_start=start, client=self.__dict__.get("dask_client"),
             )  # fmt: skip
 
         if lam != "theory":
@@ -362,17 +370,21 @@ class BinarsityModel:
             how = f"theory (dask; {self.family.dispersion_name} estimated: {phi:.4g})"
         return BinarsityResults(self, sol, how)
 
-    def _from_dask(self, formula, data, sample_weight, offset, n_bins, missing):
+    def _from_dask(self, formula, data, sample_weight, offset, n_bins, missing, client=None):
         """The design of a Dask DataFrame: mergeable binning, codes per partition
         (``_dask_model``); the partitions are also concatenated here, so that every
         statistic of the results is computed as for in-memory data."""
-        from ._dask_model import collect_design, dask_formula_design
+        from ._dask_model import collect_design, dask_formula_design, resolve_client, scheduler
 
-        built = dask_formula_design(
-            formula, data, family=self.family, sample_weight=sample_weight, offset=offset,
-            n_bins=n_bins, missing=missing,
-        )  # fmt: skip
-        design, y, sw, off_arg = collect_design(built)
+        self.dask_client = client = resolve_client(client)
+        with scheduler(client):
+            built = dask_formula_design(
+                formula, data, family=self.family, sample_weight=sample_weight, offset=offset,
+                n_bins=n_bins, missing=missing,
+            )  # fmt: skip
+            # coded once, kept in the workers' memory: the solver's passes read the codes
+            built.design = built.design.persist(client)
+            design, y, sw, off_arg = collect_design(built)
         self.n_rows_data = y.shape[0]
         self.rows_kept = None
         self.weight_column, self.offset_column = built.weight_column, built.offset_column
@@ -395,6 +407,7 @@ class BinarsityModel:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.pop("_data", None)  # the training frame is not part of a saved model
+        state.pop("dask_client", None)  # a connection
         return state
 
     def __getattr__(self, name: str) -> Any:
@@ -413,6 +426,12 @@ class BinarsityModel:
             return None
         if isinstance(value, str):
             data = self.__dict__.get("_data")
+            if data is None and self.dask_design is not None:
+                raise ValueError(
+                    f"{name}={value!r}: a model on a Dask DataFrame does not keep its data; "
+                    f"pass the {name} values, one per training row (e.g. "
+                    f"data[{value!r}].compute().to_numpy())."
+                )
             if data is None:
                 raise ValueError(
                     f"{name}={value!r}: a saved (pickled) model does not keep its training "
@@ -770,6 +789,7 @@ class BinarsityModel:
         max_iter: int = 1000,
         warm_start: Any = None,
         relax: float | None = None,
+        backend: str = "auto",
     ) -> BinarsityResults:
         """Fit at one λ.
 
@@ -795,6 +815,11 @@ class BinarsityModel:
             γ of a relaxed fit (:meth:`BinarsityResults.relax`): the fit at λ mixed with
             the unpenalised refit on its segments, γ θ̂ + (1 − γ) θ̃. None: the
             penalised fit (γ = 1).
+        backend : {"auto", "rows", "gram"}, default="auto"
+            CD's data backend: sweeps over the rows, or every quadratic model solved
+            from the weighted Gram of the one-hot design (design.md §9; O(d²) per
+            sweep whatever n; gaussian: one Gram for a whole path). ``"auto"``
+            chooses by a cost model (docs/architecture.md, "The Gram backend").
 
         Returns
         -------
@@ -806,11 +831,11 @@ class BinarsityModel:
 
             gamma = check_gamma(relax, "relax")
             res = self.fit(lam, solver=solver, tol=tol, max_iter=max_iter,
-                           warm_start=warm_start)  # fmt: skip
+                           warm_start=warm_start, backend=backend)  # fmt: skip
             return res.relax(gamma, tol=tol, max_iter=max_iter)
         if solver == "dask":
             return self._fit_dask(lam, tol, max_iter, warm_start)
-        opts = _solver_options(solver, tol, max_iter)
+        opts = _solver_options(solver, tol, max_iter, backend)
         if not isinstance(lam, str):
             lam = check_lam(lam)
         elif lam != "theory":
@@ -853,6 +878,7 @@ class BinarsityModel:
         tol: float = 1e-7,
         max_iter: int = 1000,
         verbose: bool = False,
+        backend: str = "auto",
     ) -> PathResults:
         """Fit along a decreasing λ grid with warm starts.
 
@@ -868,13 +894,15 @@ class BinarsityModel:
             As in :meth:`fit`.
         verbose : bool, default=False
             Show a tqdm progress bar.
+        backend : {"auto", "rows", "gram"}, default="auto"
+            As in :meth:`fit`.
 
         Returns
         -------
         PathResults
             Index it (``path[i]``) for the results at the i-th λ.
         """
-        opts = _solver_options(solver, tol, max_iter)
+        opts = _solver_options(solver, tol, max_iter, backend)
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
         with _progress(len(grid), verbose, "path") as tick:
             sols = self._path(grid, None, opts, tick)
@@ -905,6 +933,7 @@ class BinarsityModel:
         groups: Any = None,
         relax: Any = False,
         extend_grid: bool = True,
+        backend: str = "auto",
     ) -> CVResults:
         """K-fold cross-validation over a λ path; refits the chosen λ on all rows.
 
@@ -979,6 +1008,8 @@ class BinarsityModel:
             longer the last (at most as many values again as the grid has: λ_max ·
             ``lam_min_ratio``² by default). ``extended`` on the result counts the
             values added. An explicit ``lams`` is never extended.
+        backend : {"auto", "rows", "gram"}, default="auto"
+            As in :meth:`fit` (every fold and the refit).
 
         Returns
         -------
@@ -1010,7 +1041,7 @@ class BinarsityModel:
             )
         workers = resolve_n_jobs(n_jobs)
         random_state = check_random_state(random_state)
-        opts = _solver_options(solver, tol, max_iter)
+        opts = _solver_options(solver, tol, max_iter, backend)
         cv_tol = check_cv_tol(cv_tol)
         check_bool(early_stopping, "early_stopping")
         check_bool(extend_grid, "extend_grid")
@@ -1168,13 +1199,20 @@ def _drop_missing(
     return frame.loc[kept], cut, kept, columns
 
 
-def _solver_options(solver: Any, tol: Any, max_iter: Any) -> dict[str, Any]:
+def _solver_options(solver: Any, tol: Any, max_iter: Any, backend: Any = "auto") -> dict[str, Any]:
     """The solver arguments of fit/fit_path/fit_cv, checked before any work."""
-    from ._solvers import SOLVERS
+    from ._solvers import BACKENDS, SOLVERS
 
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
-    return {"solver": solver, "tol": check_tol(tol), "max_iter": check_max_iter(max_iter)}
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}.")
+    if solver == "fista" and backend == "gram":
+        raise ValueError("backend='gram' is a CD backend; use solver='cd'.")
+    return {
+        "solver": solver, "tol": check_tol(tol), "max_iter": check_max_iter(max_iter),
+        "backend": backend,
+    }  # fmt: skip
 
 
 def null_intercept(

@@ -195,10 +195,20 @@ class PathData:
 
         design = self.design if rows is None else self.design.subset(rows)
         y = self.y if rows is None else self.y[rows]
-        return Prepared.from_design(
+        prep = Prepared.from_design(
             design, y, family=self.family, penalty_weights=self.penalty_weights,
             fit_intercept=self.fit_intercept,
         )  # fmt: skip
+        if prep.prob.family.quadratic:
+            # the Gram backend's Gram of these rows: all rows' less the held-out rows'
+            # (one shared pass for every fold; used only if that backend is chosen)
+            grams = self.__dict__.get("_fold_grams")
+            if grams is None:
+                from ._gram import FoldGrams
+
+                grams = self.__dict__.setdefault("_fold_grams", FoldGrams(self.design))
+            prep.set_gram_source(lambda: grams.train(rows))
+        return prep
 
     def lambda_max(self) -> float:
         """λ_max of design.md §2 on all rows (0 when nothing is penalised).

@@ -773,8 +773,10 @@ class BinarsityResults:
         """A versioned, JSON-serialisable description of the fitted model.
 
         Per term its kind, expression, column, cut points (right-closed), levels,
-        missing level and θ; the intercept, family and link (with parameters such as
-        Tweedie's power), the offset terms and the package version (see the module
+        missing level, reference level (``C(g, Treatment(level))``) and θ; the
+        intercept, family and link (with parameters such as Tweedie's power), the offset
+        terms, the columns whose missing values give NaN predictions
+        (``missing="drop"``) and the package version (see the module
         ``binarsity_stats._spec``). ``binarsity_stats.from_spec`` rebuilds from it a
         model that predicts bit for bit what this one predicts; exporters read only it.
 
@@ -814,12 +816,13 @@ class BinarsityResults:
                 continue
             if expr != block.column:
                 raise ValueError(f"term {block.term!r}: C() of an expression is not described.")
-            terms.append(
-                {"kind": "categorical", "name": block.term, "expr": expr,
-                 "column": block.column, "levels": [json_value(v) for v in block.levels],
-                 "missing_level": bool(block.has_missing_level), "unseen": "error",
-                 "penalty": kinds[j], "theta": [float(v) for v in self.coef[s:e]]}
-            )  # fmt: skip
+            term = {"kind": "categorical", "name": block.term, "expr": expr,
+                    "column": block.column, "levels": [json_value(v) for v in block.levels],
+                    "missing_level": bool(block.has_missing_level), "unseen": "error",
+                    "penalty": kinds[j], "theta": [float(v) for v in self.coef[s:e]]}  # fmt: skip
+            if getattr(block, "reference", None) is not None:  # C(g, Treatment(level))
+                term["reference"] = json_value(block.reference)
+            terms.append(term)
         factors = dense_column_factors(spec)
         for name, value in zip(spec.dense_columns, self.dense_coef, strict=True):
             terms.append({"kind": "linear", "name": name, "factors": factors[name],
@@ -833,6 +836,7 @@ class BinarsityResults:
             fit_intercept=bool(spec.fit_intercept), terms=terms, lam=self.lam,
             response=response, offset_terms=offset_terms, offset_column=m.offset_column,
             penalty=self._penalty_description(),
+            drop_columns=getattr(spec, "drop_columns", None),
         )  # fmt: skip
 
     def to_sql(self, table: str = "t", dialect: str = "sqlite", **kwargs: Any) -> str:
