@@ -78,7 +78,7 @@ _MARK = "__binarsity__"
 #: The transform names this package owns inside formulas.
 _OWN = ("bin", "C", "offset")
 #: Other names this package gives formulas (checked as calls, never data columns).
-_HELPERS = ("Treatment", "cbind")
+_HELPERS = ("Treatment", "cbind", "Surv")
 _MISSING_POLICIES = ("error", "separate", "drop")
 
 
@@ -559,6 +559,28 @@ def cbind(successes: Any, failures: Any) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def Surv(time: Any, event: Any) -> pd.DataFrame:  # noqa: N802 (R's name)
+    """R's survival response: ``Surv(time, event) ~ ...`` with ``family="cox"``.
+
+    Parameters
+    ----------
+    time : array-like of shape (n,)
+        Follow-up times (non-negative).
+    event : array-like of shape (n,)
+        1 or True for an observed event, 0 or False for a censored time.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``time`` and ``event`` (float).
+    """
+    out = {}
+    for what, value in (("time", time), ("event", event)):
+        name = _column_name(value)
+        out[what] = _as_float(value, name, f"Surv() {what}", "Give numbers.")
+    return pd.DataFrame(out)
+
+
 def transform_context(
     n_bins: int = 50, missing: str = "error", sample_weight: np.ndarray | None = None
 ) -> dict[str, Any]:
@@ -586,6 +608,7 @@ def transform_context(
         "offset": offset,
         "Treatment": Treatment,
         "cbind": cbind,
+        "Surv": Surv,
     }
 
 
@@ -743,6 +766,8 @@ class Design:
         Sum of the formula's ``offset()`` terms.
     trials : ndarray of shape (n,) or None
         Binomial trials of a ``cbind(successes, failures)`` response (training only).
+    survival : ndarray of shape (n, 2) or None
+        Times and event indicators of a ``Surv(time, event)`` response (training only).
     """
 
     codes: np.ndarray
@@ -750,6 +775,7 @@ class Design:
     dense: np.ndarray | None
     offset: np.ndarray | None
     trials: np.ndarray | None = None
+    survival: np.ndarray | None = None
 
     @property
     def n_obs(self) -> int:
@@ -765,9 +791,10 @@ class Response:
     ----------
     name : str
         The left-hand side, e.g. ``"y"`` or ``"I(affairs > 0)"``.
-    kind : {"numeric", "boolean", "factor", "counts"}
+    kind : {"numeric", "boolean", "factor", "counts", "survival"}
         How ``y`` was read (``"counts"``: ``cbind(successes, failures)``, y the
-        proportion of successes, the trials multiplying the weights).
+        proportion of successes, the trials multiplying the weights; ``"survival"``:
+        ``Surv(time, event)``, y the packed response of ``_cox.encode``).
     event : str or None
         For a two-level factor (binomial): the level counted as 1 (the second level,
         as in R); for a boolean: ``"True"``.
@@ -1710,6 +1737,10 @@ def build_design(
         shadowed=shadowed or None,
     )
     design = _assemble(mm, blocks, block_cols, dense_cols, offset_cols, aliases)
+    # a Surv(time, event) response: its (n, 2) times and events (y packs their order)
+    design.survival = None
+    if response.kind == "survival":
+        design.survival, trials = trials, None
     design.trials = trials
     return spec, design, y, response
 
@@ -1847,6 +1878,28 @@ def _read_response(
     family = get_family(family)
     fam = family.label
     cols = list(lhs.columns)
+    survival = (
+        len(cols) == 2 and cols[0].endswith("[time]") and cols[1].endswith("[event]")
+    )
+    if survival != bool(getattr(family, "survival", False)):
+        raise ValueError(
+            f"response '{name}': Surv(time, event) is the response of family='cox'; "
+            f"family={fam!r} needs another response."
+            if survival
+            else f"family={fam!r} needs a survival response Surv(time, event); got '{name}'."
+        )
+    if survival:
+        from ._cox import encode
+
+        values = lhs.to_numpy(dtype=np.float64)
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"response '{name}' contains missing or infinite values.")
+        try:
+            y = encode(values[:, 0], values[:, 1])
+        except ValueError as exc:
+            raise ValueError(f"response '{name}': {exc}") from None
+        resp = Response(name=name, kind="survival", event="event")
+        return y, resp, values  # build_design keeps the times and events
     if len(cols) == 2 and cols[0].endswith("[successes]") and cols[1].endswith("[failures]"):
         if not family.binary:
             raise ValueError(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from . import _cox
 from ._base import inconsistent
 from ._formula import Block, _as_frame, _column_or_array, check_predict_missing, predict_complete
 from ._refit import RefitResults, _fit_statsmodels, _split_refit
@@ -476,6 +477,7 @@ class BinarsityResults:
         type: str = "response",  # noqa: A002 - R's name
         offset: Any = None,
         missing: str | None = None,
+        times: Any = None,
     ) -> np.ndarray:
         """Predict on new data with the training cut points and levels.
 
@@ -485,7 +487,11 @@ class BinarsityResults:
             New rows; the training rows when omitted. Needs every column the right-hand
             side of the formula reads (``offset()`` terms are replayed from it).
         type : {"response", "link"}, default="response"
-            Mean response b'(η) or the linear predictor η.
+            Mean response b'(η) or the linear predictor η. With ``family="cox"``:
+            ``"risk"`` (= ``"response"``) the relative risk e^η, ``"linear"``
+            (= ``"link"``) η (no intercept: the levels are centred on the weighted
+            average training row), or ``"survival"`` S(t | x) = exp(−H0(t) e^η) at
+            ``times`` with Breslow's baseline (:meth:`baseline_hazard`).
         offset : array-like of shape (n,), optional
             Extra offset for the new rows. When the model was given ``offset=`` as a
             column name it is read from ``newdata``; when it was given an array and
@@ -496,11 +502,15 @@ class BinarsityResults:
             ``"nan"`` (the default for such a model) predicts NaN for them, as R's
             ``na.exclude``; ``"error"`` raises, naming the column. Other models always
             raise for a missing value outside a missing level.
+        times : array-like of float, optional
+            ``family="cox"``, ``type="survival"``: the times at which S(t | x) is
+            evaluated (required there, refused elsewhere).
 
         Returns
         -------
-        ndarray of shape (n,)
-            Mean response or linear predictor of every row.
+        ndarray of shape (n,) or (n, len(times))
+            Mean response or linear predictor of every row; survival probabilities, one
+            column per time, for ``type="survival"``.
 
         Raises
         ------
@@ -510,8 +520,15 @@ class BinarsityResults:
         TypeError
             A non-numeric ``bin()`` or offset column; the message names the column.
         """
+        if self.model.family.survival:
+            return self._predict_survival(newdata, type, offset, missing, times)
+        if times is not None:
+            raise ValueError("times is only used with family='cox' and type='survival'.")
         if type not in ("response", "link"):
             raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        return self._predict_base(newdata, type, offset, missing)
+
+    def _predict_base(self, newdata, type, offset, missing):  # noqa: A002
         if newdata is not None:
             return predict_complete(
                 self.model.spec, newdata, offset, missing,
@@ -519,6 +536,65 @@ class BinarsityResults:
             )  # fmt: skip
         check_predict_missing(missing)
         return self._predict(None, type, offset)
+
+    def _predict_survival(self, newdata, type, offset, missing, times):  # noqa: A002
+        types = {"risk": "response", "response": "response", "linear": "link",
+                 "link": "link", "survival": "link"}  # fmt: skip
+        if type not in types:
+            raise ValueError(
+                f"type must be 'risk', 'linear' or 'survival' for family='cox'; got {type!r}."
+            )
+        if (times is None) == (type == "survival"):
+            raise ValueError("times is required with type='survival' and only used there.")
+        out = self._predict_base(newdata, types[type], offset, missing)
+        if type != "survival":
+            return out
+        t = np.atleast_1d(np.asarray(times, dtype=np.float64))
+        if t.ndim != 1 or not np.all(np.isfinite(t)) or np.any(t < 0):
+            raise ValueError("times must be finite non-negative numbers.")
+        event_times, cumhaz = self._baseline[""]
+        h0 = np.concatenate([[0.0], cumhaz])[np.searchsorted(event_times, t, side="right")]
+        with np.errstate(invalid="ignore"):
+            return np.exp(-np.exp(out)[:, None] * h0[None, :])
+
+    @cached_property
+    def _baseline(self) -> dict:
+        m = self.model
+        if m.survival is None:
+            raise inconsistent("the model has no survival times")
+        return _cox.breslow_baseline(
+            m.survival[:, 0], m.survival[:, 1], self.linear_predictor, m.unit_weight
+        )
+
+    def baseline_hazard(self) -> pd.DataFrame:
+        """Breslow's baseline cumulative hazard H0(t) at the training event times.
+
+        ``family="cox"`` only. H0 goes with :meth:`predict`'s ``type="linear"``
+        (levels centred on the weighted average training row): S(t | x) = exp(−H0(t) e^η).
+
+        Returns
+        -------
+        DataFrame
+            Columns ``time``, ``cumhaz`` (H0) and ``survival`` (e^{−H0}, the baseline
+            survival).
+        """
+        if not self.model.family.survival:
+            raise ValueError("baseline_hazard() needs family='cox'.")
+        times, cumhaz = self._baseline[""]
+        return pd.DataFrame({"time": times, "cumhaz": cumhaz, "survival": np.exp(-cumhaz)})
+
+    @cached_property
+    def concordance(self) -> float:
+        """Harrell's C of η on the training rows (``family="cox"``; NaN otherwise).
+
+        Pairs weighted by s_i s_j; ties in η count one half (lifelines' convention).
+        """
+        m = self.model
+        if m.survival is None:
+            return float("nan")
+        return _cox.concordance_index(
+            m.survival[:, 0], m.survival[:, 1], self.linear_predictor, m.unit_weight
+        )
 
     def _predict(self, newdata: Any, type: str, offset: Any) -> np.ndarray:  # noqa: A002
         m = self.model
