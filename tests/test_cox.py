@@ -310,3 +310,70 @@ def test_cox_response_errors_name_the_argument():
         res.predict(df, type="survival")
     with pytest.raises(ValueError, match="type must be 'risk', 'linear' or 'survival'"):
         res.predict(df, type="mean")
+
+
+def test_cv_scores_are_coxnet_fold_deviances():
+    """Fold score = [D(all rows) − D(training rows)] / events in the fold, at the fold's
+    fit (glmnet's cv.glmnet(family="cox", grouped=TRUE)), computed here by hand."""
+    from binarsity_stats._path import PathData, cross_validate
+
+    rng = np.random.RandomState(9)
+    n, k = 150, 5
+    x, time, event, _ = _surv(rng, n, n_times=30)
+    codes, bp = _codes(x, k)
+    y = _cox.encode(time, event)
+    d = int(bp[-1])
+    w = np.ones(d)
+    w[bp[:-1]] = 0.0
+    data = PathData(codes, bp, y, "cox", w)
+    folds = np.arange(n) % 3
+    lams = data.lambda_max() * np.array([0.5, 0.1])
+    opts = {"tol": 1e-10, "max_iter": 5000}
+    cv = cross_validate(data, lams, folds, opts=opts, early_stopping=False)
+    fam = get_family("cox")
+    for f in range(3):
+        train = folds != f
+        for i, lam in enumerate(lams):
+            sol = _solvers.solve(codes[:, train], bp, y[train], family="cox", lam=lam,
+                                 penalty_weights=w, **opts)  # fmt: skip
+            eta_all = np.zeros(n)
+            for j in range(codes.shape[0]):
+                eta_all += sol.coef[bp[j] + codes[j]]
+            dev_all = fam.deviance(y, np.exp(eta_all), np.ones(n))
+            dev_tr = fam.deviance(y[train], np.exp(eta_all[train]), np.ones(train.sum()))
+            want = (dev_all - dev_tr) / event[~train].sum()
+            np.testing.assert_allclose(cv.fold_scores[f, i], want, rtol=1e-6)
+
+
+def test_fit_cv_finds_the_step_and_refuses_other_scorings():
+    import binarsity_stats as bs
+
+    df = _frame(10, 400)
+    m = bs.glm("Surv(time, status) ~ bin(age) + bin(bmi)", df, family="cox")
+    cv = m.fit_cv(random_state=0)
+    res = cv.results("lam_min")
+    # the true log hazard steps up by 0.9 at age 60 and is flat elsewhere
+    two = df.iloc[[0, 0, 0]].assign(age=[30.0, 50.0, 75.0])
+    lin = res.predict(two, type="linear")
+    assert lin[2] - lin[1] > 0.3 and abs(lin[1] - lin[0]) < 0.3
+    assert 0.5 < res.concordance < 1
+    with pytest.raises(ValueError, match="scoring='mse' does not apply to family='cox'"):
+        m.fit_cv(scoring="mse")
+
+
+def test_spec_sql_and_standalone_scorer_give_the_relative_risk():
+    import json
+    import sqlite3
+
+    import binarsity_stats as bs
+
+    df = _frame(11, 200)
+    res = bs.glm("Surv(time, status) ~ bin(age) + C(sex) + bmi", df, family="cox").fit(lam=0.02)
+    risk = res.predict(df, type="risk")
+    spec = json.loads(json.dumps(res.to_spec()))
+    assert spec["family"] == {"name": "cox", "link": "log"}
+    np.testing.assert_array_equal(bs.from_spec(spec).predict(df), risk)
+    con = sqlite3.connect(":memory:")
+    df.to_sql("t", con)
+    got = np.array([r[0] for r in con.execute(res.to_sql(table="t"))])
+    np.testing.assert_allclose(got, risk, rtol=1e-12)
