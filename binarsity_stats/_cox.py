@@ -46,6 +46,7 @@ __all__ = [
     "RiskSets",
     "encode",
     "decode",
+    "survival_columns",
     "risk_sets",
     "loss_grad_hess",
     "saturated_loss",
@@ -108,6 +109,57 @@ def encode(time, event, strata=None) -> np.ndarray:
             raise ValueError(f"at most {MAX_STRATA} strata are supported.")
         key = key + (sid.astype(np.int64) << _SHIFT)
     return (2 * key + e.astype(np.int64)).astype(np.float64)
+
+
+def survival_columns(y, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(time, event) of an estimator's survival ``y``.
+
+    Parameters
+    ----------
+    y : structured array or array-like of shape (n, 2)
+        A structured array with a boolean (or 0/1) event field and a float time field —
+        scikit-survival's ``Surv.from_arrays(event, time)``, fields named ``event`` /
+        ``status`` / the boolean one, and ``time`` / the float one — or two columns
+        ``(time, event)`` (a DataFrame's first column the time).
+    n : int, optional
+        Expected number of rows (the message names ``y`` and ``X``).
+
+    Returns
+    -------
+    time, event : ndarray of float64
+    """
+    names = getattr(getattr(y, "dtype", None), "names", None)
+    if names:
+        arr = np.asarray(y)
+        fields = {nm.lower(): nm for nm in names}
+        ev = fields.get("event") or fields.get("status")
+        tm = fields.get("time")
+        if ev is None:
+            ev = next((nm for nm in names if arr.dtype[nm].kind == "b"), None)
+        if tm is None:
+            tm = next((nm for nm in names if nm != ev and arr.dtype[nm].kind == "f"), None)
+        if ev is None or tm is None or len(names) != 2:
+            raise ValueError(
+                "a structured survival y needs two fields, the event (boolean, or named "
+                f"'event'/'status') and the time (float, or named 'time'); got {names}."
+            )
+        time, event = arr[tm], arr[ev]
+    else:
+        arr = np.asarray(y)
+        if arr.ndim != 2 or arr.shape[1] != 2:
+            raise ValueError(
+                "family='cox' needs y as a structured array (event, time) or two columns "
+                f"(time, event); got shape {arr.shape}."
+            )
+        time, event = arr[:, 0], arr[:, 1]
+    try:
+        time = np.asarray(time, dtype=np.float64)
+        event = np.asarray(event, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("y: the survival time and event must be numbers.") from None
+    if n is not None and time.shape[0] != n:
+        raise ValueError(f"y has {time.shape[0]} rows but X has {n}.")
+    return time, event
 
 
 def decode(y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -377,3 +377,31 @@ def test_spec_sql_and_standalone_scorer_give_the_relative_risk():
     df.to_sql("t", con)
     got = np.array([r[0] for r in con.execute(res.to_sql(table="t"))])
     np.testing.assert_allclose(got, risk, rtol=1e-12)
+
+
+def test_estimators_take_a_structured_or_two_column_y_and_equal_the_formula():
+    import pickle
+
+    import binarsity_stats as bs
+
+    df = _frame(12, 300)
+    X = df[["age", "bmi"]]
+    y = np.empty(len(df), dtype=[("status", bool), ("time", float)])
+    y["status"], y["time"] = df["status"] == 1, df["time"]
+    est = bs.BinarsityGLM(family="cox", lam=0.02).fit(X, y)
+    two = bs.BinarsityGLM(family="cox", lam=0.02).fit(X, df[["time", "status"]].to_numpy())
+    np.testing.assert_array_equal(est.coef_, two.coef_)
+    assert est.intercept_ == 0.0
+    res = bs.glm("Surv(time, status) ~ bin(age) + bin(bmi)", df, family="cox").fit(lam=0.02)
+    np.testing.assert_allclose(est.decision_function(X), res.predict(df, type="linear"),
+                               atol=1e-10)  # fmt: skip
+    times = [5.0, 20.0]
+    np.testing.assert_allclose(est.predict_survival(X, times),
+                               res.predict(df, type="survival", times=times), atol=1e-10)  # fmt: skip
+    np.testing.assert_allclose(est.score(X, y), res.concordance)
+    again = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(again.predict(X), est.predict(X))
+    with pytest.raises(ValueError, match="structured array \\(event, time\\) or two columns"):
+        bs.BinarsityGLM(family="cox").fit(X, df["time"].to_numpy())
+    cv = bs.BinarsityGLMCV(family="cox", cv=3).fit(X, y)
+    assert 0.5 < cv.score(X, y) < 1
