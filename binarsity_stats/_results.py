@@ -973,7 +973,9 @@ class BinarsityResults:
         m = self.model
         names: list[str] = ["Intercept"] if m.fit_intercept else []
         level_cols: list[np.ndarray] = []
-        full_first = not m.fit_intercept
+        # without an intercept the first term is fully coded; a Cox model has no
+        # intercept AND no constant direction (PHReg): every term is reference-coded
+        full_first = not m.fit_intercept and m.family.has_intercept
         for j, block in enumerate(m.spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
             counts = bin_counts[s:e]

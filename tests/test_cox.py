@@ -405,3 +405,27 @@ def test_estimators_take_a_structured_or_two_column_y_and_equal_the_formula():
         bs.BinarsityGLM(family="cox").fit(X, df["time"].to_numpy())
     cv = bs.BinarsityGLMCV(family="cox", cv=3).fit(X, y)
     assert 0.5 < cv.score(X, y) < 1
+
+
+def test_refit_is_phreg_on_the_selected_segments():
+    sm_hr = pytest.importorskip("statsmodels.duration.hazard_regression")
+    import binarsity_stats as bs
+
+    df = _frame(13, 300)
+    df["z"] = np.random.RandomState(13).normal(size=len(df))
+    res = bs.glm("Surv(time, status) ~ bin(age) + C(sex) + z", df, family="cox").fit(lam=0.03)
+    ref = res.refit()
+    X, names = res.selected_design()
+    assert "Intercept" not in names and ref.names == names
+    ph = sm_hr.PHReg(df["time"].to_numpy(), X, status=df["status"].to_numpy(),
+                     ties="breslow").fit()  # fmt: skip
+    np.testing.assert_allclose(ref.params.to_numpy(), ph.params, rtol=1e-10)
+    np.testing.assert_allclose(ref.bse.to_numpy(), ph.bse, rtol=1e-10)
+    np.testing.assert_allclose(ref.llf, ph.llf, rtol=1e-12)
+    np.testing.assert_allclose(ref.predict(df, type="link"), X @ ph.params, rtol=1e-10)
+    assert "CONDITIONAL ON THE SELECTION" in str(ref.summary())
+    assert res.refit(split=0.5, random_state=0).params.size > 0
+    w = bs.glm("Surv(time, status) ~ bin(age)", df, family="cox",
+               sample_weight=np.ones(len(df)) * 2).fit(lam=0.03)  # fmt: skip
+    with pytest.raises(ValueError, match="PHReg takes no sample weights"):
+        w.refit()
