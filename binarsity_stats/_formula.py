@@ -32,7 +32,7 @@ import keyword
 import math
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -768,6 +768,8 @@ class Design:
         Binomial trials of a ``cbind(successes, failures)`` response (training only).
     survival : ndarray of shape (n, 2) or None
         Times and event indicators of a ``Surv(time, event)`` response (training only).
+    strata : ndarray of shape (n,) or None
+        Stratum labels of a ``strata()`` term (training only).
     """
 
     codes: np.ndarray
@@ -776,6 +778,7 @@ class Design:
     offset: np.ndarray | None
     trials: np.ndarray | None = None
     survival: np.ndarray | None = None
+    strata: np.ndarray | None = None
 
     @property
     def n_obs(self) -> int:
@@ -853,6 +856,9 @@ class DesignSpec:
     shadowed : list of str or None
         Names the formula calls (``bin``, ``C``, ``np``...): data columns of these names
         are left out of the data formulaic sees, so that they do not hide the function.
+    strata : list of str or None
+        Columns of a ``strata(g)`` term (``family="cox"``: one baseline hazard per
+        stratum; the term is not part of the linear predictor).
     drop_columns : list of str or None
         Columns whose missing values dropped a training row (``missing="drop"``); a new
         row missing one of them is predicted as NaN (R's na.exclude).
@@ -872,6 +878,7 @@ class DesignSpec:
     aliases: dict | None = None
     shadowed: list | None = None
     drop_columns: list | None = None
+    strata: list | None = None
 
     @property
     def block_ptr(self) -> np.ndarray:
@@ -1666,6 +1673,13 @@ def build_design(
     data = _as_frame(data)
     if len(data) == 0:
         raise ValueError("data has no rows.")
+    written = formula
+    formula, strata_cols = _strip_strata(formula)
+    if strata_cols and not _is_survival(family):
+        raise ValueError(
+            f"formula {written!r}: a strata() term needs family='cox' (one baseline hazard "
+            "per stratum)."
+        )
     source, aliases, shadowed = _alias_names(
         expand_dot(formula, data, exclude_columns), data.columns
     )
@@ -1721,8 +1735,16 @@ def build_design(
     mm = mms.rhs
     spec_rhs = mm.model_spec
     blocks, block_cols, dense_cols, offset_cols, intercept = _classify(spec_rhs, mm, aliases)
+    strata = None
+    if strata_cols:
+        strata = strata_labels(data, strata_cols)
+        surv = trials if response.kind == "survival" else None
+        if surv is not None:
+            from ._cox import encode
+
+            y = encode(surv[:, 0], surv[:, 1], strata)
     spec = DesignSpec(
-        formula=formula,
+        formula=written,
         rhs_formula=rhs,
         model_spec=spec_rhs,
         blocks=blocks,
@@ -1735,8 +1757,10 @@ def build_design(
         required=rhs_cols,
         aliases=aliases or None,
         shadowed=shadowed or None,
+        strata=strata_cols or None,
     )
     design = _assemble(mm, blocks, block_cols, dense_cols, offset_cols, aliases)
+    design.strata = strata
     # a Surv(time, event) response: its (n, 2) times and events (y packs their order)
     design.survival = None
     if response.kind == "survival":
@@ -1839,6 +1863,59 @@ def _assemble(
         if not np.all(np.isfinite(off)):
             raise ValueError(f"offset term {offset_cols} has missing or infinite values.")
     return Design(codes=codes, block_ptr=block_ptr, dense=dense, offset=off)
+
+
+_STRATA = re.compile(r"\+\s*strata\(([^()]*)\)|strata\(([^()]*)\)\s*\+?")
+
+
+def _is_survival(family: Any) -> bool:
+    from ._families import get_family
+
+    return bool(getattr(get_family(family), "survival", False))
+
+
+def _strip_strata(formula: str) -> tuple[str, list[str]]:
+    """The formula without its ``strata(a, b)`` terms, and their columns."""
+    if not isinstance(formula, str) or "strata(" not in formula:
+        return formula, []
+    cols: list[str] = []
+    for m in _STRATA.finditer(formula):
+        inner = m.group(1) if m.group(1) is not None else m.group(2)
+        cols += [c.strip().strip("`") for c in inner.split(",") if c.strip()]
+    out = _STRATA.sub("", formula).strip()
+    if out.endswith("~"):
+        out += " 1"
+    return out, cols
+
+
+def strata_labels(data: Any, columns: Sequence[str]) -> np.ndarray:
+    """One label per row for the strata of ``columns`` (values joined by ``:``).
+
+    Parameters
+    ----------
+    data : DataFrame
+        The rows.
+    columns : sequence of str
+        The columns of a ``strata()`` term.
+
+    Returns
+    -------
+    ndarray of str
+    """
+    frame = _as_frame(data)
+    absent = [c for c in columns if c not in frame.columns]
+    if absent:
+        raise ValueError(f"strata() names column(s) {absent} that are not in the data.")
+    parts = []
+    for c in columns:
+        col = frame[c]
+        if col.isna().any():
+            raise ValueError(f"strata() column '{c}' contains missing values.")
+        parts.append(col.astype(str).to_numpy(dtype=object))
+    out = parts[0]
+    for p in parts[1:]:
+        out = out + ":" + p
+    return np.asarray(out, dtype=object)
 
 
 def _cbind_trials(

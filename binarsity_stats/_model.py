@@ -270,6 +270,8 @@ class BinarsityModel:
         self.trials = design.trials
         #: times and events of a Surv(time, event) response, shape (n, 2) (else None)
         self.survival = design.survival
+        #: stratum labels of a strata() term (family="cox"), else None
+        self.strata = getattr(design, "strata", None)
         if design.trials is not None:  # the trials multiply the weights, as in R
             sw = design.trials if sw is None else sw * design.trials
         # a binomial response may be a proportion (the trials as sample weights)
@@ -304,6 +306,7 @@ class BinarsityModel:
     rows_kept: np.ndarray | None = None
     trials: np.ndarray | None = None
     survival: np.ndarray | None = None
+    strata: np.ndarray | None = None
     n_rows_data: int | None = None
     family_note: str | None = None
 

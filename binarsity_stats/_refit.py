@@ -318,6 +318,8 @@ def _fit_phreg(res: BinarsityResults, rows: np.ndarray, X: np.ndarray, names: li
     kwargs: dict[str, Any] = {"status": m.survival[rows, 1], "ties": "breslow"}
     if m.offset is not None:
         kwargs["offset"] = m.offset[rows]
+    if getattr(m, "strata", None) is not None:
+        kwargs["strata"] = m.strata[rows]
     if not exog.shape[1]:
         raise ValueError("refit(): the selection has no column left (every term is flat).")
     return PHReg(m.survival[rows, 0], exog, **kwargs).fit()

@@ -552,10 +552,27 @@ class BinarsityResults:
         t = np.atleast_1d(np.asarray(times, dtype=np.float64))
         if t.ndim != 1 or not np.all(np.isfinite(t)) or np.any(t < 0):
             raise ValueError("times must be finite non-negative numbers.")
-        event_times, cumhaz = self._baseline[""]
-        h0 = np.concatenate([[0.0], cumhaz])[np.searchsorted(event_times, t, side="right")]
+        m = self.model
+        labels = np.full(out.shape[0], "", dtype=object)
+        if m.spec.strata:
+            if newdata is None:
+                labels = m.strata
+            else:
+                from ._formula import strata_labels
+
+                labels = strata_labels(newdata, m.spec.strata)
+        h0 = np.empty((out.shape[0], t.size))
+        for label in np.unique(labels.astype(str)):
+            if label not in self._baseline:
+                raise ValueError(
+                    f"stratum {str(label)!r} of {m.spec.strata} was not seen when the model was "
+                    f"fitted; known strata: {sorted(self._baseline)[:10]}."
+                )
+            event_times, cumhaz = self._baseline[label]
+            at = np.searchsorted(event_times, t, side="right")
+            h0[labels.astype(str) == label] = np.concatenate([[0.0], cumhaz])[at]
         with np.errstate(invalid="ignore"):
-            return np.exp(-np.exp(out)[:, None] * h0[None, :])
+            return np.exp(-np.exp(out)[:, None] * h0)
 
     @cached_property
     def _baseline(self) -> dict:
@@ -563,7 +580,8 @@ class BinarsityResults:
         if m.survival is None:
             raise inconsistent("the model has no survival times")
         return _cox.breslow_baseline(
-            m.survival[:, 0], m.survival[:, 1], self.linear_predictor, m.unit_weight
+            m.survival[:, 0], m.survival[:, 1], self.linear_predictor, m.unit_weight,
+            getattr(m, "strata", None),
         )
 
     def baseline_hazard(self) -> pd.DataFrame:
@@ -576,12 +594,18 @@ class BinarsityResults:
         -------
         DataFrame
             Columns ``time``, ``cumhaz`` (H0) and ``survival`` (e^{−H0}, the baseline
-            survival).
+            survival); with a ``strata()`` term first a ``stratum`` column (one baseline
+            per stratum).
         """
         if not self.model.family.survival:
             raise ValueError("baseline_hazard() needs family='cox'.")
-        times, cumhaz = self._baseline[""]
-        return pd.DataFrame({"time": times, "cumhaz": cumhaz, "survival": np.exp(-cumhaz)})
+        frames = []
+        for label, (times, cumhaz) in self._baseline.items():
+            frame = pd.DataFrame({"time": times, "cumhaz": cumhaz, "survival": np.exp(-cumhaz)})
+            if self.model.spec.strata:
+                frame.insert(0, "stratum", label)
+            frames.append(frame)
+        return pd.concat(frames, ignore_index=True)
 
     @cached_property
     def concordance(self) -> float:
@@ -593,7 +617,8 @@ class BinarsityResults:
         if m.survival is None:
             return float("nan")
         return _cox.concordance_index(
-            m.survival[:, 0], m.survival[:, 1], self.linear_predictor, m.unit_weight
+            m.survival[:, 0], m.survival[:, 1], self.linear_predictor, m.unit_weight,
+            getattr(m, "strata", None),
         )
 
     def _predict(self, newdata: Any, type: str, offset: Any) -> np.ndarray:  # noqa: A002

@@ -429,3 +429,39 @@ def test_refit_is_phreg_on_the_selected_segments():
                sample_weight=np.ones(len(df)) * 2).fit(lam=0.03)  # fmt: skip
     with pytest.raises(ValueError, match="PHReg takes no sample weights"):
         w.refit()
+
+
+def test_strata_term_fits_phreg_stratified_with_one_baseline_per_stratum():
+    sm_hr = pytest.importorskip("statsmodels.duration.hazard_regression")
+    import binarsity_stats as bs
+
+    df = _frame(14, 300)
+    g = np.random.RandomState(14).choice(["a", "b", "c"], len(df))
+    df["g"] = g
+    df["time"] = df["time"] * np.where(g == "a", 1, 3)  # different baselines
+    res = bs.glm("Surv(time, status) ~ bin(age, 4) + strata(g)", df, family="cox").fit(
+        lam=0.0, tol=1e-11, max_iter=5000
+    )
+    m = res.model
+    X = np.column_stack([(m.design.codes[0] == lv).astype(float) for lv in range(1, 4)])
+    time, status = df["time"].to_numpy(), df["status"].to_numpy()
+    ph = sm_hr.PHReg(time, X, status=status, strata=g, ties="breslow").fit()
+    np.testing.assert_allclose(res.llf, ph.llf, rtol=1e-10)
+    np.testing.assert_allclose(res.refit().llf, ph.llf, rtol=1e-10)
+    # Breslow's baseline within each stratum, by hand
+    eta = res.predict(df, type="linear")
+    surv = res.predict(df, type="survival", times=[30.0])
+    for label in "abc":
+        rows = g == label
+        h0 = sum(
+            np.sum((time[rows] == u) & (status[rows] == 1))
+            / np.sum(np.exp(eta[rows])[time[rows] >= u])
+            for u in np.unique(time[rows][status[rows] == 1])
+            if u <= 30.0
+        )
+        np.testing.assert_allclose(surv[rows, 0], np.exp(-h0 * np.exp(eta[rows])), rtol=1e-10)
+    assert set(res.baseline_hazard()["stratum"]) == {"a", "b", "c"}
+    with pytest.raises(ValueError, match="stratum 'z'"):
+        res.predict(df.head(2).assign(g="z"), type="survival", times=[1.0])
+    with pytest.raises(ValueError, match="strata\\(\\) term needs family='cox'"):
+        bs.glm("time ~ bin(age) + strata(g)", df, family="poisson")
