@@ -465,3 +465,21 @@ def test_strata_term_fits_phreg_stratified_with_one_baseline_per_stratum():
         res.predict(df.head(2).assign(g="z"), type="survival", times=[1.0])
     with pytest.raises(ValueError, match="strata\\(\\) term needs family='cox'"):
         bs.glm("time ~ bin(age) + strata(g)", df, family="poisson")
+
+
+def test_report_bootstrap_and_plots_of_a_cox_fit():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import binarsity_stats as bs
+
+    df = _frame(15, 200)
+    res = bs.glm("Surv(time, status) ~ bin(age) + C(sex)", df, family="cox").fit(lam=0.02)
+    page = res.report()
+    assert "C-index (Harrell)" in page and 'id="calibration"' not in page
+    assert res.bootstrap(n_boot=3, random_state=0).cut_frequencies() is not None
+    fig = res.plot_shapes()
+    assert "log hazard ratio" in " ".join(ax.get_ylabel() for ax in fig.axes)
+    with pytest.raises(ValueError, match="does not apply to family='cox'"):
+        res.plot_calibration()
