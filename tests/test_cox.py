@@ -483,3 +483,27 @@ def test_report_bootstrap_and_plots_of_a_cox_fit():
     assert "log hazard ratio" in " ".join(ax.get_ylabel() for ax in fig.axes)
     with pytest.raises(ValueError, match="does not apply to family='cox'"):
         res.plot_calibration()
+
+
+def test_kkt_on_real_data_stanford_heart_transplants_at_the_defaults():
+    """statsmodels' bundled Stanford heart transplant data (69 patients, survival in
+    days, ties): glm() at its defaults (50 bins, balanced weights); both solvers meet the
+    KKT conditions with the Cox gradient and agree; λ_max is the smallest flat λ."""
+    sm = pytest.importorskip("statsmodels.api")
+    import binarsity_stats as bs
+
+    df = sm.datasets.heart.load_pandas().data
+    model = bs.glm("Surv(survival, censors) ~ bin(age)", df, family="cox")
+    lmax = model.lambda_max()
+    m = model
+    codes, bp, w = m.design.codes, m.block_ptr, m.penalty_weights
+    y, s = m.y, np.ones(m.nobs)
+    fits = {}
+    for solver in ("cd", "fista"):
+        res = model.fit(lam=0.3 * lmax, solver=solver, tol=1e-10, max_iter=20000)
+        assert _kkt_cox(res.solution, codes, bp, y, s, 0.3 * lmax, w) < 1e-8
+        fits[solver] = res
+    np.testing.assert_allclose(fits["cd"].coef, fits["fista"].coef, atol=1e-6)
+    assert fits["cd"].n_jumps > 0
+    assert model.fit(lam=lmax * (1 + 1e-6)).n_jumps == 0
+    assert model.fit(lam=lmax * 0.98).n_jumps > 0
