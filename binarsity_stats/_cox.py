@@ -268,8 +268,10 @@ def risk_sets(y: np.ndarray) -> RiskSets:
     return rs
 
 
-def loss_grad_hess(eta, y, sample_weight, scale=1.0, grad_out=None, hess_out=None) -> float:
-    """Breslow negative log partial likelihood, its gradient and diagonal majoriser.
+def loss_grad_hess(
+    eta, y, sample_weight, scale=1.0, grad_out=None, hess_out=None, ties="breslow"
+) -> float:
+    """Negative log partial likelihood, its gradient and diagonal majoriser.
 
     Parameters
     ----------
@@ -279,6 +281,12 @@ def loss_grad_hess(eta, y, sample_weight, scale=1.0, grad_out=None, hess_out=Non
         Factor of the outputs ``grad_out``, ``hess_out`` (the engine passes 1/W).
     grad_out, hess_out : ndarray of shape (n,), optional
         Filled in place with scale·∂L/∂η and scale·h (see the module docstring).
+    ties : {"breslow", "efron"}, default="breslow"
+        Handling of tied event times. Efron's: a group g of m_g events with weighted
+        count d_g contributes (d_g / m_g) Σ_{r<m_g} log(D_g − (r/m_g) F_g), F_g the
+        risk s e^η of its events (R's ``coxph`` with weights); the curvature is again
+        the majoriser s_k e^{η_k} A_k with A_k the sum of k's shares of the
+        denominators.
 
     Returns
     -------
@@ -308,6 +316,28 @@ def loss_grad_hess(eta, y, sample_weight, scale=1.0, grad_out=None, hess_out=Non
         D = tail[st]
         d = np.add.reduceat(sd[r0:r1], st)
         ev = d > 0
+        if ties == "efron":
+            ev_rows = rs.event[r0:r1]
+            mg = np.add.reduceat(ev_rows, st).astype(np.int64)
+            F = np.add.reduceat(w * ev_rows, st)
+            grp = np.repeat(np.arange(mg.size), mg)  # one entry per event: its group
+            r = np.arange(grp.size) - np.repeat(np.cumsum(mg) - mg, mg)
+            frac = r / np.where(mg > 0, mg, 1)[grp]
+            denom = D[grp] - frac * F[grp]
+            wbar = np.where(mg > 0, d / np.where(mg > 0, mg, 1), 0.0)[grp]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                loss += float(np.sum(wbar * (np.log(denom) + m)))
+                a = np.bincount(grp, weights=wbar / denom, minlength=mg.size)
+                b = np.bincount(grp, weights=wbar * (1 - frac) / denom, minlength=mg.size)
+            loss -= float(np.dot(sd[r0:r1], es))
+            if want:
+                gsz = sizes[g0:g1]
+                before = np.repeat(np.cumsum(a) - a, gsz)
+                own = np.where(ev_rows > 0, np.repeat(b, gsz), np.repeat(a, gsz))
+                hk = w * (before + own)
+                hs[r0:r1] = hk
+                gs[r0:r1] = hk - sd[r0:r1]
+            continue
         with np.errstate(divide="ignore", invalid="ignore"):
             loss += float(np.sum(d[ev] * (np.log(D[ev]) + m)))
             ratio = np.where(ev, d / np.where(ev, D, 1.0), 0.0)

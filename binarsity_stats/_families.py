@@ -762,7 +762,9 @@ class Poisson(Family):
 
 
 class CoxPH(Family):
-    """Cox proportional hazards: negative log partial likelihood, Breslow ties.
+    """Cox proportional hazards: negative log partial likelihood, Breslow or Efron ties.
+
+    ``family="cox"`` (Breslow's ties) or ``family=("cox", "efron")``.
 
     The response is the packed survival response of :func:`._cox.encode` (time rank,
     event, stratum in one float per row); the loss, gradient and diagonal majoriser of
@@ -778,17 +780,36 @@ class CoxPH(Family):
     has_intercept = False
     survival = True
     row_separable = False
+    ties = "breslow"
     _effect_labels = {"log": "log hazard ratio"}
     _ratio_labels = {"log": "hazard ratio"}
 
+    def __init__(self, ties: str = "breslow") -> None:
+        if ties not in ("breslow", "efron"):
+            raise ValueError(f"ties must be 'breslow' or 'efron' for family='cox'; got {ties!r}.")
+        self.ties = ties
+
+    def _key(self) -> tuple:
+        return (type(self).__name__, self.ties)
+
+    @property
+    def label(self) -> str:
+        return "cox" if self.ties == "breslow" else "('cox', 'efron')"
+
+    def to_dict(self):
+        return {"name": self.name, "link": self.link, "ties": self.ties}
+
+    def __repr__(self) -> str:
+        return f"CoxPH(ties={self.ties!r})"
+
     def loss_sum(self, eta, y, sample_weight):
-        return _cox.loss_grad_hess(eta, y, sample_weight)
+        return _cox.loss_grad_hess(eta, y, sample_weight, ties=self.ties)
 
     def grad_hess(self, eta, y, sample_weight, scale, grad_out, hess_out):
-        return _cox.loss_grad_hess(eta, y, sample_weight, scale, grad_out, hess_out)
+        return _cox.loss_grad_hess(eta, y, sample_weight, scale, grad_out, hess_out, self.ties)
 
     def grad_hess_only(self, eta, y, sample_weight, scale, grad_out, hess_out):
-        _cox.loss_grad_hess(eta, y, sample_weight, scale, grad_out, hess_out)
+        _cox.loss_grad_hess(eta, y, sample_weight, scale, grad_out, hess_out, self.ties)
 
     def curvature(self, eta):
         return np.exp(np.minimum(eta, _LOG_ETA_MAX))
@@ -821,8 +842,10 @@ class CoxPH(Family):
         )
 
     def deviance(self, y, mu, sample_weight):
+        # Breslow's saturated loss Σ d log d also for Efron's ties: a constant of the
+        # data, so differences of deviances (CV, null vs fit) are Efron's exactly
         eta = np.log(np.maximum(mu, 1e-300))
-        loss = _cox.loss_grad_hess(eta, y, sample_weight)
+        loss = _cox.loss_grad_hess(eta, y, sample_weight, ties=self.ties)
         return 2.0 * (loss - _cox.saturated_loss(y, sample_weight))
 
     def pearson_chi2(self, y, mu, sample_weight):
@@ -838,16 +861,17 @@ class CoxPH(Family):
         if freq_weights is not None:
             w = w * freq_weights
         eta = np.log(np.maximum(mu, 1e-300))
-        return -_cox.loss_grad_hess(eta, y, w)
+        return -_cox.loss_grad_hess(eta, y, w, ties=self.ties)
 
     def to_statsmodels(self):
         raise NotImplementedError(
             "family='cox' has no statsmodels GLM family; its unpenalised twin is "
-            "statsmodels' PHReg (ties='breslow')."
+            f"statsmodels' PHReg (ties={self.ties!r})."
         )
 
     def header_rows(self):
-        return [("Model Family", "Cox PH"), ("Ties", "Breslow"), ("Link Function", "log")]
+        return [("Model Family", "Cox PH"), ("Ties", self.ties.capitalize()),
+                ("Link Function", "log")]  # fmt: skip
 
 
 def _check_log_offset(offset: np.ndarray, label: str) -> None:
@@ -1255,7 +1279,7 @@ def get_family(family: str | Family | Any) -> Family:
     family : str, tuple, Family or statsmodels family
         ``"gaussian"``, ``"binomial"``, ``"poisson"``; ``"gamma"`` and ``"tweedie"``
         (power 1.5) or ``("tweedie", p)`` with 1 < p < 2 have a log link and the
-        Cython kernels. A statsmodels instance
+        Cython kernels; ``"cox"`` (Breslow ties) or ``("cox", "efron")``. A statsmodels instance
         (``sm.families.Gamma(sm.families.links.Log())``) gives a
         :class:`StatsmodelsFamily`.
 
@@ -1270,6 +1294,8 @@ def get_family(family: str | Family | Any) -> Family:
     """
     if isinstance(family, Family):
         return family
+    if isinstance(family, tuple) and len(family) == 2 and family[0] == "cox":
+        return CoxPH(family[1])
     named = _named_log_family(family)
     if named is not None:
         return named
@@ -1474,6 +1500,8 @@ def family_from_dict(spec: dict[str, Any]) -> Family:
     Family
         A family equal to the one described.
     """
+    if "ties" in spec:  # family="cox"
+        return CoxPH(spec["ties"])
     if "statsmodels" not in spec:
         return get_family(spec["name"])
     params = tuple(

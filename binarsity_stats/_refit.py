@@ -300,7 +300,7 @@ def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | No
 
 
 def _fit_phreg(res: BinarsityResults, rows: np.ndarray, X: np.ndarray, names: list) -> Any:
-    """statsmodels' PHReg (Breslow ties) on the selected design: the Cox refit.
+    """statsmodels' PHReg (the family's ties) on the selected design: the Cox refit.
 
     PHReg has no sample weights: a weighted Cox fit is refused by name.
     """
@@ -315,7 +315,7 @@ def _fit_phreg(res: BinarsityResults, rows: np.ndarray, X: np.ndarray, names: li
     if m.survival is None:
         raise ValueError("refit() needs the survival times of the model (Surv(time, event)).")
     exog = pd.DataFrame(X[rows], columns=names)
-    kwargs: dict[str, Any] = {"status": m.survival[rows, 1], "ties": "breslow"}
+    kwargs: dict[str, Any] = {"status": m.survival[rows, 1], "ties": m.family.ties}
     if m.offset is not None:
         kwargs["offset"] = m.offset[rows]
     if getattr(m, "strata", None) is not None:

@@ -507,3 +507,46 @@ def test_kkt_on_real_data_stanford_heart_transplants_at_the_defaults():
     assert fits["cd"].n_jumps > 0
     assert model.fit(lam=lmax * (1 + 1e-6)).n_jumps == 0
     assert model.fit(lam=lmax * 0.98).n_jumps > 0
+
+
+def test_efron_ties_equal_phreg_efron():
+    sm_hr = pytest.importorskip("statsmodels.duration.hazard_regression")
+    import pickle
+
+    import binarsity_stats as bs
+
+    rng = np.random.RandomState(16)
+    x, time, event, g = _surv(rng, 150, n_times=8, strata=True)
+    beta = np.array([0.3, -0.2, 0.5])
+    for strata in (None, g):
+        ph = sm_hr.PHReg(time, x, status=event, ties="efron", strata=strata)
+        y = _cox.encode(time, event, strata)
+        go = np.empty(150)
+        loss = _cox.loss_grad_hess(x @ beta, y, np.ones(150), 1.0, go, np.empty(150), "efron")
+        np.testing.assert_allclose(-loss, ph.loglike(beta), rtol=1e-12)
+        np.testing.assert_allclose(-(x.T @ go), ph.score(beta), rtol=1e-10)
+    # weighted: the gradient is the derivative, the curvature majorises the Hessian
+    s = rng.exponential(1.0, 40)
+    y = _cox.encode(time[:40], event[:40])
+    eta = rng.normal(size=40)
+    g_out, h_out = np.empty(40), np.empty(40)
+    _cox.loss_grad_hess(eta, y, s, 1.0, g_out, h_out, "efron")
+    E = 1e-6 * np.eye(40)
+    fd = [(_cox.loss_grad_hess(eta + E[k], y, s, ties="efron")
+           - _cox.loss_grad_hess(eta - E[k], y, s, ties="efron")) / 2e-6 for k in range(40)]  # fmt: skip
+    np.testing.assert_allclose(g_out, fd, rtol=1e-6, atol=1e-8)
+    # the formula at λ = 0 is PHReg(ties="efron") on the same bins, and its refit too
+    df = _frame(16, 300)
+    res = bs.glm("Surv(time, status) ~ bin(age, 4)", df, family=("cox", "efron")).fit(
+        lam=0.0, tol=1e-11, max_iter=5000
+    )
+    m = res.model
+    X = np.column_stack([(m.design.codes[0] == lv).astype(float) for lv in range(1, 4)])
+    ph = sm_hr.PHReg(df["time"].to_numpy(), X, status=df["status"].to_numpy(),
+                     ties="efron").fit()  # fmt: skip
+    np.testing.assert_allclose(res.llf, ph.llf, rtol=1e-10)
+    np.testing.assert_allclose(res.refit().params.to_numpy(), ph.params, rtol=1e-10)
+    assert "Efron" in str(res.summary())
+    assert pickle.loads(pickle.dumps(res)).model.family == get_family(("cox", "efron"))
+    with pytest.raises(ValueError, match="ties must be 'breslow' or 'efron'"):
+        get_family(("cox", "exact"))
