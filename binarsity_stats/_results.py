@@ -19,6 +19,7 @@ import pandas as pd
 
 from . import _cox
 from ._base import inconsistent
+from ._dask import is_dask_collection
 from ._formula import Block, _as_frame, _column_or_array, check_predict_missing, predict_complete
 from ._refit import RefitResults, _fit_statsmodels, _split_refit
 from ._validation import check_offset
@@ -483,9 +484,10 @@ class BinarsityResults:
 
         Parameters
         ----------
-        newdata : DataFrame, optional
+        newdata : DataFrame or Dask DataFrame, optional
             New rows; the training rows when omitted. Needs every column the right-hand
-            side of the formula reads (``offset()`` terms are replayed from it).
+            side of the formula reads (``offset()`` terms are replayed from it). A Dask
+            DataFrame gives a lazy Dask Series (one task per partition).
         type : {"response", "link"}, default="response"
             Mean response b'(η) or the linear predictor η. With ``family="cox"``:
             ``"risk"`` (= ``"response"``) the relative risk e^η, ``"linear"``
@@ -508,9 +510,10 @@ class BinarsityResults:
 
         Returns
         -------
-        ndarray of shape (n,) or (n, len(times))
-            Mean response or linear predictor of every row; survival probabilities, one
-            column per time, for ``type="survival"``.
+        ndarray of shape (n,) or (n, len(times)), or dask Series
+            Mean response or linear predictor of every row (a dask Series for dask
+            ``newdata``); survival probabilities, one column per time, for
+            ``type="survival"``.
 
         Raises
         ------
@@ -529,6 +532,11 @@ class BinarsityResults:
         return self._predict_base(newdata, type, offset, missing)
 
     def _predict_base(self, newdata, type, offset, missing):  # noqa: A002
+        if newdata is not None and is_dask_collection(newdata):
+            from ._dask_model import predict_dask
+
+            check_predict_missing(missing)
+            return predict_dask(self, newdata, type, offset, _new_design)
         if newdata is not None:
             return predict_complete(
                 self.model.spec, newdata, offset, missing,
