@@ -15,9 +15,6 @@ Not here yet: glum (``GeneralizedLinearRegressor(family="tweedie")`` on the one-
 the bins), LightGBM's tweedie objective and EBM (issue 14); glum is not in the ``bench``
 extra.
 
-Then ``family="cox"`` against lifelines and scikit-survival (``families_cox.py``:
-held-out Harrell's C and fit time).
-
 Reported per fit: median wall time of ``repeats``, CD sweeps and Newton steps, the KKT
 violation and, for a named family and its statsmodels twin, the largest difference of
 the levels.
@@ -123,7 +120,4 @@ def run(out: SuiteOutput, quick: bool, repeats: int = 3, **_: object) -> None:
         "kernels removed); max_level_diff = largest |θ| difference from the named (Cython) "
         "family."
     )
-    from .families_cox import run_cox
-
-    run_cox(out, quick)  # family="cox" vs lifelines and scikit-survival
     out.write()

@@ -1,4 +1,8 @@
-"""Part of suite ``families``: ``family="cox"`` against lifelines and scikit-survival.
+"""``family="cox"`` against lifelines and scikit-survival (issue 14's families benchmark).
+
+Run: ``python -m benchmarks.families_cox [--quick]`` (writes ``families_cox.{md,csv,json}``
+in the benchmarks' output folder). To be called at the end of suite ``families`` once that
+suite's concurrent edits have landed.
 
 Data (the rows split 70/30 at random, seed 0, the same split for every method):
 
@@ -166,3 +170,38 @@ def run_cox(out: SuiteOutput, quick: bool) -> None:
         "and the final path; sksurv: its path plus a 5-fold GridSearchCV over it). "
         "cuts_or_nonzero: cut-points kept (binarsity) or non-zero one-hot levels (sksurv)."
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the Cox comparison alone and write its tables.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        ``["--quick"]`` for n = 2,000 simulated rows (default 20,000).
+
+    Returns
+    -------
+    int
+        0.
+    """
+    import argparse
+    import sys
+    from pathlib import Path
+
+    from ._common import DEFAULT_OUT_DIR
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.families_cox")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT_DIR, help="output folder")
+    args = parser.parse_args(argv)
+    command = "python -m benchmarks.families_cox" + (" --quick" if args.quick else "")
+    out = SuiteOutput("families_cox", args.out, args.quick, command)
+    run_cox(out, args.quick)
+    out.write()
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
