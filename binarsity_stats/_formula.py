@@ -32,7 +32,7 @@ import keyword
 import math
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -78,7 +78,7 @@ _MARK = "__binarsity__"
 #: The transform names this package owns inside formulas.
 _OWN = ("bin", "C", "offset")
 #: Other names this package gives formulas (checked as calls, never data columns).
-_HELPERS = ("Treatment", "cbind")
+_HELPERS = ("Treatment", "cbind", "Surv")
 _MISSING_POLICIES = ("error", "separate", "drop")
 
 
@@ -559,6 +559,28 @@ def cbind(successes: Any, failures: Any) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def Surv(time: Any, event: Any) -> pd.DataFrame:  # noqa: N802 (R's name)
+    """R's survival response: ``Surv(time, event) ~ ...`` with ``family="cox"``.
+
+    Parameters
+    ----------
+    time : array-like of shape (n,)
+        Follow-up times (non-negative).
+    event : array-like of shape (n,)
+        1 or True for an observed event, 0 or False for a censored time.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``time`` and ``event`` (float).
+    """
+    out = {}
+    for what, value in (("time", time), ("event", event)):
+        name = _column_name(value)
+        out[what] = _as_float(value, name, f"Surv() {what}", "Give numbers.")
+    return pd.DataFrame(out)
+
+
 def transform_context(
     n_bins: int = 50, missing: str = "error", sample_weight: np.ndarray | None = None
 ) -> dict[str, Any]:
@@ -586,6 +608,7 @@ def transform_context(
         "offset": offset,
         "Treatment": Treatment,
         "cbind": cbind,
+        "Surv": Surv,
     }
 
 
@@ -743,6 +766,10 @@ class Design:
         Sum of the formula's ``offset()`` terms.
     trials : ndarray of shape (n,) or None
         Binomial trials of a ``cbind(successes, failures)`` response (training only).
+    survival : ndarray of shape (n, 2) or None
+        Times and event indicators of a ``Surv(time, event)`` response (training only).
+    strata : ndarray of shape (n,) or None
+        Stratum labels of a ``strata()`` term (training only).
     """
 
     codes: np.ndarray
@@ -750,6 +777,8 @@ class Design:
     dense: np.ndarray | None
     offset: np.ndarray | None
     trials: np.ndarray | None = None
+    survival: np.ndarray | None = None
+    strata: np.ndarray | None = None
 
     @property
     def n_obs(self) -> int:
@@ -765,9 +794,10 @@ class Response:
     ----------
     name : str
         The left-hand side, e.g. ``"y"`` or ``"I(affairs > 0)"``.
-    kind : {"numeric", "boolean", "factor", "counts"}
+    kind : {"numeric", "boolean", "factor", "counts", "survival"}
         How ``y`` was read (``"counts"``: ``cbind(successes, failures)``, y the
-        proportion of successes, the trials multiplying the weights).
+        proportion of successes, the trials multiplying the weights; ``"survival"``:
+        ``Surv(time, event)``, y the packed response of ``_cox.encode``).
     event : str or None
         For a two-level factor (binomial): the level counted as 1 (the second level,
         as in R); for a boolean: ``"True"``.
@@ -826,6 +856,9 @@ class DesignSpec:
     shadowed : list of str or None
         Names the formula calls (``bin``, ``C``, ``np``...): data columns of these names
         are left out of the data formulaic sees, so that they do not hide the function.
+    strata : list of str or None
+        Columns of a ``strata(g)`` term (``family="cox"``: one baseline hazard per
+        stratum; the term is not part of the linear predictor).
     drop_columns : list of str or None
         Columns whose missing values dropped a training row (``missing="drop"``); a new
         row missing one of them is predicted as NaN (R's na.exclude).
@@ -845,6 +878,7 @@ class DesignSpec:
     aliases: dict | None = None
     shadowed: list | None = None
     drop_columns: list | None = None
+    strata: list | None = None
 
     @property
     def block_ptr(self) -> np.ndarray:
@@ -1639,6 +1673,13 @@ def build_design(
     data = _as_frame(data)
     if len(data) == 0:
         raise ValueError("data has no rows.")
+    written = formula
+    formula, strata_cols = _strip_strata(formula)
+    if strata_cols and not _is_survival(family):
+        raise ValueError(
+            f"formula {written!r}: a strata() term needs family='cox' (one baseline hazard "
+            "per stratum)."
+        )
     source, aliases, shadowed = _alias_names(
         expand_dot(formula, data, exclude_columns), data.columns
     )
@@ -1694,8 +1735,16 @@ def build_design(
     mm = mms.rhs
     spec_rhs = mm.model_spec
     blocks, block_cols, dense_cols, offset_cols, intercept = _classify(spec_rhs, mm, aliases)
+    strata = None
+    if strata_cols:
+        strata = strata_labels(data, strata_cols)
+        surv = trials if response.kind == "survival" else None
+        if surv is not None:
+            from ._cox import encode
+
+            y = encode(surv[:, 0], surv[:, 1], strata)
     spec = DesignSpec(
-        formula=formula,
+        formula=written,
         rhs_formula=rhs,
         model_spec=spec_rhs,
         blocks=blocks,
@@ -1708,8 +1757,14 @@ def build_design(
         required=rhs_cols,
         aliases=aliases or None,
         shadowed=shadowed or None,
+        strata=strata_cols or None,
     )
     design = _assemble(mm, blocks, block_cols, dense_cols, offset_cols, aliases)
+    design.strata = strata
+    # a Surv(time, event) response: its (n, 2) times and events (y packs their order)
+    design.survival = None
+    if response.kind == "survival":
+        design.survival, trials = trials, None
     design.trials = trials
     return spec, design, y, response
 
@@ -1810,6 +1865,59 @@ def _assemble(
     return Design(codes=codes, block_ptr=block_ptr, dense=dense, offset=off)
 
 
+_STRATA = re.compile(r"\+\s*strata\(([^()]*)\)|strata\(([^()]*)\)\s*\+?")
+
+
+def _is_survival(family: Any) -> bool:
+    from ._families import get_family
+
+    return bool(getattr(get_family(family), "survival", False))
+
+
+def _strip_strata(formula: str) -> tuple[str, list[str]]:
+    """The formula without its ``strata(a, b)`` terms, and their columns."""
+    if not isinstance(formula, str) or "strata(" not in formula:
+        return formula, []
+    cols: list[str] = []
+    for m in _STRATA.finditer(formula):
+        inner = m.group(1) if m.group(1) is not None else m.group(2)
+        cols += [c.strip().strip("`") for c in inner.split(",") if c.strip()]
+    out = _STRATA.sub("", formula).strip()
+    if out.endswith("~"):
+        out += " 1"
+    return out, cols
+
+
+def strata_labels(data: Any, columns: Sequence[str]) -> np.ndarray:
+    """One label per row for the strata of ``columns`` (values joined by ``:``).
+
+    Parameters
+    ----------
+    data : DataFrame
+        The rows.
+    columns : sequence of str
+        The columns of a ``strata()`` term.
+
+    Returns
+    -------
+    ndarray of str
+    """
+    frame = _as_frame(data)
+    absent = [c for c in columns if c not in frame.columns]
+    if absent:
+        raise ValueError(f"strata() names column(s) {absent} that are not in the data.")
+    parts = []
+    for c in columns:
+        col = frame[c]
+        if col.isna().any():
+            raise ValueError(f"strata() column '{c}' contains missing values.")
+        parts.append(col.astype(str).to_numpy(dtype=object))
+    out = parts[0]
+    for p in parts[1:]:
+        out = out + ":" + p
+    return np.asarray(out, dtype=object)
+
+
 def _cbind_trials(
     lhs: str, data: pd.DataFrame, aliases: Mapping[str, str] | None, formula: str
 ) -> np.ndarray | None:
@@ -1847,6 +1955,28 @@ def _read_response(
     family = get_family(family)
     fam = family.label
     cols = list(lhs.columns)
+    survival = (
+        len(cols) == 2 and cols[0].endswith("[time]") and cols[1].endswith("[event]")
+    )
+    if survival != bool(getattr(family, "survival", False)):
+        raise ValueError(
+            f"response '{name}': Surv(time, event) is the response of family='cox'; "
+            f"family={fam!r} needs another response."
+            if survival
+            else f"family={fam!r} needs a survival response Surv(time, event); got '{name}'."
+        )
+    if survival:
+        from ._cox import encode
+
+        values = lhs.to_numpy(dtype=np.float64)
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"response '{name}' contains missing or infinite values.")
+        try:
+            y = encode(values[:, 0], values[:, 1])
+        except ValueError as exc:
+            raise ValueError(f"response '{name}': {exc}") from None
+        resp = Response(name=name, kind="survival", event="event")
+        return y, resp, values  # build_design keeps the times and events
     if len(cols) == 2 and cols[0].endswith("[successes]") and cols[1].endswith("[failures]"):
         if not family.binary:
             raise ValueError(

@@ -295,6 +295,10 @@ class BinarsityModel:
         self._data = frame  # for column names given later (groups=); not pickled
         #: binomial trials of a cbind(successes, failures) response (None otherwise)
         self.trials = design.trials
+        #: times and events of a Surv(time, event) response, shape (n, 2) (else None)
+        self.survival = design.survival
+        #: stratum labels of a strata() term (family="cox"), else None
+        self.strata = getattr(design, "strata", None)
         if design.trials is not None:  # the trials multiply the weights, as in R
             sw = design.trials if sw is None else sw * design.trials
         # a binomial response may be a proportion (the trials as sample weights)
@@ -396,6 +400,8 @@ class BinarsityModel:
     #: models pickled before missing="drop" existed dropped no row
     rows_kept: np.ndarray | None = None
     trials: np.ndarray | None = None
+    survival: np.ndarray | None = None
+    strata: np.ndarray | None = None
     n_rows_data: int | None = None
     family_note: str | None = None
 
@@ -515,8 +521,9 @@ class BinarsityModel:
 
     @property
     def fit_intercept(self) -> bool:
-        """Whether the formula has an intercept."""
-        return self.spec.fit_intercept
+        """Whether the model has an intercept (the formula's; never for ``family="cox"``,
+        whose partial likelihood does not see a constant: it is dropped with a note)."""
+        return self.spec.fit_intercept and self.family.has_intercept
 
     @property
     def intercept_absorbed(self) -> bool:
@@ -529,11 +536,19 @@ class BinarsityModel:
         of a block's levels, so this is exactly the optimum of the model whose first
         block is freely coded.
         """
+        if not self.family.has_intercept:
+            return False
         return not self.spec.fit_intercept and bool(self.spec.blocks)
 
     @property
     def _solver_intercept(self) -> bool:
-        """Whether the engine fits an intercept (also when the first block absorbs it)."""
+        """Whether the engine fits an intercept (also when the first block absorbs it).
+
+        Always for a family without one (Cox): the engine's β0 then has a zero gradient
+        and only absorbs the centring of the dense columns; it is reported as 0.
+        """
+        if not self.family.has_intercept:
+            return True
         return self.spec.fit_intercept or self.intercept_absorbed
 
     def report_coef(self, solution: Any) -> tuple[np.ndarray, float]:
@@ -556,6 +571,8 @@ class BinarsityModel:
         if self.intercept_absorbed:
             coef[int(self.block_ptr[0]) : int(self.block_ptr[1])] += intercept
             intercept = 0.0
+        if not self.family.has_intercept:
+            intercept = 0.0  # a constant in η does not change the Cox model
         return coef, intercept
 
     def _binned_design(self) -> BinnedDesign:

@@ -540,6 +540,11 @@ def calibration_table(
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
         raise ValueError(f"bins must be a positive integer; got {bins!r}.")
     m = res.model
+    if m.family.survival:
+        raise ValueError(
+            "calibration (observed against predicted mean) does not apply to family='cox': "
+            "its prediction is a relative risk; see res.concordance (Harrell's C)."
+        )
     if new is None:
         if y is not None:
             raise ValueError("y is only used together with new (the training y is known).")

@@ -537,7 +537,8 @@ def build_report(
         sections.append(_bootstrap_section(boot, level, method))
     if cv is not None:
         sections.append(_cv_section(res, cv))
-    sections.append(_calibration_section(res, new, y, offset, bins))
+    if not res.model.family.survival:  # a Cox model predicts no mean to calibrate
+        sections.append(_calibration_section(res, new, y, offset, bins))
     sections.append(_versions_section())
     ids = [s.split('"', 2)[1] for s in sections]
     names = {"data": "Data and model", "summary": "Summary", "shapes": "Shape functions",
