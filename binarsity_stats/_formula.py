@@ -291,8 +291,15 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
     """
 
     @stateful_transform
-    def bin(data, n_bins=None, missing=None, min_count=1, _state=None):  # noqa: A001
-        """Bin codes of a numeric variable under learned quantile cut points."""
+    def bin(  # noqa: A001
+        data, n_bins=None, missing=None, min_count=1, by=None, by_levels=None, _main=False,
+        _state=None,
+    ):  # fmt: skip
+        """Bin codes of a numeric variable under learned quantile cut points.
+
+        With ``by`` (a column of groups; ``bin(x):C(g)`` is rewritten to it), the codes
+        are those of one chain per level of the group over the same cut points.
+        """
         name = _column_name(data)
         x = _as_float(data, name, "bin()")
         if _state is None:  # pragma: no cover - formulaic always passes a dict
@@ -300,6 +307,12 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
         if "edges" not in _state:
             n_bins = default_n_bins if n_bins is None else n_bins
             missing = default_missing if missing is None else missing
+            if by is not None and missing == "separate" and np.any(np.isnan(x)):
+                raise ValueError(
+                    f"column '{name}' contains missing values; a by-group term "
+                    f"bin({name}):C({_column_name(by)}) has no missing level (use "
+                    "missing='drop')."
+                )
             _validate_n_bins(n_bins, f"bin({name})", missing)
             if not isinstance(missing, str) or missing not in _MISSING_POLICIES:
                 raise ValueError(
@@ -324,10 +337,66 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
             codes = _replay_bin(x, _state, name)
             counts, singles = _distinct_per_bin(x, codes, len(edges) + 1)
             _state.update({"distinct": counts, "single_values": singles})
+            if by is not None:
+                _state["by"] = _learn_by(by, by_levels, bool(_main), name, len(edges) + 1)
+                return _by_codes(codes, by, _state["by"], len(edges) + 1)
             return codes
-        return _replay_bin(x, _state, name)
+        codes = _replay_bin(x, _state, name)
+        if "by" in _state:
+            return _by_codes(codes, by, _state["by"], len(_state["edges"]) + 1)
+        return codes
 
     return bin
+
+
+def _learn_by(by: Any, levels: Any, main: bool, name: str, d: int) -> dict[str, Any]:
+    """The levels of a by-group column (varying coefficients ``bin(x):C(g)``)."""
+    gname = _column_name(by)
+    values = pd.Series(np.asarray(by, dtype=object) if not isinstance(by, pd.Series) else by)
+    isna = values.isna().to_numpy()
+    if isna.any():
+        raise ValueError(
+            f"column '{gname}' contains missing values; the by-group term "
+            f"bin({name}):C({gname}) has no missing level (use missing='drop')."
+        )
+    if levels is not None:
+        learned = list(levels)
+    elif isinstance(values.dtype, pd.CategoricalDtype):
+        learned = list(values.cat.categories)
+    else:
+        learned = sorted(pd.unique(values).tolist(), key=_sort_key)
+    if not learned:
+        raise ValueError(f"column '{gname}' has no values.")
+    if len(set(map(repr, learned))) != len(learned):
+        raise ValueError(f"by_levels of bin({name}):C({gname}) repeats a level.")
+    n_levels = (1 + (len(learned) - 1) * d) if main else len(learned) * d
+    code_dtype(n_levels)  # refuses a block beyond the uint16 codes
+    return {"column": gname, "levels": learned, "main": main}
+
+
+def _by_codes(codes: np.ndarray, by: Any, state: Mapping[str, Any], d: int) -> np.ndarray:
+    """Codes of one chain per group level: level index · d + bin code.
+
+    With a main ``bin(x)`` term of the same x (``state["main"]``), the reference (first)
+    level's rows share code 0 and the other levels' chains follow (their levels are the
+    deviations from the reference level's shape).
+    """
+    gname = state["column"]
+    if by is None:
+        raise ValueError(f"the by-group term needs the column '{gname}'.")
+    values = pd.Series(np.asarray(by, dtype=object) if not isinstance(by, pd.Series) else by)
+    isna = values.isna().to_numpy()
+    levels = state["levels"]
+    g = np.empty(len(values), dtype=np.intp)
+    level_codes(values.tolist(), isna, levels, False, gname, g)
+    c = codes.astype(np.intp)
+    if state["main"]:
+        out = np.where(g == 0, 0, 1 + (g - 1) * d + c)
+        n_levels = 1 + (len(levels) - 1) * d
+    else:
+        out = g * d + c
+        n_levels = len(levels) * d
+    return out.astype(code_dtype(n_levels))
 
 
 def _validate_n_bins(n_bins: Any, where: str, missing: Any = "error") -> None:
@@ -625,6 +694,16 @@ class Block:
     reference : object or None
         The reference level of a ``C(x, Treatment(level))`` term (None: the first
         populated level).
+    by : str or None
+        The group column of a varying-coefficient term ``bin(x):C(g)``: the block holds
+        one chain per level of g over the same cut points, separated by unpenalised
+        breaks (see :meth:`chains`).
+    by_levels : tuple or None
+        The levels of ``by``, in block order.
+    by_main : bool
+        Whether the formula has a main ``bin(x)`` term too: the first level of ``by`` is
+        then the reference, its rows share one free level (code 0), and the other
+        levels' chains are deviations from the main term's shape.
     """
 
     term: str
@@ -639,11 +718,57 @@ class Block:
     distinct: tuple | None = None
     single_values: tuple | None = None
     reference: Any = None
+    by: str | None = None
+    by_levels: tuple | None = None
+    by_main: bool = False
 
     @property
     def chain_length(self) -> int:
-        """Number of levels in the ordered (TV) chain: all but a missing level."""
+        """Number of levels in the ordered (TV) chain: all but a missing level.
+
+        For a by-group term, the levels of the whole block (every chain, see
+        :meth:`chains`).
+        """
         return self.n_levels - int(self.has_missing_level)
+
+    @property
+    def n_bins(self) -> int:
+        """Number of intervals of a binned term (one chain's length)."""
+        return len(self.edges) + 1 if self.edges is not None else self.chain_length
+
+    def chains(self) -> list[tuple[int, int, Any]]:
+        """The chains of the block: ``(first level, number of levels, group level)``.
+
+        A ``bin()`` term has one chain over its intervals (group level None); a by-group
+        term ``bin(x):C(g)`` has one per level of g, whose level k is the interval k of
+        x on the rows of that group (with a main ``bin(x)``, the reference level's rows
+        have one level of their own, returned as a chain of length 1). Levels at chain
+        starts carry no penalty weight (breaks); a missing level is in no chain.
+
+        Returns
+        -------
+        list of tuple
+        """
+        if self.by is None:
+            return [(0, self.chain_length, None)]
+        d = self.n_bins
+        out: list[tuple[int, int, Any]] = []
+        first = 0
+        for i, lvl in enumerate(self.by_levels):
+            if i == 0 and self.by_main:
+                out.append((0, 1, lvl))
+                first = 1
+                continue
+            out.append((first, d, lvl))
+            first += d
+        return out
+
+    def position(self, k: int) -> tuple[int, Any]:
+        """Interval index within its chain and group level of block level ``k``."""
+        for first, m, lvl in self.chains():
+            if first <= k < first + m:
+                return k - first, lvl
+        raise IndexError(k)
 
     @property
     def penalized(self) -> bool:
@@ -680,6 +805,23 @@ class Block:
             ``(low, high]`` of the union, or ``= v`` when the training rows in it held
             one distinct value v.
         """
+        if self.by is not None:
+            (a, lvl), (b, _) = self.position(first), self.position(last)
+            if self.by_main and first == 0:
+                return f"{_level_label(lvl)}: reference"
+            return f"{_level_label(lvl)}: {self._interval_label(a, b, precision)}"
+        return self._interval_label(first, last, precision)
+
+    def bounds(self, k: int) -> tuple[float, float]:
+        """The interval (low, high] of block level ``k`` of a binned term (NaN if none)."""
+        if self.by is not None:
+            if self.by_main and k == 0:
+                return np.nan, np.nan
+            k = self.position(k)[0]
+        lo, hi = self.intervals()
+        return float(lo[k]), float(hi[k])
+
+    def _interval_label(self, first: int, last: int, precision: int | None = None) -> str:
         lo, hi = self.intervals()
         single = None
         if self.distinct is not None and self.single_values is not None:
@@ -1115,10 +1257,16 @@ def _rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
     """The right-hand side with bare non-numeric columns read as ``C(col)``."""
     terms = []
     intercept = False
+    by_terms, absorbed = _by_plan(formula, data)
     for term in formula.rhs:
         factors = list(term.factors)
         if len(factors) == 1 and factors[0].expr == "1":
             intercept = True
+            continue
+        if id(term) in by_terms:
+            terms.append(by_terms[id(term)])
+            continue
+        if id(term) in absorbed:
             continue
         own = [k for k in (_top_call(f.expr) for f in factors) if k in _OWN]
         if own and len(factors) > 1:
@@ -1147,6 +1295,112 @@ def _rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
     if not terms:
         return "1" if intercept else "0"
     return ("1 + " if intercept else "0 + ") + " + ".join(terms)
+
+
+def _split_args(inner: str) -> list[str]:
+    """Top-level comma-separated pieces of a call's argument text."""
+    out, depth, cur, quote = [], 0, [], None
+    for ch in inner:
+        if quote:
+            cur.append(ch)
+            if ch == quote:
+                quote = None
+            continue
+        if ch in "'\"`":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
+def _call_args(expr: str) -> tuple[list[str], dict[str, str]]:
+    """Positional and keyword argument texts of a one-call expression ``f(a, k=v)``."""
+    inner = expr[expr.index("(") + 1 : expr.rindex(")")]
+    pos, kw = [], {}
+    for piece in _split_args(inner):
+        head, eq, rest = piece.partition("=")
+        if eq and head.strip().isidentifier() and not rest.startswith("="):
+            kw[head.strip()] = rest.strip()
+        else:
+            pos.append(piece)
+    return pos, kw
+
+
+def _by_plan(formula: Any, data: pd.DataFrame) -> tuple[dict[int, str], set[int]]:
+    """Varying-coefficient terms ``bin(x):C(g)`` rewritten as ``bin(x, by=g)``.
+
+    Returns the rewritten text of every by-group term (by ``id`` of the term) and the
+    terms it absorbs: a ``C(g)`` (or bare ``g``) of the same column, whose level means
+    the by-group block carries (its levels are separated by unpenalised breaks). When
+    the formula also has a main ``bin(x)`` of the same x, the by-group block gets
+    ``_main=True``: the first level of g is the reference (one free level) and the
+    other levels' chains are deviations from its shape (treatment coding).
+    """
+    terms = [t for t in formula.rhs]
+    by_terms: dict[int, tuple[str, str, str, dict]] = {}
+    mains: set[str] = set()
+    groups: dict[str, int] = {}
+    for term in terms:
+        factors = list(term.factors)
+        calls = [_top_call(f.expr) for f in factors]
+        if len(factors) == 1 and calls[0] == "bin":
+            pos, kw = _call_args(factors[0].expr)
+            if not pos:
+                continue
+            if "by" in kw:
+                by_terms[id(term)] = (factors[0].expr, pos[0], kw["by"], {})
+            else:
+                mains.add(pos[0].replace(" ", ""))
+        elif len(factors) == 1 and calls[0] == "C":
+            pos, kw = _call_args(factors[0].expr)
+            if pos:
+                groups[pos[0].replace(" ", "")] = id(term)
+        elif len(factors) == 1 and _reads_column(factors[0], data):
+            groups[_quote(factors[0].expr)] = id(term)
+        elif len(factors) == 2 and calls.count("bin") == 1:
+            b = factors[calls.index("bin")]
+            other = factors[1 - calls.index("bin")]
+            oc = calls[1 - calls.index("bin")]
+            pos, kw = _call_args(b.expr)
+            if oc == "C":
+                gpos, gkw = _call_args(other.expr)
+                extra = set(gkw) - {"levels"}
+                if len(gpos) != 1 or extra:
+                    raise ValueError(
+                        f"in the by-group term '{term}', C() takes the column and levels= "
+                        "only (the first level is the reference)."
+                    )
+                gexpr, opts = gpos[0], ({"by_levels": gkw["levels"]} if "levels" in gkw else {})
+            elif _reads_column(other, data):
+                gexpr, opts = _quote(other.expr), {}
+            else:
+                continue
+            if not pos or "by" in kw:
+                raise ValueError(f"cannot read the by-group term '{term}'.")
+            by_terms[id(term)] = (b.expr, pos[0], gexpr, opts)
+    rewritten: dict[int, str] = {}
+    absorbed: set[int] = set()
+    for key, (bexpr, x, gexpr, opts) in by_terms.items():
+        extra = "".join(f", {k}={v}" for k, v in opts.items())
+        if "by=" in bexpr.replace(" ", ""):
+            body = bexpr[: bexpr.rindex(")")]
+        else:
+            body = bexpr[: bexpr.rindex(")")] + f", by={gexpr}"
+        main = ", _main=True" if x.replace(" ", "") in mains else ""
+        rewritten[key] = f"{body}{extra}{main})"
+        g = gexpr.replace(" ", "")
+        if g in groups:
+            absorbed.add(groups[g])
+    return rewritten, absorbed
 
 
 def _required_columns(formula: Any, side: str, aliases: Mapping[str, str]) -> list[str]:
@@ -1745,11 +1999,23 @@ def _classify(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | No
             s = state[_state_key(factors[0].expr)]
             if kind == "bin":
                 edges = np.asarray(s["edges"], dtype=np.float64)
+                by = s.get("by")
+                term = _unalias(str(st.term), aliases)
+                n_levels = len(edges) + 1 + int(s["has_missing_level"])
+                if by is not None:
+                    text = str(st.term)
+                    term = _unalias(text[: text.rindex(", by=")] + ")", aliases)
+                    term = f"{term}:C({_unalias(by['column'], aliases)})"
+                    G = len(by["levels"])
+                    n_levels = 1 + (G - 1) * (len(edges) + 1) if by["main"] else G * n_levels
                 block = Block(
-                    term=_unalias(str(st.term), aliases),
+                    term=term,
                     kind="bin",
                     column=_unalias(s["column"], aliases, quote=False),
-                    n_levels=len(edges) + 1 + int(s["has_missing_level"]),
+                    n_levels=n_levels,
+                    by=None if by is None else _unalias(by["column"], aliases, quote=False),
+                    by_levels=None if by is None else tuple(by["levels"]),
+                    by_main=bool(by and by["main"]),
                     edges=edges,
                     has_missing_level=bool(s["has_missing_level"]),
                     data_min=s.get("data_min"),

@@ -1,0 +1,152 @@
+"""Varying coefficients ``bin(x):C(g)``: one TV chain per level of g (design.md §7).
+
+What is proven here: the fit of the breaks layout (one block, a chain per level, ω = 0
+at each level start, the level means free) is the optimum of design.md §7's model —
+per-level chains with one constraint per level, the level means in C(g) — solved by
+cvxpy on the dense one-hot matrix (weights, offsets; gaussian, binomial, poisson); a
+by-group term with one level is the plain ``bin(x)`` fit; ``C(g)`` next to the term is
+absorbed (same fit); the treatment parametrisation of ``bin(x) * C(g)`` spans the same
+model (same fit at a vanishing λ); predict, unseen levels and pickles.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import cvxpy as cp
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose
+
+import binarsity_stats as bs
+
+
+def _data(family: str, n: int = 240, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    g = rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2])
+    eta = np.where(g == "a", 0.8 * (x > 0), -0.6 * (x > 0.5)) + np.where(g == "c", 0.4, 0.0)
+    df = pd.DataFrame({"x": np.round(x, 1), "g": g, "w": rng.uniform(0.3, 2.0, n)})
+    df["off"] = rng.normal(scale=0.2, size=n)
+    if family == "gaussian":
+        df["y"] = eta + rng.normal(scale=0.5, size=n)
+    elif family == "binomial":
+        df["y"] = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta - df.off))).astype(float)
+    else:
+        df["y"] = rng.poisson(np.exp(eta + df.off)).astype(float)
+    return df
+
+
+def _cvxpy_by_group(family, x_codes, g_codes, d, G, y, sw, off, lam, w):
+    """design.md §7: f_g per level (Σ_k n_gk f_gk = 0 each), level means m (C(g)), b0."""
+    n = len(y)
+    F = cp.Variable((G, d))
+    m = cp.Variable(G)
+    b0 = cp.Variable()
+    X = np.zeros((n, G * d))
+    X[np.arange(n), g_codes * d + x_codes] = 1.0
+    Gx = np.zeros((n, G))
+    Gx[np.arange(n), g_codes] = 1.0
+    eta = X @ cp.reshape(F, (G * d,), order="C") + Gx @ m + b0 + off
+    W = sw.sum()
+    if family == "gaussian":
+        loss = cp.sum(cp.multiply(sw, 0.5 * cp.square(eta) - cp.multiply(y, eta))) / W
+    elif family == "binomial":
+        loss = cp.sum(cp.multiply(sw, cp.logistic(eta) - cp.multiply(y, eta))) / W
+    else:
+        loss = cp.sum(cp.multiply(sw, cp.exp(eta) - cp.multiply(y, eta))) / W
+    counts = (X * sw[:, None]).sum(axis=0).reshape(G, d)
+    pen = 0
+    cons = [(Gx * sw[:, None]).sum(axis=0) @ m == 0]
+    for gi in range(G):
+        pen = pen + cp.sum(cp.multiply(w[gi * d + 1 : (gi + 1) * d], cp.abs(cp.diff(F[gi]))))
+        cons.append(counts[gi] @ F[gi] == 0)
+    prob = cp.Problem(cp.Minimize(loss + lam * pen), cons)
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+    return prob.value
+
+
+@pytest.mark.parametrize("family", ["gaussian", "binomial", "poisson"])
+def test_matches_cvxpy_on_the_per_level_constraint_model(family):
+    df = _data(family)
+    model = bs.glm("y ~ bin(x, 6):C(g) + offset(off)", df, family=family, sample_weight="w")
+    lam = 0.02
+    res = model.fit(lam=lam, tol=1e-10, max_iter=20000)
+    (block,) = model.spec.blocks
+    assert block.by == "g" and block.by_levels == ("a", "b", "c") and block.n_levels == 18
+    codes = model.binned.codes[0].astype(np.intp)
+    d = block.n_bins
+    ref = _cvxpy_by_group(
+        family, codes % d, codes // d, d, 3, df.y.to_numpy(), df.w.to_numpy(),
+        df.off.to_numpy(), lam, model.penalty_weights,
+    )  # fmt: skip
+    assert res.converged
+    assert_allclose(res.objective, ref, rtol=1e-6)
+    # no penalty across levels: the weights vanish at every level start
+    assert np.all(model.penalty_weights[[0, 6, 12]] == 0)
+    assert np.all(model.penalty_weights[np.r_[1:6, 7:12, 13:18]] > 0)
+
+
+def test_one_level_is_the_plain_bin_fit():
+    df = _data("gaussian")
+    df["one"] = "all"
+    plain = bs.glm("y ~ bin(x, 8)", df, sample_weight="w")
+    by = bs.glm("y ~ bin(x, 8):C(one)", df, sample_weight="w")
+    assert_allclose(by.penalty_weights, plain.penalty_weights, rtol=1e-14)
+    a, b = plain.fit(lam=0.01, tol=1e-10), by.fit(lam=0.01, tol=1e-10)
+    assert_allclose(b.coef, a.coef, atol=1e-10)
+    assert_allclose(b.intercept, a.intercept, atol=1e-10)
+
+
+def test_a_C_term_of_the_group_is_absorbed():
+    df = _data("gaussian")
+    a = bs.glm("y ~ bin(x, 6):C(g)", df).fit(lam=0.01, tol=1e-10)
+    b = bs.glm("y ~ C(g) + bin(x, 6):C(g)", df).fit(lam=0.01, tol=1e-10)
+    c = bs.glm("y ~ bin(x, 6, by=g)", df).fit(lam=0.01, tol=1e-10)
+    assert [bl.term for bl in b.model.spec.blocks] == ["bin(x, 6):C(g)"]
+    assert [bl.term for bl in c.model.spec.blocks] == ["bin(x, 6):C(g)"]
+    assert_allclose(b.coef, a.coef, atol=1e-12)
+    assert_allclose(c.coef, a.coef, atol=1e-12)
+
+
+def test_main_effect_gives_treatment_deviations_spanning_the_same_model():
+    df = _data("gaussian")
+    m = bs.glm("y ~ bin(x, 6) * C(g)", df)
+    main, by = m.spec.blocks
+    assert main.by is None and by.by_main and by.n_levels == 1 + 2 * 6
+    assert by.level_labels()[0] == "a: reference"
+    # at a vanishing λ both parametrisations interpolate the same cell means
+    sep = bs.glm("y ~ bin(x, 6):C(g)", df).fit(lam=1e-9, tol=1e-12, max_iter=50000)
+    tr = m.fit(lam=1e-9, tol=1e-12, max_iter=50000)
+    assert_allclose(tr.fittedvalues, sep.fittedvalues, atol=1e-6)
+    # the reference level's rows are predicted by the main chain alone (+ one free level)
+    ref_rows = df.g.to_numpy() == "a"
+    codes = m.binned.codes[1]
+    assert np.all(codes[ref_rows] == 0) and np.all(codes[~ref_rows] > 0)
+
+
+def test_predict_replays_the_groups_and_names_an_unseen_level(tmp_path):
+    df = _data("binomial")
+    res = bs.glm("y ~ bin(x, 6):C(g)", df, family="binomial").fit(lam=0.005)
+    assert_allclose(res.predict(df), res.fittedvalues, rtol=1e-12)
+    new = df.head(5).copy()
+    new.loc[new.index[0], "g"] = "zz"
+    with pytest.raises(ValueError, match="'g'.*zz"):
+        res.predict(new)
+    back = pickle.loads(pickle.dumps(res))
+    assert_allclose(back.predict(df), res.fittedvalues, rtol=1e-12)
+
+
+def test_missing_values_are_refused_by_name():
+    df = _data("gaussian")
+    df.loc[3, "g"] = None
+    with pytest.raises(ValueError, match="'g' contains missing values"):
+        bs.glm("y ~ bin(x, 6):C(g)", df)
+    df = _data("gaussian")
+    df.loc[3, "x"] = np.nan
+    with pytest.raises(ValueError, match="'x' contains missing values"):
+        bs.glm("y ~ bin(x, 6):C(g)", df, missing="separate")
+    # missing="drop" drops the row
+    m = bs.glm("y ~ bin(x, 6):C(g)", df, missing="drop")
+    assert m.n_dropped == 1
