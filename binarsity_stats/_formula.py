@@ -748,6 +748,7 @@ class Block:
         Returns
         -------
         list of tuple
+            One ``(first, length, group level)`` per chain, in block order.
         """
         if self.by is None:
             return [(0, self.chain_length, None)]
@@ -764,7 +765,18 @@ class Block:
         return out
 
     def position(self, k: int) -> tuple[int, Any]:
-        """Interval index within its chain and group level of block level ``k``."""
+        """Interval index within its chain and group level of block level ``k``.
+
+        Parameters
+        ----------
+        k : int
+            A level of the block.
+
+        Returns
+        -------
+        tuple
+            ``(interval index, group level)`` (group level None for a plain chain).
+        """
         for first, m, lvl in self.chains():
             if first <= k < first + m:
                 return k - first, lvl
@@ -813,7 +825,18 @@ class Block:
         return self._interval_label(first, last, precision)
 
     def bounds(self, k: int) -> tuple[float, float]:
-        """The interval (low, high] of block level ``k`` of a binned term (NaN if none)."""
+        """The interval (low, high] of block level ``k`` of a binned term.
+
+        Parameters
+        ----------
+        k : int
+            A level of the block.
+
+        Returns
+        -------
+        tuple of float
+            ``(low, high)``; NaN for the reference level of a by-group term.
+        """
         if self.by is not None:
             if self.by_main and k == 0:
                 return np.nan, np.nan
@@ -1258,15 +1281,15 @@ def _rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
     terms = []
     intercept = False
     by_terms, absorbed = _by_plan(formula, data)
-    for term in formula.rhs:
+    for i, term in enumerate(formula.rhs):
         factors = list(term.factors)
         if len(factors) == 1 and factors[0].expr == "1":
             intercept = True
             continue
-        if id(term) in by_terms:
-            terms.append(by_terms[id(term)])
+        if i in by_terms:
+            terms.append(by_terms[i])
             continue
-        if id(term) in absorbed:
+        if i in absorbed:
             continue
         own = [k for k in (_top_call(f.expr) for f in factors) if k in _OWN]
         if own and len(factors) > 1:
@@ -1335,21 +1358,25 @@ def _call_args(expr: str) -> tuple[list[str], dict[str, str]]:
     return pos, kw
 
 
+def _is_group_column(factor: Any, data: pd.DataFrame) -> bool:
+    """A bare non-numeric data column (read as ``C(col)``)."""
+    return _reads_column(factor, data) and not _is_numeric_series(data[factor.expr])
+
+
 def _by_plan(formula: Any, data: pd.DataFrame) -> tuple[dict[int, str], set[int]]:
     """Varying-coefficient terms ``bin(x):C(g)`` rewritten as ``bin(x, by=g)``.
 
-    Returns the rewritten text of every by-group term (by ``id`` of the term) and the
+    Returns the rewritten text of every by-group term (by position in the formula) and the
     terms it absorbs: a ``C(g)`` (or bare ``g``) of the same column, whose level means
     the by-group block carries (its levels are separated by unpenalised breaks). When
     the formula also has a main ``bin(x)`` of the same x, the by-group block gets
     ``_main=True``: the first level of g is the reference (one free level) and the
     other levels' chains are deviations from its shape (treatment coding).
     """
-    terms = [t for t in formula.rhs]
     by_terms: dict[int, tuple[str, str, str, dict]] = {}
     mains: set[str] = set()
     groups: dict[str, int] = {}
-    for term in terms:
+    for i, term in enumerate(formula.rhs):
         factors = list(term.factors)
         calls = [_top_call(f.expr) for f in factors]
         if len(factors) == 1 and calls[0] == "bin":
@@ -1357,15 +1384,15 @@ def _by_plan(formula: Any, data: pd.DataFrame) -> tuple[dict[int, str], set[int]
             if not pos:
                 continue
             if "by" in kw:
-                by_terms[id(term)] = (factors[0].expr, pos[0], kw["by"], {})
+                by_terms[i] = (factors[0].expr, pos[0], kw["by"], {})
             else:
                 mains.add(pos[0].replace(" ", ""))
         elif len(factors) == 1 and calls[0] == "C":
             pos, kw = _call_args(factors[0].expr)
             if pos:
-                groups[pos[0].replace(" ", "")] = id(term)
-        elif len(factors) == 1 and _reads_column(factors[0], data):
-            groups[_quote(factors[0].expr)] = id(term)
+                groups[pos[0].replace(" ", "")] = i
+        elif len(factors) == 1 and _is_group_column(factors[0], data):
+            groups[_quote(factors[0].expr)] = i
         elif len(factors) == 2 and calls.count("bin") == 1:
             b = factors[calls.index("bin")]
             other = factors[1 - calls.index("bin")]
@@ -1380,13 +1407,13 @@ def _by_plan(formula: Any, data: pd.DataFrame) -> tuple[dict[int, str], set[int]
                         "only (the first level is the reference)."
                     )
                 gexpr, opts = gpos[0], ({"by_levels": gkw["levels"]} if "levels" in gkw else {})
-            elif _reads_column(other, data):
+            elif _is_group_column(other, data):
                 gexpr, opts = _quote(other.expr), {}
             else:
                 continue
             if not pos or "by" in kw:
                 raise ValueError(f"cannot read the by-group term '{term}'.")
-            by_terms[id(term)] = (b.expr, pos[0], gexpr, opts)
+            by_terms[i] = (b.expr, pos[0], gexpr, opts)
     rewritten: dict[int, str] = {}
     absorbed: set[int] = set()
     for key, (bexpr, x, gexpr, opts) in by_terms.items():
