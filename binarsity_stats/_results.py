@@ -810,12 +810,16 @@ class BinarsityResults:
         kinds = m._block_kinds()
         for j, block in enumerate(spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
-            expr = argument_expr(block.term)
+            by = getattr(block, "by", None)
+            expr = argument_expr(block.term if by is None else block.term.rsplit(":C(", 1)[0])
             if expr.strip("`") == block.column:
                 expr = block.column
             if block.kind == "bin":
                 terms.append(bin_term(block.term, expr, block.column, block.edges,
                                       block.has_missing_level, self.coef[s:e], kinds[j]))  # fmt: skip
+                if by is not None:
+                    terms[-1]["by"] = {"column": by, "main": bool(block.by_main),
+                                       "levels": [json_value(v) for v in block.by_levels]}  # fmt: skip
                 continue
             if expr != block.column:
                 raise ValueError(f"term {block.term!r}: C() of an expression is not described.")

@@ -520,6 +520,13 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             "(reference: the first populated level, or C(x, Treatment(level))) are what "
             "refit() and treatment contrasts report."
         )
+    if any(getattr(b, "by", None) is not None for b in m.spec.blocks):
+        notes.append(
+            "bin(x):C(g) terms hold one chain per level of g over the same bins, not "
+            "penalized across levels: the level means of g are in the term (a C(g) term "
+            "is absorbed). With a main bin(x) term, the first level of g is the reference "
+            "(one level) and the other levels' chains are deviations from the main shape."
+        )
     if any(b.has_missing_level for b in m.spec.blocks):
         notes.append(
             "A 'missing' level has its own coefficient, outside the total-variation chain "

