@@ -76,7 +76,7 @@ __all__ = [
 #: Marker written into the transform state of our stateful transforms.
 _MARK = "__binarsity__"
 #: The transform names this package owns inside formulas.
-_OWN = ("bin", "C", "offset")
+_OWN = ("bin", "C", "ordered", "offset")
 #: Other names this package gives formulas (checked as calls, never data columns).
 _HELPERS = ("Treatment", "cbind")
 _MISSING_POLICIES = ("error", "separate", "drop")
@@ -571,6 +571,77 @@ def _make_categorical(default_missing: str):
     return C
 
 
+def _make_ordered(default_missing: str):
+    """Create the ``ordered`` stateful transform (an ordered factor: a TV chain)."""
+
+    @stateful_transform
+    def ordered(data, levels=None, missing=None, _state=None):
+        """Codes of an ordered factor: the position of each value in ``levels``.
+
+        The block is a TV chain over the levels in their order (a rating AAA…D fuses
+        neighbouring levels). ``levels`` defaults to the categories of a pandas
+        categorical column, else the sorted distinct values; a training value outside
+        ``levels`` and an unseen value on new data are refused by name.
+        """
+        name = _column_name(data)
+        values = pd.Series(
+            np.asarray(data, dtype=object) if not isinstance(data, pd.Series) else data
+        )
+        isna = values.isna().to_numpy()
+        if _state is None:  # pragma: no cover - formulaic always passes a dict
+            _state = {}
+        if "levels" not in _state:
+            missing = default_missing if missing is None else missing
+            if not isinstance(missing, str) or missing not in _MISSING_POLICIES:
+                raise ValueError(
+                    f"missing must be one of {_MISSING_POLICIES}; got {missing!r} in "
+                    f"ordered({name})."
+                )
+            if levels is not None:
+                if isinstance(levels, str) or not hasattr(levels, "__iter__"):
+                    raise TypeError(f"levels of ordered({name}) must be a list of values.")
+                learned = list(levels)
+                if len(set(map(repr, learned))) != len(learned):
+                    raise ValueError(f"levels of ordered({name}) repeat a value.")
+            elif isinstance(values.dtype, pd.CategoricalDtype):
+                learned = list(values.cat.categories)
+            else:
+                learned = sorted(pd.unique(values[~isna]).tolist(), key=_sort_key)
+            if len(learned) < 2:
+                raise ValueError(f"ordered({name}) needs at least two levels.")
+            if isna.any() and missing != "separate":
+                raise ValueError(_missing_message(name))
+            _state.update(
+                {
+                    _MARK: "ordered",
+                    "levels": learned,
+                    "has_missing_level": bool(isna.any()),
+                    "column": name,
+                    "missing": missing,
+                }
+            )
+        return _replay_categorical(values, isna, _state, name)
+
+    return ordered
+
+
+def _as_ordered(expr: str) -> str | None:
+    """``bin(C(x, levels=[...]))`` written as ``ordered(x, levels=[...])`` (else None)."""
+    text = expr.strip()
+    if not (text.startswith("bin(") and text.endswith(")")):
+        return None
+    pos, kw = _call_args(text)
+    if len(pos) != 1 or kw or not pos[0].startswith("C(") or not pos[0].endswith(")"):
+        return None
+    inner_pos, inner_kw = _call_args(pos[0])
+    if len(inner_pos) != 1 or set(inner_kw) - {"levels", "missing"}:
+        raise ValueError(
+            f"'{expr}': an ordered factor bin(C(x, levels=[...])) takes levels= and "
+            "missing= only."
+        )
+    return "ordered(" + pos[0][2:]
+
+
 def _sort_key(v: Any) -> tuple:
     # numbers before strings, each in natural order (mixed types cannot be compared)
     return (0, v, "") if isinstance(v, (int, float, np.number)) else (1, 0, str(v))
@@ -652,6 +723,7 @@ def transform_context(
     return {
         "bin": _make_bin(n_bins, missing, sample_weight),
         "C": _make_categorical(missing),
+        "ordered": _make_ordered(missing),
         "offset": offset,
         "Treatment": Treatment,
         "cbind": cbind,
@@ -700,6 +772,9 @@ class Block:
         breaks (see :meth:`chains`).
     by_levels : tuple or None
         The levels of ``by``, in block order.
+    ordered : bool
+        An ordered factor (``ordered(x, levels=[...])``, kind "categorical"): a TV chain
+        over its levels in their order.
     by_main : bool
         Whether the formula has a main ``bin(x)`` term too: the first level of ``by`` is
         then the reference, its rows share one free level (code 0), and the other
@@ -721,6 +796,7 @@ class Block:
     by: str | None = None
     by_levels: tuple | None = None
     by_main: bool = False
+    ordered: bool = False
 
     @property
     def chain_length(self) -> int:
@@ -784,8 +860,8 @@ class Block:
 
     @property
     def penalized(self) -> bool:
-        """Whether the block carries the TV penalty (``bin()`` terms)."""
-        return self.kind == "bin"
+        """Whether the block carries the TV penalty (``bin()`` terms, ordered factors)."""
+        return self.kind == "bin" or bool(getattr(self, "ordered", False))
 
     def intervals(self) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds of the chain's levels (right-closed intervals).
@@ -817,6 +893,9 @@ class Block:
             ``(low, high]`` of the union, or ``= v`` when the training rows in it held
             one distinct value v.
         """
+        if self.levels is not None:  # an ordered factor: its levels, first..last
+            lab = [_level_label(v) for v in self.levels[first : last + 1]]
+            return lab[0] if len(lab) == 1 else f"{lab[0]}..{lab[-1]}"
         if self.by is not None:
             (a, lvl), (b, _) = self.position(first), self.position(last)
             if self.by_main and first == 0:
@@ -837,6 +916,8 @@ class Block:
         tuple of float
             ``(low, high)``; NaN for the reference level of a by-group term.
         """
+        if self.edges is None:
+            return np.nan, np.nan
         if self.by is not None:
             if self.by_main and k == 0:
                 return np.nan, np.nan
@@ -1286,6 +1367,9 @@ def _rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
         if len(factors) == 1 and factors[0].expr == "1":
             intercept = True
             continue
+        if len(factors) == 1 and _as_ordered(factors[0].expr):
+            terms.append(_as_ordered(factors[0].expr))
+            continue
         if i in by_terms:
             terms.append(by_terms[i])
             continue
@@ -1378,6 +1462,8 @@ def _by_plan(formula: Any, data: pd.DataFrame) -> tuple[dict[int, str], set[int]
     groups: dict[str, int] = {}
     for i, term in enumerate(formula.rhs):
         factors = list(term.factors)
+        if len(factors) == 1 and _as_ordered(factors[0].expr):
+            continue
         calls = [_top_call(f.expr) for f in factors]
         if len(factors) == 1 and calls[0] == "bin":
             pos, kw = _call_args(factors[0].expr)
@@ -1480,7 +1566,7 @@ def _explicit_missing(expr: str) -> Any:
     for kw in node.keywords:
         if kw.arg == "missing" and isinstance(kw.value, ast.Constant):
             return kw.value.value
-    position = {"bin": 2, "C": 3}.get(node.func.id)
+    position = {"bin": 2, "C": 3, "ordered": 2}.get(node.func.id)
     if position is not None and len(node.args) > position:
         arg = node.args[position]
         return arg.value if isinstance(arg, ast.Constant) else None
@@ -1535,7 +1621,7 @@ def missing_plan(
             except ValueError:
                 return [], []
             policy = missing
-            if call in ("bin", "C"):
+            if call in ("bin", "C", "ordered"):
                 own = _explicit_missing(factor.expr)
                 policy = own if isinstance(own, str) else missing
             if policy == "drop":
@@ -2021,7 +2107,7 @@ def _classify(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | No
         if kind == "offset":
             offset_cols.extend(_unalias(c, aliases) for c in st.columns)
             continue
-        if kind in ("bin", "C"):
+        if kind in ("bin", "C", "ordered"):
             (col,) = st.columns
             s = state[_state_key(factors[0].expr)]
             if kind == "bin":
@@ -2060,6 +2146,7 @@ def _classify(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | No
                     levels=tuple(s["levels"]),
                     has_missing_level=bool(s["has_missing_level"]),
                     reference=s.get("reference"),
+                    ordered=kind == "ordered",
                 )
             blocks.append(block)
             block_cols.append(_unalias(col, aliases))

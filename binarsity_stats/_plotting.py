@@ -251,7 +251,7 @@ def _draw_block(
                      linewidth=2, label=str(level))  # fmt: skip
         a.legend(title=block.by, fontsize=7, title_fontsize=7)
         return False
-    if block.penalized:
+    if block.penalized and block.edges is not None:
         chain = block.chain_length
         x = _finite_edges(block, m, j)
         a.set_xlim(x[0], x[-1])

@@ -225,7 +225,10 @@ def _terms_table(res: Any) -> str:
         missing = 0
         if block.has_missing_level:
             missing = int(np.count_nonzero(np.asarray(codes[j]) == n_lv - 1))
-        if block.penalized:
+        if getattr(block, "ordered", False):
+            kind = "ordered factor (TV penalised)"
+            what = ", ".join(lv for lv in block.level_labels() if lv != "missing")
+        elif block.penalized:
             kind = "bin (TV penalised)"
             lo, hi = block.data_min, block.data_max
             what = "-" if lo is None else f"{_num(lo)} to {_num(hi)}"

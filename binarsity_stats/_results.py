@@ -589,7 +589,8 @@ class BinarsityResults:
                     {
                         "term": block.term,
                         "column": block.column,
-                        "cut": float(block.edges[cut_at - 1]),
+                        "cut": float(block.edges[cut_at - 1]) if block.edges is not None
+                        else np.nan,
                         "left": block.segment_label(a, b, precision),
                         "right": block.segment_label(c, d, precision),
                         "jump": float(self.coef[s + c] - self.coef[s + c - 1]),
@@ -672,7 +673,8 @@ class BinarsityResults:
             if block.penalized:
                 selected = jumps > 0 or bool(np.any(populated != 0))
             rows.append(
-                {"term": block.term, "kind": block.kind, "levels": block.n_levels,
+                {"term": block.term, "levels": block.n_levels,
+                 "kind": "ordered" if getattr(block, "ordered", False) else block.kind,
                  "cuts_kept": jumps if block.penalized else np.nan, "selected": selected,
                  "effect_min": float(populated.min()), "effect_max": float(populated.max())}
             )  # fmt: skip
