@@ -15,6 +15,17 @@ shadows the Python builtin, and our ``C`` replaces formulaic's):
   identifiable by the binarsity constraint Σ_k n_k θ_k = 0 (a weighted sum-to-zero
   coding). A bare non-numeric column (``y ~ sex``) is read as ``C(sex)``; a bare date,
   time or duration is refused instead (it would get one level per distinct value).
+* ``bin(x, n):C(g)`` (or ``bin(x, n, by=g)``): varying coefficients, one TV chain of x
+  per level of g over the same cut points, in ONE block (code = level index · d + bin
+  code) whose chains are separated by breaks (penalty weight 0 at each level start).
+  The breaks leave the level means free, so a ``C(g)`` of the same column is absorbed;
+  with a main ``bin(x)`` in the formula the first level of g is the reference (its rows
+  share one level) and the other chains are deviations from the main shape. The
+  rewrite happens in :func:`_rewrite_rhs` (``_by_plan``); the learned levels of g are in
+  the ``bin`` state under ``"by"``.
+* ``ordered(x, levels=[...])`` (or ``bin(C(x, levels=[...]))``): an ordered factor,
+  coded as ``C()`` is but penalised as a TV chain over its levels in their order
+  (``Block.ordered``).
 * ``offset(expr)`` adds ``expr`` to the linear predictor with coefficient one.
 * Every other term (numbers, ``log(x)``, interactions of numeric columns) is a dense,
   unpenalised column.

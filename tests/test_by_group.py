@@ -196,3 +196,17 @@ def test_plot_draws_one_curve_per_level():
     assert len(by_axis) == 1
     labels = [t.get_text() for t in by_axis[0].get_legend().get_texts()]
     assert labels == ["a (reference)", "b", "c"]
+
+
+def test_bootstrap_report_path_and_cv_run_on_a_by_group_model():
+    df = _data("gaussian", n=200)
+    model = bs.glm("y ~ bin(x, 5) * C(g)", df)
+    res = model.fit(lam=0.01)
+    boot = res.bootstrap(n_boot=3, random_state=0)
+    freq = boot.cut_frequencies()
+    assert len(freq) == 4 + 2 * 4  # main chain: 4 edges; 2 deviation chains: 4 each
+    assert np.all(freq["cut"].iloc[4:8].to_numpy() == freq["cut"].iloc[:4].to_numpy())
+    html = res.report()  # the cut table merges the frequencies per level's cut
+    assert "b: (" in html
+    cv = model.fit_cv(folds=3, lams=np.geomspace(0.1, 0.01, 4))
+    assert np.isfinite(cv.lam_min)

@@ -133,3 +133,12 @@ def test_plot_draws_the_levels_as_bars():
     fig = res.plot_shapes()
     ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     assert ticks == RATINGS
+
+
+def test_bootstrap_report_of_an_ordered_factor():
+    df = _data(n=200)
+    res = bs.glm(f"y ~ ordered(rating, levels={RATINGS})", df).fit(lam=0.003)
+    res.bootstrap(n_boot=3, random_state=0)
+    html = res.report()
+    assert "ordered factor (TV penalised)" in html
+    assert np.isnan(res.bootstrap_.cut_frequencies()["cut"]).all()
