@@ -229,14 +229,14 @@ def _numpy_kkt(res, lam):
         g = np.bincount(m.binned.codes[j], weights=r, minlength=e - s)
         S = np.cumsum(g[::-1])[::-1]
         th = res.coef[s:e]
-        for l in range(1, e - s):
-            bound = lam * w[s + l]
+        for k in range(1, e - s):
+            bound = lam * w[s + k]
             if bound == 0:
-                v = abs(S[l])
-            elif th[l] != th[l - 1]:
-                v = abs(S[l] + bound * np.sign(th[l] - th[l - 1]))
+                v = abs(S[k])
+            elif th[k] != th[k - 1]:
+                v = abs(S[k] + bound * np.sign(th[k] - th[k - 1]))
             else:
-                v = max(abs(S[l]) - bound, 0.0)
+                v = max(abs(S[k]) - bound, 0.0)
             worst = max(worst, v)
     return worst
 
