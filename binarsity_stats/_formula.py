@@ -1389,9 +1389,9 @@ def _rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
         own = [k for k in (_top_call(f.expr) for f in factors) if k in _OWN]
         if own and len(factors) > 1:
             raise ValueError(
-                f"{own[0]}() terms cannot be interacted with other terms: '{term}' (write an "
-                "interaction with a bare categorical column, e.g. 'z:region', for a dense "
-                "unpenalised coding)."
+                f"{own[0]}() terms cannot be interacted with other terms: '{term}' (write "
+                "bin(x):C(g) for one chain of x per level of g, or an interaction with a "
+                "bare categorical column, e.g. 'z:region', for a dense unpenalised coding)."
             )
         dates = _date_columns(factors, data)
         if dates:
