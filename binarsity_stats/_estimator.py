@@ -36,7 +36,7 @@ from ._dask import is_dask_collection
 from ._design import BinnedDesign
 from ._families import get_family
 from ._features import KINDS as FEATURE_KINDS
-from ._features import category_codes, feature_kinds, learn_levels, linear_column
+from ._features import LEVEL_KINDS, category_codes, feature_kinds, learn_levels, linear_column
 from ._penalty import PENALTY_WEIGHTS, lambda_theory, theory_nobs
 from ._penalty import penalty_weights as _penalty_weights
 from ._solvers import SOLVERS, Prepared, Solution
@@ -365,7 +365,9 @@ class BinarsityGLM(BaseEstimator):
         names (X a DataFrame), positions, or a boolean mask of length n_features
         (scikit-learn's ``HistGradientBoosting*`` convention); ``"auto"``: the pandas
         ``category`` columns. Levels are a category column's categories, else the
-        sorted distinct values; an unseen level at predict time raises, naming it.
+        sorted distinct values; an unseen level at predict time raises, naming it. A
+        column with an *ordered* pandas ``Categorical`` dtype is an ordered factor
+        instead: a TV chain over its categories in their order (``ordered(x)``).
     linear_features : None or array-like of str, int or bool, default=None
         Features that enter linearly and unpenalised (one coefficient each, in
         ``linear_coef_``), what a plain numeric term is in a formula.
@@ -784,7 +786,7 @@ class BinarsityGLM(BaseEstimator):
                 raise inconsistent(f"binarizer_ has {bins.p} features, not the {n_bin} binned")
         cats = st.get("categories_", [])
         cat_missing = np.asarray(st.get("categorical_missing_", []))
-        n_cat = int(np.sum(kinds == "categorical"))
+        n_cat = int(np.sum(np.isin(kinds, LEVEL_KINDS)))
         if len(cats) != n_cat or cat_missing.shape != (n_cat,):
             raise inconsistent(f"categories_ does not hold the {n_cat} categorical features")
         coef = np.asarray(st["coef_"])
@@ -809,7 +811,7 @@ class BinarsityGLM(BaseEstimator):
             if kind == "bin":
                 expect.append(int(bins.n_bins[b]))
                 b += 1
-            elif kind == "categorical":
+            elif kind in LEVEL_KINDS:
                 expect.append(len(cats[c]) + int(bool(cat_missing[c])))
                 c += 1
         sizes = np.diff(ptr)
@@ -1229,7 +1231,8 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
     weights_kind : {"analytic", "freq"}, default="analytic"
         What ``sample_weight`` means for ``lam="theory"`` (see :class:`BinarsityGLM`).
     categorical_features : None, "auto", or array-like of str, int or bool, default=None
-        Categorical features (free levels, as ``C()``; see :class:`BinarsityGLM`).
+        Categorical features (free levels, as ``C()``; an ordered pandas ``Categorical``:
+        a TV chain, as ``ordered()``; see :class:`BinarsityGLM`).
     linear_features : None or array-like of str, int or bool, default=None
         Unpenalised linear features (see :class:`BinarsityGLM`).
     min_bin_count : int, default=1

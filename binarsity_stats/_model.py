@@ -613,6 +613,12 @@ class BinarsityModel:
             for j, block in enumerate(blocks):
                 if not block.penalized:
                     w[self.block_ptr[j] : self.block_ptr[j + 1]] = 0.0
+        for j, block in enumerate(blocks):
+            if block.by is not None:
+                s = self.block_ptr[j]
+                w[s : self.block_ptr[j + 1]] = _by_weights(
+                    kind, counts[s : self.block_ptr[j + 1]], w[s : self.block_ptr[j + 1]], block
+                )
         return w
 
     def linear_predictor(
@@ -1291,3 +1297,30 @@ class _progress:
                 self.bar.total = self.bar.n
                 self.bar.refresh()
             self.bar.close()
+
+
+def _by_weights(kind, counts: np.ndarray, given: np.ndarray, block) -> np.ndarray:
+    """Penalty weights of a by-group block: each level's chain weighted as a chain.
+
+    A named weighting gives the chain of group level g the weights of a plain chain on
+    that level's rows, times sqrt(N_g / N) (the share of the rows the level holds, so
+    that ω is the norm of the level-centred cumulative column, as for a plain chain: a
+    block of one level has exactly the plain chain's weights). Every chain start is a
+    break (ω = 0: no penalty across levels); a weight array is kept elsewhere.
+    """
+    from ._penalty import penalty_weights as engine_weights
+
+    chains = block.chains()
+    if isinstance(kind, str):
+        w = np.zeros(len(counts))
+        total = counts.sum()
+        for first, m, _ in chains:
+            c = counts[first : first + m]
+            if m > 1 and c.sum() > 0 and total > 0:
+                cw = engine_weights(kind, c, np.array([0, m], dtype=np.intp))
+                w[first : first + m] = cw * (np.sqrt(c.sum() / total) if kind != "uniform" else 1)
+    else:
+        w = np.array(given, dtype=np.float64, copy=True)
+    for first, _, _ in chains:
+        w[first] = 0.0
+    return w

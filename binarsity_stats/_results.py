@@ -76,6 +76,9 @@ def _jump_mask(theta: np.ndarray, blocks: list[Block], block_ptr: np.ndarray) ->
             continue
         scale = max(1.0, float(np.max(np.abs(theta[s : int(block_ptr[j + 1])]))))
         jump[s + 1 : s + block.chain_length] = np.abs(np.diff(chain)) > JUMP_TOL * scale
+        if block.by is not None:  # level means of a by-group term: breaks, not jumps
+            for first, _, _ in block.chains():
+                jump[s + first] = False
     return jump
 
 
@@ -115,6 +118,9 @@ def degrees_of_freedom(
         if block.penalized:
             if block.has_missing_level and counts[e - 1] > 0:
                 dof += 1
+            if block.by is not None:  # the free level means of the groups
+                filled = [np.any(counts[s + a : s + a + k] > 0) for a, k, _ in block.chains()]
+                dof += max(int(np.sum(filled)) - 1, 0)
         else:
             dof += max(int(np.sum(counts[s:e] > 0)) - 1, 0)
     return dof
@@ -651,7 +657,10 @@ class BinarsityResults:
         """Chain positions (first, last) of the constant segments of binned block j."""
         block = self.model.spec.blocks[j]
         s = int(self.model.block_ptr[j])
-        starts = [0] + [k for k in range(1, block.chain_length) if self.jumps[s + k]]
+        breaks = {first for first, _, _ in block.chains()}
+        starts = [0] + [
+            k for k in range(1, block.chain_length) if self.jumps[s + k] or k in breaks
+        ]
         ends = [k - 1 for k in starts[1:]] + [block.chain_length - 1]
         return list(zip(starts, ends, strict=True))
 
@@ -679,13 +688,18 @@ class BinarsityResults:
                 continue
             s = int(m.block_ptr[j])
             segs = self._segments(j)
+            breaks = {first for first, _, _ in block.chains()}
             for (a, b), (c, d) in zip(segs[:-1], segs[1:], strict=True):
+                if c in breaks:  # the next group level's chain (by-group terms)
+                    continue
+                cut_at = block.position(c)[0] if block.by is not None else c
                 edges.append((j, c))
                 rows.append(
                     {
                         "term": block.term,
                         "column": block.column,
-                        "cut": float(block.edges[c - 1]),
+                        "cut": float(block.edges[cut_at - 1]) if block.edges is not None
+                        else np.nan,
                         "left": block.segment_label(a, b, precision),
                         "right": block.segment_label(c, d, precision),
                         "jump": float(self.coef[s + c] - self.coef[s + c - 1]),
@@ -726,13 +740,12 @@ class BinarsityResults:
             theta = self.coef[s : int(m.block_ptr[j + 1])]
             counts = m.bin_counts[s : int(m.block_ptr[j + 1])]
             if block.penalized:
-                lo, hi = block.intervals()
                 segs = self._segments(j) if merge else [(k, k) for k in range(block.chain_length)]
                 for a, b in segs:
                     rows.append(
                         {"term": block.term, "label": block.segment_label(a, b, precision),
-                         "low": float(lo[a]), "high": float(hi[b]), "level": float(theta[a]),
-                         "count": float(np.sum(counts[a : b + 1]))}
+                         "low": block.bounds(a)[0], "high": block.bounds(b)[1],
+                         "level": float(theta[a]), "count": float(np.sum(counts[a : b + 1]))}
                     )  # fmt: skip
                 extra = range(block.chain_length, block.n_levels)
             else:
@@ -769,7 +782,8 @@ class BinarsityResults:
             if block.penalized:
                 selected = jumps > 0 or bool(np.any(populated != 0))
             rows.append(
-                {"term": block.term, "kind": block.kind, "levels": block.n_levels,
+                {"term": block.term, "levels": block.n_levels,
+                 "kind": "ordered" if getattr(block, "ordered", False) else block.kind,
                  "cuts_kept": jumps if block.penalized else np.nan, "selected": selected,
                  "effect_min": float(populated.min()), "effect_max": float(populated.max())}
             )  # fmt: skip
@@ -909,12 +923,16 @@ class BinarsityResults:
         kinds = m._block_kinds()
         for j, block in enumerate(spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
-            expr = argument_expr(block.term)
+            by = getattr(block, "by", None)
+            expr = argument_expr(block.term if by is None else block.term.rsplit(":C(", 1)[0])
             if expr.strip("`") == block.column:
                 expr = block.column
             if block.kind == "bin":
                 terms.append(bin_term(block.term, expr, block.column, block.edges,
                                       block.has_missing_level, self.coef[s:e], kinds[j]))  # fmt: skip
+                if by is not None:
+                    terms[-1]["by"] = {"column": by, "main": bool(block.by_main),
+                                       "levels": [json_value(v) for v in block.by_levels]}  # fmt: skip
                 continue
             if expr != block.column:
                 raise ValueError(f"term {block.term!r}: C() of an expression is not described.")
@@ -1017,7 +1035,9 @@ class BinarsityResults:
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
             counts = bin_counts[s:e]
             if block.penalized:
-                seg = np.cumsum(self.jumps[s:e][: block.chain_length])
+                new = self.jumps[s:e][: block.chain_length].copy()
+                new[[first for first, _, _ in block.chains() if first > 0]] = True
+                seg = np.cumsum(new)
                 seg_of_level = np.concatenate(
                     [seg, np.arange(block.chain_length, e - s) - block.chain_length + seg[-1] + 1]
                 )

@@ -429,11 +429,11 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
                 "kind": blocks["kind"],
                 "levels": blocks["levels"].astype(int),
                 "cuts kept": [
-                    "-" if k != "bin" else str(int(c))
+                    "-" if k not in ("bin", "ordered") else str(int(c))
                     for k, c in zip(blocks["kind"], blocks["cuts_kept"], strict=True)
                 ],
                 "status": [
-                    ("selected" if s else "dropped") if k == "bin" else "unpenalized"
+                    ("selected" if s else "dropped") if k in ("bin", "ordered") else "unpenalized"
                     for k, s in zip(blocks["kind"], blocks["selected"], strict=True)
                 ],
                 "effect min": blocks["effect_min"],
@@ -547,6 +547,13 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             "C() terms are unpenalized; their reference-coded effects theta_k - theta_ref "
             "(reference: the first populated level, or C(x, Treatment(level))) are what "
             "refit() and treatment contrasts report."
+        )
+    if any(getattr(b, "by", None) is not None for b in m.spec.blocks):
+        notes.append(
+            "bin(x):C(g) terms hold one chain per level of g over the same bins, not "
+            "penalized across levels: the level means of g are in the term (a C(g) term "
+            "is absorbed). With a main bin(x) term, the first level of g is the reference "
+            "(one level) and the other levels' chains are deviations from the main shape."
         )
     if any(b.has_missing_level for b in m.spec.blocks):
         notes.append(
