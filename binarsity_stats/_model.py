@@ -25,8 +25,8 @@ Choices documented here (the docs repeat them):
   those of the full data.
 * **Folds** are stratified on y for binomial (each class spread round-robin over the
   folds after a seeded shuffle) and plain shuffled otherwise; ``n_jobs`` runs folds in
-  threads (the kernels release the GIL), and since each fold is computed independently
-  the result does not depend on ``n_jobs``.
+  worker processes on Linux, threads elsewhere (``_path.cross_validate``), and since
+  each fold is computed independently the result does not depend on ``n_jobs``.
 """
 
 from __future__ import annotations
@@ -295,6 +295,10 @@ class BinarsityModel:
         self._data = frame  # for column names given later (groups=); not pickled
         #: binomial trials of a cbind(successes, failures) response (None otherwise)
         self.trials = design.trials
+        #: times and events of a Surv(time, event) response, shape (n, 2) (else None)
+        self.survival = design.survival
+        #: stratum labels of a strata() term (family="cox"), else None
+        self.strata = getattr(design, "strata", None)
         if design.trials is not None:  # the trials multiply the weights, as in R
             sw = design.trials if sw is None else sw * design.trials
         # a binomial response may be a proportion (the trials as sample weights)
@@ -396,6 +400,8 @@ class BinarsityModel:
     #: models pickled before missing="drop" existed dropped no row
     rows_kept: np.ndarray | None = None
     trials: np.ndarray | None = None
+    survival: np.ndarray | None = None
+    strata: np.ndarray | None = None
     n_rows_data: int | None = None
     family_note: str | None = None
 
@@ -516,8 +522,9 @@ class BinarsityModel:
 
     @property
     def fit_intercept(self) -> bool:
-        """Whether the formula has an intercept."""
-        return self.spec.fit_intercept
+        """Whether the model has an intercept (the formula's; never for ``family="cox"``,
+        whose partial likelihood does not see a constant: it is dropped with a note)."""
+        return self.spec.fit_intercept and self.family.has_intercept
 
     @property
     def intercept_absorbed(self) -> bool:
@@ -530,11 +537,19 @@ class BinarsityModel:
         of a block's levels, so this is exactly the optimum of the model whose first
         block is freely coded.
         """
+        if not self.family.has_intercept:
+            return False
         return not self.spec.fit_intercept and bool(self.spec.blocks)
 
     @property
     def _solver_intercept(self) -> bool:
-        """Whether the engine fits an intercept (also when the first block absorbs it)."""
+        """Whether the engine fits an intercept (also when the first block absorbs it).
+
+        Always for a family without one (Cox): the engine's β0 then has a zero gradient
+        and only absorbs the centring of the dense columns; it is reported as 0.
+        """
+        if not self.family.has_intercept:
+            return True
         return self.spec.fit_intercept or self.intercept_absorbed
 
     def report_coef(self, solution: Any) -> tuple[np.ndarray, float]:
@@ -557,6 +572,8 @@ class BinarsityModel:
         if self.intercept_absorbed:
             coef[int(self.block_ptr[0]) : int(self.block_ptr[1])] += intercept
             intercept = 0.0
+        if not self.family.has_intercept:
+            intercept = 0.0  # a constant in η does not change the Cox model
         return coef, intercept
 
     def _binned_design(self) -> BinnedDesign:
@@ -597,6 +614,12 @@ class BinarsityModel:
             for j, block in enumerate(blocks):
                 if not block.penalized:
                     w[self.block_ptr[j] : self.block_ptr[j + 1]] = 0.0
+        for j, block in enumerate(blocks):
+            if block.by is not None:
+                s = self.block_ptr[j]
+                w[s : self.block_ptr[j + 1]] = _by_weights(
+                    kind, counts[s : self.block_ptr[j + 1]], w[s : self.block_ptr[j + 1]], block
+                )
         return w
 
     def linear_predictor(
@@ -790,6 +813,7 @@ class BinarsityModel:
         max_iter: int = 1000,
         warm_start: Any = None,
         relax: float | None = None,
+        backend: str = "auto",
     ) -> BinarsityResults:
         """Fit at one λ.
 
@@ -815,6 +839,11 @@ class BinarsityModel:
             γ of a relaxed fit (:meth:`BinarsityResults.relax`): the fit at λ mixed with
             the unpenalised refit on its segments, γ θ̂ + (1 − γ) θ̃. None: the
             penalised fit (γ = 1).
+        backend : {"auto", "rows", "gram"}, default="auto"
+            CD's data backend: sweeps over the rows, or every quadratic model solved
+            from the weighted Gram of the one-hot design (design.md §9; O(d²) per
+            sweep whatever n; gaussian: one Gram for a whole path). ``"auto"``
+            chooses by a cost model (docs/architecture.md, "The Gram backend").
 
         Returns
         -------
@@ -826,11 +855,11 @@ class BinarsityModel:
 
             gamma = check_gamma(relax, "relax")
             res = self.fit(lam, solver=solver, tol=tol, max_iter=max_iter,
-                           warm_start=warm_start)  # fmt: skip
+                           warm_start=warm_start, backend=backend)  # fmt: skip
             return res.relax(gamma, tol=tol, max_iter=max_iter)
         if solver == "dask":
             return self._fit_dask(lam, tol, max_iter, warm_start)
-        opts = _solver_options(solver, tol, max_iter)
+        opts = _solver_options(solver, tol, max_iter, backend)
         if not isinstance(lam, str):
             lam = check_lam(lam)
         elif lam != "theory":
@@ -873,6 +902,7 @@ class BinarsityModel:
         tol: float = 1e-7,
         max_iter: int = 1000,
         verbose: bool = False,
+        backend: str = "auto",
     ) -> PathResults:
         """Fit along a decreasing λ grid with warm starts.
 
@@ -888,13 +918,15 @@ class BinarsityModel:
             As in :meth:`fit`.
         verbose : bool, default=False
             Show a tqdm progress bar.
+        backend : {"auto", "rows", "gram"}, default="auto"
+            As in :meth:`fit`.
 
         Returns
         -------
         PathResults
             Index it (``path[i]``) for the results at the i-th λ.
         """
-        opts = _solver_options(solver, tol, max_iter)
+        opts = _solver_options(solver, tol, max_iter, backend)
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
         with _progress(len(grid), verbose, "path") as tick:
             sols = self._path(grid, None, opts, tick)
@@ -925,6 +957,7 @@ class BinarsityModel:
         groups: Any = None,
         relax: Any = False,
         extend_grid: bool = True,
+        backend: str = "auto",
     ) -> CVResults:
         """K-fold cross-validation over a λ path; refits the chosen λ on all rows.
 
@@ -950,8 +983,9 @@ class BinarsityModel:
         random_state : int, numpy Generator or None
             Seed of the fold assignment.
         n_jobs : int, default=1
-            Folds solved in parallel threads (-1: one per CPU). Results do not depend
-            on it.
+            Folds solved in parallel (-1: one per CPU): forked worker processes on
+            Linux, threads elsewhere; the path on all rows is solved meanwhile. Results
+            do not depend on it.
         verbose : bool, default=False
             Show a tqdm progress bar.
         n_lambdas, lam_min_ratio, lams
@@ -998,6 +1032,8 @@ class BinarsityModel:
             longer the last (at most as many values again as the grid has: λ_max ·
             ``lam_min_ratio``² by default). ``extended`` on the result counts the
             values added. An explicit ``lams`` is never extended.
+        backend : {"auto", "rows", "gram"}, default="auto"
+            As in :meth:`fit` (every fold and the refit).
 
         Returns
         -------
@@ -1029,7 +1065,7 @@ class BinarsityModel:
             )
         workers = resolve_n_jobs(n_jobs)
         random_state = check_random_state(random_state)
-        opts = _solver_options(solver, tol, max_iter)
+        opts = _solver_options(solver, tol, max_iter, backend)
         cv_tol = check_cv_tol(cv_tol)
         check_bool(early_stopping, "early_stopping")
         check_bool(extend_grid, "extend_grid")
@@ -1187,13 +1223,20 @@ def _drop_missing(
     return frame.loc[kept], cut, kept, columns
 
 
-def _solver_options(solver: Any, tol: Any, max_iter: Any) -> dict[str, Any]:
+def _solver_options(solver: Any, tol: Any, max_iter: Any, backend: Any = "auto") -> dict[str, Any]:
     """The solver arguments of fit/fit_path/fit_cv, checked before any work."""
-    from ._solvers import SOLVERS
+    from ._solvers import BACKENDS, SOLVERS
 
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
-    return {"solver": solver, "tol": check_tol(tol), "max_iter": check_max_iter(max_iter)}
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}.")
+    if solver == "fista" and backend == "gram":
+        raise ValueError("backend='gram' is a CD backend; use solver='cd'.")
+    return {
+        "solver": solver, "tol": check_tol(tol), "max_iter": check_max_iter(max_iter),
+        "backend": backend,
+    }  # fmt: skip
 
 
 def null_intercept(
@@ -1255,3 +1298,30 @@ class _progress:
                 self.bar.total = self.bar.n
                 self.bar.refresh()
             self.bar.close()
+
+
+def _by_weights(kind, counts: np.ndarray, given: np.ndarray, block) -> np.ndarray:
+    """Penalty weights of a by-group block: each level's chain weighted as a chain.
+
+    A named weighting gives the chain of group level g the weights of a plain chain on
+    that level's rows, times sqrt(N_g / N) (the share of the rows the level holds, so
+    that ω is the norm of the level-centred cumulative column, as for a plain chain: a
+    block of one level has exactly the plain chain's weights). Every chain start is a
+    break (ω = 0: no penalty across levels); a weight array is kept elsewhere.
+    """
+    from ._penalty import penalty_weights as engine_weights
+
+    chains = block.chains()
+    if isinstance(kind, str):
+        w = np.zeros(len(counts))
+        total = counts.sum()
+        for first, m, _ in chains:
+            c = counts[first : first + m]
+            if m > 1 and c.sum() > 0 and total > 0:
+                cw = engine_weights(kind, c, np.array([0, m], dtype=np.intp))
+                w[first : first + m] = cw * (np.sqrt(c.sum() / total) if kind != "uniform" else 1)
+    else:
+        w = np.array(given, dtype=np.float64, copy=True)
+    for first, _, _ in chains:
+        w[first] = 0.0
+    return w
