@@ -414,6 +414,7 @@ class BinarsityModel:
         state = self.__dict__.copy()
         state.pop("_data", None)  # the training frame is not part of a saved model
         state.pop("dask_client", None)  # a connection
+        state.pop("dask_design", None)  # training partitions (in a cluster's memory)
         return state
 
     def __getattr__(self, name: str) -> Any:

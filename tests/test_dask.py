@@ -286,7 +286,9 @@ def test_fit_on_a_local_cluster(how):
     np.testing.assert_array_equal(pred, r1.predict(df))
     import pickle
 
-    assert "dask_client" not in pickle.loads(pickle.dumps(m)).__dict__
+    saved = pickle.loads(pickle.dumps(m))
+    assert "dask_client" not in saved.__dict__ and saved.dask_design is None
+    np.testing.assert_array_equal(saved.fit(lam=1e-3).coef, r1.coef)
 
 
 def test_client_must_be_a_client_or_an_address():
