@@ -230,6 +230,8 @@ def test_a_sketched_feature_gets_near_quantile_cut_points(monkeypatch):
         ("y ~ bin(x) + nope", {}, "nope"),
         ("y ~ bin(xn)", {}, "column 'xn' contains missing values"),
         ("y ~ bin(x, foo=1)", {}, r"bin\(x, foo=...\) is not supported"),
+        ("y ~ bin(x):C(g)", {}, r"bin\(x, by=...\) is not supported"),
+        ("y ~ ordered(g, levels=['no', 'yes'])", {}, r"ordered\(\) terms are not supported"),
     ],
 )
 def test_unsupported_terms_and_arguments_are_refused_by_name(formula, kw, match):
