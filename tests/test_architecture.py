@@ -23,7 +23,7 @@ NAME = "binarsity_stats"
 #: The engine: plain Python over the kernels, no formulas, results or plots.
 ENGINE = {
     "_base", "_binarizer", "_blocks", "_design", "_families", "_features", "_metric",
-    "_path", "_penalty", "_polish", "_problem", "_prox", "_solvers", "_spec",
+    "_path", "_penalty", "_polish", "_problem", "_prox", "_solvers", "_spec", "_dask_solve",
     "_validation", "_version",
 }  # fmt: skip
 #: The modelling layer and above.
