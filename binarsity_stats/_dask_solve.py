@@ -329,10 +329,13 @@ class DaskSolution(Solution):
         Passes over the data (the summary pass included when it was run for this fit).
     bytes_per_pass : int
         Bytes of statistics sent up the reduction tree per pass with a Gram.
+    n_gram_passes : int
+        Passes that computed a Gram (the others: loss and gradient only).
     """
 
     n_passes: int = 0
     bytes_per_pass: int = 0
+    n_gram_passes: int = 0
     history: list = field(default_factory=list, repr=False)
 
 
@@ -488,7 +491,7 @@ class DaskProblem:
 
     # -- fitting -------------------------------------------------------------------------
     def fit(self, lam, *, tol=1e-7, max_iter=50, warm_start=None, fold=-1, stats=None,
-            x0=None, quiet=False, null=False) -> DaskSolution:  # fmt: skip
+            x0=None, quiet=False, null=False, refresh: str = "auto") -> DaskSolution:  # fmt: skip
         """Proximal-Newton (IRLS) fit at one λ: one pass per accepted step.
 
         Parameters
@@ -512,6 +515,12 @@ class DaskProblem:
         null : bool
             Fit the null model instead (every positive-weight edge fused: λ = ∞), the
             point at which λ_max is read.
+        refresh : {"auto", "always"}
+            When a pass recomputes the Gram: ``"always"`` (exact Newton steps), or
+            ``"auto"``: on the first two steps, after a shortened step and whenever the
+            KKT violation fell by less than 10× on the last step; otherwise the pass
+            computes only the loss and gradient (O(n p), not O(n p²)) and the step uses
+            the last Gram (its curvature has settled; the line search keeps descent).
 
         Returns
         -------
@@ -541,6 +550,7 @@ class DaskProblem:
         loss = st["loss"] / W
         F = loss + lam * penalty.value(x[0])
         history, converged, n_iter, sweeps, bytes_pp = [], False, 0, 0, 0
+        grams, full_step, kkt_prev = 0, False, np.inf
         for it in range(1, max_iter + 1):
             n_iter = it
             g, M = st["g"] / W, st["M"] / W
@@ -578,10 +588,16 @@ class DaskProblem:
                 # no descent left in the model: converged to the model's precision
                 converged = kkt <= 10 * tol_abs
                 break
-            new = self.stats(x, dx, fold=fold)
+            need = refresh == "always" or grams < 2 or not full_step or kkt > 0.1 * kkt_prev
+            new = self.stats(x, dx, gram=need, fold=fold)
+            grams += need
+            if not need:
+                new["M"] = st["M"]
             bytes_pp = max(bytes_pp, self.last_bytes)
+            kkt_prev = kkt
             F1 = new["loss"] / W + lam * penalty.value(xh[0])
-            if np.isfinite(F1) and F1 <= F + 1e-4 * decrease:
+            full_step = bool(np.isfinite(F1) and F1 <= F + 1e-4 * decrease)
+            if full_step:
                 x, st, F = xh, new, F1
                 continue
             for t, lt in zip(_STEPS[1:], new["loss_t"], strict=False):
@@ -590,6 +606,7 @@ class DaskProblem:
                 if np.isfinite(Ft) and Ft <= F + 1e-4 * t * decrease:
                     x, F = xt, Ft
                     st = self.stats(x, fold=fold)
+                    grams += 1
                     break
             else:
                 converged = kkt <= 10 * tol_abs
@@ -613,7 +630,7 @@ class DaskProblem:
             kkt_violation=float(kkt), converged=bool(converged), n_iter=n_iter,
             n_sweeps=sweeps, eta=None, bin_counts=counts * self.weight_scale,
             n_passes=self.n_passes - passes0, bytes_per_pass=bytes_pp or self.last_bytes,
-            history=history,
+            history=history, n_gram_passes=grams + (stats is None),
         )  # fmt: skip
         sol._x = x
         sol._stats = st
