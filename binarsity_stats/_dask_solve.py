@@ -58,7 +58,7 @@ __all__ = [
 #: Gram size (d + n_free) above which the Gram solver refuses (d² floats per partition).
 MAX_GRAM_LEVELS = 5000
 _FAN_IN = 8
-_STEPS = (1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 1.0 / 64, 1.0 / 256)
+_STEPS = (1.0, 0.5, 0.1)
 
 
 # --------------------------------------------------------------------- partitions
@@ -102,6 +102,17 @@ def partitions_from_arrays(codes, y, *, dense=None, weight=None, offset=None, n_
     return parts
 
 
+def _row_hash(index: int, n: int, salt: int) -> np.ndarray:
+    """splitmix64 of (partition, row, salt): reproducible pseudo-random bits per row."""
+    with np.errstate(over="ignore"):
+        z = np.uint64(index) * np.uint64(0x100000000) + np.arange(n, dtype=np.uint64)
+        z = z + np.uint64(0x9E3779B97F4A7C15) * np.uint64(1 + 2 * salt)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    return z
+
+
 def _fold_of(part: dict, index: int, K: int) -> np.ndarray:
     """Fold ids of a partition's rows: its ``fold`` column, else a hash of (partition, row)."""
     fold = part.get("fold")
@@ -114,12 +125,7 @@ def _fold_of(part: dict, index: int, K: int) -> np.ndarray:
             raise ValueError(f"fold ids must lie in [0, {K - 1}] (folds={K}).")
         return fold.astype(np.int64)
     # splitmix64 of (partition, row): the same folds on every pass and every machine
-    with np.errstate(over="ignore"):
-        z = np.uint64(index) * np.uint64(0x100000000) + np.arange(n, dtype=np.uint64)
-        z = z + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z = z ^ (z >> np.uint64(31))
+    z = _row_hash(index, n, 0)
     return (z % np.uint64(K)).astype(np.int64)
 
 
@@ -202,6 +208,7 @@ class _Setup:
     center: np.ndarray
     scale: np.ndarray
     K: int = 0
+    gram_fraction: float = 1.0
 
     @property
     def n_free(self) -> int:
@@ -262,7 +269,7 @@ def _point(part: dict, setup: _Setup, index: int, x, dx, gram: bool, fold: int) 
         g = np.concatenate([design.histograms(r), U.T @ r])
         one = {"loss": loss, "g": g}
         if gram:
-            one["M"] = _gram(design, U, h, d)
+            one["M"] = _sampled_gram(design, U, h, d, setup.gram_fraction, index)
         stats.append(one)
     if fold == -2:
         for key in stats[0]:
@@ -272,11 +279,57 @@ def _point(part: dict, setup: _Setup, index: int, x, dx, gram: bool, fold: int) 
     return out
 
 
+def _candidates(part: dict, setup: _Setup, index: int, x, steps: list, fold: int) -> dict:
+    """One partition at x + s for every candidate step s: loss, gradient, bin curvature.
+
+    The histogram solver's pass (d floats per candidate, no Gram): the loss, the working
+    gradient's bin and free-column sums, the curvature's bin sums and the free columns'
+    curvature Gram at every candidate point; ``fold`` ≥ 0 as in :func:`_point`.
+    """
+    bp = setup.block_ptr
+    codes = np.asarray(part["codes"])
+    n = codes.shape[1]
+    y = np.asarray(part["y"], dtype=np.float64).ravel()
+    sw = _weight(part, n) * setup.unit
+    off = part.get("offset")
+    Z = _dense(part, n, setup.q)
+    U = np.empty((n, setup.n_free))
+    if setup.fit_intercept:
+        U[:, 0] = 1.0
+    if setup.q:
+        U[:, int(setup.fit_intercept) :] = (Z - setup.center) / setup.scale
+    design = BinnedDesign._trusted(codes, bp, None, None, None, None)
+    fam = setup.family
+    test = None
+    if fold >= 0:
+        test = _fold_of(part, index, setup.K) == fold
+        sw_test = np.where(test, sw, 0.0)
+        sw = np.where(test, 0.0, sw)
+    keys = ("loss", "g", "H", "UU") + (("test_loss",) if test is not None else ())
+    out = {k: [] for k in keys}
+    r, h = np.empty(n), np.empty(n)
+    for step in steps:
+        theta = x[0] + step[0]
+        free = x[1] + step[1]
+        eta = U @ free if setup.n_free else np.zeros(n)
+        if off is not None:
+            eta += np.asarray(off, dtype=np.float64)
+        design.gather_add(theta, eta)
+        out["loss"].append(fam.grad_hess(eta, y, sw, 1.0, r, h))
+        gb, hb = design.histograms2(r, h)
+        out["g"].append(np.concatenate([gb, U.T @ r]))
+        out["H"].append(hb)
+        out["UU"].append(U.T @ (h[:, None] * U))
+        if test is not None:
+            out["test_loss"].append(fam.loss_sum(eta, y, sw_test))
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
 def _gram(design: BinnedDesign, U: np.ndarray, h: np.ndarray, d: int) -> np.ndarray:
     """[X^B, U]ᵀ diag(h) [X^B, U] for one partition (design.md §9)."""
     m = U.shape[1]
     M = np.empty((d + m, d + m))
-    M[:d, :d] = design.gram(h)
+    M[:d, :d] = _bin_gram(design, h)
     if m:
         hU = h[:, None] * U
         bf = np.stack([design.histograms(np.ascontiguousarray(hU[:, c])) for c in range(m)], 1)
@@ -284,6 +337,38 @@ def _gram(design: BinnedDesign, U: np.ndarray, h: np.ndarray, d: int) -> np.ndar
         M[d:, :d] = bf.T
         M[d:, d:] = U.T @ hU
     return M
+
+
+def _sampled_gram(design, U, h, d, fraction: float, index: int) -> np.ndarray:
+    """The Gram of one partition, from a fixed sample of its rows when ``fraction`` < 1.
+
+    A proximal-Newton step needs a good metric, not the exact Hessian (the gradient
+    and the line search are exact, so the solution is): the Gram of a row sample
+    (the same rows on every pass, a hash of (partition, row)) scaled by 1/fraction, plus
+    the diagonal's shortfall from its exact value, which keeps it positive semidefinite
+    and every bin's curvature exact.
+    """
+    if fraction >= 1.0:
+        return _gram(design, U, h, d)
+    keep = _row_hash(index, design.n_rows, 1) < np.uint64(fraction * 2.0**64)
+    sub = BinnedDesign._trusted(np.ascontiguousarray(design.codes[:, keep]), design.block_ptr,
+                                None, None, None, None)  # fmt: skip
+    M = _gram(sub, np.ascontiguousarray(U[keep]), np.ascontiguousarray(h[keep]), d)
+    M /= fraction
+    exact = np.concatenate([design.histograms(h), np.einsum("ij,ij,i->j", U, U, h)])
+    idx = np.arange(M.shape[0])
+    M[idx, idx] += np.maximum(exact - M[idx, idx], 0.0)
+    return M
+
+
+def _bin_gram(design: BinnedDesign, h: np.ndarray) -> np.ndarray:
+    """X^Bᵀ diag(h) X^B on one thread (a worker's task is one core's work)."""
+    try:
+        from ._gram import bin_pair_gram
+    except ImportError:  # before the Gram kernel (issue 15) is built
+        return design.gram(h)
+    return bin_pair_gram(design.codes, design.block_ptr, h, n_threads=1,
+                         diagonal=design.histograms(h))  # fmt: skip
 
 
 def _combine(*items: dict) -> dict:
@@ -357,10 +442,15 @@ class DaskProblem:
         Where to compute (default: dask's current scheduler).
     folds : int
         Number of CV folds whose counts the first pass also tabulates (0: none).
+    gram_rows : int
+        Rows (over all partitions) from which a non-quadratic family's Gram is built:
+        with more rows, every partition builds it from the same fixed sample of a share
+        ``gram_rows / n`` of its rows (the metric of the Newton steps; the gradient, the
+        objective and the KKT test always use every row). A gaussian Gram is exact.
     """
 
     def __init__(self, design, family, penalty_weights="balanced", fit_intercept=True,
-                 client=None, folds: int = 0) -> None:  # fmt: skip
+                 client=None, folds: int = 0, gram_rows: int = 2_000_000) -> None:  # fmt: skip
         self.family = get_family(family)
         self.block_ptr = np.asarray(design.block_ptr, dtype=np.intp)
         self.partitions = list(design.partitions)
@@ -374,13 +464,6 @@ class DaskProblem:
         self.n_free = self.q + int(self.fit_intercept)
         self.D = self.d + self.n_free
         self.n_passes = 0
-        if self.D > MAX_GRAM_LEVELS:
-            raise ValueError(
-                f"the design has {self.d} levels and {self.n_free} free columns: its Gram "
-                f"({self.D}² floats per partition) is above the Gram solver's bound "
-                f"({MAX_GRAM_LEVELS}); use fewer bins (the histogram solver for large d is "
-                "not implemented yet)."
-            )
         self.K = int(folds)
         tasks = [
             _delayed(_summary)(part, self.block_ptr, self.family, self.q, i, self.K)
@@ -407,8 +490,12 @@ class DaskProblem:
                 center = s["sz"] / s["W"]
             top = np.maximum(s["max_z"] - center, center - s["min_z"])
             scale = np.where(top > 0, top, 1.0)
+        fraction = 1.0
+        if not getattr(self.family, "quadratic", False) and self.n_rows > gram_rows:
+            fraction = gram_rows / self.n_rows
+        self.gram_fraction = fraction
         self.setup = _Setup(self.block_ptr, self.family, self.q, self.fit_intercept,
-                            self.unit, center, scale, self.K)  # fmt: skip
+                            self.unit, center, scale, self.K, fraction)  # fmt: skip
         kinds = as_kinds(getattr(design, "kinds", None), self.p)
         if isinstance(penalty_weights, str):
             w = _penalty_weights(penalty_weights, self.counts, self.block_ptr)
@@ -491,7 +578,8 @@ class DaskProblem:
 
     # -- fitting -------------------------------------------------------------------------
     def fit(self, lam, *, tol=1e-7, max_iter=50, warm_start=None, fold=-1, stats=None,
-            x0=None, quiet=False, null=False, refresh: str = "auto") -> DaskSolution:  # fmt: skip
+            x0=None, quiet=False, null=False, refresh: str = "auto",
+            method: str = "auto") -> DaskSolution:  # fmt: skip
         """Proximal-Newton (IRLS) fit at one λ: one pass per accepted step.
 
         Parameters
@@ -521,6 +609,11 @@ class DaskProblem:
             KKT violation fell by less than 10× on the last step; otherwise the pass
             computes only the loss and gradient (O(n p), not O(n p²)) and the step uses
             the last Gram (its curvature has settled; the line search keeps descent).
+        method : {"auto", "gram", "histogram"}
+            ``"gram"``: proximal-Newton steps from the Gram (d² floats per partition);
+            ``"histogram"``: damped block-Jacobi proximal-Newton steps from per-bin
+            gradient and curvature histograms (d floats per partition and candidate;
+            more passes); ``"auto"``: the Gram up to :data:`MAX_GRAM_LEVELS` levels.
 
         Returns
         -------
@@ -529,6 +622,20 @@ class DaskProblem:
         lam = float(lam)
         if not (lam >= 0 and np.isfinite(lam)):
             raise ValueError(f"lam must be a finite number >= 0; got {lam}.")
+        if method not in ("auto", "gram", "histogram"):
+            raise ValueError(f"method must be 'auto', 'gram' or 'histogram'; got {method!r}.")
+        if method == "auto":
+            method = "gram" if self.D <= MAX_GRAM_LEVELS else "histogram"
+        if method == "histogram":
+            if null:
+                raise ValueError("the null fit (lambda_max) needs the Gram solver.")
+            return self._fit_histogram(lam, tol, max_iter, warm_start, fold, x0, quiet)
+        if self.D > MAX_GRAM_LEVELS:
+            raise ValueError(
+                f"the design has {self.d} levels and {self.n_free} free columns: its Gram "
+                f"({self.D}² floats per partition) is above the Gram solver's bound "
+                f"({MAX_GRAM_LEVELS}); use method='histogram'."
+            )
         passes0 = self.n_passes
         penalty, W = self._penalty_of(fold)
         P = None
@@ -588,7 +695,13 @@ class DaskProblem:
                 # no descent left in the model: converged to the model's precision
                 converged = kkt <= 10 * tol_abs
                 break
-            need = refresh == "always" or grams < 2 or not full_step or kkt > 0.1 * kkt_prev
+            need = (
+                refresh == "always"
+                or self.gram_fraction < 1.0
+                or grams < 2
+                or not full_step
+                or kkt > 0.1 * kkt_prev
+            )
             new = self.stats(x, dx, gram=need, fold=fold)
             grams += need
             if not need:
@@ -635,6 +748,110 @@ class DaskProblem:
         sol._x = x
         sol._stats = st
         return sol
+
+    def _start(self, warm_start, x0):
+        if x0 is not None:
+            return (x0[0].copy(), x0[1].copy())
+        if warm_start is not None:
+            return self.from_user(warm_start)
+        free = np.zeros(self.n_free)
+        if self.fit_intercept:
+            free[0] = self.start_intercept()
+        return (np.zeros(self.d), free)
+
+    def _jacobi_step(self, x, g, H, UU, c, lam, penalty):
+        """All blocks' exact steps at once in the metric c·diag(H) (and c·UU for U)."""
+        theta = x[0]
+        new = np.empty_like(theta)
+        bp = self.block_ptr
+        lam_w = lam * penalty.weights
+        for j in range(self.p):
+            a, b = int(bp[j]), int(bp[j + 1])
+            Hj = c * H[a:b]
+            v = np.where(Hj > 0, theta[a:b] - g[a:b] / np.where(Hj > 0, Hj, 1.0), theta[a:b])
+            get_kind(penalty.kinds[j]).metric_prox(
+                np.ascontiguousarray(v), np.ascontiguousarray(np.maximum(Hj, 1e-300)),
+                np.ascontiguousarray(lam_w[a:b]), np.ascontiguousarray(penalty.counts[a:b]),
+                new[a:b], 1e-12,
+            )  # fmt: skip
+        dfree = np.zeros(self.n_free)
+        if self.n_free:
+            try:
+                dfree = np.linalg.solve(c * UU, -g[self.d :])
+            except np.linalg.LinAlgError:
+                dfree = np.linalg.lstsq(c * UU, -g[self.d :], rcond=None)[0]
+        return new - theta, dfree
+
+    def _fit_histogram(self, lam, tol, max_iter, warm_start, fold, x0, quiet) -> DaskSolution:
+        """Damped block-Jacobi proximal Newton from per-bin histograms (design.md §9).
+
+        Each pass evaluates four candidate steps at once, the blocks' exact steps in the
+        metrics c·diag(H) for c = c_prev/2, c_prev, 2c_prev, 4c_prev (c ≥ 1: the blocks
+        move together, so their joint step is damped), and keeps the one of least
+        objective among those with sufficient decrease; its statistics are those of the
+        next step. Messages are 4 (d + n_free + n_free²) floats per partition.
+        """
+        passes0 = self.n_passes
+        penalty, W = self._penalty_of(fold)
+        x = self._start(warm_start, x0)
+        zero = [(np.zeros(self.d), np.zeros(self.n_free))]
+        st = {k: v[0] for k, v in self._run_candidates(x, zero, fold).items()}
+        tol_abs = tol * self.gradient_scale()
+        F = st["loss"] / W + lam * penalty.value(x[0])
+        c, history, converged, kkt, n_iter = 2.0, [], False, np.inf, 0
+        for it in range(1, max_iter + 1):
+            n_iter = it
+            g, H, UU = st["g"] / W, st["H"] / W, st["UU"] / W
+            kkt = self.kkt(g, x[0], lam, penalty)
+            history.append((F, kkt))
+            if kkt <= tol_abs:
+                converged = True
+                break
+            cs = [max(1.0, c / 2), c, 2 * c, 4 * c]
+            steps = [self._jacobi_step(x, g, H, UU, ci, lam, penalty) for ci in cs]
+            res = self._run_candidates(x, steps, fold)
+            best = None
+            pen0 = penalty.value(x[0])
+            for i, (ci, dx) in enumerate(zip(cs, steps, strict=True)):
+                theta = x[0] + dx[0]
+                Fi = res["loss"][i] / W + lam * penalty.value(theta)
+                dec = float(g @ np.concatenate(dx)) + lam * (penalty.value(theta) - pen0)
+                if np.isfinite(Fi) and Fi <= F + 1e-4 * dec and (best is None or Fi < best[0]):
+                    best = (Fi, i, ci)
+            if best is None:
+                c = 8 * c
+                continue
+            F, i, c = best
+            x = (x[0] + steps[i][0], x[1] + steps[i][1])
+            st = {k: v[i] for k, v in res.items()}
+        theta, beta, b0 = self.to_user(x)
+        if not converged and not quiet:
+            warnings.warn(
+                f"The Dask histogram solver stopped after {n_iter} passes with a KKT "
+                f"violation of {kkt:.3g} > tol={tol_abs:.3g}; increase max_iter or tol.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        counts = self.counts if fold < 0 else self.counts - self.fold_counts[fold]
+        sol = DaskSolution(
+            coef=theta, dense_coef=beta, intercept=b0, lam=float(lam), objective=float(F),
+            kkt_violation=float(kkt), converged=bool(converged), n_iter=n_iter, n_sweeps=0,
+            eta=None, bin_counts=counts * self.weight_scale,
+            n_passes=self.n_passes - passes0, bytes_per_pass=self.last_bytes,
+            history=history, n_gram_passes=0,
+        )  # fmt: skip
+        sol._x = x
+        sol._stats = st
+        return sol
+
+    def _run_candidates(self, x, steps, fold) -> dict:
+        tasks = [
+            _delayed(_candidates)(part, self.setup, i, x, steps, fold)
+            for i, part in enumerate(self.partitions)
+        ]
+        out = self._run(tasks)
+        self.last_bytes = self.last_messages * _nbytes(out)
+        return out
 
     def _kkt_at(self, g, x, lam, penalty, P, bp_s, penalty_s) -> float:
         if P is None:
@@ -774,19 +991,19 @@ def solve_quadratic(M, g, x0, lam, penalty, block_ptr, fit_intercept, tol=1e-10,
 
 
 def prepare_dask(design, family, penalty_weights="balanced", fit_intercept=True, client=None,
-                 folds: int = 0) -> DaskProblem:  # fmt: skip
+                 folds: int = 0, gram_rows: int = 2_000_000) -> DaskProblem:  # fmt: skip
     """The first pass over a Dask design: counts, ω, scales (:class:`DaskProblem`).
 
     Parameters
     ----------
-    design, family, penalty_weights, fit_intercept, client, folds
+    design, family, penalty_weights, fit_intercept, client, folds, gram_rows
         As in :class:`DaskProblem`.
 
     Returns
     -------
     DaskProblem
     """
-    return DaskProblem(design, family, penalty_weights, fit_intercept, client, folds)
+    return DaskProblem(design, family, penalty_weights, fit_intercept, client, folds, gram_rows)
 
 
 def fit_dask(design, family, lam, *, penalty_weights="balanced", fit_intercept=True,

@@ -217,8 +217,56 @@ def test_bad_partitions_are_refused_by_name(sync):
         DaskProblem(design, "binomial").fit(-1.0)
 
 
-def test_too_many_levels_for_a_gram_is_refused(sync):
-    design = SimpleNamespace(block_ptr=np.array([0, 6000]), kinds=None, n_dense=0,
-                             partitions=[object()])  # fmt: skip
+@pytest.mark.parametrize("family", ["binomial", "poisson", "gaussian"])
+def test_histogram_solver_reaches_the_in_memory_optimum(family, sync):
+    """Damped block-Jacobi steps from d-float histograms (the large-d route), on
+    correlated blocks (block 1 copies block 0 on 70% of the rows), weights, offset."""
+    codes, bp, y, Z, w, off = _data(family, seed=29)
+    rng = np.random.default_rng(1)
+    codes[1] = np.where(rng.random(codes.shape[1]) < 0.7, codes[0], codes[1])
+    prob = DaskProblem(_design(codes, bp, y, Z, w, off), family)
+    lam = 0.2 * prob.lambda_max()
+    sol = prob.fit(lam, tol=1e-8, method="histogram", max_iter=1000)
+    assert sol.converged and sol.n_gram_passes == 0
+    ref = solve(codes, bp, y, family=family, lam=lam, penalty_weights=prob.weights, dense=Z,
+                sample_weight=w, offset=off, tol=1e-10, max_iter=5000)  # fmt: skip
+    np.testing.assert_allclose(sol.objective, ref.objective, rtol=1e-9)
+    # its messages are histograms: 4 candidates × (d + n_free + n_free²) floats
+    gram = prob.fit(lam, tol=1e-8, method="gram")
+    assert sol.bytes_per_pass < gram.bytes_per_pass
+
+
+def test_too_many_levels_for_a_gram_go_to_the_histogram_solver(sync):
+    """Above MAX_GRAM_LEVELS the Gram is refused by name; "auto" takes histograms."""
+    rng = np.random.default_rng(2)
+    n, K = 3000, 2600
+    codes = np.stack([rng.integers(0, K, n), rng.integers(0, K, n)]).astype(np.uint16)
+    y = rng.normal(size=n) + (codes[0] > K // 2)
+    design = SimpleNamespace(block_ptr=np.array([0, K, 2 * K]), kinds=None, n_dense=0,
+                             partitions=partitions_from_arrays(codes, y, n_parts=2))  # fmt: skip
+    prob = DaskProblem(design, "gaussian")
     with pytest.raises(ValueError, match="Gram"):
-        DaskProblem(design, "gaussian")
+        prob.fit(0.01, method="gram")
+    sol = prob.fit(0.05, tol=1e-6, max_iter=2000)
+    assert sol.converged and sol.n_gram_passes == 0
+    ref = solve(codes, design.block_ptr, y, family="gaussian", lam=0.05,
+                penalty_weights=prob.weights, tol=1e-10, max_iter=5000)  # fmt: skip
+    np.testing.assert_allclose(sol.objective, ref.objective, rtol=1e-7)
+
+
+@pytest.mark.parametrize("family", ["binomial", "poisson"])
+def test_a_sampled_gram_still_reaches_the_exact_optimum(family, sync):
+    """The Gram from a 10% row sample is only the Newton metric: gradient, line search
+    and KKT use every row, so the optimum is the in-memory one."""
+    codes, bp, y, Z, w, off = _data(family, n=6000, seed=31)
+    prob = DaskProblem(_design(codes, bp, y, Z, w, off), family, gram_rows=600)
+    assert prob.gram_fraction == pytest.approx(0.1)
+    lam = 0.1 * prob.lambda_max()
+    sol = prob.fit(lam, tol=1e-9)
+    assert sol.converged and sol.n_passes <= 15
+    ref = solve(codes, bp, y, family=family, lam=lam, penalty_weights=prob.weights, dense=Z,
+                sample_weight=w, offset=off, tol=1e-10, max_iter=5000)  # fmt: skip
+    np.testing.assert_allclose(sol.objective, ref.objective, rtol=1e-9)
+    # a gaussian Gram is never sampled (it is the loss itself)
+    g = DaskProblem(_design(codes, bp, y, Z, w, off), "gaussian", gram_rows=600)
+    assert g.gram_fraction == 1.0
