@@ -452,6 +452,12 @@ class DaskProblem:
     def __init__(self, design, family, penalty_weights="balanced", fit_intercept=True,
                  client=None, folds: int = 0, gram_rows: int = 2_000_000) -> None:  # fmt: skip
         self.family = get_family(family)
+        if not getattr(self.family, "row_separable", True):
+            # a partial likelihood couples rows across partitions (risk sets)
+            raise ValueError(
+                f"family {self.family.label!r} is not a sum over rows (its loss couples "
+                "rows through risk sets): the Dask solver supports row-separable families."
+            )
         self.block_ptr = np.asarray(design.block_ptr, dtype=np.intp)
         self.partitions = list(design.partitions)
         if not self.partitions:

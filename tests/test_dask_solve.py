@@ -64,7 +64,7 @@ def _design(codes, bp, y, Z, w, off, n_parts=3, fold=None):
 def client():
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
     ) as cluster, distributed.Client(cluster) as c:  # fmt: skip
         yield c
 
@@ -75,12 +75,13 @@ def sync():
         yield
 
 
-def test_logistic_on_a_local_cluster_equals_the_in_memory_fit(client):
-    codes, bp, y, Z, w, off = _data("binomial")
+@pytest.mark.parametrize("family", ["binomial", "poisson", "gaussian"])
+def test_a_fit_on_a_local_cluster_equals_the_in_memory_fit(family, client):
+    codes, bp, y, Z, w, off = _data(family)
     design = _design(codes, bp, y, Z, w, off)
-    sol = fit_dask(design, "binomial", 0.01, tol=1e-9, client=client)
-    om = DaskProblem(design, "binomial", client=client).weights
-    ref = solve(codes, bp, y, family="binomial", lam=0.01, penalty_weights=om, dense=Z,
+    sol = fit_dask(design, family, 0.01, tol=1e-9, client=client)
+    om = DaskProblem(design, family, client=client).weights
+    ref = solve(codes, bp, y, family=family, lam=0.01, penalty_weights=om, dense=Z,
                 sample_weight=w, offset=off, tol=1e-10, max_iter=5000)  # fmt: skip
     assert sol.converged
     np.testing.assert_allclose(sol.objective, ref.objective, rtol=1e-9)
@@ -270,3 +271,12 @@ def test_a_sampled_gram_still_reaches_the_exact_optimum(family, sync):
     # a gaussian Gram is never sampled (it is the loss itself)
     g = DaskProblem(_design(codes, bp, y, Z, w, off), "gaussian", gram_rows=600)
     assert g.gram_fraction == 1.0
+
+
+def test_a_family_that_is_not_a_sum_over_rows_is_refused(sync, monkeypatch):
+    """Cox's partial likelihood couples rows through risk sets: no per-partition sums."""
+    codes, bp, y, Z, w, off = _data("poisson", n=200, seed=37)
+    fam = get_family("poisson")
+    monkeypatch.setattr(type(fam), "row_separable", False, raising=False)
+    with pytest.raises(ValueError, match="row-separable"):
+        DaskProblem(_design(codes, bp, y, Z, w, off), fam)
