@@ -462,7 +462,10 @@ def _most_violated(face, prob, g_bin, lam, tol, tried):
         if not np.any(same):
             continue
         prev, cur = prev[same], cur[same]
-        wk = np.array([w[a + 1 : k + 1].min() for a, k in zip(prev, cur, strict=True)])
+        if np.all(cur - prev == 1):
+            wk = w[cur]  # adjacent levels (no zero-count level between): the edge's own ω
+        else:
+            wk = np.array([w[a + 1 : k + 1].min() for a, k in zip(prev, cur, strict=True)])
         v = np.abs(S[cur]) - lam * wk
         v[wk <= 0] = -np.inf
         for i in np.argsort(-v):
