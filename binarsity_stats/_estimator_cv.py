@@ -234,7 +234,8 @@ _GLM_CV_DOC = (
     weights_kind : {"analytic", "freq"}, default="analytic"
         What ``sample_weight`` means (see :class:`BinarsityGLM`; no effect on the CV).
     categorical_features : None, "auto", or array-like of str, int or bool, default=None
-        Categorical features (free levels, as ``C()``; see :class:`BinarsityGLM`).
+        Categorical features (free levels, as ``C()``; an ordered pandas ``Categorical``:
+        a TV chain, as ``ordered()``; see :class:`BinarsityGLM`).
     linear_features : None or array-like of str, int or bool, default=None
         Unpenalised linear features (see :class:`BinarsityGLM`).
     min_bin_count : int, default=1
@@ -345,7 +346,8 @@ _CLASSIFIER_CV_DOC = (
     weights_kind : {"analytic", "freq"}, default="analytic"
         What ``sample_weight`` means (see :class:`BinarsityGLM`).
     categorical_features : None, "auto", or array-like of str, int or bool, default=None
-        Categorical features (free levels, as ``C()``; see :class:`BinarsityGLM`).
+        Categorical features (free levels, as ``C()``; an ordered pandas ``Categorical``:
+        a TV chain, as ``ordered()``; see :class:`BinarsityGLM`).
     linear_features : None or array-like of str, int or bool, default=None
         Unpenalised linear features (see :class:`BinarsityGLM`).
     min_bin_count : int, default=1

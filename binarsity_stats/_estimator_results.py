@@ -72,6 +72,8 @@ def estimator_formula(est: Any, st: dict, names: list[str], response: str) -> tu
             terms.append(f"bin({q}, {int(nb[j])})" if per_feature else f"bin({q})")
         elif kind == "categorical":
             terms.append(f"C({q})")
+        elif kind == "ordered":  # an ordered pandas Categorical: its categories' order
+            terms.append(f"ordered({q})")
         else:
             terms.append(q)
     rhs = " + ".join(terms) + ("" if est.fit_intercept else " - 1")
@@ -91,7 +93,7 @@ def _frame(st: dict, X: Any, names: list[str]) -> pd.DataFrame:
             values = X[key].reset_index(drop=True)
         else:
             values = X[:, j]
-            if kind != "categorical" and values.dtype.kind == "O":
+            if kind not in ("categorical", "ordered") and values.dtype.kind == "O":
                 values = as_real_array(values, f"column {j}")
         cols[names[j]] = values
     return pd.DataFrame(cols)

@@ -208,9 +208,14 @@ def _row_vector(v, n, name, default):
     return v
 
 
+#: Threads of the statistics kernels when a call does not say (None: the machine's cores).
+#: A process that runs several fits at once (CV workers) sets it to 1.
+DEFAULT_THREADS: int | None = None
+
+
 def _n_threads(n_threads, n_tasks) -> int:
     if n_threads is None:
-        n_threads = os.cpu_count() or 1
+        n_threads = DEFAULT_THREADS if DEFAULT_THREADS is not None else (os.cpu_count() or 1)
     n_threads = int(n_threads)
     if n_threads < 1:
         raise ValueError(f"n_threads must be a positive integer; got {n_threads}.")
@@ -889,9 +894,10 @@ def choose_backend(prob, backend: str = "auto", n_lambdas: int = 1, sweeps=None,
     binomial/poisson, once per λ path for gaussian). With S sweeps expected per fit:
     rows ≈ S·n·p, gram ≈ (Grams per fit)·1.5·n·p² + S·d² (+ two passes over the rows
     per Newton step for η and the KKT check). The Gram is chosen when it costs less
-    than half the rows. S is the last fit's count when known (a warm path; a crawling
-    near-collinear fit), else 30 per Newton step. A small problem (n·p ≤ 2e5) stays on
-    rows, whose results are pinned bit for bit.
+    than half the rows (than the rows, when the Gram of a quadratic loss is already
+    paid for: a path or a CV fold). S is the last fit's count when known (a warm path;
+    a crawling near-collinear fit), else 30 per Newton step. A small problem
+    (n·p ≤ 5e4) stays on rows, whose results are pinned bit for bit.
 
     Parameters
     ----------
@@ -926,7 +932,7 @@ def choose_backend(prob, backend: str = "auto", n_lambdas: int = 1, sweeps=None,
     if not ok:
         return "rows"
     n, p, d = prob.n_rows, max(prob.n_blocks, 1), prob.n_levels
-    if n * p <= 2e5:
+    if n * p <= 5e4:
         return "rows"
     quadratic = bool(prob.family.quadratic)
     newton = 1.0 if quadratic else 4.0  # Newton steps per fit (each a Gram when not quadratic)
@@ -935,6 +941,9 @@ def choose_backend(prob, backend: str = "auto", n_lambdas: int = 1, sweeps=None,
     grams = 0.0 if (quadratic and gram_cached) else newton / (max(n_lambdas, 1) if quadratic else 1)
     gram = grams * (1.5 * n * p * (p - 1) + n * (p + 1)) + S * (d * d + 2000.0 * p)
     gram += 2.0 * newton * n * p
+    if quadratic and gram_cached:
+        # the Gram is paid for (a path, a CV fold): a later λ reads the rows once
+        return "gram" if gram < rows else "rows"
     return "gram" if gram < 0.5 * rows else "rows"
 
 

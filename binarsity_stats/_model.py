@@ -295,6 +295,10 @@ class BinarsityModel:
         self._data = frame  # for column names given later (groups=); not pickled
         #: binomial trials of a cbind(successes, failures) response (None otherwise)
         self.trials = design.trials
+        #: times and events of a Surv(time, event) response, shape (n, 2) (else None)
+        self.survival = design.survival
+        #: stratum labels of a strata() term (family="cox"), else None
+        self.strata = getattr(design, "strata", None)
         if design.trials is not None:  # the trials multiply the weights, as in R
             sw = design.trials if sw is None else sw * design.trials
         # a binomial response may be a proportion (the trials as sample weights)
@@ -396,6 +400,8 @@ class BinarsityModel:
     #: models pickled before missing="drop" existed dropped no row
     rows_kept: np.ndarray | None = None
     trials: np.ndarray | None = None
+    survival: np.ndarray | None = None
+    strata: np.ndarray | None = None
     n_rows_data: int | None = None
     family_note: str | None = None
 
@@ -408,6 +414,7 @@ class BinarsityModel:
         state = self.__dict__.copy()
         state.pop("_data", None)  # the training frame is not part of a saved model
         state.pop("dask_client", None)  # a connection
+        state.pop("dask_design", None)  # training partitions (in a cluster's memory)
         return state
 
     def __getattr__(self, name: str) -> Any:
@@ -515,8 +522,9 @@ class BinarsityModel:
 
     @property
     def fit_intercept(self) -> bool:
-        """Whether the formula has an intercept."""
-        return self.spec.fit_intercept
+        """Whether the model has an intercept (the formula's; never for ``family="cox"``,
+        whose partial likelihood does not see a constant: it is dropped with a note)."""
+        return self.spec.fit_intercept and self.family.has_intercept
 
     @property
     def intercept_absorbed(self) -> bool:
@@ -529,11 +537,19 @@ class BinarsityModel:
         of a block's levels, so this is exactly the optimum of the model whose first
         block is freely coded.
         """
+        if not self.family.has_intercept:
+            return False
         return not self.spec.fit_intercept and bool(self.spec.blocks)
 
     @property
     def _solver_intercept(self) -> bool:
-        """Whether the engine fits an intercept (also when the first block absorbs it)."""
+        """Whether the engine fits an intercept (also when the first block absorbs it).
+
+        Always for a family without one (Cox): the engine's β0 then has a zero gradient
+        and only absorbs the centring of the dense columns; it is reported as 0.
+        """
+        if not self.family.has_intercept:
+            return True
         return self.spec.fit_intercept or self.intercept_absorbed
 
     def report_coef(self, solution: Any) -> tuple[np.ndarray, float]:
@@ -556,6 +572,8 @@ class BinarsityModel:
         if self.intercept_absorbed:
             coef[int(self.block_ptr[0]) : int(self.block_ptr[1])] += intercept
             intercept = 0.0
+        if not self.family.has_intercept:
+            intercept = 0.0  # a constant in η does not change the Cox model
         return coef, intercept
 
     def _binned_design(self) -> BinnedDesign:
@@ -596,6 +614,12 @@ class BinarsityModel:
             for j, block in enumerate(blocks):
                 if not block.penalized:
                     w[self.block_ptr[j] : self.block_ptr[j + 1]] = 0.0
+        for j, block in enumerate(blocks):
+            if block.by is not None:
+                s = self.block_ptr[j]
+                w[s : self.block_ptr[j + 1]] = _by_weights(
+                    kind, counts[s : self.block_ptr[j + 1]], w[s : self.block_ptr[j + 1]], block
+                )
         return w
 
     def linear_predictor(
@@ -1274,3 +1298,30 @@ class _progress:
                 self.bar.total = self.bar.n
                 self.bar.refresh()
             self.bar.close()
+
+
+def _by_weights(kind, counts: np.ndarray, given: np.ndarray, block) -> np.ndarray:
+    """Penalty weights of a by-group block: each level's chain weighted as a chain.
+
+    A named weighting gives the chain of group level g the weights of a plain chain on
+    that level's rows, times sqrt(N_g / N) (the share of the rows the level holds, so
+    that ω is the norm of the level-centred cumulative column, as for a plain chain: a
+    block of one level has exactly the plain chain's weights). Every chain start is a
+    break (ω = 0: no penalty across levels); a weight array is kept elsewhere.
+    """
+    from ._penalty import penalty_weights as engine_weights
+
+    chains = block.chains()
+    if isinstance(kind, str):
+        w = np.zeros(len(counts))
+        total = counts.sum()
+        for first, m, _ in chains:
+            c = counts[first : first + m]
+            if m > 1 and c.sum() > 0 and total > 0:
+                cw = engine_weights(kind, c, np.array([0, m], dtype=np.intp))
+                w[first : first + m] = cw * (np.sqrt(c.sum() / total) if kind != "uniform" else 1)
+    else:
+        w = np.array(given, dtype=np.float64, copy=True)
+    for first, _, _ in chains:
+        w[first] = 0.0
+    return w

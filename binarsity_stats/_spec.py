@@ -38,6 +38,13 @@ The linear predictor of a row is, in this order (the order the fitted objects su
   ``C()`` term; "tv" when a ``penalty_weights`` array penalised its levels) — and the
   kinds registered later (monotone chains, chains with breaks). Prediction does not
   depend on it.
+* ``bin`` with ``"by": {"column": "g", "levels": [...], "main": false}`` (a varying
+  coefficient ``bin(x):C(g)``): one chain of ``len(edges) + 1`` levels per level of g
+  (no missing level), ``theta`` = the chains one after the other; the code of a row is
+  ``i · (len(edges) + 1) + code(x)``, i the position of its g among ``levels`` (an
+  unseen level is an error). With ``"main": true`` (a main ``bin(x)`` term too) the
+  first level of g has one level, code 0, and level i ≥ 1 starts at
+  ``1 + (i − 1) · (len(edges) + 1)``.
 * ``categorical``: code = position of the value in ``levels``; NaN → the missing level
   (last) when there is one; ``unseen`` says what an unseen value does ("error").
   ``reference`` (optional) is the level of a ``C(g, Treatment(level))`` term, the one
@@ -348,6 +355,16 @@ def check_spec(spec: Any) -> None:
             raise ValueError(f"term {i} ({term.get('name')!r}) has unknown kind {kind!r}.")
         if kind == "bin":
             n = len(term["edges"]) + 1 + int(term["missing_level"])
+            by = term.get("by")
+            if by is not None:
+                if not (isinstance(by, Mapping) and {"column", "levels", "main"} <= set(by)
+                        and len(by["levels"]) > 0 and not term["missing_level"]):  # fmt: skip
+                    raise ValueError(
+                        f"term {term['name']!r}: 'by' needs 'column', 'levels' and 'main' "
+                        "(and no missing level)."
+                    )
+                G = len(by["levels"])
+                n = 1 + (G - 1) * n if by["main"] else G * n
             if len(term["theta"]) != n or term.get("intervals", "right-closed") != "right-closed":
                 raise ValueError(f"term {term['name']!r}: theta needs {n} values.")
         elif kind == "categorical":
@@ -521,6 +538,14 @@ class SpecModel:
                     if not np.isnan(x[bad]):
                         what = "infinite values"
                     raise ValueError(f"column {t['column']!r} contains {what}.")
+                by = t.get("by")
+                if by is not None:  # one chain per level of the group column
+                    g = self._categorical_codes(
+                        _column(data, by["column"]),
+                        {"levels": by["levels"], "missing_level": False, "column": by["column"]},
+                    )
+                    d = len(edges) + 1
+                    c = np.where(g == 0, 0, 1 + (g - 1) * d + c) if by["main"] else g * d + c
                 codes[j] = c
             else:
                 codes[j] = self._categorical_codes(_column(data, t["column"]), t)

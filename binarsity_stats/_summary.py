@@ -270,6 +270,19 @@ def _iterations(res: Any) -> str:
     return f"{res.n_iter} ({sweeps} sweeps)" if sweeps is not None else str(res.n_iter)
 
 
+def _survival_rows(res: Any) -> list[tuple[str, str]]:
+    """Header rows of a Cox fit: events, partial deviance and likelihood, Harrell's C."""
+    m = res.model
+    events = float(np.sum(m.survival[:, 1])) if m.survival is not None else float("nan")
+    return [
+        ("Events", _fmt(int(events)) if np.isfinite(events) else "-"),
+        ("Deviance (partial)", _fmt(res.deviance)),
+        ("Null deviance", _fmt(res.null_deviance)),
+        ("Log partial lik.", _fmt(res.llf)),
+        ("C-index (Harrell)", _fmt(res.concordance)),
+    ]
+
+
 def _weights_label(m: Any) -> str:
     if not m.weighted:
         return "no"
@@ -372,6 +385,8 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
         event = f"{resp.event!r} (vs {resp.levels[0]!r})"
     elif resp.kind == "counts":
         event = "successes (of the trials)"
+    elif resp.kind == "survival":
+        event = "event = 1 (censored = 0)"
     elif resp.kind == "boolean" or fam.binary:
         event = "y == 1" if resp.kind != "boolean" else "True"
     left = [
@@ -392,11 +407,13 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
         ("Df (jumps+intercept+unpen.)", _fmt(res.df)),
         ("Df Residuals", _fmt(res.df_resid)),
         ("Cut-points kept (jumps)", _fmt(res.n_jumps)),
-        ("Deviance", _fmt(res.deviance)),
-        ("Null deviance", _fmt(res.null_deviance)),
-        ("Pearson chi2", _fmt(res.pearson_chi2)),
-        (f"Dispersion ({fam.dispersion_name}, chi2/df)", _fmt(res.dispersion)),
-        ("Log-Likelihood", _fmt(res.llf)),
+        *(_survival_rows(res) if fam.survival else [
+            ("Deviance", _fmt(res.deviance)),
+            ("Null deviance", _fmt(res.null_deviance)),
+            ("Pearson chi2", _fmt(res.pearson_chi2)),
+            (f"Dispersion ({fam.dispersion_name}, chi2/df)", _fmt(res.dispersion)),
+            ("Log-Likelihood", _fmt(res.llf)),
+        ]),
         ("AIC", _fmt(res.aic)),
         ("BIC", _fmt(res.bic)),
         ("KKT violation", _fmt(res.kkt_violation)),
@@ -412,11 +429,11 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
                 "kind": blocks["kind"],
                 "levels": blocks["levels"].astype(int),
                 "cuts kept": [
-                    "-" if k != "bin" else str(int(c))
+                    "-" if k not in ("bin", "ordered") else str(int(c))
                     for k, c in zip(blocks["kind"], blocks["cuts_kept"], strict=True)
                 ],
                 "status": [
-                    ("selected" if s else "dropped") if k == "bin" else "unpenalized"
+                    ("selected" if s else "dropped") if k in ("bin", "ordered") else "unpenalized"
                     for k, s in zip(blocks["kind"], blocks["selected"], strict=True)
                 ],
                 "effect min": blocks["effect_min"],
@@ -473,6 +490,16 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             "sum_k n_jk theta_jk = 0 (n_jk: weighted training rows in level k). The null "
             "deviance is that of the offset alone (eta = offset), as in R."
         )
+    elif fam.survival:
+        constraint = (
+            "Cox model: no intercept (the partial likelihood does not see a constant in "
+            "the linear predictor; a formula's intercept is dropped). Each bin() and C() "
+            "term satisfies sum_k n_jk theta_jk = 0 (n_jk: weighted training rows in "
+            "level k): its levels are log hazard ratios relative to the weighted average "
+            "training row. Deviance: 2 (partial log-likelihood of the saturated model - "
+            "that of the fit), Breslow ties (glmnet's coxnet convention); the null "
+            "deviance is that of eta = offset."
+        )
     elif not m.fit_intercept:
         constraint = (
             "No intercept ('- 1'): the linear predictor has no constant term; the null "
@@ -496,8 +523,9 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
         "term: |coef| times the range of its column). Importance: the weighted mean over "
         "the training rows of |f_j(x) - mean f_j|, f_j the term's contribution to the "
         "linear predictor (EBM's mean absolute score, centred).",
-        f"Dispersion: Pearson chi2 / Df Residuals (Df Residuals = observations - df); "
-        f"{_dispersion_meaning(fam)}",
+        *([] if fam.survival else [
+            f"Dispersion: Pearson chi2 / Df Residuals (Df Residuals = observations - df); "
+            f"{_dispersion_meaning(fam)}"]),
         "No standard errors are given for a penalized fit; refit() gives the unpenalized "
         "GLM on the selected cut-points, with standard errors conditional on the "
         "selection.",
@@ -519,6 +547,13 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             "C() terms are unpenalized; their reference-coded effects theta_k - theta_ref "
             "(reference: the first populated level, or C(x, Treatment(level))) are what "
             "refit() and treatment contrasts report."
+        )
+    if any(getattr(b, "by", None) is not None for b in m.spec.blocks):
+        notes.append(
+            "bin(x):C(g) terms hold one chain per level of g over the same bins, not "
+            "penalized across levels: the level means of g are in the term (a C(g) term "
+            "is absorbed). With a main bin(x) term, the first level of g is the reference "
+            "(one level) and the other levels' chains are deviations from the main shape."
         )
     if any(b.has_missing_level for b in m.spec.blocks):
         notes.append(

@@ -135,7 +135,15 @@ def _term_value(term, row):
             return term["theta"][len(term["edges"]) + 1]
         if math.isinf(x):
             raise ValueError(f"column {term['column']!r} is infinite.")
-        return term["theta"][bisect.bisect_left(term["edges"], x)]  # (e[k-1], e[k]] → k
+        k = bisect.bisect_left(term["edges"], x)  # (e[k-1], e[k]] → k
+        by = term.get("by")
+        if by is not None:  # bin(x):C(g): the chain of the row's level of g
+            i = _level(by["levels"], _get(row, by["column"]), False, by["column"])
+            d = len(term["edges"]) + 1
+            if by["main"]:
+                return term["theta"][0 if i == 0 else 1 + (i - 1) * d + k]
+            return term["theta"][i * d + k]
+        return term["theta"][k]
     value = _get(row, term["column"])
     return term["theta"][_level(term["levels"], value, term["missing_level"], term["column"])]
 

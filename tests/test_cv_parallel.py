@@ -146,3 +146,22 @@ def test_backend_is_checked():
         resolve_backend("dask", 2)
     assert resolve_backend("processes", 1) == "serial"
     assert resolve_backend("threads", 2) == "threads"
+
+
+@needs_fork
+def test_an_exception_that_does_not_pickle_reaches_the_caller_as_text():
+    model = _binomial(300)
+    data = model._path_data()
+
+    class Local(Exception):  # a local class: pickle cannot find it by name
+        pass
+
+    def prepare(rows):
+        if rows is not None:
+            raise Local("fold broke")
+        return data.prepare(rows)
+
+    grid = model.lambda_grid(3)
+    ids = fold_ids(data.y, 2, random_state=0)
+    with pytest.raises(RuntimeError, match="Local: fold broke"):
+        cross_validate(data, grid, ids, n_jobs=2, backend="processes", prepare=prepare)

@@ -199,6 +199,30 @@ def test_cost_model_keeps_small_problems_on_rows_and_picks_the_gram_for_long_one
     assert _gram.choose_backend(prep.prob, "auto") == "gram"
     assert _gram.choose_backend(prep.prob, "auto", sweeps=1) == "rows"
     assert _gram.choose_backend(prep.prob, "rows") == "rows"
+    # a gaussian CV fold whose Gram comes from the shared statistics: the Gram backend
+    from binarsity_stats._families import get_family
+    from binarsity_stats._path import PathData
+
+    rng, codes, bp, pw = _design(25000, [50, 50, 50, 50], seed=12)
+    y = rng.normal(size=25000)
+    data = PathData(codes, bp, y, get_family("gaussian"), pw)
+    fold = data.prepare(np.arange(22500))
+    fold.solve(0.01)
+    assert fold.last_backend == "gram"
+    alone = _solvers.Prepared(codes, bp, y, penalty_weights=pw)
+    assert _gram.choose_backend(alone.prob, "auto") == "rows"  # a single fit: not paid for
+
+
+def test_statistics_threads_default(monkeypatch):
+    rng, codes, bp, _ = _design(2000, [5, 6, 7, 8], seed=13)
+    w = rng.exponential(size=2000)
+    two = _gram.gram_statistics(codes, bp, weight=w, n_threads=2)
+    monkeypatch.setattr(_gram, "DEFAULT_THREADS", 1)
+    assert _gram._n_threads(None, 10) == 1
+    one = _gram.gram_statistics(codes, bp, weight=w)
+    assert np.array_equal(one.BB, two.BB) and np.array_equal(one.BU, two.BU)
+    with pytest.raises(ValueError, match="n_threads"):
+        _gram.gram_statistics(codes, bp, n_threads=0)
 
 
 def test_bad_input_gets_a_clear_error():
