@@ -48,6 +48,7 @@ from ._binarizer import BinarizerCore, bin_codes, is_datetime_like, level_codes
 from ._validation import (
     as_real_array,
     check_min_bin_count,
+    check_monotone,
     check_n_bins,
     check_offset,
     check_sample_weight,
@@ -291,8 +292,12 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
     """
 
     @stateful_transform
-    def bin(data, n_bins=None, missing=None, min_count=1, _state=None):  # noqa: A001
-        """Bin codes of a numeric variable under learned quantile cut points."""
+    def bin(data, n_bins=None, missing=None, min_count=1, monotone=None, _state=None):  # noqa: A001
+        """Bin codes of a numeric variable under learned quantile cut points.
+
+        ``monotone="increasing"|"decreasing"`` asks for a monotone chain (its block's kind
+        in the engine, design.md §7); it changes no code.
+        """
         name = _column_name(data)
         x = _as_float(data, name, "bin()")
         if _state is None:  # pragma: no cover - formulaic always passes a dict
@@ -307,6 +312,7 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
                 )
             _check_values(x, name, missing)
             min_count = check_min_bin_count(min_count, f"min_count in bin({name})")
+            monotone = check_monotone(monotone, f"monotone in bin({name})")
             edges, has_missing = _learn_edges(x, n_bins, missing, sample_weight, name, min_count)
             _state.update(
                 {
@@ -314,6 +320,7 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
                     "edges": edges,
                     "n_bins": int(n_bins),
                     "min_count": min_count,
+                    "monotone": monotone,
                     "missing": missing,
                     "has_missing_level": bool(has_missing),
                     "column": name,
@@ -625,6 +632,8 @@ class Block:
     reference : object or None
         The reference level of a ``C(x, Treatment(level))`` term (None: the first
         populated level).
+    monotone : {"increasing", "decreasing"} or None
+        The order a ``bin(x, monotone=...)`` term's chain is constrained to (None: free).
     """
 
     term: str
@@ -639,6 +648,7 @@ class Block:
     distinct: tuple | None = None
     single_values: tuple | None = None
     reference: Any = None
+    monotone: str | None = None
 
     @property
     def chain_length(self) -> int:
@@ -1757,6 +1767,7 @@ def _classify(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | No
                     # recorded since 0.2: older pickled specs label every level (low, high]
                     distinct=tuple(s["distinct"]) if "distinct" in s else None,
                     single_values=tuple(s["single_values"]) if "single_values" in s else None,
+                    monotone=s.get("monotone"),
                 )
             else:
                 block = Block(
