@@ -818,14 +818,17 @@ class BinarsityGLM(BaseEstimator):
         DataFrame
             One row per jump: ``feature`` (the column name, or ``x0``, ``x1``, … when
             fitted on an array), ``cut`` (x ≤ cut is left of the jump) and ``jump``
-            (θ_right − θ_left on the link scale). The formula results' table (interval
-            labels, bootstrap frequencies) is ``results(X, y).cut_points()``.
+            (θ_right − θ_left on the link scale), and ``shape`` (``"increasing"``,
+            ``"decreasing"``, ``"free"``) when a feature is monotone. The formula
+            results' table (interval labels, bootstrap frequencies) is
+            ``results(X, y).cut_points()``.
         """
         import pandas as pd
 
         st = self._fitted()
         names = st.get("feature_names_in_")
         ptr, coef, bins = st["block_ptr_"], st["coef_"], st["_bins"]
+        shapes = st.get("monotone_")  # None: fitted before monotone features existed
         rows, k, b = [], 0, 0
         for j, kind in enumerate(st["_kinds"]):
             if kind == "linear":
@@ -834,11 +837,15 @@ class BinarsityGLM(BaseEstimator):
                 edges = np.asarray(bins.edges[b])
                 lev = coef[int(ptr[k]) : int(ptr[k]) + len(edges) + 1]
                 label = str(names[j]) if names is not None else f"x{j}"
+                shape = shapes[j] if shapes is not None else None
                 for e in np.flatnonzero(np.diff(lev) != 0):
-                    rows.append((label, float(edges[e]), float(lev[e + 1] - lev[e])))
+                    rows.append((label, float(edges[e]), float(lev[e + 1] - lev[e]),
+                                 shape or "free"))  # fmt: skip
                 b += 1
             k += 1
-        return pd.DataFrame(rows, columns=["feature", "cut", "jump"])
+        out = pd.DataFrame(rows, columns=["feature", "cut", "jump", "shape"])
+        # the shape column only when a feature is monotone (as the formula results')
+        return out if shapes is not None and any(shapes) else out.drop(columns="shape")
 
     # -- the formula layer's results ---------------------------------------------------
     def results(self, X, y, sample_weight=None, offset=None) -> Any:

@@ -166,6 +166,9 @@ def test_estimators_take_monotone_by_name_or_position():
     np.testing.assert_allclose(from_spec(spec).predict(X), est.predict(X), rtol=1e-13)
     np.testing.assert_allclose(pickle.loads(pickle.dumps(est)).predict(X), est.predict(X))
     assert est.get_params()["monotone"] == {"age": "decreasing", 1: "increasing"}
+    cuts = est.cut_points()
+    assert np.all(cuts.jump[cuts["shape"] == "decreasing"] < 0)
+    assert "shape" not in BinarsityGLM(n_bins=6, lam=1e-4).fit(X, y).cut_points().columns
 
 
 def test_classifier_and_cv_estimators():
