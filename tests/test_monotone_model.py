@@ -195,3 +195,34 @@ def test_cli_fits_a_monotone_formula(tmp_path):
                  "--data", str(path), "--family", "poisson", "--lam", "0.001"], out=out)  # fmt: skip
     assert code == 0
     assert "bin, decreasing" in out.getvalue()
+
+
+def test_the_refit_on_segments_is_the_ordered_one():
+    # segments {0}, {1}, {2}, {3} of an increasing block whose level means are not
+    # ordered: the unpenalised refit must be the isotonic fit on them, not the means
+    from binarsity_stats._design import BinnedDesign
+    from binarsity_stats._relax import unpenalized_on_segments
+    from binarsity_stats._solvers import Solution
+
+    codes = np.repeat(np.arange(4), 25)[None, :].astype(np.uint8)
+    y = np.array([0.0, 2.0, 1.0, 3.0])[codes[0]]
+    design = BinnedDesign(codes, np.array([0, 4]), kinds=("increasing",))
+    theta = np.array([-1.5, -0.5, 0.0, 1.5])
+    sol = Solution(coef=theta, dense_coef=np.zeros(0), intercept=1.5, lam=0.1,
+                   objective=0.0, kkt_violation=0.0, converged=True, n_iter=1, n_sweeps=1,
+                   eta=None, bin_counts=np.full(4, 25.0))  # fmt: skip
+    refit = unpenalized_on_segments(design, y, "gaussian", sol, np.array([0, 1.0, 1, 1]))
+    np.testing.assert_allclose(refit.coef + refit.intercept, [0.0, 1.5, 1.5, 3.0], atol=1e-8)
+
+
+def test_relaxed_fit_keeps_the_order():
+    # the unpenalised refit on the segments is the ordered one, so every mix is ordered
+    model = glm("claims ~ bin(age, 30, monotone='decreasing') + bin(bm, 10)", TRAIN,
+                family="poisson")  # fmt: skip
+    res = model.fit(lam=2e-4)
+    free = glm("claims ~ bin(age, 30) + bin(bm, 10)", TRAIN, family="poisson")
+    # on these segments an unconstrained refit would go up somewhere
+    assert np.any(np.diff(_blocks(free.fit(lam=2e-4).relax(0.0))[0]) > 0)
+    for gamma in (0.0, 0.5):
+        age = _blocks(res.relax(gamma))[0]
+        assert np.all(np.diff(age) <= 0)
