@@ -27,7 +27,7 @@ from binarsity_stats import (
     glm,
 )
 from binarsity_stats import standalone_scorer as scorer
-from binarsity_stats._cli import main
+from binarsity_stats._cli import build_parser, main
 
 
 def _frame(n: int, seed: int) -> pd.DataFrame:
@@ -187,7 +187,7 @@ def test_classifier_and_cv_estimators():
         assert "monotone" in est.get_params()
 
 
-def test_cli_fits_a_monotone_formula(tmp_path):
+def test_cli_fits_a_monotone_formula(tmp_path, capsys):
     path = tmp_path / "data.csv"
     TRAIN.to_csv(path, index=False)
     out = io.StringIO()
@@ -195,6 +195,9 @@ def test_cli_fits_a_monotone_formula(tmp_path):
                  "--data", str(path), "--family", "poisson", "--lam", "0.001"], out=out)  # fmt: skip
     assert code == 0
     assert "bin, decreasing" in out.getvalue()
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["fit", "--help"])
+    assert "monotone='increasing'" in capsys.readouterr().out
 
 
 def test_the_refit_on_segments_is_the_ordered_one():
