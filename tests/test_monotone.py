@@ -319,3 +319,27 @@ def test_fitted_shape_is_monotone(seed, lam, solver, family):
     sol = solve(codes, bp, y, family=family, lam=lam, penalty_weights=w, sample_weight=sw,
                 offset=off, solver=solver, block_kinds=kinds, max_iter=5000)  # fmt: skip
     assert _ordered(sol.coef, bp, kinds)
+
+
+def test_real_data_fair_against_cvxpy_and_across_solvers():
+    # statsmodels' fair data: an affair is less likely in a better-rated marriage and
+    # more likely the longer the marriage; the model's own bins and weights
+    import binarsity_stats as bs
+
+    df = bs.load_fair()
+    df = df.assign(any_affair=(df.affairs > 0).astype(float))
+    model = bs.glm("any_affair ~ bin(rate_marriage, 5, monotone='decreasing') "
+                   "+ bin(yrs_married, 8, monotone='increasing') + bin(age, 8)", df,
+                   family="binomial")  # fmt: skip
+    kinds = ("decreasing", "increasing", "tv")
+    assert tuple(model._block_kinds()) == kinds
+    codes, bp, w = model.binned.codes, model.block_ptr, model.penalty_weights
+    y = df.any_affair.to_numpy()
+    for lam in (1e-3,):
+        cd = model.fit(lam=lam, tol=1e-10)
+        fi = model.fit(lam=lam, tol=1e-10, solver="fista")
+        assert cd.kkt_violation <= 1e-10 and fi.kkt_violation <= 1e-10
+        assert abs(cd.objective - fi.objective) <= 1e-10
+        assert _ordered(cd.coef, bp, kinds) and _ordered(fi.coef, bp, kinds)
+        ref = _cvxpy_glm(codes, bp, y, np.ones(y.size), None, w, "binomial", lam, kinds, True)
+        assert cd.objective <= ref + 1e-8
