@@ -31,6 +31,7 @@ from ._base import (
 )
 from ._base import DataConversionWarning as _DataConversionWarning
 from ._binarizer import Binarizer, BinarizerCore
+from ._dask import is_dask_collection
 from ._design import BinnedDesign
 from ._families import get_family
 from ._features import KINDS as FEATURE_KINDS
@@ -242,6 +243,38 @@ def _feature_codes(st: dict, X, n: int):
     return codes, Z
 
 
+class _PartitionMethod:
+    """An estimator's method applied to one partition (a picklable task function)."""
+
+    def __init__(self, est: Any, method: str) -> None:
+        self.est, self.method = est, method
+
+    def __call__(self, part):
+        out = getattr(self.est, self.method)(part)
+        if hasattr(part, "index"):
+            import pandas as pd
+
+            return pd.Series(out, index=part.index, name=self.method)
+        return out
+
+
+def _map_dask(est: Any, method: str, X: Any, offset: Any, dtype: Any) -> Any:
+    """``est.method(X)`` on a Dask X: a lazy Dask Series (DataFrame X) or Array, per block."""
+    if offset is not None:
+        raise TypeError(
+            "offset: predictions on a Dask X take no offset values; add the offset to the "
+            "result (η + offset) or predict partition by partition."
+        )
+    fn = _PartitionMethod(est, method)
+    if hasattr(X, "map_partitions") and hasattr(X, "columns"):
+        import pandas as pd
+
+        return X.map_partitions(fn, meta=pd.Series(np.empty(0, dtype=dtype), name=method))
+    if getattr(X, "ndim", 0) != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features); got {X.ndim}-D.")
+    return X.rechunk({1: -1}).map_blocks(fn, drop_axis=1, dtype=dtype)
+
+
 def _feature_column(X, j: int, names):
     """Feature j of X: by name when fitted on a DataFrame with names, else by position."""
     if hasattr(X, "columns") and hasattr(X, "iloc"):
@@ -439,7 +472,9 @@ class BinarsityGLM(BaseEstimator):
         Parameters
         ----------
         X : DataFrame or array-like of shape (n_samples, n_features)
-            Numeric features.
+            Numeric features; or a Dask DataFrame/Array (y, sample_weight and offset then
+            Dask collections partitioned like X, or arrays): the bins are learned from
+            per-partition summaries and the binned columns coded on the workers.
         y : array-like of shape (n_samples,)
             Response (0/1 for binomial, counts ≥ 0 for poisson).
         sample_weight : array-like of shape (n_samples,), optional
@@ -469,6 +504,50 @@ class BinarsityGLM(BaseEstimator):
         else:
             check_lam(self.lam)
 
+    def _from_dask(self, X, y, sample_weight, offset):
+        """A Dask X: the Binarizer fitted from per-partition summaries (``_dask``), the
+        binned columns coded on the workers; returns the in-memory X with those columns
+        replaced by their codes, y, weights, offset and ``(binarizer, codes)``."""
+        from ._dask import (
+            collect_estimator_data,
+            fit_binarizer_dask,
+            meta_of,
+            partition_lengths,
+            with_row_columns,
+        )
+
+        if y is None:
+            raise ValueError("y is None; a Dask X needs y (a Dask Series/Array or an array).")
+        X, row_values, extra = with_row_columns(X, y=y, w=sample_weight, off=offset)
+        y, sample_weight, offset = row_values["y"], row_values["w"], row_values["off"]
+        meta = meta_of(X)
+        if extra:
+            meta = meta.drop(columns=extra)
+        names = _feature_names(meta)
+        kinds = feature_kinds(
+            meta, getattr(self, "categorical_features", None),
+            getattr(self, "linear_features", None), names,
+        )  # fmt: skip
+        binned = np.flatnonzero(kinds == "bin")
+        binarizer = None
+        if binned.size:
+            n_bins = self.n_bins
+            if binned.size != len(kinds) and np.ndim(n_bins) == 1 and len(n_bins) == len(kinds):
+                n_bins = [n_bins[j] for j in binned]
+            binarizer = Binarizer(
+                n_bins=n_bins, missing=self.missing,
+                min_bin_count=getattr(self, "min_bin_count", 1),
+            )  # fmt: skip
+            info = fit_binarizer_dask(binarizer, X, binned, names, sample_weight, extra=extra)
+            lengths = info["rows"]
+        else:
+            lengths = partition_lengths(X)
+        data = collect_estimator_data(
+            X, y, binarizer, binned, lengths, sample_weight, offset, extra=extra
+        )
+        prebinned = (binarizer, data["codes"] if binned.size else None)
+        return data["X"], data["y"], data["sample_weight"], data["offset"], prebinned
+
     def _problem(self, X, y, sample_weight, offset, groups=None) -> _EstimatorProblem:
         """Validate the data, learn the bins and build the engine's design (all rows).
 
@@ -478,6 +557,9 @@ class BinarsityGLM(BaseEstimator):
         the *CV estimators only) are checked and kept.
         """
         family = get_family(self.family)
+        prebinned = None
+        if is_dask_collection(X):  # bins from mergeable summaries, codes per partition
+            X, y, sample_weight, offset, prebinned = self._from_dask(X, y, sample_weight, offset)
         X, n = _validate_X(X)
         y, extra = self._prepare_y(y, n)
         if groups is not None:
@@ -494,7 +576,9 @@ class BinarsityGLM(BaseEstimator):
         shapes = feature_shapes(getattr(self, "monotone", None), kinds, names)
         binned = np.flatnonzero(kinds == "bin")
         binarizer, bcodes = None, None
-        if binned.size:
+        if prebinned is not None:
+            binarizer, bcodes = prebinned
+        elif binned.size:
             n_bins = self.n_bins
             if binned.size != p and np.ndim(n_bins) == 1 and len(n_bins) == p:
                 n_bins = [n_bins[j] for j in binned]  # one entry per input feature
@@ -730,15 +814,18 @@ class BinarsityGLM(BaseEstimator):
         Parameters
         ----------
         X : DataFrame or array-like of shape (n_samples, n_features)
-            Features (columns matched by name when fitted on a DataFrame).
+            Features (columns matched by name when fitted on a DataFrame). A Dask
+            DataFrame or Array gives a lazy Dask Series or Array (one task per block).
         offset : array-like of shape (n_samples,), optional
-            Offset added to the linear predictor.
+            Offset added to the linear predictor (not with a Dask X).
 
         Returns
         -------
         ndarray of shape (n_samples,)
             The linear predictor of each row.
         """
+        if is_dask_collection(X):
+            return _map_dask(self, "decision_function", X, offset, np.float64)
         return self._eta(self._fitted(), X, offset)
 
     @staticmethod
@@ -775,6 +862,8 @@ class BinarsityGLM(BaseEstimator):
         ndarray of shape (n_samples,)
             The predicted mean response of each row.
         """
+        if is_dask_collection(X):
+            return _map_dask(self, "predict", X, offset, np.float64)
         return get_family(self.family).mean(self.decision_function(X, offset=offset))
 
     def score(self, X, y, sample_weight=None, offset=None) -> float:
@@ -1209,6 +1298,8 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         classes = np.asarray(st.get("classes_", ()))
         if classes.shape != (2,):
             raise inconsistent(f"classes_ holds {classes.size} labels, not 2")
+        if is_dask_collection(X):
+            return _map_dask(self, "predict", X, offset, classes.dtype)
         eta = self._eta(st, X, offset)
         return classes[(eta > 0).astype(int)]
 

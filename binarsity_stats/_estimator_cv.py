@@ -71,7 +71,9 @@ class _CVMixin:
         Parameters
         ----------
         X : DataFrame or array-like of shape (n_samples, n_features)
-            Numeric features.
+            Numeric features; or a Dask DataFrame/Array (y, sample_weight and offset then
+            Dask collections partitioned like X, or arrays): the bins are learned from
+            per-partition summaries and the binned columns coded on the workers.
         y : array-like of shape (n_samples,)
             Response (class labels for the classifier).
         sample_weight : array-like of shape (n_samples,), optional

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ._base import inconsistent
+from ._dask import is_dask_collection
 from ._design import BinnedDesign
 from ._families import Family, user_family
 from ._formula import (
@@ -124,8 +125,13 @@ def glm(
         makes level k the reference of the reference-coded table (the fit is
         unchanged). ``y ~ .`` stands for every other column (numeric ones as
         ``bin(col)``, others as ``C(col)``; ``- col`` leaves one out).
-    data : DataFrame or mapping of columns
-        Training data.
+    data : DataFrame, mapping of columns or Dask DataFrame
+        Training data. A Dask DataFrame (the ``dask`` extra) is read partition by
+        partition: ``bin()`` cut points from mergeable per-partition summaries (identical
+        to the in-memory ones up to 100,000 distinct values per feature, a quantile sketch
+        beyond), ``C()`` levels merged, codes computed on the workers (``dask_design``);
+        weights and offsets are then column names, and only ``bin()``, ``C()``, numeric
+        and ``offset()`` terms are supported (user guide, "Big data").
     family : {"gaussian", "binomial", "poisson"}, statsmodels family or Family, default="gaussian"
         Distribution: a name (canonical link) or a statsmodels family instance with a
         convex link, e.g. ``sm.families.Gamma(sm.families.links.Log())`` (the loss is
@@ -226,6 +232,12 @@ class BinarsityModel:
         ω used in every fit.
     weights_kind : {"analytic", "freq"}
         What ``sample_weight`` means (see :func:`glm`).
+    dask_design : DaskDesign or None
+        On a Dask DataFrame: the codes, y, weights and offset partition by partition
+        (``fit(solver="dask")`` reads it); None otherwise.
+    dask_binning : dict or None
+        On a Dask DataFrame: per ``bin()`` column, ``exact`` (False: a quantile sketch)
+        and ``rank_error`` (the sketch's bound on the quantile level of a cut point).
     """
 
     #: models pickled before ``weights_kind`` existed treated weights as row counts
@@ -246,24 +258,31 @@ class BinarsityModel:
     ) -> None:
         self.family, self.family_note = user_family(family)
         self.weights_kind = check_weights_kind(weights_kind)
-        frame = _as_frame(data)
         if not isinstance(missing, str) or missing not in ("error", "separate", "drop"):
             raise ValueError(
                 f"missing must be one of ('error', 'separate', 'drop'); got {missing!r}."
             )
-        named = [v for v in (sample_weight, offset) if isinstance(v, str)]
-        self.n_rows_data = len(frame)
-        frame, (sample_weight, offset), kept, drop_columns = _drop_missing(
-            formula, frame, missing, (sample_weight, offset), named
-        )
-        self.rows_kept = kept
-        n = len(frame)
-        sw, self.weight_column = _column_or_array(sample_weight, frame, "sample_weight", n)
-        off_arg, self.offset_column = _column_or_array(offset, frame, "offset", n)
-        spec, design, y, response = build_design(
-            formula, frame, n_bins=n_bins, missing=missing, sample_weight=sw,
-            family=self.family, exclude_columns=named,
-        )  # fmt: skip
+        if is_dask_collection(data):  # binning by mergeable summaries, codes per partition
+            frame, drop_columns = None, None
+            spec, design, y, response, sw, off_arg = self._from_dask(
+                formula, data, sample_weight, offset, n_bins, missing
+            )
+        else:
+            frame = _as_frame(data)
+            named = [v for v in (sample_weight, offset) if isinstance(v, str)]
+            self.n_rows_data = len(frame)
+            frame, (sample_weight, offset), kept, drop_columns = _drop_missing(
+                formula, frame, missing, (sample_weight, offset), named
+            )
+            self.rows_kept = kept
+            n = len(frame)
+            sw, self.weight_column = _column_or_array(sample_weight, frame, "sample_weight", n)
+            off_arg, self.offset_column = _column_or_array(offset, frame, "offset", n)
+            spec, design, y, response = build_design(
+                formula, frame, n_bins=n_bins, missing=missing, sample_weight=sw,
+                family=self.family, exclude_columns=named,
+            )  # fmt: skip
+        n = y.shape[0]
         spec.drop_columns = drop_columns or None
         self._data = frame  # for column names given later (groups=); not pickled
         #: binomial trials of a cbind(successes, failures) response (None otherwise)
@@ -296,6 +315,70 @@ class BinarsityModel:
         self.bin_counts = binned.counts * self.weight_scale
         self.penalty_weights = self._penalty_weights(penalty_weights)
         self._binned = binned.with_kinds(self._block_kinds())
+        if self.dask_design is not None:
+            self.dask_design.kinds = tuple(self._binned.kinds)
+
+    #: the design partition by partition when fitted on a Dask DataFrame (else None)
+    dask_design: Any = None
+    #: per bin() column of a Dask fit: whether its cut points are exact, its rank error
+    dask_binning: dict | None = None
+
+    def _fit_dask(self, lam: Any, tol: Any, max_iter: Any, warm_start: Any) -> BinarsityResults:
+        """``fit(solver="dask")``: the distributed solver on ``dask_design``."""
+        if self.dask_design is None:
+            raise ValueError(
+                'solver="dask" needs a model specified on a Dask DataFrame (glm(formula, '
+                "dask_frame)); this one was given in-memory data."
+            )
+        from ._dask_solve import fit_dask
+
+        tol = check_tol(tol)
+        max_iter = min(check_max_iter(max_iter), 50)
+        if not isinstance(lam, str):
+            lam = check_lam(lam)
+        elif lam != "theory":
+            raise ValueError(f"lam must be a non-negative number or 'theory'; got {lam!r}.")
+
+        def solve(value: float, start: Any) -> Any:
+            return fit_dask(
+                self.dask_design, self.family, value, penalty_weights=self.penalty_weights,
+                fit_intercept=self._solver_intercept, tol=tol, max_iter=max_iter,
+                warm_start=start,
+            )  # fmt: skip
+
+        if lam != "theory":
+            return BinarsityResults(self, solve(lam, warm_start), "user (dask)")
+        value = self.lambda_theory()
+        sol = solve(value, warm_start)
+        how = "theory (dask)"
+        if self.family.estimate_dispersion:
+            dof = degrees_of_freedom(self, sol.coef, len(sol.dense_coef))
+            eta = self.linear_predictor(sol.coef, sol.dense_coef, sol.intercept)
+            phi = self.family.dispersion(
+                self.y, self.family.mean(eta), self.unit_weight, dof, nobs=self.n_effective
+            )
+            value = self.lambda_theory(phi=phi)
+            sol = solve(value, sol)
+            how = f"theory (dask; {self.family.dispersion_name} estimated: {phi:.4g})"
+        return BinarsityResults(self, sol, how)
+
+    def _from_dask(self, formula, data, sample_weight, offset, n_bins, missing):
+        """The design of a Dask DataFrame: mergeable binning, codes per partition
+        (``_dask_model``); the partitions are also concatenated here, so that every
+        statistic of the results is computed as for in-memory data."""
+        from ._dask_model import collect_design, dask_formula_design
+
+        built = dask_formula_design(
+            formula, data, family=self.family, sample_weight=sample_weight, offset=offset,
+            n_bins=n_bins, missing=missing,
+        )  # fmt: skip
+        design, y, sw, off_arg = collect_design(built)
+        self.n_rows_data = y.shape[0]
+        self.rows_kept = None
+        self.weight_column, self.offset_column = built.weight_column, built.offset_column
+        self.dask_design = built.design
+        self.dask_binning = built.exact
+        return built.spec, design, y, built.response, sw, off_arg
 
     # -- rows, data and pickling ----------------------------------------------------------
     #: models pickled before missing="drop" existed dropped no row
@@ -700,8 +783,11 @@ class BinarsityModel:
             paper's Theorem 1 (see :meth:`lambda_theory`; for a family with an unknown
             dispersion — gaussian σ², gamma and Tweedie φ — it is estimated from a first
             fit by Pearson's χ²/df and the model refitted once).
-        solver : {"cd", "fista"}, default="cd"
-            Engine solver.
+        solver : {"cd", "fista", "dask"}, default="cd"
+            Engine solver. ``"dask"`` (a model on a Dask DataFrame): the distributed
+            solver of ``_dask_solve``, whose rows stay on the workers (statistics per
+            partition, tree-reduced, Newton steps on the client; ``max_iter`` then caps
+            its Newton steps, 50 at most by default).
         tol : float, default=1e-7
             KKT tolerance.
         max_iter : int, default=1000
@@ -725,6 +811,8 @@ class BinarsityModel:
             res = self.fit(lam, solver=solver, tol=tol, max_iter=max_iter,
                            warm_start=warm_start)  # fmt: skip
             return res.relax(gamma, tol=tol, max_iter=max_iter)
+        if solver == "dask":
+            return self._fit_dask(lam, tol, max_iter, warm_start)
         opts = _solver_options(solver, tol, max_iter)
         if not isinstance(lam, str):
             lam = check_lam(lam)

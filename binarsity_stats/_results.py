@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ._base import inconsistent
+from ._dask import is_dask_collection
 from ._formula import Block, _as_frame, _column_or_array, check_predict_missing, predict_complete
 from ._refit import RefitResults, _fit_statsmodels, _split_refit
 from ._validation import check_offset
@@ -481,9 +482,10 @@ class BinarsityResults:
 
         Parameters
         ----------
-        newdata : DataFrame, optional
+        newdata : DataFrame or Dask DataFrame, optional
             New rows; the training rows when omitted. Needs every column the right-hand
-            side of the formula reads (``offset()`` terms are replayed from it).
+            side of the formula reads (``offset()`` terms are replayed from it). A Dask
+            DataFrame gives a lazy Dask Series (one task per partition).
         type : {"response", "link"}, default="response"
             Mean response b'(η) or the linear predictor η.
         offset : array-like of shape (n,), optional
@@ -499,7 +501,7 @@ class BinarsityResults:
 
         Returns
         -------
-        ndarray of shape (n,)
+        ndarray of shape (n,) or dask Series
             Mean response or linear predictor of every row.
 
         Raises
@@ -512,6 +514,11 @@ class BinarsityResults:
         """
         if type not in ("response", "link"):
             raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        if newdata is not None and is_dask_collection(newdata):
+            from ._dask_model import predict_dask
+
+            check_predict_missing(missing)
+            return predict_dask(self, newdata, type, offset, _new_design)
         if newdata is not None:
             return predict_complete(
                 self.model.spec, newdata, offset, missing,

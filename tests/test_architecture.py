@@ -22,7 +22,7 @@ NAME = "binarsity_stats"
 
 #: The engine: plain Python over the kernels, no formulas, results or plots.
 ENGINE = {
-    "_base", "_binarizer", "_blocks", "_design", "_families", "_features", "_metric",
+    "_base", "_binarizer", "_blocks", "_dask", "_design", "_families", "_features", "_metric",
     "_path", "_penalty", "_polish", "_problem", "_prox", "_solvers", "_spec",
     "_validation", "_version",
 }  # fmt: skip
@@ -33,6 +33,8 @@ MODELLING = {
     # the estimators reach the formula results (summary, shapes, bootstrap) lazily
     "_estimator", "_estimator_cv", "_estimator_results",
     "_report",
+    # glm() on Dask DataFrames: the formula's design from mergeable summaries
+    "_dask_model",
 }  # fmt: skip
 
 
@@ -154,7 +156,7 @@ def test_nothing_but_main_imports_the_cli():
     assert users in ([], ["__main__"]), users
 
 
-HEAVY = ("pandas", "formulaic", "sklearn", "matplotlib", "statsmodels")
+HEAVY = ("pandas", "formulaic", "sklearn", "matplotlib", "statsmodels", "dask", "distributed")
 
 
 @pytest.mark.parametrize(
