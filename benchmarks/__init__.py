@@ -10,6 +10,7 @@ from the repository root. One module per suite:
 * :mod:`benchmarks.prox` — the binarsity prox alone, and its error against cvxpy;
 * :mod:`benchmarks.rate` — Theorem 2's n^{-2/3} prediction-error rate;
 * :mod:`benchmarks.families` — the generic statsmodels-family path vs the Cython kernels;
+* :mod:`benchmarks.cv` — 10-fold CV + refit vs EBM main effects, parallel folds;
 * :mod:`benchmarks.mapping` — evidence that tick minimises our objective at λ = 1/C.
 
 Results (markdown, CSV, PNG, machine facts) go to ``benchmarks/results/`` (git-ignored).

@@ -24,6 +24,7 @@ SUITES = (
     "bootstrap",
     "inference",
     "selection",
+    "cv",
 )
 
 

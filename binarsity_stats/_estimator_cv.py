@@ -171,8 +171,8 @@ _CV_PARAMS_DOC = """
         as many values again); a warning names the fix when the best λ is still at the
         end (see ``fit_cv``).
     n_jobs : int or None, default=None
-        Folds solved in parallel threads (None: 1; -1: one per CPU). Results do not
-        depend on it.
+        Folds solved in parallel (None: 1; -1: one per CPU): forked worker processes on
+        Linux, threads elsewhere. Results do not depend on it.
     random_state : int, numpy Generator or None, default=None
         Seed of the folds of an int ``cv``.
 """

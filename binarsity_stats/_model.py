@@ -25,8 +25,8 @@ Choices documented here (the docs repeat them):
   those of the full data.
 * **Folds** are stratified on y for binomial (each class spread round-robin over the
   folds after a seeded shuffle) and plain shuffled otherwise; ``n_jobs`` runs folds in
-  threads (the kernels release the GIL), and since each fold is computed independently
-  the result does not depend on ``n_jobs``.
+  worker processes on Linux, threads elsewhere (``_path.cross_validate``), and since
+  each fold is computed independently the result does not depend on ``n_jobs``.
 """
 
 from __future__ import annotations
@@ -933,8 +933,9 @@ class BinarsityModel:
         random_state : int, numpy Generator or None
             Seed of the fold assignment.
         n_jobs : int, default=1
-            Folds solved in parallel threads (-1: one per CPU). Results do not depend
-            on it.
+            Folds solved in parallel (-1: one per CPU): forked worker processes on
+            Linux, threads elsewhere; the path on all rows is solved meanwhile. Results
+            do not depend on it.
         verbose : bool, default=False
             Show a tqdm progress bar.
         n_lambdas, lam_min_ratio, lams

@@ -13,25 +13,41 @@ scikit-learn at import time):
 * **the walk**: :func:`solve_path` (warm starts down a decreasing grid) and
   :func:`cross_validate`, which walks every fold down the grid in lockstep, scores the
   held-out rows after each λ and stops once the CV curve has turned (early stopping),
-  in ``n_jobs`` threads (the kernels release the GIL);
+  with the folds in ``n_jobs`` worker processes (or threads) and the path on all rows
+  walked alongside them;
 * **the choice of λ**: :func:`cv_mean_se` and :func:`select_lambda` (the best mean and
   the one-standard-error rule).
 
-Threads and Ctrl-C. Folds run in daemon worker threads that check a stop flag before
-every λ; when the main thread is interrupted (``KeyboardInterrupt``) or a fold raises,
-the flag is set, pending fold work is dropped and the exception propagates at once —
-the interpreter does not wait for the folds still inside a solve.
+Parallel folds and Ctrl-C. A fold's solve is mostly kernels, but the solver's loop
+around them (the sweeps' bookkeeping, the polish's small dense algebra, the KKT checks)
+is Python that holds the GIL: on two cores, threads over folds gave 1.6× at best. So
+with ``n_jobs > 1`` on Linux the folds run in ``n_jobs`` forked worker processes
+(``backend="processes"``): a fork shares the codes and every array copy-on-write, the
+folds are dealt to the workers once (fold k to worker k mod n_jobs, which keeps its
+prepared problems for the whole walk), and per chunk of λ values only the λ go out
+and the held-out scores (K floats) come back. The path on all rows is walked in the
+calling process at the same time, λ by λ with its own warm starts, instead of after
+the folds. Where ``fork`` is missing (Windows, macOS) or the caller is itself a
+daemonic process, daemon worker threads do the same (``backend="threads"``). Both
+check a stop flag (threads) or are killed (processes) when the caller is interrupted
+(``KeyboardInterrupt``) or a fold raises: pending fold work is dropped and the
+exception propagates at once — the interpreter does not wait for folds still inside a
+solve. Warnings of the workers are re-issued by the caller.
 
 Every fold is computed independently from its own warm starts, so results do not depend
-on ``n_jobs`` (bit for bit), nor on whether a fold's prepared design is kept for the
-whole walk or prepared again for each chunk of λ values (``keep``).
+on ``n_jobs`` or the backend (bit for bit), nor on whether a fold's prepared design is
+kept for the whole walk or prepared again for each chunk of λ values (``keep``).
 """
 
 from __future__ import annotations
 
 import math
+import multiprocessing
 import queue
+import signal
+import sys
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -64,6 +80,9 @@ __all__ = [
     "weighted_auc",
     "strip_eta",
     "resolve_n_jobs",
+    "resolve_backend",
+    "fork_available",
+    "CV_BACKENDS",
     "check_scoring",
     "check_patience",
 ]
@@ -862,6 +881,156 @@ class _FoldPool:
             self._tasks.put(None)
 
 
+#: Parallel execution of the folds (:func:`cross_validate`'s ``backend``).
+CV_BACKENDS = ("auto", "processes", "threads")
+
+
+def fork_available() -> bool:
+    """Whether fold workers can be forked processes (Linux, not inside a daemonic process).
+
+    Returns
+    -------
+    bool
+        True on Linux when the ``fork`` start method exists and the current process may
+        have children (a ``multiprocessing`` daemonic worker may not).
+    """
+    return (
+        sys.platform.startswith("linux")
+        and "fork" in multiprocessing.get_all_start_methods()
+        and not multiprocessing.current_process().daemon
+    )
+
+
+def resolve_backend(backend: Any, n_jobs: int) -> str:
+    """The execution of the folds: ``"serial"``, ``"processes"`` or ``"threads"``.
+
+    Parameters
+    ----------
+    backend : {"auto", "processes", "threads"}
+        Requested backend; ``"auto"`` is processes where :func:`fork_available`, else
+        threads. A request for processes where fork is missing falls back to threads.
+    n_jobs : int
+        Workers (1: serial, whatever the backend).
+
+    Returns
+    -------
+    str
+        The backend used.
+    """
+    if backend not in CV_BACKENDS:
+        raise ValueError(f"backend must be one of {CV_BACKENDS}; got {backend!r}.")
+    if n_jobs <= 1:
+        return "serial"
+    if backend in ("auto", "processes") and fork_available():
+        return "processes"
+    return "threads"
+
+
+def _process_worker(conn: Any, tasks: Sequence[int], run: Callable) -> None:
+    """A forked fold worker: solve its folds on every chunk of λ it receives.
+
+    It receives an array of λ (None: exit) and answers ``("ok", scores per task,
+    warnings)`` or ``("err", exception)``. Ctrl-C is the parent's to handle: the parent
+    kills its workers.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            lams = conn.recv()
+        except (EOFError, OSError):
+            return
+        if lams is None:
+            return
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                out = [run(k, lams) for k in tasks]
+            conn.send(("ok", out, [(str(w.message), w.category) for w in caught]))
+        except BaseException as exc:  # noqa: BLE001 - handed to the parent
+            try:
+                conn.send(("err", exc))
+            except Exception:  # an exception that does not pickle: its text
+                conn.send(("err", RuntimeError(f"{type(exc).__name__}: {exc}")))
+            return
+
+
+class _ProcessFolds:
+    """Forked worker processes, each holding a fixed set of folds for the whole walk.
+
+    Fold k goes to worker k mod ``workers``; a worker keeps the problems it prepared
+    (with ``keep``), so only λ values and scores cross the pipes. The parent polls the
+    pipes with a timeout so that Ctrl-C reaches it at once, and kills the workers on any
+    error.
+    """
+
+    def __init__(self, workers: int, tasks: Sequence[int], run: Callable) -> None:
+        ctx = multiprocessing.get_context("fork")
+        self.parts = [list(tasks[i::workers]) for i in range(workers)]
+        self.conns: list[Any] = []
+        self.procs: list[Any] = []
+        try:
+            for i, part in enumerate(self.parts):
+                parent, child = ctx.Pipe()
+                proc = ctx.Process(
+                    target=_process_worker, args=(child, part, run),
+                    name=f"binarsity-fold-{i}", daemon=True,
+                )  # fmt: skip
+                with warnings.catch_warnings():
+                    # Python >= 3.12 warns when a multi-threaded process forks; the
+                    # workers only run the solver and their pipe, no other thread's locks
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    proc.start()
+                child.close()
+                self.conns.append(parent)
+                self.procs.append(proc)
+        except BaseException:
+            self.kill()
+            raise
+
+    def send(self, lams: np.ndarray) -> None:
+        for conn in self.conns:
+            conn.send(lams)
+
+    def gather(self) -> dict[int, list[float]]:
+        out: dict[int, list[float]] = {}
+        for part, conn, proc in zip(self.parts, self.conns, self.procs, strict=True):
+            # a timed wait, so that a signal reaches the main thread promptly
+            while not conn.poll(0.2):
+                if not proc.is_alive() and not conn.poll(0):
+                    raise RuntimeError(
+                        f"a cross-validation worker process died (exit code {proc.exitcode})."
+                    )
+            try:
+                msg = conn.recv()
+            except EOFError:
+                raise RuntimeError("a cross-validation worker process died.") from None
+            if msg[0] == "err":
+                raise msg[1]
+            for message, category in msg[2]:
+                warnings.warn(message, category, stacklevel=4)
+            out.update(zip(part, msg[1], strict=True))
+        return out
+
+    def close(self) -> None:
+        for conn in self.conns:
+            try:
+                conn.send(None)
+            except OSError:
+                pass
+        for proc in self.procs:
+            proc.join(timeout=1.0)
+        self.kill()
+
+    def kill(self) -> None:
+        for proc in self.procs:
+            if proc.is_alive():
+                proc.kill()
+        for proc in self.procs:
+            proc.join(timeout=1.0)
+        for conn in self.conns:
+            conn.close()
+        self.procs, self.conns = [], []
+
+
 @dataclass
 class CVPath:
     """What :func:`cross_validate` returns.
@@ -951,6 +1120,7 @@ def cross_validate(
     prepare: Callable[[np.ndarray | None], Any] | None = None,
     tick: Callable[[], None] | None = None,
     extend: int = 0,
+    backend: str = "auto",
 ) -> CVPath:
     """Cross-validation of a λ grid: the folds walk down it in lockstep.
 
@@ -978,7 +1148,8 @@ def cross_validate(
     fold_opts : dict, optional
         The same for the fold fits (default: ``opts``).
     n_jobs : int, default=1
-        Worker threads (results do not depend on it).
+        Fold workers (results do not depend on it). The path on all rows is walked
+        alongside, in the calling process (or as one more task of the threads).
     early_stopping : bool, default=True
         Stop once the CV curve has turned.
     patience : int, default=5
@@ -995,6 +1166,9 @@ def cross_validate(
         Called after every solve (a progress bar).
     extend : int, default=0
         At most this many λ values added below the grid's end (0: never).
+    backend : {"auto", "processes", "threads"}, default="auto"
+        How ``n_jobs > 1`` workers run (see the module docstring): forked processes
+        where available (``"auto"``), else threads. Results do not depend on it.
 
     Returns
     -------
@@ -1004,6 +1178,7 @@ def cross_validate(
     opts = {} if opts is None else dict(opts)
     fold_opts = opts if fold_opts is None else dict(fold_opts)
     prepare = data.prepare if prepare is None else prepare
+    mode = resolve_backend(backend, int(n_jobs))
     if not isinstance(folds, Folds):
         folds = Folds.from_fold_ids(folds)
     n_folds = folds.n_folds
@@ -1013,12 +1188,22 @@ def cross_validate(
     if keep is None:
         keep = sum(data.fold_bytes(len(r)) for r in rows) <= KEEP_BYTES
     chunk = 1 if keep else int(patience)
-    prepared: list[Any] = [None] * n_folds
-    warm: list[Any] = [None] * n_folds
+    # task k < K is fold k; task K (with refit_path) the path on all rows, walked with
+    # the folds instead of after them (its warm starts are its own: the same fits)
+    full = n_folds if refit_path else None
+    prepared: list[Any] = [None] * (n_folds + 1)
+    warm: list[Any] = [None] * (n_folds + 1)
+    path_sols: list[Any] = []
     stop = threading.Event()
 
-    def run_chunk(k: int, lams: np.ndarray) -> list[float]:
+    def run_chunk(k: int, lams: np.ndarray, tick: Callable[[], None] | None = None) -> list:
         if stop.is_set():
+            return []
+        if k == full:
+            if prepared[k] is None:  # kept: the full problem is solved once per λ anyway
+                prepared[k] = prepare(None)
+            path_sols.extend(solve_path(prepared[k], lams, opts, tick, warm_start=warm[k]))
+            warm[k] = path_sols[-1] if path_sols else warm[k]
             return []
         prep = prepared[k] if prepared[k] is not None else prepare(rows[k])
         if keep:
@@ -1041,7 +1226,28 @@ def cross_validate(
     extend = int(extend) if 0 < ratio < 1 else 0
     extended = 0
     columns: list[np.ndarray] = []
-    pool = _FoldPool(min(n_jobs, n_folds)) if n_jobs > 1 else None
+    workers = min(int(n_jobs), n_folds)
+    tasks = list(range(n_folds)) + ([full] if full is not None else [])
+    pool: Any = None
+    if mode == "threads":
+        pool = _FoldPool(min(int(n_jobs), len(tasks)))
+    elif mode == "processes":
+        pool = _ProcessFolds(workers, range(n_folds), run_chunk)
+
+    def run_block(lams: np.ndarray) -> list:
+        if mode == "threads":
+            return pool.map(lambda k, lams=lams: run_chunk(k, lams, tick), tasks)[:n_folds]
+        if mode == "serial":
+            return [run_chunk(k, lams, tick) for k in tasks][:n_folds]
+        pool.send(lams)  # the workers solve the folds while this process walks the path
+        if full is not None:
+            run_chunk(full, lams, tick)
+        scores = pool.gather()
+        if tick is not None:
+            for _ in range(sum(len(v) for v in scores.values())):
+                tick()
+        return [scores[k] for k in range(n_folds)]
+
     try:
         first = 0
         while True:
@@ -1053,11 +1259,7 @@ def cross_validate(
                 extended += more
             lams = grid[first : first + chunk]
             first += len(lams)
-            if pool is not None:
-                block = pool.map(lambda k, lams=lams: run_chunk(k, lams), range(n_folds))
-            else:
-                block = [run_chunk(k, lams) for k in range(n_folds)]
-            block = np.asarray(block, dtype=np.float64).reshape(n_folds, len(lams))
+            block = np.asarray(run_block(lams), dtype=np.float64).reshape(n_folds, len(lams))
             turned = False
             for j in range(len(lams)):
                 columns.append(block[:, j])
@@ -1069,6 +1271,9 @@ def cross_validate(
                 break
     except BaseException:
         stop.set()
+        if mode == "processes":
+            pool.kill()
+            pool = None
         raise
     finally:
         if pool is not None:
@@ -1076,7 +1281,7 @@ def cross_validate(
     lams = np.asarray(grid[: len(columns)], dtype=np.float64)
     extended = max(0, len(lams) - grid_size)
     scores = np.column_stack(columns)
-    path = solve_path(prepare(None), lams, opts, tick) if refit_path else None
+    path = path_sols[: len(lams)] if refit_path else None
     mean, se, idx_min, idx_1se = select_lambda(scores, scoring)
     return CVPath(lams, scores, folds.fold_ids, grid_size, path, mean, se, idx_min, idx_1se,
                   folds=folds, extended=extended)  # fmt: skip

@@ -19,6 +19,7 @@ import pytest
 from binarsity_stats._binarizer import Binarizer
 from binarsity_stats._families import get_family
 from binarsity_stats._model import THEORY_A, fold_ids, glm, weighted_auc
+from binarsity_stats._path import fork_available
 from binarsity_stats._penalty import BinarsityPenalty, penalty_weights
 from binarsity_stats._solvers import solve
 
@@ -226,17 +227,26 @@ def test_cv_on_big_data_prepares_folds_per_chunk_with_identical_results(monkeypa
     monkeypatch.setattr(model_module.BinarsityModel, "_prepare", counting)
     monkeypatch.setattr(model_module, "_CV_KEEP_BYTES", 0)
     chunked = model.fit_cv(patience=3, **kw)
+    in_caller = list(calls)
+    calls.clear()
     again = model.fit_cv(patience=3, **{**kw, "n_jobs": 1})
     monkeypatch.setattr(model_module, "_CV_KEEP_BYTES", 1 << 30)
+    serial = list(calls)
     kept = model.fit_cv(patience=3, **kw)
     for res in (chunked, again):
         np.testing.assert_array_equal(res.lams, kept.lams)
         np.testing.assert_array_equal(res.fold_scores, kept.fold_scores)
         np.testing.assert_array_equal(res.best_.coef, kept.best_.coef)
     assert chunked.stopped_early
-    # the chunked walk prepared each fold once per chunk of 3 λ values (+1 full path)
-    chunks = -(-len(chunked.lams) // 3)
-    assert calls[: calls.index(True)].count(False) == 5 * chunks
+    # the chunked walk prepared each fold once per chunk of 3 λ values, and the path on
+    # all rows (walked alongside the folds) once
+    chunks = -(-len(again.lams) // 3)
+    assert serial.count(False) == 5 * chunks and serial.count(True) == 1
+    if n_jobs == 2 and fork_available():
+        # the folds were prepared in the worker processes; the caller fits the path only
+        assert in_caller == [True]
+    else:
+        assert sorted(in_caller) == sorted(serial)
     assert held.lam_min == model.fit_cv(**kw).lam_min
 
 

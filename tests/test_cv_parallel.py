@@ -1,0 +1,148 @@
+"""Parallel K-fold CV (``_path.cross_validate``'s ``n_jobs`` and ``backend``).
+
+What is proved here:
+
+* the folds and the path on all rows give the same numbers bit for bit serially, in
+  threads and in forked worker processes: scores, λ grid (with early stopping and with
+  the grid extended below its end), every fit of the path — on a near-collinear gaussian
+  model, on a weighted binomial one with an offset, and through ``fit_cv``;
+* with ``backend="processes"`` the folds are solved outside the calling process (the
+  GIL of the caller is not shared), by ``n_jobs`` distinct workers, while the path on
+  all rows is solved in the caller;
+* a warning raised in a worker reaches the caller; bad ``backend`` values are refused
+  by name.
+
+The speed-up itself is measured in ``python -m benchmarks cv``, never here.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_array_equal
+
+from binarsity_stats import glm
+from binarsity_stats._datasets import simulate_collinear_sizes
+from binarsity_stats._path import cross_validate, fold_ids, fork_available, resolve_backend
+
+needs_fork = pytest.mark.skipif(not fork_available(), reason="fork start method (Linux)")
+
+
+def _collinear(n=1500):
+    X, y = simulate_collinear_sizes(n, seed=3)
+    df = pd.DataFrame(X, columns=["carat", "x", "y", "z"])
+    df["p"] = y
+    return glm("p ~ bin(carat, 16) + bin(x, 16) + bin(y, 16) + bin(z, 16)", df)
+
+
+def _binomial(n=900, seed=1):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"a": rng.normal(size=n), "b": rng.gamma(2.0, size=n),
+                       "w": rng.uniform(0.5, 2.0, n), "t": rng.uniform(-0.3, 0.3, n)})  # fmt: skip
+    eta = 0.8 * (df["a"] > 0.1) - 0.4 * (df["b"] > 2.5) + df["t"]
+    df["y"] = (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float)
+    return glm("y ~ bin(a, 12) + bin(b, 12) + offset(t)", df, family="binomial",
+               sample_weight="w")  # fmt: skip
+
+
+def _run(model, backend, n_jobs, **kw):
+    data = model._path_data()
+    grid = model.lambda_grid(kw.pop("n_lambdas", 12))
+    ids = fold_ids(data.y, 5, random_state=0)
+    opts = {"solver": "cd", "tol": 1e-7, "max_iter": 1000}
+    return cross_validate(data, grid, ids, opts=opts, fold_opts=dict(opts, tol=1e-5),
+                          n_jobs=n_jobs, backend=backend, **kw)  # fmt: skip
+
+
+def _assert_same(a, b):
+    assert_array_equal(a.lams, b.lams)
+    assert_array_equal(a.fold_scores, b.fold_scores)
+    assert (a.idx_min, a.idx_1se, a.extended) == (b.idx_min, b.idx_1se, b.extended)
+    assert len(a.path) == len(b.path) == len(a.lams)
+    for sa, sb in zip(a.path, b.path, strict=True):
+        assert_array_equal(sa.coef, sb.coef)
+        assert sa.intercept == sb.intercept
+        assert sa.n_iter == sb.n_iter
+
+
+@pytest.mark.parametrize("backend", ["threads", pytest.param("processes", marks=needs_fork)])
+@pytest.mark.parametrize("make", [_collinear, _binomial])
+def test_parallel_cv_is_bitwise_the_serial_cv(make, backend):
+    model = make()
+    for kw in ({"early_stopping": True, "patience": 3}, {"early_stopping": False, "keep": False,
+                                                         "patience": 4}):  # fmt: skip
+        serial = _run(model, "auto", 1, **kw)
+        _assert_same(serial, _run(model, backend, 2, **kw))
+        _assert_same(serial, _run(model, backend, 3, **kw))
+
+
+@needs_fork
+def test_an_extended_grid_is_the_same_in_processes():
+    # a grid that ends far too high: the walk extends it below its end
+    model = _binomial()
+    data = model._path_data()
+    grid = model.lambda_grid(4, lam_min_ratio=0.6)
+    ids = fold_ids(data.y, 4, random_state=2)
+    serial = cross_validate(data, grid, ids, extend=12, patience=3)
+    par = cross_validate(data, grid, ids, extend=12, patience=3, n_jobs=2, backend="processes")
+    assert serial.extended > 0
+    _assert_same(serial, par)
+
+
+@needs_fork
+def test_fit_cv_n_jobs_2_equals_n_jobs_1():
+    model = _collinear(1200)
+    a = model.fit_cv(folds=4, random_state=1, n_lambdas=15, n_jobs=1)
+    b = model.fit_cv(folds=4, random_state=1, n_lambdas=15, n_jobs=2)
+    assert_array_equal(a.fold_scores, b.fold_scores)
+    assert_array_equal(a.best_.coef, b.best_.coef)
+    assert a.best_.intercept == b.best_.intercept
+
+
+@needs_fork
+def test_processes_solve_the_folds_outside_the_caller(tmp_path):
+    model = _binomial(400)
+    data = model._path_data()
+
+    def prepare(rows):
+        # a file per call, named by the process that prepared it
+        kind = "all" if rows is None else "fold"
+        (tmp_path / f"{kind}-{os.getpid()}-{len(list(tmp_path.iterdir()))}").touch()
+        return data.prepare(rows)
+
+    grid = model.lambda_grid(5)
+    ids = fold_ids(data.y, 4, random_state=0)
+    cross_validate(data, grid, ids, n_jobs=2, backend="processes", prepare=prepare)
+    seen = [p.name.split("-") for p in tmp_path.iterdir()]
+    fold_pids = {int(pid) for kind, pid, _ in seen if kind == "fold"}
+    all_pids = {int(pid) for kind, pid, _ in seen if kind == "all"}
+    assert len(fold_pids) == 2 and os.getpid() not in fold_pids
+    assert all_pids == {os.getpid()}
+    assert sum(kind == "fold" for kind, _, _ in seen) == 4  # kept: prepared once
+
+
+@needs_fork
+def test_a_warning_in_a_worker_reaches_the_caller():
+    model = _binomial(400)
+    data = model._path_data()
+
+    def prepare(rows):
+        if rows is not None:
+            warnings.warn("from a fold", RuntimeWarning, stacklevel=1)
+        return data.prepare(rows)
+
+    grid = model.lambda_grid(3)
+    ids = fold_ids(data.y, 2, random_state=0)
+    with pytest.warns(RuntimeWarning, match="from a fold"):
+        cross_validate(data, grid, ids, n_jobs=2, backend="processes", prepare=prepare)
+
+
+def test_backend_is_checked():
+    with pytest.raises(ValueError, match="backend must be one of"):
+        resolve_backend("dask", 2)
+    assert resolve_backend("processes", 1) == "serial"
+    assert resolve_backend("threads", 2) == "threads"
