@@ -424,9 +424,13 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
     blocks = table[table["kind"] != "linear"].copy()
     tables: list[tuple[str, pd.DataFrame]] = []
     if len(blocks):
+        shape_of = {b.term: getattr(b, "monotone", None) for b in m.spec.blocks}
         shown = pd.DataFrame(
             {
-                "kind": blocks["kind"],
+                "kind": [
+                    f"bin, {shape_of[t]}" if k == "bin" and shape_of.get(t) else k
+                    for t, k in zip(blocks.index, blocks["kind"], strict=True)
+                ],
                 "levels": blocks["levels"].astype(int),
                 "cuts kept": [
                     "-" if k not in ("bin", "ordered") else str(int(c))
@@ -554,6 +558,13 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             "penalized across levels: the level means of g are in the term (a C(g) term "
             "is absorbed). With a main bin(x) term, the first level of g is the reference "
             "(one level) and the other levels' chains are deviations from the main shape."
+        )
+    shaped = [b.term for b in m.spec.blocks if getattr(b, "monotone", None)]
+    if shaped:
+        notes.append(
+            "Monotone terms (bin(x, monotone=...)): " + ", ".join(shaped) + " are constrained "
+            "to a non-decreasing ('increasing') or non-increasing ('decreasing') step "
+            "function; every jump goes that way (a missing level stays outside the order)."
         )
     if any(b.has_missing_level for b in m.spec.blocks):
         notes.append(
