@@ -1,7 +1,9 @@
 """Suite ``families``: gamma and Tweedie against the NumPy path, glum, LightGBM and EBM.
 
-Three parts (``--only kernels,glum,heldout``; all three by default), each writing its
-own table (``families.md``, ``families_glum.md``, ``families_heldout.md``):
+Four parts (``--only kernels,glum,heldout,cox``; all by default), each writing its
+own table (``families.md``, ``families_glum.md``, ``families_heldout.md``,
+``families_cox.md``; **cox**: ``family="cox"`` against lifelines and scikit-survival,
+see ``families_cox.py``):
 
 **kernels** — for each n (quick: 10⁴ and 10⁵; full: also 10⁶) a simulated design of 5
 features in 50 quantile bins (``penalty_weights="theory"``, unit weights, an exposure
@@ -82,7 +84,7 @@ import numpy as np
 
 from ._common import SuiteOutput, median_time
 
-PARTS = ("kernels", "glum", "heldout")
+PARTS = ("kernels", "glum", "heldout", "cox")
 
 
 def _data(n: int, seed: int = 0):
@@ -132,7 +134,7 @@ def run(
     repeats : int
         Timing repeats (the median is reported).
     only : set of str, optional
-        Parts to run among ``kernels``, ``glum``, ``heldout`` (default: all).
+        Parts to run among ``kernels``, ``glum``, ``heldout``, ``cox`` (default: all).
     """
     parts = set(PARTS) if not only else set(only)
     unknown = parts - set(PARTS)
@@ -144,6 +146,12 @@ def run(
         _glum(replace(out, suite="families_glum", rows=[], notes=[]), quick, repeats)
     if "heldout" in parts:
         _heldout(replace(out, suite="families_heldout", rows=[], notes=[]), quick)
+    if "cox" in parts:
+        from .families_cox import run_cox
+
+        cox = replace(out, suite="families_cox", rows=[], notes=[])
+        run_cox(cox, quick)
+        cox.write()
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """``family="cox"`` against lifelines and scikit-survival (issue 14's families benchmark).
 
-Run: ``python -m benchmarks.families_cox [--quick]`` (writes ``families_cox.{md,csv,json}``
-in the benchmarks' output folder). To be called at the end of suite ``families`` once that
-suite's concurrent edits have landed.
+Part ``cox`` of suite ``families``: ``python -m benchmarks families --only cox [--quick]``
+(or ``python -m benchmarks.families_cox [--quick]``); writes
+``families_cox.{md,csv,json}`` in the benchmarks' output folder.
 
 Data (the rows split 70/30 at random, seed 0, the same split for every method):
 

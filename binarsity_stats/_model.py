@@ -414,6 +414,7 @@ class BinarsityModel:
         state = self.__dict__.copy()
         state.pop("_data", None)  # the training frame is not part of a saved model
         state.pop("dask_client", None)  # a connection
+        state.pop("dask_design", None)  # training partitions (in a cluster's memory)
         return state
 
     def __getattr__(self, name: str) -> Any:
@@ -914,7 +915,9 @@ class BinarsityModel:
         lams : array-like, optional
             Explicit λ values (sorted decreasing before use).
         solver, tol, max_iter
-            As in :meth:`fit`.
+            As in :meth:`fit`. ``solver="dask"`` (a model on a Dask DataFrame): the
+            path of the distributed solver, one first pass for the whole grid, then its
+            Newton passes (a gaussian path: one pass in all).
         verbose : bool, default=False
             Show a tqdm progress bar.
         backend : {"auto", "rows", "gram"}, default="auto"
@@ -925,10 +928,38 @@ class BinarsityModel:
         PathResults
             Index it (``path[i]``) for the results at the i-th λ.
         """
+        if solver == "dask":
+            return self._fit_path_dask(self._grid(lams, n_lambdas, lam_min_ratio), tol, max_iter)
         opts = _solver_options(solver, tol, max_iter, backend)
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
         with _progress(len(grid), verbose, "path") as tick:
             sols = self._path(grid, None, opts, tick)
+        return PathResults(self, grid, sols)
+
+    def _fit_path_dask(self, grid: np.ndarray, tol: Any, max_iter: Any) -> PathResults:
+        """``fit_path(solver="dask")``: a warm-started path from per-partition statistics.
+
+        One :class:`~binarsity_stats._dask_solve.DaskProblem` (one first pass) serves the
+        whole grid; every λ starts from the previous solution and its statistics (a
+        gaussian path: one pass of statistics for every λ).
+        """
+        if self.dask_design is None:
+            raise ValueError(
+                'solver="dask" needs a model specified on a Dask DataFrame (glm(formula, '
+                "dask_frame)); this one was given in-memory data."
+            )
+        from ._dask_solve import DaskProblem, fit_path_dask
+
+        prob = DaskProblem(
+            self.dask_design, self.family, self.penalty_weights, self._solver_intercept,
+            client=self.__dict__.get("dask_client"),
+        )  # fmt: skip
+        path = fit_path_dask(prob, grid, tol=check_tol(tol),
+                             max_iter=min(check_max_iter(max_iter), 50))  # fmt: skip
+        order = np.argsort(-np.asarray(grid, dtype=float), kind="stable")
+        sols = [None] * len(grid)
+        for i, sol in zip(order, path.solutions, strict=True):
+            sols[i] = sol
         return PathResults(self, grid, sols)
 
     def _grid(self, lams: Any, n_lambdas: int, lam_min_ratio: float) -> np.ndarray:

@@ -230,6 +230,8 @@ def test_a_sketched_feature_gets_near_quantile_cut_points(monkeypatch):
         ("y ~ bin(x) + nope", {}, "nope"),
         ("y ~ bin(xn)", {}, "column 'xn' contains missing values"),
         ("y ~ bin(x, foo=1)", {}, r"bin\(x, foo=...\) is not supported"),
+        ("y ~ bin(x):C(g)", {}, r"bin\(x, by=...\) is not supported"),
+        ("y ~ ordered(g, levels=['no', 'yes'])", {}, r"ordered\(\) terms are not supported"),
     ],
 )
 def test_unsupported_terms_and_arguments_are_refused_by_name(formula, kw, match):
@@ -286,7 +288,9 @@ def test_fit_on_a_local_cluster(how):
     np.testing.assert_array_equal(pred, r1.predict(df))
     import pickle
 
-    assert "dask_client" not in pickle.loads(pickle.dumps(m)).__dict__
+    saved = pickle.loads(pickle.dumps(m))
+    assert "dask_client" not in saved.__dict__ and saved.dask_design is None
+    np.testing.assert_array_equal(saved.fit(lam=1e-3).coef, r1.coef)
 
 
 def test_client_must_be_a_client_or_an_address():

@@ -280,3 +280,29 @@ def test_a_family_that_is_not_a_sum_over_rows_is_refused(sync, monkeypatch):
     monkeypatch.setattr(type(fam), "row_separable", False, raising=False)
     with pytest.raises(ValueError, match="row-separable"):
         DaskProblem(_design(codes, bp, y, Z, w, off), fam)
+
+
+@pytest.mark.parametrize("family", ["poisson", "gaussian"])
+def test_fit_path_with_the_dask_solver_equals_the_in_memory_path(family, sync):
+    """``glm(..., dask_frame).fit_path(solver="dask")``: the same grid, the same fits."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    from binarsity_stats import glm
+
+    rng = np.random.default_rng(41)
+    n = 1200
+    df = pd.DataFrame({"age": rng.integers(18, 80, n).astype(float), "z": rng.normal(size=n),
+                       "w": rng.exponential(size=n)})  # fmt: skip
+    mu = np.exp(0.02 * (df.age - 50) + 0.2 * df.z)
+    df["y"] = rng.poisson(mu) if family == "poisson" else mu + rng.normal(size=n)
+    m = glm("y ~ bin(age, 12) + z", dd.from_pandas(df, npartitions=3), family=family,
+            sample_weight="w")  # fmt: skip
+    p1 = m.fit_path(n_lambdas=4, tol=1e-9)
+    p2 = m.fit_path(n_lambdas=4, tol=1e-9, solver="dask")
+    np.testing.assert_array_equal(p1.lams, p2.lams)
+    for i in range(4):
+        assert abs(p2[i].objective - p1[i].objective) <= 1e-8 * abs(p1[i].objective)
+    if family == "gaussian":
+        assert sum(p2[i].solution.n_passes for i in range(4)) <= 1  # one Gram for all λ
+    with pytest.raises(ValueError, match="needs a model specified on a Dask DataFrame"):
+        glm("y ~ bin(age, 12) + z", df, family=family).fit_path(n_lambdas=2, solver="dask")

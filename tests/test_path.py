@@ -156,16 +156,18 @@ def test_ctrl_c_during_a_parallel_cv_exits_promptly(tmp_path):
     imported = Path(binarsity_stats.__file__).resolve().parent.parent
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(imported))
     started = time.perf_counter()
+    # its own session: the fold workers it forks are killed with it if the test fails
     proc = subprocess.Popen(
         [sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, env=env, cwd=str(tmp_path),
+        text=True, env=env, cwd=str(tmp_path), start_new_session=True,
     )  # fmt: skip
     # The bounds are relative to a baseline taken under the machine's load of the moment:
     # the child's own start (interpreter, imports, data, binning), about 1 s on an idle
     # machine and 3-10 s on two cores shared by a dozen jobs. Stopping costs a traceback
     # and an interpreter exit, i.e. a fraction of that start; a Ctrl-C that waited for
-    # the fold walk would take the rest of the CV: 80 λ × 10 folds at cv_tol=1e-10, minutes
-    # even on an idle machine (10 λ take 20 s idle, 95 s at load 10), far above both bounds.
+    # the fold walk would take the rest of the CV, 80 λ × 10 folds at cv_tol=1e-10 (10 λ
+    # took 95 s at load 10), far above both bounds. The child has stopped when its output
+    # pipes close: when it and every fold worker holding them have exited.
     try:
         assert proc.stdout.readline().strip() == "ready"
         baseline = time.perf_counter() - started
@@ -182,9 +184,11 @@ def test_ctrl_c_during_a_parallel_cv_exits_promptly(tmp_path):
             )
         elapsed = time.perf_counter() - start
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the child and any worker left behind
+        except ProcessLookupError:
+            pass
+        proc.communicate(timeout=60)
     assert "done" not in out
     assert "KeyboardInterrupt" in err
     bound = max(10.0, 5 * baseline)
