@@ -38,6 +38,13 @@ def _column_names(st: dict, p: int) -> list[str]:
     return out
 
 
+def _free_name(name: str, names: list[str]) -> str:
+    """``name`` with underscores appended until no feature is called so."""
+    while name in names:
+        name += "_"
+    return name
+
+
 def estimator_formula(est: Any, st: dict, names: list[str], response: str) -> tuple[str, Any]:
     """The formula of an estimator's model and the ``n_bins`` to pass to ``glm()``.
 
@@ -60,6 +67,8 @@ def estimator_formula(est: Any, st: dict, names: list[str], response: str) -> tu
         The default of the ``bin()`` terms.
     """
     kinds = st["_kinds"]
+    k_min = int(getattr(est, "min_bin_count", 1) or 1)
+    opt = f", min_count={k_min}" if k_min > 1 else ""  # bins with at least k rows each
     per_feature = np.ndim(est.n_bins) == 1
     nb = list(est.n_bins) if per_feature else None
     if per_feature and len(nb) != len(kinds):  # one entry per binned feature
@@ -69,7 +78,7 @@ def estimator_formula(est: Any, st: dict, names: list[str], response: str) -> tu
     for j, kind in enumerate(kinds):
         q = _quote(names[j])
         if kind == "bin":
-            terms.append(f"bin({q}, {int(nb[j])})" if per_feature else f"bin({q})")
+            terms.append(f"bin({q}, {int(nb[j])}{opt})" if per_feature else f"bin({q}{opt})")
         elif kind == "categorical":
             terms.append(f"C({q})")
         elif kind == "ordered":  # an ordered pandas Categorical: its categories' order
@@ -170,9 +179,17 @@ def estimator_results(
     response = "y"
     while response in names:
         response += "_"
+    survival = extra.get("_survival")
+    if survival is not None:  # family="cox": the formula's response is Surv(time, event)
+        time_name, event_name = _free_name("time", names), _free_name("event", names)
+        response = f"Surv({_quote(time_name)}, {_quote(event_name)})"
     formula, n_bins = estimator_formula(est, st, names, response)
+    formula = formula.replace(_quote(response), response, 1) if survival is not None else formula
     data = _frame(st, X, names)
-    data[response] = yy
+    if survival is not None:
+        data[time_name], data[event_name] = survival[0], np.asarray(survival[1], dtype=float)
+    else:
+        data[response] = yy
     classes = st.get("classes_")
     if classes is not None and all(isinstance(c, str) for c in classes):
         # text labels: the formula reads a two-level factor whose event is its second
