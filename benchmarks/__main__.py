@@ -25,6 +25,7 @@ SUITES = (
     "inference",
     "selection",
     "cv",
+    "dask",
 )
 
 

@@ -33,6 +33,7 @@ _VERSIONED = (
     "pygam",
     "skglm",
     "cvxpy",
+    "glum",
     "binarsity_stats",
 )
 

@@ -450,10 +450,15 @@ class BootstrapResults:
             if not block.penalized:
                 continue
             s = int(m.block_ptr[j])
+            breaks = {first for first, _, _ in block.chains()}
             for k in range(1, block.chain_length):
+                if k in breaks:  # the next level's chain of a by-group term
+                    continue
+                at = block.position(k)[0] if block.by is not None else k
+                cut = float(block.edges[at - 1]) if block.edges is not None else np.nan
                 rows.append(
                     {"term": block.term, "column": block.column,
-                     "cut": float(block.edges[k - 1]), "frequency": float(freq[s + k]),
+                     "cut": cut, "frequency": float(freq[s + k]),
                      "selected": bool(self.results.jumps[s + k])}
                 )  # fmt: skip
         return pd.DataFrame(rows, columns=["term", "column", "cut", "frequency", "selected"])

@@ -74,6 +74,35 @@ from ._formula import (
 from ._validation import check_min_bin_count, check_sample_weight, code_dtype
 
 
+def resolve_client(client: Any) -> Any:
+    """``client=``: None, a ``distributed.Client``, or a scheduler address to connect to."""
+    if client is None:
+        return None
+    if isinstance(client, str):
+        try:
+            from distributed import Client
+        except ImportError as exc:  # pragma: no cover - the dask extra
+            raise ImportError(
+                "client='address' needs distributed: pip install 'binarsity-stats[dask]'."
+            ) from exc
+        return Client(client, set_as_default=False)
+    if not (hasattr(client, "compute") and hasattr(client, "scheduler")):
+        raise TypeError(
+            "client must be a distributed.Client or a scheduler address such as "
+            f"'tcp://host:8786'; got {type(client).__name__}."
+        )
+    return client
+
+
+def scheduler(client: Any) -> Any:
+    """A context in which Dask computes on ``client`` (no change when it is None)."""
+    import contextlib
+
+    if client is None:
+        return contextlib.nullcontext()
+    return _dask().config.set(scheduler=client)
+
+
 def _dask():
     try:
         import dask

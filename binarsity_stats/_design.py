@@ -374,39 +374,29 @@ class BinnedDesign:
         """X^Bᵀ diag(h) X^B: the h-weighted Gram of the one-hot design (design.md §9).
 
         Diagonal blocks are diagonal (the bin sums of h); block (j, k) is the
-        h-weighted co-occurrence table of the codes of blocks j and k. Blocks k > j
-        are tabulated in chunks of about ``chunk`` codes, one bincount per chunk.
+        h-weighted co-occurrence table of the codes of blocks j and k, built by the
+        threaded kernel of ``_gram`` (``bin_pair_gram``).
 
         Parameters
         ----------
         h : ndarray of shape (n,)
             Row weights (the curvature).
         chunk : int
-            Codes per bincount call.
+            Ignored (kept for the protocol's signature; the tables no longer go through
+            bincount chunks).
 
         Returns
         -------
         ndarray of shape (d, d)
         """
-        d, bp, p, n = self.n_levels, self.block_ptr, self.n_blocks, self.n_rows
-        sizes = np.diff(bp)
+        from ._gram import pair_gram_into
+
+        d = self.n_levels
         B = np.zeros((d, d))
         B[np.arange(d), np.arange(d)] = self.histograms(h)
-        per = max(1, chunk // max(n, 1))
-        for j in range(p):
-            sj, dj = int(bp[j]), int(sizes[j])
-            cj = self.codes[j].astype(np.int64)
-            for k0 in range(j + 1, p, per):
-                ks = np.arange(k0, min(p, k0 + per))
-                dk = sizes[ks].astype(np.int64)
-                off = np.concatenate([[0], np.cumsum(dj * dk)])
-                idx = cj[None, :] * dk[:, None] + self.codes[ks] + off[:-1, None]
-                tabs = np.bincount(idx.ravel(), weights=np.tile(h, ks.size), minlength=off[-1])
-                for i, k in enumerate(ks):
-                    sk, dki = int(bp[k]), int(dk[i])
-                    tab = tabs[off[i] : off[i + 1]].reshape(dj, dki)
-                    B[sj : sj + dj, sk : sk + dki] = tab
-                    B[sk : sk + dki, sj : sj + dj] = tab.T
+        # the pairs' tables in threads (``_gram_fast.pair_tables``, row-order sums: the
+        # same bits as one bincount per pair)
+        pair_gram_into(self.codes, self.block_ptr, np.ascontiguousarray(h, dtype=np.float64), B)
         return B
 
     def histograms(self, values: np.ndarray) -> np.ndarray:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _cox
 from ._base import (
     BaseEstimator,
     ClassifierMixin,
@@ -36,6 +37,7 @@ from ._design import BinnedDesign
 from ._families import get_family
 from ._features import KINDS as FEATURE_KINDS
 from ._features import (
+    LEVEL_KINDS,
     category_codes,
     feature_kinds,
     feature_shapes,
@@ -140,6 +142,25 @@ def _y_array(y) -> np.ndarray:
         raise ValueError(f"y should be a 1d array; got shape {y.shape}.")
     return y
 
+
+
+def _check_missing(missing: Any) -> None:
+    """The estimators' ``missing``: "error" or "separate"; "drop" refused with the reason.
+
+    scikit-learn's estimators never drop rows: ``fit`` uses every row of X and y (a
+    Pipeline, ``cross_val_score`` and the sample weights line rows up by position), and
+    ``predict`` returns one finite prediction per row (a scorer fails on NaN). So
+    ``missing="drop"`` — ``glm()``'s R convention, NaN predictions included — is not
+    offered here; the message says what to do instead.
+    """
+    if isinstance(missing, str) and missing == "drop":
+        raise ValueError(
+            "missing must be one of ['error', 'separate'], got 'drop': the scikit-learn "
+            "estimators do not drop rows (fit uses every row of X and y; predict returns "
+            "one prediction per row). Drop the incomplete rows before fit (X.dropna()), "
+            "give missing values a level of their own (missing='separate'), or use "
+            "glm(..., missing='drop'), which drops them and predicts NaN for them."
+        )
 
 def _validate_X(X, allow_empty=False):
     """Check the container of X before binning; messages follow scikit-learn's wording.
@@ -338,7 +359,9 @@ class BinarsityGLM(BaseEstimator):
         first block's levels shifted by its β0; the total-variation penalty is
         shift-invariant). Keeping every constraint would force the average row to η = 0.
     missing : {"error", "separate"}, default="error"
-        NaN in a feature raises, or gets its own level outside the TV chain.
+        NaN in a feature raises, or gets its own level outside the TV chain. No
+        ``"drop"``: an estimator uses every row (scikit-learn's convention); drop rows
+        before ``fit`` or use ``glm(..., missing="drop")``.
     weights_kind : {"analytic", "freq"}, default="analytic"
         What ``sample_weight`` means for ``lam="theory"``: analytic (precision) weights
         give n = Kish's effective number (Σ s)² / Σ s², frequency weights n = Σ s (the
@@ -349,7 +372,9 @@ class BinarsityGLM(BaseEstimator):
         names (X a DataFrame), positions, or a boolean mask of length n_features
         (scikit-learn's ``HistGradientBoosting*`` convention); ``"auto"``: the pandas
         ``category`` columns. Levels are a category column's categories, else the
-        sorted distinct values; an unseen level at predict time raises, naming it.
+        sorted distinct values; an unseen level at predict time raises, naming it. A
+        column with an *ordered* pandas ``Categorical`` dtype is an ordered factor
+        instead: a TV chain over its categories in their order (``ordered(x)``).
     linear_features : None or array-like of str, int or bool, default=None
         Features that enter linearly and unpenalised (one coefficient each, in
         ``linear_coef_``), what a plain numeric term is in a formula.
@@ -448,6 +473,11 @@ class BinarsityGLM(BaseEstimator):
 
     # -- fitting ----------------------------------------------------------------------
     def _prepare_y(self, y, n):
+        if get_family(self.family).survival:
+            # family="cox": the packed response of _cox.encode (time order, events);
+            # the times and events go to _publish for Breslow's baseline (not stored)
+            time, event = _cox.survival_columns(y, n)
+            return _cox.encode(time, event), {"_survival": (time, event)}
         y = _y_array(y)
         if y.dtype.kind == "c":
             raise ValueError("Complex data not supported: y must hold real numbers.")
@@ -476,7 +506,12 @@ class BinarsityGLM(BaseEstimator):
             Dask collections partitioned like X, or arrays): the bins are learned from
             per-partition summaries and the binned columns coded on the workers.
         y : array-like of shape (n_samples,)
-            Response (0/1 for binomial, counts ≥ 0 for poisson).
+            Response (0/1 for binomial, counts ≥ 0 for poisson). With
+            ``family="cox"``: a structured array with an event (boolean) and a time
+            (float) field, as scikit-survival's ``Surv.from_arrays(event, time)``, or
+            two columns ``(time, event)``; ``intercept_`` is then 0, ``predict`` gives
+            the relative risk e^η, ``score`` Harrell's C and ``baseline_hazard_`` holds
+            Breslow's baseline (event times, cumulative hazard).
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative row weights s_i.
         offset : array-like of shape (n_samples,), optional
@@ -557,6 +592,7 @@ class BinarsityGLM(BaseEstimator):
         the *CV estimators only) are checked and kept.
         """
         family = get_family(self.family)
+        _check_missing(self.missing)
         prebinned = None
         if is_dask_collection(X):  # bins from mergeable summaries, codes per partition
             X, y, sample_weight, offset, prebinned = self._from_dask(X, y, sample_weight, offset)
@@ -702,6 +738,12 @@ class BinarsityGLM(BaseEstimator):
             coef[int(block_ptr[0]) : int(block_ptr[1])] += intercept
             intercept = 0.0
         state = dict(problem.extra, **state)
+        survival = state.pop("_survival", None)
+        if survival is not None:  # family="cox": no intercept; Breslow's baseline
+            intercept = 0.0
+            eta = problem.design.linear_predictor(coef, linear, 0.0)
+            times, cumhaz = _cox.breslow_baseline(*survival, eta, problem.design.unit_weight)[""]
+            state["baseline_hazard_"] = (times, cumhaz)
         state.update(
             binarizer_=binarizer,
             coef_=coef,
@@ -764,7 +806,7 @@ class BinarsityGLM(BaseEstimator):
                 raise inconsistent(f"binarizer_ has {bins.p} features, not the {n_bin} binned")
         cats = st.get("categories_", [])
         cat_missing = np.asarray(st.get("categorical_missing_", []))
-        n_cat = int(np.sum(kinds == "categorical"))
+        n_cat = int(np.sum(np.isin(kinds, LEVEL_KINDS)))
         if len(cats) != n_cat or cat_missing.shape != (n_cat,):
             raise inconsistent(f"categories_ does not hold the {n_cat} categorical features")
         coef = np.asarray(st["coef_"])
@@ -789,7 +831,7 @@ class BinarsityGLM(BaseEstimator):
             if kind == "bin":
                 expect.append(int(bins.n_bins[b]))
                 b += 1
-            elif kind == "categorical":
+            elif kind in LEVEL_KINDS:
                 expect.append(len(cats[c]) + int(bool(cat_missing[c])))
                 c += 1
         sizes = np.diff(ptr)
@@ -866,11 +908,43 @@ class BinarsityGLM(BaseEstimator):
             return _map_dask(self, "predict", X, offset, np.float64)
         return get_family(self.family).mean(self.decision_function(X, offset=offset))
 
+    def predict_survival(self, X, times, offset=None) -> np.ndarray:
+        """``family="cox"``: survival probabilities S(t | x) = exp(−H0(t) e^η).
+
+        H0 is Breslow's baseline cumulative hazard on the training rows
+        (``baseline_hazard_``), a step function of t.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Features.
+        times : array-like of float
+            Times at which S is evaluated (non-negative).
+        offset : array-like of shape (n_samples,), optional
+            Offset added to the linear predictor.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, len(times))
+            S(t | x) of every row (rows) at every time (columns).
+        """
+        if not get_family(self.family).survival:
+            raise ValueError("predict_survival needs family='cox'.")
+        self._check_fitted()
+        t = np.atleast_1d(np.asarray(times, dtype=np.float64))
+        if t.ndim != 1 or not np.all(np.isfinite(t)) or np.any(t < 0):
+            raise ValueError("times must be finite non-negative numbers.")
+        event_times, cumhaz = self.baseline_hazard_
+        h0 = np.concatenate([[0.0], cumhaz])[np.searchsorted(event_times, t, side="right")]
+        risk = np.exp(self.decision_function(X, offset=offset))
+        return np.exp(-risk[:, None] * h0[None, :])
+
     def score(self, X, y, sample_weight=None, offset=None) -> float:
         """Fraction of deviance explained, D² = 1 − D(y, μ̂) / D(y, ȳ).
 
         For the gaussian family this is R². (``BinarsityGLM`` serves every family, so
-        it scores by deviance, as scikit-learn's GLMs do.)
+        it scores by deviance, as scikit-learn's GLMs do.) With ``family="cox"``:
+        Harrell's C of the linear predictor (scikit-survival's score).
 
         Parameters
         ----------
@@ -890,9 +964,12 @@ class BinarsityGLM(BaseEstimator):
         """
         family = get_family(self.family)
         X, n = _validate_X(X)
-        y, _ = BinarsityGLM._prepare_y(self, y, n)
+        y, extra = BinarsityGLM._prepare_y(self, y, n)
         sw = check_sample_weight(sample_weight, n)
         sw = np.ones(n) if sw is None else normalized_weights(sw)[0]
+        if family.survival:  # Harrell's C, scikit-survival's score
+            eta = self.decision_function(X, offset=offset)
+            return _cox.concordance_index(*extra["_survival"], eta, sw)
         mu = self.predict(X, offset=offset)
         dev = family.deviance(y, mu, sw)
         null = family.deviance(y, np.full(n, np.average(y, weights=sw)), sw)
@@ -1177,11 +1254,14 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         Whether the model has an intercept; ``False`` moves it into the first feature's
         levels (``intercept_`` = 0, same predictions; see :class:`BinarsityGLM`).
     missing : {"error", "separate"}, default="error"
-        Missing-value policy.
+        Missing-value policy. No ``"drop"``: an estimator
+        uses every row (scikit-learn's convention); drop rows before ``fit`` or use
+        ``glm(..., missing="drop")``.
     weights_kind : {"analytic", "freq"}, default="analytic"
         What ``sample_weight`` means for ``lam="theory"`` (see :class:`BinarsityGLM`).
     categorical_features : None, "auto", or array-like of str, int or bool, default=None
-        Categorical features (free levels, as ``C()``; see :class:`BinarsityGLM`).
+        Categorical features (free levels, as ``C()``; an ordered pandas ``Categorical``:
+        a TV chain, as ``ordered()``; see :class:`BinarsityGLM`).
     linear_features : None or array-like of str, int or bool, default=None
         Unpenalised linear features (see :class:`BinarsityGLM`).
     min_bin_count : int, default=1

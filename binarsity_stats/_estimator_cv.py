@@ -228,11 +228,14 @@ _GLM_CV_DOC = (
     fit_intercept : bool, default=True
         Whether the model has an intercept (see :class:`BinarsityGLM`).
     missing : {"error", "separate"}, default="error"
-        NaN in a feature raises, or gets its own level.
+        NaN in a feature raises, or gets its own level. No ``"drop"``: an estimator
+        uses every row (scikit-learn's convention); drop rows before ``fit`` or use
+        ``glm(..., missing="drop")``.
     weights_kind : {"analytic", "freq"}, default="analytic"
         What ``sample_weight`` means (see :class:`BinarsityGLM`; no effect on the CV).
     categorical_features : None, "auto", or array-like of str, int or bool, default=None
-        Categorical features (free levels, as ``C()``; see :class:`BinarsityGLM`).
+        Categorical features (free levels, as ``C()``; an ordered pandas ``Categorical``:
+        a TV chain, as ``ordered()``; see :class:`BinarsityGLM`).
     linear_features : None or array-like of str, int or bool, default=None
         Unpenalised linear features (see :class:`BinarsityGLM`).
     min_bin_count : int, default=1
@@ -342,11 +345,14 @@ _CLASSIFIER_CV_DOC = (
     fit_intercept : bool, default=True
         Whether the model has an intercept (see :class:`BinarsityGLM`).
     missing : {"error", "separate"}, default="error"
-        Missing-value policy.
+        Missing-value policy. No ``"drop"``: an estimator
+        uses every row (scikit-learn's convention); drop rows before ``fit`` or use
+        ``glm(..., missing="drop")``.
     weights_kind : {"analytic", "freq"}, default="analytic"
         What ``sample_weight`` means (see :class:`BinarsityGLM`).
     categorical_features : None, "auto", or array-like of str, int or bool, default=None
-        Categorical features (free levels, as ``C()``; see :class:`BinarsityGLM`).
+        Categorical features (free levels, as ``C()``; an ordered pandas ``Categorical``:
+        a TV chain, as ``ordered()``; see :class:`BinarsityGLM`).
     linear_features : None or array-like of str, int or bool, default=None
         Unpenalised linear features (see :class:`BinarsityGLM`).
     min_bin_count : int, default=1

@@ -8,13 +8,17 @@ is written term by term as in the description,
 
 a binned term as ``CASE WHEN x IS NULL THEN θ_missing WHEN x <= e_1 THEN θ_1 … ELSE
 θ_last END`` on the right-closed intervals (e_{k−1}, e_k], a categorical term as
-``CASE WHEN g = 'a' THEN … END``, and the mean as the inverse link of η. Numbers are
+``CASE WHEN g = 'a' THEN … END`` (a by-group term ``bin(x):C(g)``: one binned CASE
+per level of g inside a CASE on g), and the mean as the inverse link of η. Numbers are
 written with 17 significant digits in exponent form, which every supported database
 reads as a double (DuckDB reads a plain decimal such as ``0.1`` as DECIMAL), so the
 database computes what ``predict`` computes up to the rounding of the sums.
 
 Where ``predict`` raises, the query gives NULL: a missing value of a term without a
-missing level, an unseen level of a categorical term.
+missing level, an unseen level of a categorical term. Where ``predict`` gives NaN (a
+model fitted with ``missing="drop"``: a row missing a value in one of the description's
+``missing.drop_columns``), the query gives NULL too, by an explicit ``CASE WHEN col IS
+NULL … THEN NULL`` around the prediction.
 """
 
 from __future__ import annotations
@@ -130,6 +134,18 @@ class _Writer:
         return self.expression(term["expr"])
 
     def bin_term(self, term: Mapping[str, Any]) -> str:
+        by = term.get("by")
+        if by is not None:  # bin(x):C(g): the chain of the row's level of g
+            g, d, first = self.name(by["column"]), len(term["edges"]) + 1, 0
+            parts = ["CASE"]
+            for i, level in enumerate(by["levels"]):
+                if i == 0 and by["main"]:
+                    value, first = self.number(term["theta"][0]), 1
+                else:
+                    chain = dict(term, theta=term["theta"][first : first + d], by=None)
+                    value, first = f"({self.bin_term(chain)})", first + d
+                parts.append(f"WHEN {g} = {self.literal(level)} THEN {value}")
+            return " ".join(parts) + " END"
         x = self.column_value(term)
         theta, edges = term["theta"], term["edges"]
         parts = ["CASE"]
@@ -217,7 +233,7 @@ def to_sql(
     str
         The query, ``SELECT …, <expression> AS "prediction" FROM table``. Rows where
         ``predict`` raises (a missing value without a missing level, an unseen level)
-        get NULL.
+        or gives NaN (``missing="drop"`` models) get NULL.
 
     Raises
     ------
@@ -257,5 +273,9 @@ def to_sql(
             pieces.append(f"({w.linear_term(term)})")
     eta = "\n    + ".join(pieces)
     value = eta if type == "link" else _inverse_link(spec["family"]["link"], f"\n    {eta}\n")
+    drop = (spec.get("missing") or {}).get("drop_columns") or []
+    if drop:  # missing="drop": NULL where predict gives NaN (R's na.exclude)
+        na = " OR ".join(f"{w.column_value({'column': c, 'expr': c})} IS NULL" for c in drop)
+        value = f"CASE WHEN {na} THEN NULL ELSE {value} END"
     selected = [w.name(c) for c in keep] + [f"{value} AS {w.name(name)}"]
     return "SELECT " + ",\n  ".join(selected) + f"\nFROM {table}"

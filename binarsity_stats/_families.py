@@ -64,6 +64,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from . import _cox
 from . import _glm_kernels as _k
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "Binomial",
     "Poisson",
     "StatsmodelsFamily",
+    "CoxPH",
     "get_family",
     "family_note",
     "family_from_text",
@@ -123,9 +125,19 @@ class Family:
     ratio_label : str or None
         What exp(effect) is on the response scale (``"odds ratio"``, ``"rate ratio"``);
         None when the link is not log or logit (no ratio scale).
+    has_intercept : bool
+        The model has an intercept (False for Cox: the loss ignores a constant in η).
+    survival : bool
+        y is a packed survival response (``family="cox"``, :mod:`._cox`).
+    row_separable : bool
+        The loss is a sum over rows (False for Cox: a held-out fold is scored by the
+        deviance of all rows minus that of the training rows, glmnet's coxnet rule).
     """
 
     name: str = ""
+    has_intercept: bool = True
+    survival: bool = False
+    row_separable: bool = True
     link: str = ""
     quadratic: bool = False
     binary: bool = False
@@ -749,6 +761,119 @@ class Poisson(Family):
         return special.xlogy(y, mu) - mu - special.gammaln(y + 1)
 
 
+class CoxPH(Family):
+    """Cox proportional hazards: negative log partial likelihood, Breslow or Efron ties.
+
+    ``family="cox"`` (Breslow's ties) or ``family=("cox", "efron")``.
+
+    The response is the packed survival response of :func:`._cox.encode` (time rank,
+    event, stratum in one float per row); the loss, gradient and diagonal majoriser of
+    the Hessian come from risk-set cumulative sums after one sort (:mod:`._cox`). The
+    "mean" is the relative risk e^η, so ``deviance(y, e^η, s)`` is the partial-likelihood
+    deviance 2 (L(η) − Σ_g d_g log d_g) of glmnet's coxnet and ``log_likelihood`` the
+    partial log-likelihood −L(η). The loss is invariant to a constant added to η: the
+    model has no intercept (its null fit is η = offset, β0 = 0), and no dispersion.
+    """
+
+    name = "cox"
+    link = "log"
+    has_intercept = False
+    survival = True
+    row_separable = False
+    ties = "breslow"
+    _effect_labels = {"log": "log hazard ratio"}
+    _ratio_labels = {"log": "hazard ratio"}
+
+    def __init__(self, ties: str = "breslow") -> None:
+        if ties not in ("breslow", "efron"):
+            raise ValueError(f"ties must be 'breslow' or 'efron' for family='cox'; got {ties!r}.")
+        self.ties = ties
+
+    def _key(self) -> tuple:
+        return (type(self).__name__, self.ties)
+
+    @property
+    def label(self) -> str:
+        return "cox" if self.ties == "breslow" else "('cox', 'efron')"
+
+    def to_dict(self):
+        return {"name": self.name, "link": self.link, "ties": self.ties}
+
+    def __repr__(self) -> str:
+        return f"CoxPH(ties={self.ties!r})"
+
+    def loss_sum(self, eta, y, sample_weight):
+        return _cox.loss_grad_hess(eta, y, sample_weight, ties=self.ties)
+
+    def grad_hess(self, eta, y, sample_weight, scale, grad_out, hess_out):
+        return _cox.loss_grad_hess(eta, y, sample_weight, scale, grad_out, hess_out, self.ties)
+
+    def grad_hess_only(self, eta, y, sample_weight, scale, grad_out, hess_out):
+        _cox.loss_grad_hess(eta, y, sample_weight, scale, grad_out, hess_out, self.ties)
+
+    def curvature(self, eta):
+        return np.exp(np.minimum(eta, _LOG_ETA_MAX))
+
+    def validate_y(self, y, *, proportions=False):
+        _cox.check_encoded(np.asarray(y, dtype=np.float64))
+
+    def check_offset(self, offset):
+        _check_log_offset(offset, self.label)
+
+    def null_intercept(self, y, sample_weight, offset=None):
+        # the partial likelihood does not see a constant in η
+        return 0.0
+
+    def null_dispersion(self, y, sample_weight, offset=None):
+        return 1.0
+
+    def mean(self, eta):
+        return np.exp(np.minimum(eta, _LOG_ETA_MAX))
+
+    def link_function(self, mu):
+        return np.log(mu)
+
+    def variance(self, mu):
+        return np.asarray(mu, dtype=float)
+
+    def unit_deviance(self, y, mu):
+        raise NotImplementedError(
+            "the Cox partial likelihood is not a sum over rows: it has no per-row deviance."
+        )
+
+    def deviance(self, y, mu, sample_weight):
+        # Breslow's saturated loss Σ d log d also for Efron's ties: a constant of the
+        # data, so differences of deviances (CV, null vs fit) are Efron's exactly
+        eta = np.log(np.maximum(mu, 1e-300))
+        loss = _cox.loss_grad_hess(eta, y, sample_weight, ties=self.ties)
+        return 2.0 * (loss - _cox.saturated_loss(y, sample_weight))
+
+    def pearson_chi2(self, y, mu, sample_weight):
+        return float("nan")
+
+    def dispersion(self, y, mu, sample_weight, df=0.0, nobs=None):
+        return 1.0
+
+    def log_likelihood(self, y, mu, var_weights=None, freq_weights=None, df=0.0):
+        w = np.ones_like(y)
+        if var_weights is not None:
+            w = w * var_weights
+        if freq_weights is not None:
+            w = w * freq_weights
+        eta = np.log(np.maximum(mu, 1e-300))
+        return -_cox.loss_grad_hess(eta, y, w, ties=self.ties)
+
+    def to_statsmodels(self):
+        raise NotImplementedError(
+            "family='cox' has no statsmodels GLM family; its unpenalised twin is "
+            f"statsmodels' PHReg (ties={self.ties!r})."
+        )
+
+    def header_rows(self):
+        return [("Model Family", "Cox PH"), ("Ties", self.ties.capitalize()),
+                ("Link Function", "log")]  # fmt: skip
+
+
 def _check_log_offset(offset: np.ndarray, label: str) -> None:
     top = float(np.max(offset)) if offset.size else 0.0
     if top > _LOG_ETA_MAX:
@@ -763,6 +888,7 @@ FAMILIES: dict[str, type[Family]] = {
     "gaussian": Gaussian,
     "binomial": Binomial,
     "poisson": Poisson,
+    "cox": CoxPH,
 }
 
 
@@ -1153,7 +1279,7 @@ def get_family(family: str | Family | Any) -> Family:
     family : str, tuple, Family or statsmodels family
         ``"gaussian"``, ``"binomial"``, ``"poisson"``; ``"gamma"`` and ``"tweedie"``
         (power 1.5) or ``("tweedie", p)`` with 1 < p < 2 have a log link and the
-        Cython kernels. A statsmodels instance
+        Cython kernels; ``"cox"`` (Breslow ties) or ``("cox", "efron")``. A statsmodels instance
         (``sm.families.Gamma(sm.families.links.Log())``) gives a
         :class:`StatsmodelsFamily`.
 
@@ -1168,6 +1294,8 @@ def get_family(family: str | Family | Any) -> Family:
     """
     if isinstance(family, Family):
         return family
+    if isinstance(family, tuple) and len(family) == 2 and family[0] == "cox":
+        return CoxPH(family[1])
     named = _named_log_family(family)
     if named is not None:
         return named
@@ -1372,6 +1500,8 @@ def family_from_dict(spec: dict[str, Any]) -> Family:
     Family
         A family equal to the one described.
     """
+    if "ties" in spec:  # family="cox"
+        return CoxPH(spec["ties"])
     if "statsmodels" not in spec:
         return get_family(spec["name"])
     params = tuple(

@@ -11,6 +11,11 @@ Every other column is binned.
   distinct values, numbers before strings), coded with ``_binarizer.level_codes`` (the
   coding of ``C()`` and ``from_spec``), a missing level under ``missing="separate"``,
   unpenalised (ω = 0), identified by the weighted sum-to-zero constraint.
+* An **ordered** column is a categorical column whose pandas dtype is an *ordered*
+  ``Categorical`` (``pd.Categorical(..., ordered=True)``, or ``CategoricalDtype(...,
+  ordered=True)``): coded as a categorical one, but a TV chain over its categories in
+  their order — what ``ordered(x)`` is in a formula (a rating AAA…D fuses neighbouring
+  levels).
 * A **linear** column is an unpenalised dense column (a numeric formula term).
 
 Engine level: NumPy, and pandas only to read a DataFrame's columns.
@@ -27,6 +32,7 @@ from ._validation import as_real_array, check_monotone, code_dtype, is_missing
 
 __all__ = [
     "KINDS",
+    "LEVEL_KINDS",
     "feature_kinds",
     "feature_shapes",
     "learn_levels",
@@ -35,7 +41,9 @@ __all__ = [
 ]
 
 #: the kind of every input feature, in the order a formula would name them
-KINDS = ("bin", "categorical", "linear")
+KINDS = ("bin", "categorical", "ordered", "linear")
+#: the kinds coded by their levels (``categories_``)
+LEVEL_KINDS = ("categorical", "ordered")
 
 
 def _is_frame(X: Any) -> bool:
@@ -105,7 +113,10 @@ def _selection(value: Any, name: str, p: int, names: Sequence[str] | None) -> np
 def feature_kinds(
     X: Any, categorical_features: Any, linear_features: Any, names: Sequence[str] | None
 ) -> np.ndarray:
-    """The kind of every column of X: ``"bin"``, ``"categorical"`` or ``"linear"``.
+    """The kind of every column of X: ``"bin"``, ``"categorical"``, ``"ordered"``, ``"linear"``.
+
+    A categorical column whose pandas dtype is an ordered ``Categorical`` is ``"ordered"``
+    (a TV chain over its categories in their order).
 
     Parameters
     ----------
@@ -135,6 +146,10 @@ def feature_kinds(
         raise ValueError(f"column {label!r} is in both categorical_features and linear_features.")
     kinds = np.full(p, "bin", dtype=object)
     kinds[cat] = "categorical"
+    for j in np.flatnonzero(cat):
+        col = column(X, j) if _is_frame(X) else None
+        if col is not None and _is_category(col) and bool(col.cat.ordered):
+            kinds[j] = "ordered"
     kinds[lin] = "linear"
     return kinds
 

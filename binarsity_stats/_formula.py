@@ -15,6 +15,17 @@ shadows the Python builtin, and our ``C`` replaces formulaic's):
   identifiable by the binarsity constraint Σ_k n_k θ_k = 0 (a weighted sum-to-zero
   coding). A bare non-numeric column (``y ~ sex``) is read as ``C(sex)``; a bare date,
   time or duration is refused instead (it would get one level per distinct value).
+* ``bin(x, n):C(g)`` (or ``bin(x, n, by=g)``): varying coefficients, one TV chain of x
+  per level of g over the same cut points, in ONE block (code = level index · d + bin
+  code) whose chains are separated by breaks (penalty weight 0 at each level start).
+  The breaks leave the level means free, so a ``C(g)`` of the same column is absorbed;
+  with a main ``bin(x)`` in the formula the first level of g is the reference (its rows
+  share one level) and the other chains are deviations from the main shape. The
+  rewrite happens in :func:`_rewrite_rhs` (``_by_plan``); the learned levels of g are in
+  the ``bin`` state under ``"by"``.
+* ``ordered(x, levels=[...])`` (or ``bin(C(x, levels=[...]))``): an ordered factor,
+  coded as ``C()`` is but penalised as a TV chain over its levels in their order
+  (``Block.ordered``).
 * ``offset(expr)`` adds ``expr`` to the linear predictor with coefficient one.
 * Every other term (numbers, ``log(x)``, interactions of numeric columns) is a dense,
   unpenalised column.
@@ -32,7 +43,7 @@ import keyword
 import math
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -77,9 +88,9 @@ __all__ = [
 #: Marker written into the transform state of our stateful transforms.
 _MARK = "__binarsity__"
 #: The transform names this package owns inside formulas.
-_OWN = ("bin", "C", "offset")
+_OWN = ("bin", "C", "ordered", "offset")
 #: Other names this package gives formulas (checked as calls, never data columns).
-_HELPERS = ("Treatment", "cbind")
+_HELPERS = ("Treatment", "cbind", "Surv")
 _MISSING_POLICIES = ("error", "separate", "drop")
 
 
@@ -292,9 +303,14 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
     """
 
     @stateful_transform
-    def bin(data, n_bins=None, missing=None, min_count=1, monotone=None, _state=None):  # noqa: A001
+    def bin(  # noqa: A001
+        data, n_bins=None, missing=None, min_count=1, by=None, by_levels=None, _main=False,
+        monotone=None, _state=None,
+    ):  # fmt: skip
         """Bin codes of a numeric variable under learned quantile cut points.
 
+        With ``by`` (a column of groups; ``bin(x):C(g)`` is rewritten to it), the codes
+        are those of one chain per level of the group over the same cut points.
         ``monotone="increasing"|"decreasing"`` asks for a monotone chain (its block's kind
         in the engine, design.md §7); it changes no code.
         """
@@ -305,6 +321,12 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
         if "edges" not in _state:
             n_bins = default_n_bins if n_bins is None else n_bins
             missing = default_missing if missing is None else missing
+            if by is not None and missing == "separate" and np.any(np.isnan(x)):
+                raise ValueError(
+                    f"column '{name}' contains missing values; a by-group term "
+                    f"bin({name}):C({_column_name(by)}) has no missing level (use "
+                    "missing='drop')."
+                )
             _validate_n_bins(n_bins, f"bin({name})", missing)
             if not isinstance(missing, str) or missing not in _MISSING_POLICIES:
                 raise ValueError(
@@ -331,10 +353,66 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
             codes = _replay_bin(x, _state, name)
             counts, singles = _distinct_per_bin(x, codes, len(edges) + 1)
             _state.update({"distinct": counts, "single_values": singles})
+            if by is not None:
+                _state["by"] = _learn_by(by, by_levels, bool(_main), name, len(edges) + 1)
+                return _by_codes(codes, by, _state["by"], len(edges) + 1)
             return codes
-        return _replay_bin(x, _state, name)
+        codes = _replay_bin(x, _state, name)
+        if "by" in _state:
+            return _by_codes(codes, by, _state["by"], len(_state["edges"]) + 1)
+        return codes
 
     return bin
+
+
+def _learn_by(by: Any, levels: Any, main: bool, name: str, d: int) -> dict[str, Any]:
+    """The levels of a by-group column (varying coefficients ``bin(x):C(g)``)."""
+    gname = _column_name(by)
+    values = pd.Series(np.asarray(by, dtype=object) if not isinstance(by, pd.Series) else by)
+    isna = values.isna().to_numpy()
+    if isna.any():
+        raise ValueError(
+            f"column '{gname}' contains missing values; the by-group term "
+            f"bin({name}):C({gname}) has no missing level (use missing='drop')."
+        )
+    if levels is not None:
+        learned = list(levels)
+    elif isinstance(values.dtype, pd.CategoricalDtype):
+        learned = list(values.cat.categories)
+    else:
+        learned = sorted(pd.unique(values).tolist(), key=_sort_key)
+    if not learned:
+        raise ValueError(f"column '{gname}' has no values.")
+    if len(set(map(repr, learned))) != len(learned):
+        raise ValueError(f"by_levels of bin({name}):C({gname}) repeats a level.")
+    n_levels = (1 + (len(learned) - 1) * d) if main else len(learned) * d
+    code_dtype(n_levels)  # refuses a block beyond the uint16 codes
+    return {"column": gname, "levels": learned, "main": main}
+
+
+def _by_codes(codes: np.ndarray, by: Any, state: Mapping[str, Any], d: int) -> np.ndarray:
+    """Codes of one chain per group level: level index · d + bin code.
+
+    With a main ``bin(x)`` term of the same x (``state["main"]``), the reference (first)
+    level's rows share code 0 and the other levels' chains follow (their levels are the
+    deviations from the reference level's shape).
+    """
+    gname = state["column"]
+    if by is None:
+        raise ValueError(f"the by-group term needs the column '{gname}'.")
+    values = pd.Series(np.asarray(by, dtype=object) if not isinstance(by, pd.Series) else by)
+    isna = values.isna().to_numpy()
+    levels = state["levels"]
+    g = np.empty(len(values), dtype=np.intp)
+    level_codes(values.tolist(), isna, levels, False, gname, g)
+    c = codes.astype(np.intp)
+    if state["main"]:
+        out = np.where(g == 0, 0, 1 + (g - 1) * d + c)
+        n_levels = 1 + (len(levels) - 1) * d
+    else:
+        out = g * d + c
+        n_levels = len(levels) * d
+    return out.astype(code_dtype(n_levels))
 
 
 def _validate_n_bins(n_bins: Any, where: str, missing: Any = "error") -> None:
@@ -509,6 +587,77 @@ def _make_categorical(default_missing: str):
     return C
 
 
+def _make_ordered(default_missing: str):
+    """Create the ``ordered`` stateful transform (an ordered factor: a TV chain)."""
+
+    @stateful_transform
+    def ordered(data, levels=None, missing=None, _state=None):
+        """Codes of an ordered factor: the position of each value in ``levels``.
+
+        The block is a TV chain over the levels in their order (a rating AAA…D fuses
+        neighbouring levels). ``levels`` defaults to the categories of a pandas
+        categorical column, else the sorted distinct values; a training value outside
+        ``levels`` and an unseen value on new data are refused by name.
+        """
+        name = _column_name(data)
+        values = pd.Series(
+            np.asarray(data, dtype=object) if not isinstance(data, pd.Series) else data
+        )
+        isna = values.isna().to_numpy()
+        if _state is None:  # pragma: no cover - formulaic always passes a dict
+            _state = {}
+        if "levels" not in _state:
+            missing = default_missing if missing is None else missing
+            if not isinstance(missing, str) or missing not in _MISSING_POLICIES:
+                raise ValueError(
+                    f"missing must be one of {_MISSING_POLICIES}; got {missing!r} in "
+                    f"ordered({name})."
+                )
+            if levels is not None:
+                if isinstance(levels, str) or not hasattr(levels, "__iter__"):
+                    raise TypeError(f"levels of ordered({name}) must be a list of values.")
+                learned = list(levels)
+                if len(set(map(repr, learned))) != len(learned):
+                    raise ValueError(f"levels of ordered({name}) repeat a value.")
+            elif isinstance(values.dtype, pd.CategoricalDtype):
+                learned = list(values.cat.categories)
+            else:
+                learned = sorted(pd.unique(values[~isna]).tolist(), key=_sort_key)
+            if len(learned) < 2:
+                raise ValueError(f"ordered({name}) needs at least two levels.")
+            if isna.any() and missing != "separate":
+                raise ValueError(_missing_message(name))
+            _state.update(
+                {
+                    _MARK: "ordered",
+                    "levels": learned,
+                    "has_missing_level": bool(isna.any()),
+                    "column": name,
+                    "missing": missing,
+                }
+            )
+        return _replay_categorical(values, isna, _state, name)
+
+    return ordered
+
+
+def _as_ordered(expr: str) -> str | None:
+    """``bin(C(x, levels=[...]))`` written as ``ordered(x, levels=[...])`` (else None)."""
+    text = expr.strip()
+    if not (text.startswith("bin(") and text.endswith(")")):
+        return None
+    pos, kw = _call_args(text)
+    if len(pos) != 1 or kw or not pos[0].startswith("C(") or not pos[0].endswith(")"):
+        return None
+    inner_pos, inner_kw = _call_args(pos[0])
+    if len(inner_pos) != 1 or set(inner_kw) - {"levels", "missing"}:
+        raise ValueError(
+            f"'{expr}': an ordered factor bin(C(x, levels=[...])) takes levels= and "
+            "missing= only."
+        )
+    return "ordered(" + pos[0][2:]
+
+
 def _sort_key(v: Any) -> tuple:
     # numbers before strings, each in natural order (mixed types cannot be compared)
     return (0, v, "") if isinstance(v, (int, float, np.number)) else (1, 0, str(v))
@@ -566,6 +715,28 @@ def cbind(successes: Any, failures: Any) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def Surv(time: Any, event: Any) -> pd.DataFrame:  # noqa: N802 (R's name)
+    """R's survival response: ``Surv(time, event) ~ ...`` with ``family="cox"``.
+
+    Parameters
+    ----------
+    time : array-like of shape (n,)
+        Follow-up times (non-negative).
+    event : array-like of shape (n,)
+        1 or True for an observed event, 0 or False for a censored time.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``time`` and ``event`` (float).
+    """
+    out = {}
+    for what, value in (("time", time), ("event", event)):
+        name = _column_name(value)
+        out[what] = _as_float(value, name, f"Surv() {what}", "Give numbers.")
+    return pd.DataFrame(out)
+
+
 def transform_context(
     n_bins: int = 50, missing: str = "error", sample_weight: np.ndarray | None = None
 ) -> dict[str, Any]:
@@ -590,9 +761,11 @@ def transform_context(
     return {
         "bin": _make_bin(n_bins, missing, sample_weight),
         "C": _make_categorical(missing),
+        "ordered": _make_ordered(missing),
         "offset": offset,
         "Treatment": Treatment,
         "cbind": cbind,
+        "Surv": Surv,
     }
 
 
@@ -632,6 +805,19 @@ class Block:
     reference : object or None
         The reference level of a ``C(x, Treatment(level))`` term (None: the first
         populated level).
+    by : str or None
+        The group column of a varying-coefficient term ``bin(x):C(g)``: the block holds
+        one chain per level of g over the same cut points, separated by unpenalised
+        breaks (see :meth:`chains`).
+    by_levels : tuple or None
+        The levels of ``by``, in block order.
+    ordered : bool
+        An ordered factor (``ordered(x, levels=[...])``, kind "categorical"): a TV chain
+        over its levels in their order.
+    by_main : bool
+        Whether the formula has a main ``bin(x)`` term too: the first level of ``by`` is
+        then the reference, its rows share one free level (code 0), and the other
+        levels' chains are deviations from the main term's shape.
     monotone : {"increasing", "decreasing"} or None
         The order a ``bin(x, monotone=...)`` term's chain is constrained to (None: free).
     """
@@ -648,17 +834,76 @@ class Block:
     distinct: tuple | None = None
     single_values: tuple | None = None
     reference: Any = None
+    by: str | None = None
+    by_levels: tuple | None = None
+    by_main: bool = False
+    ordered: bool = False
     monotone: str | None = None
 
     @property
     def chain_length(self) -> int:
-        """Number of levels in the ordered (TV) chain: all but a missing level."""
+        """Number of levels in the ordered (TV) chain: all but a missing level.
+
+        For a by-group term, the levels of the whole block (every chain, see
+        :meth:`chains`).
+        """
         return self.n_levels - int(self.has_missing_level)
 
     @property
+    def n_bins(self) -> int:
+        """Number of intervals of a binned term (one chain's length)."""
+        return len(self.edges) + 1 if self.edges is not None else self.chain_length
+
+    def chains(self) -> list[tuple[int, int, Any]]:
+        """The chains of the block: ``(first level, number of levels, group level)``.
+
+        A ``bin()`` term has one chain over its intervals (group level None); a by-group
+        term ``bin(x):C(g)`` has one per level of g, whose level k is the interval k of
+        x on the rows of that group (with a main ``bin(x)``, the reference level's rows
+        have one level of their own, returned as a chain of length 1). Levels at chain
+        starts carry no penalty weight (breaks); a missing level is in no chain.
+
+        Returns
+        -------
+        list of tuple
+            One ``(first, length, group level)`` per chain, in block order.
+        """
+        if self.by is None:
+            return [(0, self.chain_length, None)]
+        d = self.n_bins
+        out: list[tuple[int, int, Any]] = []
+        first = 0
+        for i, lvl in enumerate(self.by_levels):
+            if i == 0 and self.by_main:
+                out.append((0, 1, lvl))
+                first = 1
+                continue
+            out.append((first, d, lvl))
+            first += d
+        return out
+
+    def position(self, k: int) -> tuple[int, Any]:
+        """Interval index within its chain and group level of block level ``k``.
+
+        Parameters
+        ----------
+        k : int
+            A level of the block.
+
+        Returns
+        -------
+        tuple
+            ``(interval index, group level)`` (group level None for a plain chain).
+        """
+        for first, m, lvl in self.chains():
+            if first <= k < first + m:
+                return k - first, lvl
+        raise IndexError(k)
+
+    @property
     def penalized(self) -> bool:
-        """Whether the block carries the TV penalty (``bin()`` terms)."""
-        return self.kind == "bin"
+        """Whether the block carries the TV penalty (``bin()`` terms, ordered factors)."""
+        return self.kind == "bin" or bool(getattr(self, "ordered", False))
 
     def intervals(self) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds of the chain's levels (right-closed intervals).
@@ -690,6 +935,39 @@ class Block:
             ``(low, high]`` of the union, or ``= v`` when the training rows in it held
             one distinct value v.
         """
+        if self.levels is not None:  # an ordered factor: its levels, first..last
+            lab = [_level_label(v) for v in self.levels[first : last + 1]]
+            return lab[0] if len(lab) == 1 else f"{lab[0]}..{lab[-1]}"
+        if self.by is not None:
+            (a, lvl), (b, _) = self.position(first), self.position(last)
+            if self.by_main and first == 0:
+                return f"{_level_label(lvl)}: reference"
+            return f"{_level_label(lvl)}: {self._interval_label(a, b, precision)}"
+        return self._interval_label(first, last, precision)
+
+    def bounds(self, k: int) -> tuple[float, float]:
+        """The interval (low, high] of block level ``k`` of a binned term.
+
+        Parameters
+        ----------
+        k : int
+            A level of the block.
+
+        Returns
+        -------
+        tuple of float
+            ``(low, high)``; NaN for the reference level of a by-group term.
+        """
+        if self.edges is None:
+            return np.nan, np.nan
+        if self.by is not None:
+            if self.by_main and k == 0:
+                return np.nan, np.nan
+            k = self.position(k)[0]
+        lo, hi = self.intervals()
+        return float(lo[k]), float(hi[k])
+
+    def _interval_label(self, first: int, last: int, precision: int | None = None) -> str:
         lo, hi = self.intervals()
         single = None
         if self.distinct is not None and self.single_values is not None:
@@ -753,6 +1031,10 @@ class Design:
         Sum of the formula's ``offset()`` terms.
     trials : ndarray of shape (n,) or None
         Binomial trials of a ``cbind(successes, failures)`` response (training only).
+    survival : ndarray of shape (n, 2) or None
+        Times and event indicators of a ``Surv(time, event)`` response (training only).
+    strata : ndarray of shape (n,) or None
+        Stratum labels of a ``strata()`` term (training only).
     """
 
     codes: np.ndarray
@@ -760,6 +1042,8 @@ class Design:
     dense: np.ndarray | None
     offset: np.ndarray | None
     trials: np.ndarray | None = None
+    survival: np.ndarray | None = None
+    strata: np.ndarray | None = None
 
     @property
     def n_obs(self) -> int:
@@ -775,9 +1059,10 @@ class Response:
     ----------
     name : str
         The left-hand side, e.g. ``"y"`` or ``"I(affairs > 0)"``.
-    kind : {"numeric", "boolean", "factor", "counts"}
+    kind : {"numeric", "boolean", "factor", "counts", "survival"}
         How ``y`` was read (``"counts"``: ``cbind(successes, failures)``, y the
-        proportion of successes, the trials multiplying the weights).
+        proportion of successes, the trials multiplying the weights; ``"survival"``:
+        ``Surv(time, event)``, y the packed response of ``_cox.encode``).
     event : str or None
         For a two-level factor (binomial): the level counted as 1 (the second level,
         as in R); for a boolean: ``"True"``.
@@ -836,6 +1121,9 @@ class DesignSpec:
     shadowed : list of str or None
         Names the formula calls (``bin``, ``C``, ``np``...): data columns of these names
         are left out of the data formulaic sees, so that they do not hide the function.
+    strata : list of str or None
+        Columns of a ``strata(g)`` term (``family="cox"``: one baseline hazard per
+        stratum; the term is not part of the linear predictor).
     drop_columns : list of str or None
         Columns whose missing values dropped a training row (``missing="drop"``); a new
         row missing one of them is predicted as NaN (R's na.exclude).
@@ -855,6 +1143,7 @@ class DesignSpec:
     aliases: dict | None = None
     shadowed: list | None = None
     drop_columns: list | None = None
+    strata: list | None = None
 
     @property
     def block_ptr(self) -> np.ndarray:
@@ -1125,17 +1414,26 @@ def _rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
     """The right-hand side with bare non-numeric columns read as ``C(col)``."""
     terms = []
     intercept = False
-    for term in formula.rhs:
+    by_terms, absorbed = _by_plan(formula, data)
+    for i, term in enumerate(formula.rhs):
         factors = list(term.factors)
         if len(factors) == 1 and factors[0].expr == "1":
             intercept = True
             continue
+        if len(factors) == 1 and _as_ordered(factors[0].expr):
+            terms.append(_as_ordered(factors[0].expr))
+            continue
+        if i in by_terms:
+            terms.append(by_terms[i])
+            continue
+        if i in absorbed:
+            continue
         own = [k for k in (_top_call(f.expr) for f in factors) if k in _OWN]
         if own and len(factors) > 1:
             raise ValueError(
-                f"{own[0]}() terms cannot be interacted with other terms: '{term}' (write an "
-                "interaction with a bare categorical column, e.g. 'z:region', for a dense "
-                "unpenalised coding)."
+                f"{own[0]}() terms cannot be interacted with other terms: '{term}' (write "
+                "bin(x):C(g) for one chain of x per level of g, or an interaction with a "
+                "bare categorical column, e.g. 'z:region', for a dense unpenalised coding)."
             )
         dates = _date_columns(factors, data)
         if dates:
@@ -1157,6 +1455,118 @@ def _rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
     if not terms:
         return "1" if intercept else "0"
     return ("1 + " if intercept else "0 + ") + " + ".join(terms)
+
+
+def _split_args(inner: str) -> list[str]:
+    """Top-level comma-separated pieces of a call's argument text."""
+    out, depth, cur, quote = [], 0, [], None
+    for ch in inner:
+        if quote:
+            cur.append(ch)
+            if ch == quote:
+                quote = None
+            continue
+        if ch in "'\"`":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
+def _call_args(expr: str) -> tuple[list[str], dict[str, str]]:
+    """Positional and keyword argument texts of a one-call expression ``f(a, k=v)``."""
+    inner = expr[expr.index("(") + 1 : expr.rindex(")")]
+    pos, kw = [], {}
+    for piece in _split_args(inner):
+        head, eq, rest = piece.partition("=")
+        if eq and head.strip().isidentifier() and not rest.startswith("="):
+            kw[head.strip()] = rest.strip()
+        else:
+            pos.append(piece)
+    return pos, kw
+
+
+def _is_group_column(factor: Any, data: pd.DataFrame) -> bool:
+    """A bare non-numeric data column (read as ``C(col)``)."""
+    return _reads_column(factor, data) and not _is_numeric_series(data[factor.expr])
+
+
+def _by_plan(formula: Any, data: pd.DataFrame) -> tuple[dict[int, str], set[int]]:
+    """Varying-coefficient terms ``bin(x):C(g)`` rewritten as ``bin(x, by=g)``.
+
+    Returns the rewritten text of every by-group term (by position in the formula) and the
+    terms it absorbs: a ``C(g)`` (or bare ``g``) of the same column, whose level means
+    the by-group block carries (its levels are separated by unpenalised breaks). When
+    the formula also has a main ``bin(x)`` of the same x, the by-group block gets
+    ``_main=True``: the first level of g is the reference (one free level) and the
+    other levels' chains are deviations from its shape (treatment coding).
+    """
+    by_terms: dict[int, tuple[str, str, str, dict]] = {}
+    mains: set[str] = set()
+    groups: dict[str, int] = {}
+    for i, term in enumerate(formula.rhs):
+        factors = list(term.factors)
+        if len(factors) == 1 and _as_ordered(factors[0].expr):
+            continue
+        calls = [_top_call(f.expr) for f in factors]
+        if len(factors) == 1 and calls[0] == "bin":
+            pos, kw = _call_args(factors[0].expr)
+            if not pos:
+                continue
+            if "by" in kw:
+                by_terms[i] = (factors[0].expr, pos[0], kw["by"], {})
+            else:
+                mains.add(pos[0].replace(" ", ""))
+        elif len(factors) == 1 and calls[0] == "C":
+            pos, kw = _call_args(factors[0].expr)
+            if pos:
+                groups[pos[0].replace(" ", "")] = i
+        elif len(factors) == 1 and _is_group_column(factors[0], data):
+            groups[_quote(factors[0].expr)] = i
+        elif len(factors) == 2 and calls.count("bin") == 1:
+            b = factors[calls.index("bin")]
+            other = factors[1 - calls.index("bin")]
+            oc = calls[1 - calls.index("bin")]
+            pos, kw = _call_args(b.expr)
+            if oc == "C":
+                gpos, gkw = _call_args(other.expr)
+                extra = set(gkw) - {"levels"}
+                if len(gpos) != 1 or extra:
+                    raise ValueError(
+                        f"in the by-group term '{term}', C() takes the column and levels= "
+                        "only (the first level is the reference)."
+                    )
+                gexpr, opts = gpos[0], ({"by_levels": gkw["levels"]} if "levels" in gkw else {})
+            elif _is_group_column(other, data):
+                gexpr, opts = _quote(other.expr), {}
+            else:
+                continue
+            if not pos or "by" in kw:
+                raise ValueError(f"cannot read the by-group term '{term}'.")
+            by_terms[i] = (b.expr, pos[0], gexpr, opts)
+    rewritten: dict[int, str] = {}
+    absorbed: set[int] = set()
+    for key, (bexpr, x, gexpr, opts) in by_terms.items():
+        extra = "".join(f", {k}={v}" for k, v in opts.items())
+        if "by=" in bexpr.replace(" ", ""):
+            body = bexpr[: bexpr.rindex(")")]
+        else:
+            body = bexpr[: bexpr.rindex(")")] + f", by={gexpr}"
+        main = ", _main=True" if x.replace(" ", "") in mains else ""
+        rewritten[key] = f"{body}{extra}{main})"
+        g = gexpr.replace(" ", "")
+        if g in groups:
+            absorbed.add(groups[g])
+    return rewritten, absorbed
 
 
 def _required_columns(formula: Any, side: str, aliases: Mapping[str, str]) -> list[str]:
@@ -1209,7 +1619,7 @@ def _explicit_missing(expr: str) -> Any:
     for kw in node.keywords:
         if kw.arg == "missing" and isinstance(kw.value, ast.Constant):
             return kw.value.value
-    position = {"bin": 2, "C": 3}.get(node.func.id)
+    position = {"bin": 2, "C": 3, "ordered": 2}.get(node.func.id)
     if position is not None and len(node.args) > position:
         arg = node.args[position]
         return arg.value if isinstance(arg, ast.Constant) else None
@@ -1264,7 +1674,7 @@ def missing_plan(
             except ValueError:
                 return [], []
             policy = missing
-            if call in ("bin", "C"):
+            if call in ("bin", "C", "ordered"):
                 own = _explicit_missing(factor.expr)
                 policy = own if isinstance(own, str) else missing
             if policy == "drop":
@@ -1649,6 +2059,13 @@ def build_design(
     data = _as_frame(data)
     if len(data) == 0:
         raise ValueError("data has no rows.")
+    written = formula
+    formula, strata_cols = _strip_strata(formula)
+    if strata_cols and not _is_survival(family):
+        raise ValueError(
+            f"formula {written!r}: a strata() term needs family='cox' (one baseline hazard "
+            "per stratum)."
+        )
     source, aliases, shadowed = _alias_names(
         expand_dot(formula, data, exclude_columns), data.columns
     )
@@ -1704,8 +2121,16 @@ def build_design(
     mm = mms.rhs
     spec_rhs = mm.model_spec
     blocks, block_cols, dense_cols, offset_cols, intercept = _classify(spec_rhs, mm, aliases)
+    strata = None
+    if strata_cols:
+        strata = strata_labels(data, strata_cols)
+        surv = trials if response.kind == "survival" else None
+        if surv is not None:
+            from ._cox import encode
+
+            y = encode(surv[:, 0], surv[:, 1], strata)
     spec = DesignSpec(
-        formula=formula,
+        formula=written,
         rhs_formula=rhs,
         model_spec=spec_rhs,
         blocks=blocks,
@@ -1718,8 +2143,14 @@ def build_design(
         required=rhs_cols,
         aliases=aliases or None,
         shadowed=shadowed or None,
+        strata=strata_cols or None,
     )
     design = _assemble(mm, blocks, block_cols, dense_cols, offset_cols, aliases)
+    design.strata = strata
+    # a Surv(time, event) response: its (n, 2) times and events (y packs their order)
+    design.survival = None
+    if response.kind == "survival":
+        design.survival, trials = trials, None
     design.trials = trials
     return spec, design, y, response
 
@@ -1750,16 +2181,28 @@ def _classify(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | No
         if kind == "offset":
             offset_cols.extend(_unalias(c, aliases) for c in st.columns)
             continue
-        if kind in ("bin", "C"):
+        if kind in ("bin", "C", "ordered"):
             (col,) = st.columns
             s = state[_state_key(factors[0].expr)]
             if kind == "bin":
                 edges = np.asarray(s["edges"], dtype=np.float64)
+                by = s.get("by")
+                term = _unalias(str(st.term), aliases)
+                n_levels = len(edges) + 1 + int(s["has_missing_level"])
+                if by is not None:
+                    text = str(st.term)
+                    term = _unalias(text[: text.rindex(", by=")] + ")", aliases)
+                    term = f"{term}:C({_unalias(by['column'], aliases)})"
+                    G = len(by["levels"])
+                    n_levels = 1 + (G - 1) * (len(edges) + 1) if by["main"] else G * n_levels
                 block = Block(
-                    term=_unalias(str(st.term), aliases),
+                    term=term,
                     kind="bin",
                     column=_unalias(s["column"], aliases, quote=False),
-                    n_levels=len(edges) + 1 + int(s["has_missing_level"]),
+                    n_levels=n_levels,
+                    by=None if by is None else _unalias(by["column"], aliases, quote=False),
+                    by_levels=None if by is None else tuple(by["levels"]),
+                    by_main=bool(by and by["main"]),
                     edges=edges,
                     has_missing_level=bool(s["has_missing_level"]),
                     data_min=s.get("data_min"),
@@ -1778,6 +2221,7 @@ def _classify(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | No
                     levels=tuple(s["levels"]),
                     has_missing_level=bool(s["has_missing_level"]),
                     reference=s.get("reference"),
+                    ordered=kind == "ordered",
                 )
             blocks.append(block)
             block_cols.append(_unalias(col, aliases))
@@ -1821,6 +2265,59 @@ def _assemble(
     return Design(codes=codes, block_ptr=block_ptr, dense=dense, offset=off)
 
 
+_STRATA = re.compile(r"\+\s*strata\(([^()]*)\)|strata\(([^()]*)\)\s*\+?")
+
+
+def _is_survival(family: Any) -> bool:
+    from ._families import get_family
+
+    return bool(getattr(get_family(family), "survival", False))
+
+
+def _strip_strata(formula: str) -> tuple[str, list[str]]:
+    """The formula without its ``strata(a, b)`` terms, and their columns."""
+    if not isinstance(formula, str) or "strata(" not in formula:
+        return formula, []
+    cols: list[str] = []
+    for m in _STRATA.finditer(formula):
+        inner = m.group(1) if m.group(1) is not None else m.group(2)
+        cols += [c.strip().strip("`") for c in inner.split(",") if c.strip()]
+    out = _STRATA.sub("", formula).strip()
+    if out.endswith("~"):
+        out += " 1"
+    return out, cols
+
+
+def strata_labels(data: Any, columns: Sequence[str]) -> np.ndarray:
+    """One label per row for the strata of ``columns`` (values joined by ``:``).
+
+    Parameters
+    ----------
+    data : DataFrame
+        The rows.
+    columns : sequence of str
+        The columns of a ``strata()`` term.
+
+    Returns
+    -------
+    ndarray of str
+    """
+    frame = _as_frame(data)
+    absent = [c for c in columns if c not in frame.columns]
+    if absent:
+        raise ValueError(f"strata() names column(s) {absent} that are not in the data.")
+    parts = []
+    for c in columns:
+        col = frame[c]
+        if col.isna().any():
+            raise ValueError(f"strata() column '{c}' contains missing values.")
+        parts.append(col.astype(str).to_numpy(dtype=object))
+    out = parts[0]
+    for p in parts[1:]:
+        out = out + ":" + p
+    return np.asarray(out, dtype=object)
+
+
 def _cbind_trials(
     lhs: str, data: pd.DataFrame, aliases: Mapping[str, str] | None, formula: str
 ) -> np.ndarray | None:
@@ -1858,6 +2355,28 @@ def _read_response(
     family = get_family(family)
     fam = family.label
     cols = list(lhs.columns)
+    survival = (
+        len(cols) == 2 and cols[0].endswith("[time]") and cols[1].endswith("[event]")
+    )
+    if survival != bool(getattr(family, "survival", False)):
+        raise ValueError(
+            f"response '{name}': Surv(time, event) is the response of family='cox'; "
+            f"family={fam!r} needs another response."
+            if survival
+            else f"family={fam!r} needs a survival response Surv(time, event); got '{name}'."
+        )
+    if survival:
+        from ._cox import encode
+
+        values = lhs.to_numpy(dtype=np.float64)
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"response '{name}' contains missing or infinite values.")
+        try:
+            y = encode(values[:, 0], values[:, 1])
+        except ValueError as exc:
+            raise ValueError(f"response '{name}': {exc}") from None
+        resp = Response(name=name, kind="survival", event="event")
+        return y, resp, values  # build_design keeps the times and events
     if len(cols) == 2 and cols[0].endswith("[successes]") and cols[1].endswith("[failures]"):
         if not family.binary:
             raise ValueError(

@@ -105,6 +105,7 @@ def glm(
     penalty_weights: str | np.ndarray = "balanced",
     missing: str = "error",
     weights_kind: str = "analytic",
+    client: Any = None,
 ) -> BinarsityModel:
     """Specify a binarsity-penalised GLM with an R-style formula.
 
@@ -170,6 +171,11 @@ def glm(
         ``freq_weights``): n = Σ s, and the fit, its λ, standard errors and
         information criteria equal those of the repeated rows. The penalised
         coefficients at a given λ are the same either way.
+    client : distributed.Client or str, optional
+        With a Dask DataFrame: the cluster that computes (a ``Client``, or a scheduler
+        address such as ``"tcp://host:8786"`` to connect to); also used by
+        ``fit(solver="dask")``. Default: Dask's current scheduler (the last ``Client``
+        created, else threads).
 
     Returns
     -------
@@ -196,6 +202,7 @@ def glm(
         penalty_weights=penalty_weights,
         missing=missing,
         weights_kind=weights_kind,
+        client=client,
     )
 
 
@@ -204,7 +211,7 @@ class BinarsityModel:
 
     Parameters
     ----------
-    formula, data, family, sample_weight, offset, n_bins, penalty_weights, missing
+    formula, data, family, sample_weight, offset, n_bins, penalty_weights, missing, client
         As in :func:`glm`.
     weights_kind : {"analytic", "freq"}, default="analytic"
         As in :func:`glm`.
@@ -255,6 +262,7 @@ class BinarsityModel:
         penalty_weights: str | np.ndarray = "balanced",
         missing: str = "error",
         weights_kind: str = "analytic",
+        client: Any = None,
     ) -> None:
         self.family, self.family_note = user_family(family)
         self.weights_kind = check_weights_kind(weights_kind)
@@ -265,7 +273,7 @@ class BinarsityModel:
         if is_dask_collection(data):  # binning by mergeable summaries, codes per partition
             frame, drop_columns = None, None
             spec, design, y, response, sw, off_arg = self._from_dask(
-                formula, data, sample_weight, offset, n_bins, missing
+                formula, data, sample_weight, offset, n_bins, missing, client
             )
         else:
             frame = _as_frame(data)
@@ -287,6 +295,10 @@ class BinarsityModel:
         self._data = frame  # for column names given later (groups=); not pickled
         #: binomial trials of a cbind(successes, failures) response (None otherwise)
         self.trials = design.trials
+        #: times and events of a Surv(time, event) response, shape (n, 2) (else None)
+        self.survival = design.survival
+        #: stratum labels of a strata() term (family="cox"), else None
+        self.strata = getattr(design, "strata", None)
         if design.trials is not None:  # the trials multiply the weights, as in R
             sw = design.trials if sw is None else sw * design.trials
         # a binomial response may be a proportion (the trials as sample weights)
@@ -343,7 +355,7 @@ class BinarsityModel:
             return fit_dask(
                 self.dask_design, self.family, value, penalty_weights=self.penalty_weights,
                 fit_intercept=self._solver_intercept, tol=tol, max_iter=max_iter,
-                warm_start=start,
+                warm_start=start, client=self.__dict__.get("dask_client"),
             )  # fmt: skip
 
         if lam != "theory":
@@ -362,17 +374,21 @@ class BinarsityModel:
             how = f"theory (dask; {self.family.dispersion_name} estimated: {phi:.4g})"
         return BinarsityResults(self, sol, how)
 
-    def _from_dask(self, formula, data, sample_weight, offset, n_bins, missing):
+    def _from_dask(self, formula, data, sample_weight, offset, n_bins, missing, client=None):
         """The design of a Dask DataFrame: mergeable binning, codes per partition
         (``_dask_model``); the partitions are also concatenated here, so that every
         statistic of the results is computed as for in-memory data."""
-        from ._dask_model import collect_design, dask_formula_design
+        from ._dask_model import collect_design, dask_formula_design, resolve_client, scheduler
 
-        built = dask_formula_design(
-            formula, data, family=self.family, sample_weight=sample_weight, offset=offset,
-            n_bins=n_bins, missing=missing,
-        )  # fmt: skip
-        design, y, sw, off_arg = collect_design(built)
+        self.dask_client = client = resolve_client(client)
+        with scheduler(client):
+            built = dask_formula_design(
+                formula, data, family=self.family, sample_weight=sample_weight, offset=offset,
+                n_bins=n_bins, missing=missing,
+            )  # fmt: skip
+            # coded once, kept in the workers' memory: the solver's passes read the codes
+            built.design = built.design.persist(client)
+            design, y, sw, off_arg = collect_design(built)
         self.n_rows_data = y.shape[0]
         self.rows_kept = None
         self.weight_column, self.offset_column = built.weight_column, built.offset_column
@@ -384,6 +400,8 @@ class BinarsityModel:
     #: models pickled before missing="drop" existed dropped no row
     rows_kept: np.ndarray | None = None
     trials: np.ndarray | None = None
+    survival: np.ndarray | None = None
+    strata: np.ndarray | None = None
     n_rows_data: int | None = None
     family_note: str | None = None
 
@@ -395,6 +413,8 @@ class BinarsityModel:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.pop("_data", None)  # the training frame is not part of a saved model
+        state.pop("dask_client", None)  # a connection
+        state.pop("dask_design", None)  # training partitions (in a cluster's memory)
         return state
 
     def __getattr__(self, name: str) -> Any:
@@ -413,6 +433,12 @@ class BinarsityModel:
             return None
         if isinstance(value, str):
             data = self.__dict__.get("_data")
+            if data is None and self.dask_design is not None:
+                raise ValueError(
+                    f"{name}={value!r}: a model on a Dask DataFrame does not keep its data; "
+                    f"pass the {name} values, one per training row (e.g. "
+                    f"data[{value!r}].compute().to_numpy())."
+                )
             if data is None:
                 raise ValueError(
                     f"{name}={value!r}: a saved (pickled) model does not keep its training "
@@ -496,8 +522,9 @@ class BinarsityModel:
 
     @property
     def fit_intercept(self) -> bool:
-        """Whether the formula has an intercept."""
-        return self.spec.fit_intercept
+        """Whether the model has an intercept (the formula's; never for ``family="cox"``,
+        whose partial likelihood does not see a constant: it is dropped with a note)."""
+        return self.spec.fit_intercept and self.family.has_intercept
 
     @property
     def intercept_absorbed(self) -> bool:
@@ -510,11 +537,19 @@ class BinarsityModel:
         of a block's levels, so this is exactly the optimum of the model whose first
         block is freely coded.
         """
+        if not self.family.has_intercept:
+            return False
         return not self.spec.fit_intercept and bool(self.spec.blocks)
 
     @property
     def _solver_intercept(self) -> bool:
-        """Whether the engine fits an intercept (also when the first block absorbs it)."""
+        """Whether the engine fits an intercept (also when the first block absorbs it).
+
+        Always for a family without one (Cox): the engine's β0 then has a zero gradient
+        and only absorbs the centring of the dense columns; it is reported as 0.
+        """
+        if not self.family.has_intercept:
+            return True
         return self.spec.fit_intercept or self.intercept_absorbed
 
     def report_coef(self, solution: Any) -> tuple[np.ndarray, float]:
@@ -537,6 +572,8 @@ class BinarsityModel:
         if self.intercept_absorbed:
             coef[int(self.block_ptr[0]) : int(self.block_ptr[1])] += intercept
             intercept = 0.0
+        if not self.family.has_intercept:
+            intercept = 0.0  # a constant in η does not change the Cox model
         return coef, intercept
 
     def _binned_design(self) -> BinnedDesign:
@@ -580,6 +617,12 @@ class BinarsityModel:
             for j, block in enumerate(blocks):
                 if not block.penalized:
                     w[self.block_ptr[j] : self.block_ptr[j + 1]] = 0.0
+        for j, block in enumerate(blocks):
+            if block.by is not None:
+                s = self.block_ptr[j]
+                w[s : self.block_ptr[j + 1]] = _by_weights(
+                    kind, counts[s : self.block_ptr[j + 1]], w[s : self.block_ptr[j + 1]], block
+                )
         return w
 
     def linear_predictor(
@@ -773,6 +816,7 @@ class BinarsityModel:
         max_iter: int = 1000,
         warm_start: Any = None,
         relax: float | None = None,
+        backend: str = "auto",
     ) -> BinarsityResults:
         """Fit at one λ.
 
@@ -798,6 +842,11 @@ class BinarsityModel:
             γ of a relaxed fit (:meth:`BinarsityResults.relax`): the fit at λ mixed with
             the unpenalised refit on its segments, γ θ̂ + (1 − γ) θ̃. None: the
             penalised fit (γ = 1).
+        backend : {"auto", "rows", "gram"}, default="auto"
+            CD's data backend: sweeps over the rows, or every quadratic model solved
+            from the weighted Gram of the one-hot design (design.md §9; O(d²) per
+            sweep whatever n; gaussian: one Gram for a whole path). ``"auto"``
+            chooses by a cost model (docs/architecture.md, "The Gram backend").
 
         Returns
         -------
@@ -809,11 +858,11 @@ class BinarsityModel:
 
             gamma = check_gamma(relax, "relax")
             res = self.fit(lam, solver=solver, tol=tol, max_iter=max_iter,
-                           warm_start=warm_start)  # fmt: skip
+                           warm_start=warm_start, backend=backend)  # fmt: skip
             return res.relax(gamma, tol=tol, max_iter=max_iter)
         if solver == "dask":
             return self._fit_dask(lam, tol, max_iter, warm_start)
-        opts = _solver_options(solver, tol, max_iter)
+        opts = _solver_options(solver, tol, max_iter, backend)
         if not isinstance(lam, str):
             lam = check_lam(lam)
         elif lam != "theory":
@@ -856,6 +905,7 @@ class BinarsityModel:
         tol: float = 1e-7,
         max_iter: int = 1000,
         verbose: bool = False,
+        backend: str = "auto",
     ) -> PathResults:
         """Fit along a decreasing λ grid with warm starts.
 
@@ -868,19 +918,51 @@ class BinarsityModel:
         lams : array-like, optional
             Explicit λ values (sorted decreasing before use).
         solver, tol, max_iter
-            As in :meth:`fit`.
+            As in :meth:`fit`. ``solver="dask"`` (a model on a Dask DataFrame): the
+            path of the distributed solver, one first pass for the whole grid, then its
+            Newton passes (a gaussian path: one pass in all).
         verbose : bool, default=False
             Show a tqdm progress bar.
+        backend : {"auto", "rows", "gram"}, default="auto"
+            As in :meth:`fit`.
 
         Returns
         -------
         PathResults
             Index it (``path[i]``) for the results at the i-th λ.
         """
-        opts = _solver_options(solver, tol, max_iter)
+        if solver == "dask":
+            return self._fit_path_dask(self._grid(lams, n_lambdas, lam_min_ratio), tol, max_iter)
+        opts = _solver_options(solver, tol, max_iter, backend)
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
         with _progress(len(grid), verbose, "path") as tick:
             sols = self._path(grid, None, opts, tick)
+        return PathResults(self, grid, sols)
+
+    def _fit_path_dask(self, grid: np.ndarray, tol: Any, max_iter: Any) -> PathResults:
+        """``fit_path(solver="dask")``: a warm-started path from per-partition statistics.
+
+        One :class:`~binarsity_stats._dask_solve.DaskProblem` (one first pass) serves the
+        whole grid; every λ starts from the previous solution and its statistics (a
+        gaussian path: one pass of statistics for every λ).
+        """
+        if self.dask_design is None:
+            raise ValueError(
+                'solver="dask" needs a model specified on a Dask DataFrame (glm(formula, '
+                "dask_frame)); this one was given in-memory data."
+            )
+        from ._dask_solve import DaskProblem, fit_path_dask
+
+        prob = DaskProblem(
+            self.dask_design, self.family, self.penalty_weights, self._solver_intercept,
+            client=self.__dict__.get("dask_client"),
+        )  # fmt: skip
+        path = fit_path_dask(prob, grid, tol=check_tol(tol),
+                             max_iter=min(check_max_iter(max_iter), 50))  # fmt: skip
+        order = np.argsort(-np.asarray(grid, dtype=float), kind="stable")
+        sols = [None] * len(grid)
+        for i, sol in zip(order, path.solutions, strict=True):
+            sols[i] = sol
         return PathResults(self, grid, sols)
 
     def _grid(self, lams: Any, n_lambdas: int, lam_min_ratio: float) -> np.ndarray:
@@ -908,6 +990,7 @@ class BinarsityModel:
         groups: Any = None,
         relax: Any = False,
         extend_grid: bool = True,
+        backend: str = "auto",
     ) -> CVResults:
         """K-fold cross-validation over a λ path; refits the chosen λ on all rows.
 
@@ -982,6 +1065,8 @@ class BinarsityModel:
             longer the last (at most as many values again as the grid has: λ_max ·
             ``lam_min_ratio``² by default). ``extended`` on the result counts the
             values added. An explicit ``lams`` is never extended.
+        backend : {"auto", "rows", "gram"}, default="auto"
+            As in :meth:`fit` (every fold and the refit).
 
         Returns
         -------
@@ -1013,7 +1098,7 @@ class BinarsityModel:
             )
         workers = resolve_n_jobs(n_jobs)
         random_state = check_random_state(random_state)
-        opts = _solver_options(solver, tol, max_iter)
+        opts = _solver_options(solver, tol, max_iter, backend)
         cv_tol = check_cv_tol(cv_tol)
         check_bool(early_stopping, "early_stopping")
         check_bool(extend_grid, "extend_grid")
@@ -1171,13 +1256,20 @@ def _drop_missing(
     return frame.loc[kept], cut, kept, columns
 
 
-def _solver_options(solver: Any, tol: Any, max_iter: Any) -> dict[str, Any]:
+def _solver_options(solver: Any, tol: Any, max_iter: Any, backend: Any = "auto") -> dict[str, Any]:
     """The solver arguments of fit/fit_path/fit_cv, checked before any work."""
-    from ._solvers import SOLVERS
+    from ._solvers import BACKENDS, SOLVERS
 
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
-    return {"solver": solver, "tol": check_tol(tol), "max_iter": check_max_iter(max_iter)}
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}.")
+    if solver == "fista" and backend == "gram":
+        raise ValueError("backend='gram' is a CD backend; use solver='cd'.")
+    return {
+        "solver": solver, "tol": check_tol(tol), "max_iter": check_max_iter(max_iter),
+        "backend": backend,
+    }  # fmt: skip
 
 
 def null_intercept(
@@ -1239,3 +1331,30 @@ class _progress:
                 self.bar.total = self.bar.n
                 self.bar.refresh()
             self.bar.close()
+
+
+def _by_weights(kind, counts: np.ndarray, given: np.ndarray, block) -> np.ndarray:
+    """Penalty weights of a by-group block: each level's chain weighted as a chain.
+
+    A named weighting gives the chain of group level g the weights of a plain chain on
+    that level's rows, times sqrt(N_g / N) (the share of the rows the level holds, so
+    that ω is the norm of the level-centred cumulative column, as for a plain chain: a
+    block of one level has exactly the plain chain's weights). Every chain start is a
+    break (ω = 0: no penalty across levels); a weight array is kept elsewhere.
+    """
+    from ._penalty import penalty_weights as engine_weights
+
+    chains = block.chains()
+    if isinstance(kind, str):
+        w = np.zeros(len(counts))
+        total = counts.sum()
+        for first, m, _ in chains:
+            c = counts[first : first + m]
+            if m > 1 and c.sum() > 0 and total > 0:
+                cw = engine_weights(kind, c, np.array([0, m], dtype=np.intp))
+                w[first : first + m] = cw * (np.sqrt(c.sum() / total) if kind != "uniform" else 1)
+    else:
+        w = np.array(given, dtype=np.float64, copy=True)
+    for first, _, _ in chains:
+        w[first] = 0.0
+    return w

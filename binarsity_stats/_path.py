@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from ._design import BinnedDesign
+from ._families import get_family
 from ._validation import as_real_array, check_groups, check_n_jobs, check_random_state
 
 __all__ = [
@@ -149,7 +150,7 @@ class PathData:
                 codes, block_ptr, dense=dense, offset=offset, sample_weight=sample_weight
             )
         self.y = y
-        self.family = family
+        self.family = get_family(family)
         self.penalty_weights = penalty_weights
         self.fit_intercept = fit_intercept
 
@@ -195,10 +196,20 @@ class PathData:
 
         design = self.design if rows is None else self.design.subset(rows)
         y = self.y if rows is None else self.y[rows]
-        return Prepared.from_design(
+        prep = Prepared.from_design(
             design, y, family=self.family, penalty_weights=self.penalty_weights,
             fit_intercept=self.fit_intercept,
         )  # fmt: skip
+        if prep.prob.family.quadratic:
+            # the Gram backend's Gram of these rows: all rows' less the held-out rows'
+            # (one shared pass for every fold; used only if that backend is chosen)
+            grams = self.__dict__.get("_fold_grams")
+            if grams is None:
+                from ._gram import FoldGrams
+
+                grams = self.__dict__.setdefault("_fold_grams", FoldGrams(self.design))
+            prep.set_gram_source(lambda: grams.train(rows))
+        return prep
 
     def lambda_max(self) -> float:
         """λ_max of design.md §2 on all rows (0 when nothing is penalised).
@@ -267,6 +278,15 @@ class PathData:
             What :meth:`score` takes.
         """
         design = self.design.subset(rows)
+        if not getattr(self.family, "row_separable", True):
+            # Cox (glmnet's coxnet rule): the fold's deviance is that of all rows minus
+            # that of the training rows, both at the fold's fit; per event in the fold
+            train = np.ones(self.n_obs, dtype=bool)
+            train[rows] = False
+            sw = self.design.unit_weight
+            events = float(np.sum(sw[rows] * (self.y[rows] % 2)))
+            return (_CoxnetFold(self.design, self.design.subset(np.flatnonzero(train)),
+                                self.y, train, events), None, None)  # fmt: skip
         return design, self.y[rows], design.sample_weight
 
     def score(self, solution: Any, held_out: tuple, scoring: str) -> float:
@@ -287,8 +307,32 @@ class PathData:
             The score (lower is better, except for AUC).
         """
         design, y, sw = held_out
+        if isinstance(design, _CoxnetFold):
+            return design.score(self.family, solution)
         eta = design.linear_predictor(solution.coef, solution.dense_coef, solution.intercept)
         return score(self.family, scoring, y, eta, sw)
+
+
+class _CoxnetFold:
+    """A held-out fold of a loss that is not a sum over rows (Cox): glmnet's coxnet rule.
+
+    The score is [D(all rows) − D(training rows)] / (weighted events in the fold), both
+    deviances at the fold's fit (``cv.glmnet(family="cox", grouped=TRUE)``).
+    """
+
+    def __init__(self, full, train_design, y, train_mask, events):
+        self.full, self.train, self.events = full, train_design, events
+        # kept: the family caches the sort of a response array while it lives
+        self.y, self.y_train = y, y[train_mask]
+        self.sw, self.sw_train = full.unit_weight, full.unit_weight[train_mask]
+
+    def score(self, family, solution) -> float:
+        args = (solution.coef, solution.dense_coef, solution.intercept)
+        eta_all = self.full.linear_predictor(*args)
+        eta_tr = self.train.linear_predictor(*args)
+        dev_all = family.deviance(self.y, family.mean(eta_all), self.sw)
+        dev_tr = family.deviance(self.y_train, family.mean(eta_tr), self.sw_train)
+        return (dev_all - dev_tr) / self.events if self.events > 0 else float("nan")
 
 
 # ---------------------------------------------------------------------------------------
@@ -731,6 +775,11 @@ def check_scoring(scoring: Any, family: Any, y: np.ndarray) -> str:
     """
     if scoring not in SCORINGS:
         raise ValueError(f"scoring must be one of {SCORINGS}; got {scoring!r}.")
+    if getattr(family, "survival", False) and scoring != "deviance":
+        raise ValueError(
+            f"scoring={scoring!r} does not apply to family='cox'; use scoring='deviance' "
+            "(the partial-likelihood deviance, glmnet's coxnet rule)."
+        )
     if scoring == "auc" and not family.binary:
         raise ValueError("scoring='auc' needs family='binomial'.")
     if scoring == "auc" and not np.all((y == 0) | (y == 1)):
@@ -934,6 +983,10 @@ def _process_worker(conn: Any, tasks: Sequence[int], run: Callable) -> None:
     kills its workers.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from . import _gram
+
+    # the workers already fill the cores: the Gram kernels of a fold run on one thread
+    _gram.DEFAULT_THREADS = 1
     while True:
         try:
             lams = conn.recv()
@@ -944,12 +997,20 @@ def _process_worker(conn: Any, tasks: Sequence[int], run: Callable) -> None:
         try:
             with warnings.catch_warnings(record=True) as caught:
                 out = [run(k, lams) for k in tasks]
-            conn.send(("ok", out, [(str(w.message), w.category) for w in caught]))
+            msg = ("ok", out, [(str(w.message), w.category) for w in caught])
         except BaseException as exc:  # noqa: BLE001 - handed to the parent
+            msg = ("err", exc)
+        try:
             try:
-                conn.send(("err", exc))
+                conn.send(msg)
+            except OSError:  # the parent is gone
+                return
             except Exception:  # an exception that does not pickle: its text
+                exc = msg[1]
                 conn.send(("err", RuntimeError(f"{type(exc).__name__}: {exc}")))
+        except OSError:
+            return
+        if msg[0] == "err":
             return
 
 

@@ -236,7 +236,23 @@ def _draw_block(
     def tr(v):
         return np.exp(v - center) if response else v
 
-    if block.penalized:
+    if block.penalized and getattr(block, "by", None) is not None:
+        # bin(x):C(g): one step curve per level of g over the same intervals (with a main
+        # bin(x), the reference level's rows share one level: a dashed line)
+        x = _finite_edges(block, m, j)
+        a.set_xlim(x[0], x[-1])
+        if flat:
+            return True
+        for i, (first, size, level) in enumerate(block.chains()):
+            if size == 1 and block.by_main:
+                a.axhline(tr(theta[first]), color=f"C{i}", linestyle="--", linewidth=1.2,
+                          label=f"{level} (reference)")  # fmt: skip
+                continue
+            a.stairs(tr(theta[first : first + size]), x, baseline=None, color=f"C{i}",
+                     linewidth=2, label=str(level))  # fmt: skip
+        a.legend(title=block.by, fontsize=7, title_fontsize=7)
+        return False
+    if block.penalized and block.edges is not None:
         chain = block.chain_length
         x = _finite_edges(block, m, j)
         a.set_xlim(x[0], x[-1])
@@ -442,7 +458,8 @@ def plot_path(path: Any, kind: str = "range", ax: Any = None, marks: Any = None)
         a.set_ylabel(f"level θ ({m.family.effect_label})")
     elif kind == "df":
         a.step(lams, path.df, where="mid")
-        a.set_ylabel("df (jumps + intercept + unpenalized)")
+        const = "intercept + " if (m.fit_intercept or m.intercept_absorbed) else ""
+        a.set_ylabel(f"df (jumps + {const}unpenalized)")
     else:
         a.plot(lams, path.deviance, marker=".")
         a.set_ylabel("training deviance")
@@ -541,6 +558,11 @@ def calibration_table(
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
         raise ValueError(f"bins must be a positive integer; got {bins!r}.")
     m = res.model
+    if m.family.survival:
+        raise ValueError(
+            "calibration (observed against predicted mean) does not apply to family='cox': "
+            "its prediction is a relative risk; see res.concordance (Harrell's C)."
+        )
     if new is None:
         if y is not None:
             raise ValueError("y is only used together with new (the training y is known).")

@@ -465,7 +465,10 @@ def _most_violated(face, prob, g_bin, lam, tol, tried):
         if not np.any(same):
             continue
         prev, cur = prev[same], cur[same]
-        wk = np.array([w[a + 1 : k + 1].min() for a, k in zip(prev, cur, strict=True)])
+        if np.all(cur - prev == 1):
+            wk = w[cur]  # adjacent levels (no zero-count level between): the edge's own ω
+        else:
+            wk = np.array([w[a + 1 : k + 1].min() for a, k in zip(prev, cur, strict=True)])
         sgn = int(directions[j])
         # a monotone block (sign σ) opens an edge only the way of its order: −σS > λω
         v = (np.abs(S[cur]) if sgn == 0 else -sgn * S[cur]) - lam * wk

@@ -67,12 +67,18 @@ class RefitResults:
     @property
     def params(self) -> pd.Series:
         """Unpenalised coefficients of the selected design."""
-        return self.sm_results.params
+        return self._named(self.sm_results.params)
 
     @property
     def bse(self) -> pd.Series:
         """Standard errors (conditional on the selection unless the refit was split)."""
-        return self.sm_results.bse
+        return self._named(self.sm_results.bse)
+
+    def _named(self, values: Any) -> pd.Series:
+        # statsmodels' PHReg (the Cox refit) returns bare arrays
+        if isinstance(values, pd.Series):
+            return values
+        return pd.Series(np.asarray(values), index=self.names)
 
     def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
         """Confidence intervals of the parameters.
@@ -146,6 +152,13 @@ class RefitResults:
 
     def _predict(self, newdata: Any, type: str, offset: Any, se_fit: bool) -> Any:  # noqa: A002
         X, off = self._exog(newdata, offset)
+        if self.parent.model.family.survival:  # PHReg: η = X β (+ offset), risk e^η
+            if se_fit:
+                raise ValueError("se_fit is not available for a family='cox' refit.")
+            eta = X @ np.asarray(self.sm_results.params)
+            if off is not None:
+                eta = eta + off
+            return eta if type == "link" else np.exp(eta)
         which = "mean" if type == "response" else "linear"
         if not se_fit:
             return np.asarray(self.sm_results.predict(X, offset=off, which=which))
@@ -244,7 +257,11 @@ class RefitResults:
             )
         else:
             notes.append(self.NOTE)
-        smry.add_extra_txt(notes)
+        if hasattr(smry, "add_extra_txt"):
+            smry.add_extra_txt(notes)
+        else:  # PHReg's summary (statsmodels' summary2)
+            for note in notes:
+                smry.add_text(note)
         return smry
 
     def __getattr__(self, name: str) -> Any:
@@ -267,6 +284,8 @@ def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | No
     if X is None:
         X = res._selected_matrix(m.design, strict=False)
     names = res._selection[1]
+    if m.family.survival:
+        return _fit_phreg(res, rows, X, names)
     kwargs: dict[str, Any] = {"family": m.family.to_statsmodels()}
     if m.var_weights is not None:
         rows = rows[m.var_weights[rows] > 0]  # zero analytic weight: not an observation
@@ -278,6 +297,32 @@ def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | No
     exog = pd.DataFrame(X[rows], columns=names)
     endog = pd.Series(m.y[rows], name=m.response.name)
     return sm.GLM(endog, exog, **kwargs).fit(use_t=m.family.estimate_dispersion)
+
+
+def _fit_phreg(res: BinarsityResults, rows: np.ndarray, X: np.ndarray, names: list) -> Any:
+    """statsmodels' PHReg (the family's ties) on the selected design: the Cox refit.
+
+    PHReg has no sample weights: a weighted Cox fit is refused by name.
+    """
+    from statsmodels.duration.hazard_regression import PHReg
+
+    m = res.model
+    if m.weighted:
+        raise ValueError(
+            "refit() of a weighted family='cox' fit is not available: statsmodels' PHReg "
+            "takes no sample weights."
+        )
+    if m.survival is None:
+        raise ValueError("refit() needs the survival times of the model (Surv(time, event)).")
+    exog = pd.DataFrame(X[rows], columns=names)
+    kwargs: dict[str, Any] = {"status": m.survival[rows, 1], "ties": m.family.ties}
+    if m.offset is not None:
+        kwargs["offset"] = m.offset[rows]
+    if getattr(m, "strata", None) is not None:
+        kwargs["strata"] = m.strata[rows]
+    if not exog.shape[1]:
+        raise ValueError("refit(): the selection has no column left (every term is flat).")
+    return PHReg(m.survival[rows, 0], exog, **kwargs).fit()
 
 
 def _split_refit(res: BinarsityResults, split: Any, random_state: Any) -> RefitResults:

@@ -225,7 +225,10 @@ def _terms_table(res: Any) -> str:
         missing = 0
         if block.has_missing_level:
             missing = int(np.count_nonzero(np.asarray(codes[j]) == n_lv - 1))
-        if block.penalized:
+        if getattr(block, "ordered", False):
+            kind = "ordered factor (TV penalised)"
+            what = ", ".join(lv for lv in block.level_labels() if lv != "missing")
+        elif block.penalized:
             kind = "bin (TV penalised)"
             lo, hi = block.data_min, block.data_max
             what = "-" if lo is None else f"{_num(lo)} to {_num(hi)}"
@@ -289,8 +292,14 @@ def _cut_section(res: Any, boot: Any, precision: int | None) -> str:
         return _section("cut-points", "Cut-points", [_para("The model has no bin() term.")])
     cuts = res.cut_points(precision=precision).drop(columns="frequency", errors="ignore")
     if boot is not None:  # this bootstrap's frequencies (res.bootstrap_ may be another)
-        freq = boot.cut_frequencies()[["term", "cut", "frequency"]]
-        cuts = cuts.merge(freq, on=["term", "cut"], how="left", validate="one_to_one")
+        freq = boot.cut_frequencies()
+        freq = freq[freq["selected"]][["term", "frequency"]].copy()
+        # the k-th cut kept of a term (a by-group term repeats its cuts once per level,
+        # an ordered factor has no numeric cut): both tables list the jumps in order
+        freq["_k"] = freq.groupby("term").cumcount()
+        cuts["_k"] = cuts.groupby("term").cumcount()
+        cuts = cuts.merge(freq, on=["term", "_k"], how="left", validate="one_to_one")
+        cuts = cuts.drop(columns="_k")
     fmt = {"frequency": lambda f: f"{f:.0%}", "cut": lambda c: _num(c, 6)}
     body = [_table(cuts, f"Cut-points kept ({len(cuts)}): the linear predictor jumps by 'jump' where "
                    "x passes the cut", formats=fmt)]  # fmt: skip
@@ -537,7 +546,8 @@ def build_report(
         sections.append(_bootstrap_section(boot, level, method))
     if cv is not None:
         sections.append(_cv_section(res, cv))
-    sections.append(_calibration_section(res, new, y, offset, bins))
+    if not res.model.family.survival:  # a Cox model predicts no mean to calibrate
+        sections.append(_calibration_section(res, new, y, offset, bins))
     sections.append(_versions_section())
     ids = [s.split('"', 2)[1] for s in sections]
     names = {"data": "Data and model", "summary": "Summary", "shapes": "Shape functions",

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from . import _cox
 from ._base import inconsistent
 from ._dask import is_dask_collection
 from ._formula import Block, _as_frame, _column_or_array, check_predict_missing, predict_complete
@@ -75,6 +76,9 @@ def _jump_mask(theta: np.ndarray, blocks: list[Block], block_ptr: np.ndarray) ->
             continue
         scale = max(1.0, float(np.max(np.abs(theta[s : int(block_ptr[j + 1])]))))
         jump[s + 1 : s + block.chain_length] = np.abs(np.diff(chain)) > JUMP_TOL * scale
+        if block.by is not None:  # level means of a by-group term: breaks, not jumps
+            for first, _, _ in block.chains():
+                jump[s + first] = False
     return jump
 
 
@@ -114,6 +118,9 @@ def degrees_of_freedom(
         if block.penalized:
             if block.has_missing_level and counts[e - 1] > 0:
                 dof += 1
+            if block.by is not None:  # the free level means of the groups
+                filled = [np.any(counts[s + a : s + a + k] > 0) for a, k, _ in block.chains()]
+                dof += max(int(np.sum(filled)) - 1, 0)
         else:
             dof += max(int(np.sum(counts[s:e] > 0)) - 1, 0)
     return dof
@@ -477,6 +484,7 @@ class BinarsityResults:
         type: str = "response",  # noqa: A002 - R's name
         offset: Any = None,
         missing: str | None = None,
+        times: Any = None,
     ) -> np.ndarray:
         """Predict on new data with the training cut points and levels.
 
@@ -487,7 +495,11 @@ class BinarsityResults:
             side of the formula reads (``offset()`` terms are replayed from it). A Dask
             DataFrame gives a lazy Dask Series (one task per partition).
         type : {"response", "link"}, default="response"
-            Mean response b'(η) or the linear predictor η.
+            Mean response b'(η) or the linear predictor η. With ``family="cox"``:
+            ``"risk"`` (= ``"response"``) the relative risk e^η, ``"linear"``
+            (= ``"link"``) η (no intercept: the levels are centred on the weighted
+            average training row), or ``"survival"`` S(t | x) = exp(−H0(t) e^η) at
+            ``times`` with Breslow's baseline (:meth:`baseline_hazard`).
         offset : array-like of shape (n,), optional
             Extra offset for the new rows. When the model was given ``offset=`` as a
             column name it is read from ``newdata``; when it was given an array and
@@ -498,11 +510,16 @@ class BinarsityResults:
             ``"nan"`` (the default for such a model) predicts NaN for them, as R's
             ``na.exclude``; ``"error"`` raises, naming the column. Other models always
             raise for a missing value outside a missing level.
+        times : array-like of float, optional
+            ``family="cox"``, ``type="survival"``: the times at which S(t | x) is
+            evaluated (required there, refused elsewhere).
 
         Returns
         -------
-        ndarray of shape (n,) or dask Series
-            Mean response or linear predictor of every row.
+        ndarray of shape (n,) or (n, len(times)), or dask Series
+            Mean response or linear predictor of every row (a dask Series for dask
+            ``newdata``); survival probabilities, one column per time, for
+            ``type="survival"``.
 
         Raises
         ------
@@ -512,8 +529,15 @@ class BinarsityResults:
         TypeError
             A non-numeric ``bin()`` or offset column; the message names the column.
         """
+        if self.model.family.survival:
+            return self._predict_survival(newdata, type, offset, missing, times)
+        if times is not None:
+            raise ValueError("times is only used with family='cox' and type='survival'.")
         if type not in ("response", "link"):
             raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        return self._predict_base(newdata, type, offset, missing)
+
+    def _predict_base(self, newdata, type, offset, missing):  # noqa: A002
         if newdata is not None and is_dask_collection(newdata):
             from ._dask_model import predict_dask
 
@@ -526,6 +550,90 @@ class BinarsityResults:
             )  # fmt: skip
         check_predict_missing(missing)
         return self._predict(None, type, offset)
+
+    def _predict_survival(self, newdata, type, offset, missing, times):  # noqa: A002
+        types = {"risk": "response", "response": "response", "linear": "link",
+                 "link": "link", "survival": "link"}  # fmt: skip
+        if type not in types:
+            raise ValueError(
+                f"type must be 'risk', 'linear' or 'survival' for family='cox'; got {type!r}."
+            )
+        if (times is None) == (type == "survival"):
+            raise ValueError("times is required with type='survival' and only used there.")
+        out = self._predict_base(newdata, types[type], offset, missing)
+        if type != "survival":
+            return out
+        t = np.atleast_1d(np.asarray(times, dtype=np.float64))
+        if t.ndim != 1 or not np.all(np.isfinite(t)) or np.any(t < 0):
+            raise ValueError("times must be finite non-negative numbers.")
+        m = self.model
+        labels = np.full(out.shape[0], "", dtype=object)
+        if m.spec.strata:
+            if newdata is None:
+                labels = m.strata
+            else:
+                from ._formula import strata_labels
+
+                labels = strata_labels(newdata, m.spec.strata)
+        h0 = np.empty((out.shape[0], t.size))
+        for label in np.unique(labels.astype(str)):
+            if label not in self._baseline:
+                raise ValueError(
+                    f"stratum {str(label)!r} of {m.spec.strata} was not seen when the model was "
+                    f"fitted; known strata: {sorted(self._baseline)[:10]}."
+                )
+            event_times, cumhaz = self._baseline[label]
+            at = np.searchsorted(event_times, t, side="right")
+            h0[labels.astype(str) == label] = np.concatenate([[0.0], cumhaz])[at]
+        with np.errstate(invalid="ignore"):
+            return np.exp(-np.exp(out)[:, None] * h0)
+
+    @cached_property
+    def _baseline(self) -> dict:
+        m = self.model
+        if m.survival is None:
+            raise inconsistent("the model has no survival times")
+        return _cox.breslow_baseline(
+            m.survival[:, 0], m.survival[:, 1], self.linear_predictor, m.unit_weight,
+            getattr(m, "strata", None),
+        )
+
+    def baseline_hazard(self) -> pd.DataFrame:
+        """Breslow's baseline cumulative hazard H0(t) at the training event times.
+
+        ``family="cox"`` only. H0 goes with :meth:`predict`'s ``type="linear"``
+        (levels centred on the weighted average training row): S(t | x) = exp(−H0(t) e^η).
+
+        Returns
+        -------
+        DataFrame
+            Columns ``time``, ``cumhaz`` (H0) and ``survival`` (e^{−H0}, the baseline
+            survival); with a ``strata()`` term first a ``stratum`` column (one baseline
+            per stratum).
+        """
+        if not self.model.family.survival:
+            raise ValueError("baseline_hazard() needs family='cox'.")
+        frames = []
+        for label, (times, cumhaz) in self._baseline.items():
+            frame = pd.DataFrame({"time": times, "cumhaz": cumhaz, "survival": np.exp(-cumhaz)})
+            if self.model.spec.strata:
+                frame.insert(0, "stratum", label)
+            frames.append(frame)
+        return pd.concat(frames, ignore_index=True)
+
+    @cached_property
+    def concordance(self) -> float:
+        """Harrell's C of η on the training rows (``family="cox"``; NaN otherwise).
+
+        Pairs weighted by s_i s_j; ties in η count one half (lifelines' convention).
+        """
+        m = self.model
+        if m.survival is None:
+            return float("nan")
+        return _cox.concordance_index(
+            m.survival[:, 0], m.survival[:, 1], self.linear_predictor, m.unit_weight,
+            getattr(m, "strata", None),
+        )
 
     def _predict(self, newdata: Any, type: str, offset: Any) -> np.ndarray:  # noqa: A002
         m = self.model
@@ -549,7 +657,10 @@ class BinarsityResults:
         """Chain positions (first, last) of the constant segments of binned block j."""
         block = self.model.spec.blocks[j]
         s = int(self.model.block_ptr[j])
-        starts = [0] + [k for k in range(1, block.chain_length) if self.jumps[s + k]]
+        breaks = {first for first, _, _ in block.chains()}
+        starts = [0] + [
+            k for k in range(1, block.chain_length) if self.jumps[s + k] or k in breaks
+        ]
         ends = [k - 1 for k in starts[1:]] + [block.chain_length - 1]
         return list(zip(starts, ends, strict=True))
 
@@ -579,13 +690,18 @@ class BinarsityResults:
                 continue
             s = int(m.block_ptr[j])
             segs = self._segments(j)
+            breaks = {first for first, _, _ in block.chains()}
             for (a, b), (c, d) in zip(segs[:-1], segs[1:], strict=True):
+                if c in breaks:  # the next group level's chain (by-group terms)
+                    continue
+                cut_at = block.position(c)[0] if block.by is not None else c
                 edges.append((j, c))
                 rows.append(
                     {
                         "term": block.term,
                         "column": block.column,
-                        "cut": float(block.edges[c - 1]),
+                        "cut": float(block.edges[cut_at - 1]) if block.edges is not None
+                        else np.nan,
                         "left": block.segment_label(a, b, precision),
                         "right": block.segment_label(c, d, precision),
                         "jump": float(self.coef[s + c] - self.coef[s + c - 1]),
@@ -632,13 +748,12 @@ class BinarsityResults:
             theta = self.coef[s : int(m.block_ptr[j + 1])]
             counts = m.bin_counts[s : int(m.block_ptr[j + 1])]
             if block.penalized:
-                lo, hi = block.intervals()
                 segs = self._segments(j) if merge else [(k, k) for k in range(block.chain_length)]
                 for a, b in segs:
                     rows.append(
                         {"term": block.term, "label": block.segment_label(a, b, precision),
-                         "low": float(lo[a]), "high": float(hi[b]), "level": float(theta[a]),
-                         "count": float(np.sum(counts[a : b + 1]))}
+                         "low": block.bounds(a)[0], "high": block.bounds(b)[1],
+                         "level": float(theta[a]), "count": float(np.sum(counts[a : b + 1]))}
                     )  # fmt: skip
                 extra = range(block.chain_length, block.n_levels)
             else:
@@ -675,7 +790,8 @@ class BinarsityResults:
             if block.penalized:
                 selected = jumps > 0 or bool(np.any(populated != 0))
             rows.append(
-                {"term": block.term, "kind": block.kind, "levels": block.n_levels,
+                {"term": block.term, "levels": block.n_levels,
+                 "kind": "ordered" if getattr(block, "ordered", False) else block.kind,
                  "cuts_kept": jumps if block.penalized else np.nan, "selected": selected,
                  "effect_min": float(populated.min()), "effect_max": float(populated.max())}
             )  # fmt: skip
@@ -781,8 +897,10 @@ class BinarsityResults:
         """A versioned, JSON-serialisable description of the fitted model.
 
         Per term its kind, expression, column, cut points (right-closed), levels,
-        missing level and θ; the intercept, family and link (with parameters such as
-        Tweedie's power), the offset terms and the package version (see the module
+        missing level, reference level (``C(g, Treatment(level))``) and θ; the
+        intercept, family and link (with parameters such as Tweedie's power), the offset
+        terms, the columns whose missing values give NaN predictions
+        (``missing="drop"``) and the package version (see the module
         ``binarsity_stats._spec``). ``binarsity_stats.from_spec`` rebuilds from it a
         model that predicts bit for bit what this one predicts; exporters read only it.
 
@@ -813,21 +931,26 @@ class BinarsityResults:
         kinds = m._block_kinds()
         for j, block in enumerate(spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
-            expr = argument_expr(block.term)
+            by = getattr(block, "by", None)
+            expr = argument_expr(block.term if by is None else block.term.rsplit(":C(", 1)[0])
             if expr.strip("`") == block.column:
                 expr = block.column
             if block.kind == "bin":
                 terms.append(bin_term(block.term, expr, block.column, block.edges,
                                       block.has_missing_level, self.coef[s:e], kinds[j]))  # fmt: skip
+                if by is not None:
+                    terms[-1]["by"] = {"column": by, "main": bool(block.by_main),
+                                       "levels": [json_value(v) for v in block.by_levels]}  # fmt: skip
                 continue
             if expr != block.column:
                 raise ValueError(f"term {block.term!r}: C() of an expression is not described.")
-            terms.append(
-                {"kind": "categorical", "name": block.term, "expr": expr,
-                 "column": block.column, "levels": [json_value(v) for v in block.levels],
-                 "missing_level": bool(block.has_missing_level), "unseen": "error",
-                 "penalty": kinds[j], "theta": [float(v) for v in self.coef[s:e]]}
-            )  # fmt: skip
+            term = {"kind": "categorical", "name": block.term, "expr": expr,
+                    "column": block.column, "levels": [json_value(v) for v in block.levels],
+                    "missing_level": bool(block.has_missing_level), "unseen": "error",
+                    "penalty": kinds[j], "theta": [float(v) for v in self.coef[s:e]]}  # fmt: skip
+            if getattr(block, "reference", None) is not None:  # C(g, Treatment(level))
+                term["reference"] = json_value(block.reference)
+            terms.append(term)
         factors = dense_column_factors(spec)
         for name, value in zip(spec.dense_columns, self.dense_coef, strict=True):
             terms.append({"kind": "linear", "name": name, "factors": factors[name],
@@ -841,6 +964,7 @@ class BinarsityResults:
             fit_intercept=bool(spec.fit_intercept), terms=terms, lam=self.lam,
             response=response, offset_terms=offset_terms, offset_column=m.offset_column,
             penalty=self._penalty_description(),
+            drop_columns=getattr(spec, "drop_columns", None),
         )  # fmt: skip
 
     def to_sql(self, table: str = "t", dialect: str = "sqlite", **kwargs: Any) -> str:
@@ -912,12 +1036,16 @@ class BinarsityResults:
         m = self.model
         names: list[str] = ["Intercept"] if m.fit_intercept else []
         level_cols: list[np.ndarray] = []
-        full_first = not m.fit_intercept
+        # without an intercept the first term is fully coded; a Cox model has no
+        # intercept AND no constant direction (PHReg): every term is reference-coded
+        full_first = not m.fit_intercept and m.family.has_intercept
         for j, block in enumerate(m.spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
             counts = bin_counts[s:e]
             if block.penalized:
-                seg = np.cumsum(self.jumps[s:e][: block.chain_length])
+                new = self.jumps[s:e][: block.chain_length].copy()
+                new[[first for first, _, _ in block.chains() if first > 0]] = True
+                seg = np.cumsum(new)
                 seg_of_level = np.concatenate(
                     [seg, np.arange(block.chain_length, e - s) - block.chain_length + seg[-1] + 1]
                 )

@@ -34,6 +34,12 @@ def _labels(term: Mapping[str, Any]) -> list[str]:
     if term["kind"] == "bin":
         edges = [-math.inf, *term["edges"], math.inf]
         labels = [interval_label(lo, hi) for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
+        by = term.get("by")
+        if by is not None:  # bin(x):C(g): the intervals of every level's chain
+            levels = [str(v) for v in by["levels"]]
+            head = [f"{levels[0]}: reference"] if by["main"] else []
+            rest = levels[1:] if by["main"] else levels
+            labels = head + [f"{g}: {lab}" for g in rest for lab in labels]
     else:
         labels = [str(v) for v in term["levels"]]
     return labels + (["missing"] if term["missing_level"] else [])

@@ -28,6 +28,7 @@ import scipy.linalg
 from ._design import BinnedDesign
 from ._families import Family
 from ._fused_lasso import work_size as fused_lasso_work_size_py
+from ._gram import BACKENDS, choose_backend, gram_cd
 from ._metric import DiagonalMetric
 from ._polish import Polisher
 from ._problem import InMemoryProblem, SolverData
@@ -41,6 +42,7 @@ __all__ = [
     "design_lambda_max",
     "ConvergenceWarning",
     "SOLVERS",
+    "BACKENDS",
 ]
 
 SOLVERS = ("cd", "fista")
@@ -326,6 +328,15 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
 _ANDERSON_DEPTH = 5
 
 
+def _gram_solve(prob: SolverData, lam, tol, max_iter, warm_start, cache) -> Solution:
+    """CD with every quadratic model solved from its Gram (``_gram.gram_cd``)."""
+    theta, beta, b0 = _initial_point(prob, warm_start)
+    theta, beta, b0, eta, kkt, converged, n_outer, n_sweeps = gram_cd(
+        prob, lam, tol, max_iter, theta, beta, b0, cache
+    )
+    return _finish(prob, theta, beta, b0, lam, eta, kkt, converged, n_outer, n_sweeps, tol)
+
+
 def _anderson(history):
     """Anderson extrapolation of fixed-point iterates (Anderson 1965; skglm's CD).
 
@@ -514,6 +525,7 @@ def solve(
     max_iter: int = 1000,
     warm_start: Solution | None = None,
     block_kinds=None,
+    backend: str = "auto",
 ) -> Solution:
     """Fit the binarsity-penalised GLM on a compact binned design.
 
@@ -549,6 +561,10 @@ def solve(
     block_kinds : sequence of str, optional
         Kind of every block (``_blocks.KINDS``: ``"tv"``, ``"free"``). Default: a block
         with a positive edge weight is a TV chain, the others are free levels.
+    backend : {"auto", "rows", "gram"}
+        CD's data backend: sweeps over the rows, or block steps solved from the Gram of
+        the one-hot design (design.md §9; ``_gram``); ``"auto"`` chooses by a cost
+        model (``_gram.choose_backend``).
 
     Returns
     -------
@@ -559,7 +575,8 @@ def solve(
         sample_weight=sample_weight, offset=offset, fit_intercept=fit_intercept,
         block_kinds=block_kinds,
     )  # fmt: skip
-    return prepared.solve(lam, solver=solver, tol=tol, max_iter=max_iter, warm_start=warm_start)
+    return prepared.solve(lam, solver=solver, tol=tol, max_iter=max_iter, warm_start=warm_start,
+                          backend=backend)  # fmt: skip
 
 
 class Prepared:
@@ -631,11 +648,30 @@ class Prepared:
 
     def _init_problem(self, prob: SolverData) -> None:
         self.prob = prob
+        # the Gram backend (``_gram``): its Gram of a quadratic loss, kept across λ, and
+        # what the cost model has seen (solves so far, the last fit's sweeps)
+        self._gram_cache: dict = {}
+        self._n_solves = 0
+        self._last_sweeps = None
+        self.last_backend: str | None = None
         self.tol_scale = prob.gradient_scale()
         self.groups = prob.duplicate_blocks()
         self.merged: Prepared | None = None
         if self.groups:
             self._prepare_merged()
+
+    def set_gram_source(self, source) -> None:
+        """Where the Gram backend gets this problem's Gram for a quadratic loss.
+
+        Parameters
+        ----------
+        source : callable
+            ``source() -> _gram.GramStats`` of this problem's rows with weights
+            proportional to its sample weights (e.g. ``FoldGrams.train(rows)``: all rows'
+            statistics less the held-out fold's). Called at most once, when the Gram
+            backend first needs the Gram.
+        """
+        self._gram_cache["source"] = source
 
     def lambda_max(self, tol: float = 1e-10) -> float:
         """λ_max of this design (see :func:`lambda_max`).
@@ -659,20 +695,45 @@ class Prepared:
         tol: float = 1e-7,
         max_iter: int = 1000,
         warm_start: Solution | None = None,
+        backend: str = "auto",
     ) -> Solution:
-        """Fit at one λ; arguments and result as in :func:`solve`."""
+        """Fit at one λ; arguments and result as in :func:`solve`.
+
+        ``backend`` (CD only): ``"rows"`` sweeps over the rows, ``"gram"`` solves
+        every quadratic model from its Gram (``_gram.gram_cd``; gaussian: one Gram for
+        every λ of this problem), ``"auto"`` chooses by ``_gram.choose_backend``'s cost
+        model. The backend used is in :attr:`last_backend`.
+        """
         lam = check_lam(lam)
         if solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}.")
+        if solver == "fista" and backend == "gram":
+            raise ValueError("backend='gram' is a CD backend; use solver='cd'.")
         tol = check_tol(tol)
         max_iter = check_max_iter(max_iter)
         if self.merged is not None:
-            return self._solve_merged(lam, solver, tol, int(max_iter), warm_start)
+            sol = self._solve_merged(lam, solver, tol, int(max_iter), warm_start, backend)
+            self.last_backend = self.merged.last_backend
+            return sol
         tol = tol * self.tol_scale
         with np.errstate(over="ignore"):
-            if solver == "cd":
-                return _cd(self.prob, lam, tol, int(max_iter), warm_start)
-            return _fista(self.prob, lam, tol, int(max_iter), warm_start)
+            if solver == "fista":
+                self.last_backend = "rows"
+                return _fista(self.prob, lam, tol, int(max_iter), warm_start)
+            self._n_solves += 1
+            chosen = choose_backend(
+                self.prob, backend, n_lambdas=self._n_solves, sweeps=self._last_sweeps,
+                gram_cached="gram" in self._gram_cache or "source" in self._gram_cache,
+            )  # fmt: skip
+            self.last_backend = chosen
+            if chosen == "gram":
+                return _gram_solve(self.prob, lam, tol, int(max_iter), warm_start,
+                                   self._gram_cache)  # fmt: skip
+            sol = _cd(self.prob, lam, tol, int(max_iter), warm_start)
+            self._last_sweeps = sol.n_sweeps
+            return sol
 
     def _prepare_merged(self) -> None:
         """The problem with every group of identical blocks merged into one, exactly.
@@ -688,7 +749,7 @@ class Prepared:
         self.merged = Prepared.__new__(Prepared)
         self.merged._init_problem(merged)
 
-    def _solve_merged(self, lam, solver, tol, max_iter, warm_start) -> Solution:
+    def _solve_merged(self, lam, solver, tol, max_iter, warm_start, backend="auto") -> Solution:
         prob, groups, take = self.prob, self.groups, self.take
         bp, sizes = prob.block_ptr, np.diff(prob.block_ptr)
         ws = None
@@ -704,7 +765,8 @@ class Prepared:
                 kkt_violation=np.nan, converged=False, n_iter=0, n_sweeps=0,
                 eta=warm_start.eta, bin_counts=prob.counts[take],
             )  # fmt: skip
-        sol = self.merged.solve(lam, solver=solver, tol=tol, max_iter=max_iter, warm_start=ws)
+        sol = self.merged.solve(lam, solver=solver, tol=tol, max_iter=max_iter, warm_start=ws,
+                                backend=backend)  # fmt: skip
         theta = np.zeros(prob.n_levels)
         theta[take] = sol.coef
         for g in groups:

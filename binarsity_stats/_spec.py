@@ -20,9 +20,10 @@ The document (``format_version`` 1)::
         "penalty": "tv", "theta": [...]},
        {"kind": "categorical", "name": "C(g)", "expr": "g", "column": "g",
         "levels": ["a", "b"], "missing_level": false, "unseen": "error",
-        "penalty": "free", "theta": [...]},
+        "reference": "b", "penalty": "free", "theta": [...]},      # reference: optional
        {"kind": "linear", "name": "x:z", "factors": ["x", "z"], "coef": 0.3}],
      "offset": {"terms": ["log(exposure)"], "column": null},
+     "missing": {"drop_columns": ["x1", "g"]},               # optional
      "penalty": {"weights": "balanced"}}                     # optional; + "relax": γ
 
 The linear predictor of a row is, in this order (the order the fitted objects sum in)::
@@ -37,8 +38,18 @@ The linear predictor of a row is, in this order (the order the fitted objects su
   ``C()`` term; "tv" when a ``penalty_weights`` array penalised its levels) — and the
   kinds registered later (monotone chains, chains with breaks). Prediction does not
   depend on it.
+* ``bin`` with ``"by": {"column": "g", "levels": [...], "main": false}`` (a varying
+  coefficient ``bin(x):C(g)``): one chain of ``len(edges) + 1`` levels per level of g
+  (no missing level), ``theta`` = the chains one after the other; the code of a row is
+  ``i · (len(edges) + 1) + code(x)``, i the position of its g among ``levels`` (an
+  unseen level is an error). With ``"main": true`` (a main ``bin(x)`` term too) the
+  first level of g has one level, code 0, and level i ≥ 1 starts at
+  ``1 + (i − 1) · (len(edges) + 1)``.
 * ``categorical``: code = position of the value in ``levels``; NaN → the missing level
   (last) when there is one; ``unseen`` says what an unseen value does ("error").
+  ``reference`` (optional) is the level of a ``C(g, Treatment(level))`` term, the one
+  the reference-coded tables compare the others with; θ and predictions do not depend
+  on it.
 * ``linear``: the product of its factors, each an expression over the data columns
   (formulaic syntax: ``log(x)``, ``I(z ** 2)``, a column name), a column position (an
   estimator's linear feature fitted on an array), or, for a categorical
@@ -48,6 +59,11 @@ The linear predictor of a row is, in this order (the order the fitted objects su
   ``offset.column`` when the model was given ``offset="column"``.
 * ``family``: the mean is the inverse link of η (statsmodels families keep their class,
   link and parameters, e.g. Tweedie's ``var_power``).
+* ``missing`` (optional): a model fitted with ``missing="drop"`` (or ``bin(x,
+  missing="drop")``) lists the data columns whose missing values dropped training rows;
+  a new row missing a value in one of them is predicted as NaN (R's ``na.exclude``),
+  the other rows as usual. Without it, a missing value outside a missing level is an
+  error.
 * ``theta`` of a term with a missing level has ``len(edges) + 2`` values (bin) or
   ``len(levels) + 1`` (categorical); the missing level is last.
 
@@ -206,6 +222,7 @@ def make_spec(
     offset_terms: Sequence[str] = (),
     offset_column: str | None = None,
     penalty: Mapping[str, Any] | None = None,
+    drop_columns: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
     """Assemble (and check) a model description.
 
@@ -233,6 +250,9 @@ def make_spec(
         How the coefficients were penalised (descriptive; prediction does not read it):
         ``weights`` (``"theory"``, ``"uniform"``, ``"balanced"``, ``"adaptive"`` or
         ``"array"``) and, for a relaxed fit, ``relax`` (its γ).
+    drop_columns : sequence of str, optional
+        Data columns whose missing values dropped training rows (``missing="drop"``):
+        new rows missing one of them are predicted as NaN.
 
     Returns
     -------
@@ -254,6 +274,8 @@ def make_spec(
     }
     if penalty is not None:
         spec["penalty"] = {str(k): json_value(v) for k, v in penalty.items()}
+    if drop_columns:
+        spec["missing"] = {"drop_columns": [json_value(c) for c in drop_columns]}
     check_spec(spec)
     return spec
 
@@ -333,6 +355,16 @@ def check_spec(spec: Any) -> None:
             raise ValueError(f"term {i} ({term.get('name')!r}) has unknown kind {kind!r}.")
         if kind == "bin":
             n = len(term["edges"]) + 1 + int(term["missing_level"])
+            by = term.get("by")
+            if by is not None:
+                if not (isinstance(by, Mapping) and {"column", "levels", "main"} <= set(by)
+                        and len(by["levels"]) > 0 and not term["missing_level"]):  # fmt: skip
+                    raise ValueError(
+                        f"term {term['name']!r}: 'by' needs 'column', 'levels' and 'main' "
+                        "(and no missing level)."
+                    )
+                G = len(by["levels"])
+                n = 1 + (G - 1) * n if by["main"] else G * n
             if len(term["theta"]) != n or term.get("intervals", "right-closed") != "right-closed":
                 raise ValueError(f"term {term['name']!r}: theta needs {n} values.")
         elif kind == "categorical":
@@ -341,6 +373,11 @@ def check_spec(spec: Any) -> None:
                 raise ValueError(f"term {term['name']!r}: theta needs {n} values.")
             if term.get("unseen", "error") != "error":
                 raise ValueError(f"term {term['name']!r}: unseen={term['unseen']!r} unknown.")
+            if term.get("reference") is not None and term["reference"] not in term["levels"]:
+                raise ValueError(
+                    f"term {term['name']!r}: reference {term['reference']!r} is not one of "
+                    "its levels."
+                )
         elif kind == "linear":
             for f in term["factors"]:
                 if isinstance(f, str | int) and not isinstance(f, bool):
@@ -352,6 +389,15 @@ def check_spec(spec: Any) -> None:
                         "position or "
                         "{'column', 'levels', 'level'} with level among levels."
                     )
+    missing = spec.get("missing")
+    if missing is not None:
+        columns = missing.get("drop_columns") if isinstance(missing, Mapping) else None
+        if not isinstance(columns, list) or not all(
+            isinstance(c, str | int) and not isinstance(c, bool) for c in columns
+        ):
+            raise ValueError(
+                "model description: 'missing' must be {'drop_columns': [column, ...]}."
+            )
 
 
 def from_spec(spec: Mapping[str, Any] | str) -> SpecModel:
@@ -492,6 +538,14 @@ class SpecModel:
                     if not np.isnan(x[bad]):
                         what = "infinite values"
                     raise ValueError(f"column {t['column']!r} contains {what}.")
+                by = t.get("by")
+                if by is not None:  # one chain per level of the group column
+                    g = self._categorical_codes(
+                        _column(data, by["column"]),
+                        {"levels": by["levels"], "missing_level": False, "column": by["column"]},
+                    )
+                    d = len(edges) + 1
+                    c = np.where(g == 0, 0, 1 + (g - 1) * d + c) if by["main"] else g * d + c
                 codes[j] = c
             else:
                 codes[j] = self._categorical_codes(_column(data, t["column"]), t)
@@ -556,7 +610,36 @@ class SpecModel:
         return dense
 
     # -- prediction -----------------------------------------------------------------------
-    def decision_function(self, data: Any, offset: Any = None) -> np.ndarray:
+    def _incomplete_rows(self, data: Any, n: int, missing: Any) -> np.ndarray | None:
+        """Rows missing a value in a ``missing.drop_columns`` column (None: no such row)."""
+        if missing not in (None, "nan", "error"):
+            raise ValueError(f"missing must be None, 'nan' or 'error'; got {missing!r}.")
+        columns = (self.spec.get("missing") or {}).get("drop_columns") or []
+        if not columns or missing == "error":
+            return None
+        import pandas as pd
+
+        na = np.zeros(n, dtype=bool)
+        for col in columns:
+            try:
+                values = _column(data, col)
+            except ValueError:
+                continue  # the replay names a column the terms need
+            na |= np.asarray(pd.isna(pd.Series(np.asarray(values, dtype=object))), dtype=bool)
+        return na if na.any() else None
+
+    @staticmethod
+    def _rows(data: Any, rows: np.ndarray) -> Any:
+        """The given rows of a DataFrame, a mapping of columns or a 2-D array."""
+        if hasattr(data, "iloc"):
+            return data.iloc[rows]
+        if isinstance(data, Mapping):
+            return {k: np.asarray(v)[rows] for k, v in data.items()}
+        return np.asarray(data)[rows]
+
+    def decision_function(
+        self, data: Any, offset: Any = None, missing: str | None = None
+    ) -> np.ndarray:
         """The linear predictor η of every row.
 
         Parameters
@@ -565,12 +648,30 @@ class SpecModel:
             New rows (an array only for a model whose terms name column positions).
         offset : array-like of shape (n,), optional
             Offset; replaces the ``offset.column`` of the description.
+        missing : {None, "nan", "error"}, optional
+            Rows with a missing value in a column of the description's
+            ``missing.drop_columns`` (a model fitted with ``missing="drop"``): NaN (the
+            default, as the fitted model's ``predict``) or ``"error"``, which raises
+            naming the column. Other descriptions raise for a missing value outside a
+            missing level.
 
         Returns
         -------
         ndarray of shape (n,)
-            η, summed in the fitted object's order.
+            η, summed in the fitted object's order (NaN for the rows above).
         """
+        n = self._n_rows(data)
+        na = self._incomplete_rows(data, n, missing)
+        if na is not None:
+            eta = np.full(n, np.nan)
+            keep = np.flatnonzero(~na)
+            if keep.size:
+                off = None if offset is None else check_offset(offset, n, rows_of="the data")
+                eta[keep] = self._eta(self._rows(data, keep), None if off is None else off[keep])
+            return eta
+        return self._eta(data, offset)
+
+    def _eta(self, data: Any, offset: Any) -> np.ndarray:
         n = self._n_rows(data)
         codes = self._codes(data, n)
         off = self._offset(data, n, offset)
@@ -579,7 +680,13 @@ class SpecModel:
         design = BinnedDesign(codes, self._block_ptr, dense=dense, offset=off)
         return design.linear_predictor(self._theta, self._coef, float(self.spec["intercept"]))
 
-    def predict(self, data: Any, type: str = "response", offset: Any = None) -> np.ndarray:  # noqa: A002
+    def predict(
+        self,
+        data: Any,
+        type: str = "response",  # noqa: A002
+        offset: Any = None,
+        missing: str | None = None,
+    ) -> np.ndarray:
         """Mean response, linear predictor or (classifiers) class label of every row.
 
         Parameters
@@ -590,6 +697,9 @@ class SpecModel:
             μ = g⁻¹(η), η, or the label ``classes[η > 0]`` of a classifier.
         offset : array-like of shape (n,), optional
             Offset (see :meth:`decision_function`).
+        missing : {None, "nan", "error"}, optional
+            Rows missing a value in a ``missing.drop_columns`` column: NaN (None as the
+            label) or an error (see :meth:`decision_function`).
 
         Returns
         -------
@@ -598,14 +708,18 @@ class SpecModel:
         """
         if type not in ("response", "link", "class"):
             raise ValueError(f"type must be 'response', 'link' or 'class'; got {type!r}.")
-        eta = self.decision_function(data, offset=offset)
+        eta = self.decision_function(data, offset=offset, missing=missing)
         if type == "link":
             return eta
         if type == "class":
             classes = self.spec["response"].get("classes")
             if classes is None:
                 raise ValueError("type='class' needs a classifier's description (classes).")
-            return np.asarray(classes)[(eta > 0).astype(int)]
+            labels = np.asarray(classes)[(eta > 0).astype(int)]
+            if np.isnan(eta).any():
+                labels = labels.astype(object)
+                labels[np.isnan(eta)] = None
+            return labels
         return self.family.mean(eta)
 
     def __repr__(self) -> str:

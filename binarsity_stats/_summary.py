@@ -21,6 +21,16 @@ __all__ = ["Summary", "make_summary"]
 _WIDTH = 78
 
 
+def _has_constant(m: Any) -> bool:
+    """Whether the df counts a constant (an intercept, or one absorbed by a block)."""
+    return bool(m.fit_intercept or m.intercept_absorbed)
+
+
+def _df_label(m: Any) -> str:
+    """The header's df label: without "intercept" for a model with no constant (Cox, '- 1')."""
+    return "Df (jumps+intercept+unpen.)" if _has_constant(m) else "Df (jumps+unpen.)"
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
@@ -270,6 +280,19 @@ def _iterations(res: Any) -> str:
     return f"{res.n_iter} ({sweeps} sweeps)" if sweeps is not None else str(res.n_iter)
 
 
+def _survival_rows(res: Any) -> list[tuple[str, str]]:
+    """Header rows of a Cox fit: events, partial deviance and likelihood, Harrell's C."""
+    m = res.model
+    events = float(np.sum(m.survival[:, 1])) if m.survival is not None else float("nan")
+    return [
+        ("Events", _fmt(int(events)) if np.isfinite(events) else "-"),
+        ("Deviance (partial)", _fmt(res.deviance)),
+        ("Null deviance", _fmt(res.null_deviance)),
+        ("Log partial lik.", _fmt(res.llf)),
+        ("C-index (Harrell)", _fmt(res.concordance)),
+    ]
+
+
 def _weights_label(m: Any) -> str:
     if not m.weighted:
         return "no"
@@ -372,6 +395,8 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
         event = f"{resp.event!r} (vs {resp.levels[0]!r})"
     elif resp.kind == "counts":
         event = "successes (of the trials)"
+    elif resp.kind == "survival":
+        event = "event = 1 (censored = 0)"
     elif resp.kind == "boolean" or fam.binary:
         event = "y == 1" if resp.kind != "boolean" else "True"
     left = [
@@ -389,14 +414,16 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
     right = [
         ("No. Observations", _fmt(res.nobs)),
         *([("Rows dropped (missing)", _fmt(m.n_dropped))] if getattr(m, "n_dropped", 0) else []),
-        ("Df (jumps+intercept+unpen.)", _fmt(res.df)),
+        (_df_label(m), _fmt(res.df)),
         ("Df Residuals", _fmt(res.df_resid)),
         ("Cut-points kept (jumps)", _fmt(res.n_jumps)),
-        ("Deviance", _fmt(res.deviance)),
-        ("Null deviance", _fmt(res.null_deviance)),
-        ("Pearson chi2", _fmt(res.pearson_chi2)),
-        (f"Dispersion ({fam.dispersion_name}, chi2/df)", _fmt(res.dispersion)),
-        ("Log-Likelihood", _fmt(res.llf)),
+        *(_survival_rows(res) if fam.survival else [
+            ("Deviance", _fmt(res.deviance)),
+            ("Null deviance", _fmt(res.null_deviance)),
+            ("Pearson chi2", _fmt(res.pearson_chi2)),
+            (f"Dispersion ({fam.dispersion_name}, chi2/df)", _fmt(res.dispersion)),
+            ("Log-Likelihood", _fmt(res.llf)),
+        ]),
         ("AIC", _fmt(res.aic)),
         ("BIC", _fmt(res.bic)),
         ("KKT violation", _fmt(res.kkt_violation)),
@@ -416,11 +443,11 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
                 ],
                 "levels": blocks["levels"].astype(int),
                 "cuts kept": [
-                    "-" if k != "bin" else str(int(c))
+                    "-" if k not in ("bin", "ordered") else str(int(c))
                     for k, c in zip(blocks["kind"], blocks["cuts_kept"], strict=True)
                 ],
                 "status": [
-                    ("selected" if s else "dropped") if k == "bin" else "unpenalized"
+                    ("selected" if s else "dropped") if k in ("bin", "ordered") else "unpenalized"
                     for k, s in zip(blocks["kind"], blocks["selected"], strict=True)
                 ],
                 "effect min": blocks["effect_min"],
@@ -477,6 +504,17 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             "sum_k n_jk theta_jk = 0 (n_jk: weighted training rows in level k). The null "
             "deviance is that of the offset alone (eta = offset), as in R."
         )
+    elif fam.survival:
+        constraint = (
+            "Cox model: no intercept (the partial likelihood does not see a constant in "
+            "the linear predictor; a formula's intercept is dropped). Each bin() and C() "
+            "term satisfies sum_k n_jk theta_jk = 0 (n_jk: weighted training rows in "
+            "level k): its levels are log hazard ratios relative to the weighted average "
+            "training row. Deviance: 2 (partial log-likelihood of the saturated model - "
+            "that of the fit) (glmnet's coxnet convention), with "
+            f"{getattr(fam, 'ties', 'breslow').title()}'s ties; the null deviance is that of "
+            "eta = offset."
+        )
     elif not m.fit_intercept:
         constraint = (
             "No intercept ('- 1'): the linear predictor has no constant term; the null "
@@ -491,7 +529,8 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
         )
     notes = [
         constraint,
-        "df = number of jumps (cut-points kept) + intercept + unpenalized parameters "
+        "df = number of jumps (cut-points kept) + "
+        f"{'intercept + ' if _has_constant(m) else ''}unpenalized parameters "
         "(C() levels - 1, linear terms, missing levels). AIC = -2 llf + 2 df, BIC = -2 llf "
         f"+ log(n) df. {_df_meaning(fam)}",
         *_weights_notes(m),
@@ -500,8 +539,9 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
         "term: |coef| times the range of its column). Importance: the weighted mean over "
         "the training rows of |f_j(x) - mean f_j|, f_j the term's contribution to the "
         "linear predictor (EBM's mean absolute score, centred).",
-        f"Dispersion: Pearson chi2 / Df Residuals (Df Residuals = observations - df); "
-        f"{_dispersion_meaning(fam)}",
+        *([] if fam.survival else [
+            f"Dispersion: Pearson chi2 / Df Residuals (Df Residuals = observations - df); "
+            f"{_dispersion_meaning(fam)}"]),
         "No standard errors are given for a penalized fit; refit() gives the unpenalized "
         "GLM on the selected cut-points, with standard errors conditional on the "
         "selection.",
@@ -530,6 +570,13 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             "Monotone terms (bin(x, monotone=...)): " + ", ".join(shaped) + " are constrained "
             "to a non-decreasing ('increasing') or non-increasing ('decreasing') step "
             "function; every jump goes that way (a missing level stays outside the order)."
+        )
+    if any(getattr(b, "by", None) is not None for b in m.spec.blocks):
+        notes.append(
+            "bin(x):C(g) terms hold one chain per level of g over the same bins, not "
+            "penalized across levels: the level means of g are in the term (a C(g) term "
+            "is absorbed). With a main bin(x) term, the first level of g is the reference "
+            "(one level) and the other levels' chains are deviations from the main shape."
         )
     if any(b.has_missing_level for b in m.spec.blocks):
         notes.append(

@@ -20,7 +20,10 @@ or from a shell (CSV in, CSV out, one ``prediction`` column)::
 
 Rows are mappings from column name to value (estimators fitted on arrays: sequences,
 indexed by column position). A missing value is ``None``, NaN or, in a CSV, an empty
-field. Expressions of terms (``log(x)``, ``I(z ** 2)``, ``np.log(exposure)``) are
+field. A model fitted with ``missing="drop"`` lists in ``missing.drop_columns`` the
+columns whose missing values dropped training rows: a row missing one of them gets NaN
+(as the package's ``predict``); any other missing value outside a missing level is an
+error. Expressions of terms (``log(x)``, ``I(z ** 2)``, ``np.log(exposure)``) are
 evaluated by a small safe evaluator: column names, numbers, ``+ - * / **`` and the
 functions log, exp, sqrt, abs, log1p, expm1, log2, log10 (bare or as ``np.``/``numpy.``/
 ``math.`` attributes). Anything else is refused with ``ValueError``.
@@ -132,7 +135,15 @@ def _term_value(term, row):
             return term["theta"][len(term["edges"]) + 1]
         if math.isinf(x):
             raise ValueError(f"column {term['column']!r} is infinite.")
-        return term["theta"][bisect.bisect_left(term["edges"], x)]  # (e[k-1], e[k]] → k
+        k = bisect.bisect_left(term["edges"], x)  # (e[k-1], e[k]] → k
+        by = term.get("by")
+        if by is not None:  # bin(x):C(g): the chain of the row's level of g
+            i = _level(by["levels"], _get(row, by["column"]), False, by["column"])
+            d = len(term["edges"]) + 1
+            if by["main"]:
+                return term["theta"][0 if i == 0 else 1 + (i - 1) * d + k]
+            return term["theta"][i * d + k]
+        return term["theta"][k]
     value = _get(row, term["column"])
     return term["theta"][_level(term["levels"], value, term["missing_level"], term["column"])]
 
@@ -146,10 +157,25 @@ def _factor(factor, row):
     return 1.0 if factor["levels"][k] == factor["level"] else 0.0
 
 
+def _incomplete(spec, row):
+    """Whether the row misses a value in a column listed in ``missing.drop_columns``."""
+    for column in (spec.get("missing") or {}).get("drop_columns", []):
+        if isinstance(column, int) and not isinstance(row, dict):
+            present = column < len(row)
+        else:
+            present = column in row
+        if present and _missing(_get(row, column)):
+            return True
+    return False
+
+
 def linear_predictor(spec, row, offset=0.0):
-    """η of one row (``offset`` adds to the description's offset terms and column)."""
+    """η of one row (``offset`` adds to the description's offset terms and column); NaN
+    for a row missing a value in one of ``missing.drop_columns``."""
     if spec.get("format_version") != 1:
         raise ValueError("this scorer reads model descriptions of format_version 1.")
+    if _incomplete(spec, row):
+        return math.nan
     eta = float(spec["intercept"])
     off = 0.0
     for expr in spec["offset"]["terms"]:
@@ -183,8 +209,9 @@ def predict(spec, rows, type="response"):  # noqa: A002 - the package's name for
         classes = spec["response"].get("classes")
         if classes is None:
             raise ValueError("type='class' needs a classifier's description (classes).")
-        return [classes[1] if e > 0 else classes[0] for e in etas]
-    return etas if type == "link" else [_INVERSE_LINKS[link](e) for e in etas]
+        return [None if math.isnan(e) else classes[1] if e > 0 else classes[0] for e in etas]
+    inverse = _INVERSE_LINKS.get(link)
+    return etas if type == "link" else [math.nan if math.isnan(e) else inverse(e) for e in etas]
 
 
 def main(argv=None):

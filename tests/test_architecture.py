@@ -22,8 +22,9 @@ NAME = "binarsity_stats"
 
 #: The engine: plain Python over the kernels, no formulas, results or plots.
 ENGINE = {
-    "_base", "_binarizer", "_blocks", "_dask", "_design", "_families", "_features", "_metric",
-    "_path", "_penalty", "_polish", "_problem", "_prox", "_solvers", "_spec",
+    "_base", "_binarizer", "_blocks", "_dask", "_dask_solve", "_design", "_families",
+    "_features", "_metric", "_path", "_penalty", "_polish", "_problem", "_prox", "_solvers",
+    "_spec",
     "_validation", "_version",
 }  # fmt: skip
 #: The modelling layer and above.

@@ -72,6 +72,21 @@ def test_merged_summaries_give_the_binarizers_cut_points(seed):
         np.testing.assert_array_equal(edges, ref.edges_[0])
 
 
+@pytest.mark.parametrize("scale", [1e-300, 1e-5, 1e300])
+def test_weights_at_any_scale_and_heavy_tails_give_the_binarizers_cut_points(scale):
+    rng = np.random.default_rng(7)
+    for _ in range(10):
+        n = 800
+        x = np.where(rng.random(n) < 0.5, 0.0, rng.standard_cauchy(n)).round(2)
+        w = rng.exponential(size=n) * scale
+        ref = BinarizerCore(n_bins=20).fit(x[:, None], sample_weight=w)
+        q = to_fixed(w, fixed_point_shift(n, w.max()))
+        parts = np.array_split(np.arange(n), 5)
+        merged = ValueSummary.merge([ValueSummary.of(x[p], q[p]) for p in parts])
+        edges, _ = cuts_from_summary(merged, 20, weighted=True)
+        np.testing.assert_array_equal(edges, ref.edges_[0])
+
+
 def _tree_merge(leaves, **kw):
     while len(leaves) > 1:  # as the workers merge: groups of 8, thinned at every level
         leaves = [ValueSummary.merge(leaves[i : i + 8], **kw) for i in range(0, len(leaves), 8)]
@@ -215,6 +230,8 @@ def test_a_sketched_feature_gets_near_quantile_cut_points(monkeypatch):
         ("y ~ bin(x) + nope", {}, "nope"),
         ("y ~ bin(xn)", {}, "column 'xn' contains missing values"),
         ("y ~ bin(x, foo=1)", {}, r"bin\(x, foo=...\) is not supported"),
+        ("y ~ bin(x):C(g)", {}, r"bin\(x, by=...\) is not supported"),
+        ("y ~ ordered(g, levels=['no', 'yes'])", {}, r"ordered\(\) terms are not supported"),
     ],
 )
 def test_unsupported_terms_and_arguments_are_refused_by_name(formula, kw, match):
@@ -228,6 +245,16 @@ def test_unsupported_terms_and_arguments_are_refused_by_name(formula, kw, match)
         glm(formula, dd.from_pandas(df, npartitions=2), **kw)
 
 
+def test_column_names_for_cv_groups_ask_for_values_on_a_dask_model():
+    df = _frame(300)
+    df["grp"] = np.arange(300) % 7
+    m = glm(FORMULA, dd.from_pandas(df, npartitions=2), family="poisson", missing="separate")
+    with pytest.raises(ValueError, match="does not keep its data; pass the groups values"):
+        m.fit_cv(folds=3, groups="grp", n_lambdas=3)
+    cv = m.fit_cv(folds=3, groups=df["grp"].to_numpy(), n_lambdas=3)
+    assert np.isfinite(cv.lam_min)
+
+
 def test_a_negative_weight_in_one_partition_names_the_column():
     df = _frame(300)
     df.loc[250, "w"] = -1.0
@@ -236,19 +263,41 @@ def test_a_negative_weight_in_one_partition_names_the_column():
             missing="separate")  # fmt: skip
 
 
-def test_fit_on_a_local_cluster():
+@pytest.mark.parametrize("how", ["default client", "address"])
+def test_fit_on_a_local_cluster(how):
     distributed = pytest.importorskip("distributed")
     df = _frame(800)
     ddf = dd.from_pandas(df, npartitions=4)
-    with dask.config.set(scheduler=None), distributed.LocalCluster(
+    with distributed.LocalCluster(
         n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0"
-    ) as cluster, distributed.Client(cluster):  # fmt: skip
-        m = glm(FORMULA, ddf, family="poisson", missing="separate")
-        res = m.fit(lam=1e-3)
-        pred = res.predict(ddf).compute().to_numpy()
+    ) as cluster:  # fmt: skip
+        if how == "address":  # glm(client="tcp://host:8786") connects to that scheduler
+            m = glm(FORMULA, ddf, family="poisson", missing="separate",
+                    client=cluster.scheduler_address)  # fmt: skip
+            assert m.dask_client.scheduler.address == cluster.scheduler_address
+            res = m.fit(lam=1e-3)
+            pred = res.predict(ddf).compute(scheduler=m.dask_client).to_numpy()
+            m.dask_client.close()
+        else:
+            with dask.config.set(scheduler=None), distributed.Client(cluster):
+                m = glm(FORMULA, ddf, family="poisson", missing="separate")
+                res = m.fit(lam=1e-3)
+                pred = res.predict(ddf).compute().to_numpy()
     r1 = glm(FORMULA, df, family="poisson", missing="separate").fit(lam=1e-3)
     np.testing.assert_array_equal(res.coef, r1.coef)
     np.testing.assert_array_equal(pred, r1.predict(df))
+    import pickle
+
+    saved = pickle.loads(pickle.dumps(m))
+    assert "dask_client" not in saved.__dict__ and saved.dask_design is None
+    np.testing.assert_array_equal(saved.fit(lam=1e-3).coef, r1.coef)
+
+
+def test_client_must_be_a_client_or_an_address():
+    df = _frame(100)
+    with pytest.raises(TypeError, match="client must be a distributed.Client or a scheduler"):
+        glm(FORMULA, dd.from_pandas(df, npartitions=2), family="poisson", missing="separate",
+            client=3)  # fmt: skip
 
 
 def test_estimators_fit_and_predict_dask_collections():

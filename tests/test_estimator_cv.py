@@ -25,6 +25,7 @@ import pytest
 from numpy.testing import assert_array_equal
 
 from binarsity_stats import (
+    BinarsityClassifier,
     BinarsityClassifierCV,
     BinarsityGLM,
     BinarsityGLMCV,
@@ -179,3 +180,47 @@ def test_inspection_through_the_formula_layer_is_inherited():
     assert res.lam == est.lam_ and res.lam_source == "3-fold CV (lam_min, deviance)"
     assert_array_equal(res.predict(df), est.predict_proba(X)[:, 1])
     assert "3-fold CV" in str(est.summary(X, y))
+
+
+# -- missing values: no "drop" in the estimators, and a clear error naming the column ----
+
+
+def _holes():
+    rng = np.random.default_rng(3)
+    n = 120
+    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
+                      "g": rng.choice(["x", "y", "z"], n).astype(object)})  # fmt: skip
+    y = (X["a"] + rng.normal(size=n) > 0).astype(float)
+    return X, y
+
+
+@pytest.mark.parametrize(
+    "make", [BinarsityGLM, BinarsityClassifier, BinarsityGLMCV, BinarsityClassifierCV]
+)
+def test_missing_drop_is_refused_with_the_reason_and_the_alternatives(make):
+    X, y = _holes()
+    with pytest.raises(ValueError, match=r"got 'drop': the scikit-learn estimators do not "
+                       r"drop rows.*X\.dropna\(\).*missing='separate'.*glm\(\.\.\., "
+                       r"missing='drop'\)"):  # fmt: skip
+        make(missing="drop").fit(X[["a", "b"]], y)
+
+
+@pytest.mark.parametrize(
+    "make", [BinarsityGLM, BinarsityClassifier, BinarsityGLMCV, BinarsityClassifierCV]
+)
+def test_a_missing_value_is_an_error_naming_its_column(make):
+    X, y = _holes()
+    X.loc[7, "b"] = np.nan
+    with pytest.raises(ValueError, match=r"column 'b' has a missing value \(NaN\) at row 7"):
+        make().fit(X[["a", "b"]], y)
+    with pytest.raises(ValueError, match=r"column 1 has a missing value \(NaN\) at row 7"):
+        make().fit(X[["a", "b"]].to_numpy(), y)
+    with pytest.raises(ValueError, match="linear feature 'b' has missing"):
+        make(linear_features=["b"]).fit(X[["a", "b"]], y)
+    X.loc[7, "b"], X.loc[9, "g"] = 0.0, None
+    with pytest.raises(ValueError, match="categorical column 'g' contains missing values"):
+        make(categorical_features=["g"]).fit(X, y)
+    fitted = make().fit(X[["a", "b"]], y)
+    X.loc[4, "a"] = np.nan
+    with pytest.raises(ValueError, match=r"column 'a' has a missing value \(NaN\) at row 4"):
+        fitted.predict(X[["a", "b"]])

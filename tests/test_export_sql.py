@@ -15,32 +15,14 @@ import sqlite3
 import numpy as np
 import pandas as pd
 import pytest
+from _export_data import export_frame
 
 from binarsity_stats import BinarsityClassifier, BinarsityGLM, from_spec, glm, to_sql
 
 duckdb = pytest.importorskip("duckdb")
 
 
-def _frame(n: int, seed: int) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    x1, x2, z = rng.normal(size=n), rng.gamma(2.0, size=n), rng.normal(size=n)
-    x3 = rng.gamma(2.0, size=n)
-    x3[rng.random(n) < 0.15] = np.nan
-    g = rng.choice(["a", "b", "it's"], size=n).astype(object)
-    h = g.copy()
-    h[rng.random(n) < 0.1] = None
-    exposure = rng.uniform(0.5, 3.0, size=n)
-    eta = 0.6 * (x1 > 0.3) - 0.4 * (x2 > 2) + 0.3 * (g == "b") + 0.2 * z
-    return pd.DataFrame(
-        {"x1": x1, "x 2": x2, "x3": x3, "z": z, "k": rng.integers(1, 9, size=n), "g": g,
-         "h": h, "exposure": exposure, "off": rng.normal(scale=0.1, size=n),
-         "y": rng.poisson(exposure * np.exp(eta - 0.3)).astype(float),
-         "yb": (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float),
-         "yg": eta + rng.normal(size=n)}
-    )  # fmt: skip
-
-
-TRAIN, NEW = _frame(300, 0), _frame(60, 1)
+TRAIN, NEW = export_frame(300, 0, sql_names=True), export_frame(60, 1, sql_names=True)
 NEW.loc[0, "x1"], NEW.loc[1, "x1"], NEW.loc[2, "x 2"] = 1e6, -1e6, 1e-9  # out of range
 
 CASES = {
@@ -49,6 +31,12 @@ CASES = {
     "bin of an expression": ("y ~ bin(np.log(`x 2`), 6) + offset(np.log(exposure))", "poisson", {}),
     "linear terms": ("yg ~ bin(x1, 5) + log(`x 2`) + x1:z + I(z ** 2) + I(k / 2) - 1", "gaussian", {}),
     "interactions": ("y ~ bin(x1, 5) + z*g + offset(log(exposure))", "poisson", {"offset": "off"}),
+    # NULL where predict gives NaN: rows missing x3, h or z (issue 14)
+    "missing='drop'": (
+        "y ~ bin(x1, 5) + bin(x3, 6) + C(h) + z + offset(np.log(exposure))", "poisson",
+        {"missing": "drop", "offset": "off"},
+    ),
+    "Treatment reference": ("yb ~ bin(x1, 5) + C(g, Treatment('b'))", "binomial", {}),
 }
 
 
@@ -125,3 +113,17 @@ def test_the_query_reads_like_sql_and_refuses_what_it_cannot_write():
         to_sql(42)
     pg_div = glm("yg ~ bin(x1, 3) + I(k / 2)", TRAIN).fit(lam=1e-3).to_sql(dialect="postgresql")
     assert 'CAST("k" AS DOUBLE PRECISION)' in pg_div
+
+
+def test_a_drop_model_guards_its_columns_explicitly():
+    res = glm("yg ~ bin(x1, 5) + bin(x3, 4, missing='separate') + z", TRAIN,
+              missing="drop").fit(lam=1e-3)  # fmt: skip
+    sql = res.to_sql()
+    assert sql.count("IS NULL THEN NULL") == 1
+    assert '"x1" IS NULL OR "z" IS NULL THEN NULL' in sql  # x3 keeps its missing level
+    new = NEW.copy()
+    new.loc[[0, 5], "x1"], new.loc[[5, 7], "z"] = np.nan, np.nan
+    expected = res.predict(new)
+    assert np.array_equal(np.isnan(expected), new[["x1", "z"]].isna().any(axis=1))
+    for engine in ("sqlite", "duckdb"):
+        _close(_run(sql, new, engine), expected)

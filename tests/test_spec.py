@@ -17,34 +17,14 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
+from _export_data import export_frame
 from numpy.testing import assert_array_equal
 
 from binarsity_stats import BinarsityClassifier, BinarsityGLM, SpecModel, from_spec, glm
 from binarsity_stats._spec import SPEC_FORMAT, SPEC_VERSION
 
-
-def _frame(n: int, seed: int) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    x1, x2, z = rng.normal(size=n), rng.gamma(2.0, size=n), rng.normal(size=n)
-    x3 = rng.gamma(2.0, size=n)
-    x3[rng.random(n) < 0.15] = np.nan
-    g = rng.choice(["a", "b", "c"], size=n).astype(object)
-    h = g.copy()
-    h[rng.random(n) < 0.1] = None
-    exposure = rng.uniform(0.5, 3.0, size=n)
-    eta = 0.6 * (x1 > 0.3) - 0.4 * (x2 > 2) + 0.3 * (g == "b") + 0.2 * z
-    return pd.DataFrame(
-        {"x1": x1, "x2": x2, "x3": x3, "z": z, "g": g, "h": h, "exposure": exposure,
-         "off": rng.normal(scale=0.1, size=n),
-         "y": rng.poisson(exposure * np.exp(eta - 0.3)).astype(float),
-         "yb": (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float),
-         "yg": eta + rng.normal(size=n)}
-    )  # fmt: skip
-
-
-TRAIN, NEW = _frame(300, 0), _frame(80, 1)
+TRAIN, NEW = export_frame(300, 0), export_frame(80, 1)
 NEW.loc[0, "x1"], NEW.loc[1, "x1"], NEW.loc[2, "x2"] = 1e6, -1e6, 1e-9  # out of range
 
 FORMULAS = {
@@ -64,6 +44,16 @@ FORMULAS = {
     "numeric x categorical": ("yg ~ bin(x1, 5) + z:g", "gaussian", {}),
     "numeric * categorical": ("y ~ bin(x1, 5) + z*g + offset(log(exposure))", "poisson", {}),
     "transformed x categorical": ("yb ~ bin(x1, 5) + log(x2):g", "binomial", {}),
+    # issue 14: the Treatment reference and the missing="drop" policy are recorded; new
+    # rows missing x3, h or z predict NaN, the others bitwise
+    "Treatment reference": ("y ~ bin(x1, 5) + C(g, Treatment('b')) + z", "poisson", {}),
+    "missing='drop'": (
+        "y ~ bin(x1, 5) + bin(x3, 6) + C(h) + z + offset(log(exposure))", "poisson",
+        {"missing": "drop", "offset": "off"},
+    ),
+    "bin(x, missing='drop')": (
+        "yb ~ bin(x3, 6, missing='drop') + C(h) + bin(x1, 4)", "binomial", {"missing": "separate"},
+    ),
 }
 
 
@@ -210,4 +200,46 @@ def test_a_bad_interaction_factor_is_refused_by_name():
     broken = json.loads(json.dumps(spec))
     broken["terms"][-1]["factors"][1]["level"] = "nope"
     with pytest.raises(ValueError, match=r"term 'z:g\[c\]': a factor must be"):
+        from_spec(broken)
+
+
+def test_the_reference_level_and_the_drop_policy_are_recorded():
+    res = glm("y ~ bin(x1, 5) + bin(x3, 6) + C(g, Treatment('b')) + z", TRAIN,
+              family="poisson", missing="drop").fit(lam=2e-3)  # fmt: skip
+    spec = res.to_spec()
+    assert spec["terms"][2]["reference"] == "b"
+    assert sorted(spec["missing"]["drop_columns"]) == ["g", "x1", "x3", "z"]
+    model = _round_trip(spec)
+    na = NEW[["x1", "x3", "z", "g"]].isna().any(axis=1).to_numpy()
+    assert na.any() and not na.all()
+    offset = np.linspace(-0.2, 0.2, len(NEW))  # an offset array is cut to the rows kept
+    for how in ("response", "link"):
+        pred = model.predict(NEW, type=how, offset=offset)
+        assert np.isnan(pred[na]).all() and np.isfinite(pred[~na]).all()
+        assert_array_equal(pred, res.predict(NEW, type=how, offset=offset))
+    mapping = {k: NEW[k].to_numpy() for k in ("x1", "x3", "z", "g")}
+    assert_array_equal(model.predict(mapping), res.predict(NEW))
+    with pytest.raises(ValueError, match="column 'x3' contains missing values"):
+        model.predict(NEW, missing="error")
+    with pytest.raises(ValueError, match="missing must be None, 'nan' or 'error'"):
+        model.predict(NEW, missing="drop")
+    # without the policy and without Treatment(), the keys are absent: NaN is an error
+    plain = glm("y ~ bin(x1, 5) + bin(x3, 6) + C(g)", TRAIN.dropna(subset=["x3"]),
+                family="poisson").fit(lam=2e-3).to_spec()  # fmt: skip
+    assert "missing" not in plain and "reference" not in plain["terms"][2]
+    with pytest.raises(ValueError, match="column 'x3' contains missing values"):
+        _round_trip(plain).predict(NEW)
+
+
+def test_bad_reference_or_missing_entries_are_refused_by_name():
+    spec = glm("yg ~ bin(x1, 5) + C(g, Treatment('c'))", TRAIN, missing="drop").fit(
+        lam=1e-3
+    ).to_spec()
+    broken = json.loads(json.dumps(spec))
+    broken["terms"][1]["reference"] = "zzz"
+    with pytest.raises(ValueError, match="reference 'zzz' is not one of its levels"):
+        from_spec(broken)
+    broken = json.loads(json.dumps(spec))
+    broken["missing"] = {"drop_columns": "x1"}
+    with pytest.raises(ValueError, match="'missing' must be"):
         from_spec(broken)

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _export_data import export_frame
 
 from binarsity_stats import BinarsityClassifier, BinarsityGLM, glm
 from binarsity_stats import standalone_scorer as scorer
@@ -29,26 +30,7 @@ from binarsity_stats import standalone_scorer as scorer
 SCORER = Path(scorer.__file__)
 
 
-def _frame(n: int, seed: int) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    x1, x2, z = rng.normal(size=n), rng.gamma(2.0, size=n), rng.normal(size=n)
-    x3 = rng.gamma(2.0, size=n)
-    x3[rng.random(n) < 0.15] = np.nan
-    g = rng.choice(["a", "b", "c"], size=n).astype(object)
-    h = g.copy()
-    h[rng.random(n) < 0.1] = None
-    exposure = rng.uniform(0.5, 3.0, size=n)
-    eta = 0.6 * (x1 > 0.3) - 0.4 * (x2 > 2) + 0.3 * (g == "b") + 0.2 * z
-    return pd.DataFrame(
-        {"x1": x1, "x2": x2, "x3": x3, "z": z, "g": g, "h": h, "exposure": exposure,
-         "off": rng.normal(scale=0.1, size=n),
-         "y": rng.poisson(exposure * np.exp(eta - 0.3)).astype(float),
-         "yb": (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float),
-         "yg": eta + rng.normal(size=n)}
-    )  # fmt: skip
-
-
-TRAIN, NEW = _frame(300, 0), _frame(60, 1)
+TRAIN, NEW = export_frame(300, 0), export_frame(60, 1)
 NEW.loc[0, "x1"], NEW.loc[1, "x1"], NEW.loc[2, "x2"] = 1e6, -1e6, 1e-9  # out of range
 NEW.loc[3, "x1"] = TRAIN["x1"].quantile(0.5)  # a value on (or next to) a cut point
 
@@ -58,6 +40,12 @@ CASES = {
     "bin of an expression": ("y ~ bin(np.log(x2), 6) + offset(np.log(exposure))", "poisson", {}),
     "linear terms": ("yg ~ bin(x1, 5) + log(x2) + x1:z + I(z ** 2) - 1", "gaussian", {}),
     "interactions": ("y ~ bin(x1, 5) + z*g + offset(log(exposure))", "poisson", {"offset": "off"}),
+    # rows missing x3, h or z: NaN, as predict gives (issue 14)
+    "missing='drop'": (
+        "y ~ bin(x1, 5) + bin(x3, 6) + C(h) + z + offset(np.log(exposure))", "poisson",
+        {"missing": "drop", "offset": "off"},
+    ),
+    "Treatment reference": ("yb ~ bin(x1, 5) + C(g, Treatment('b'))", "binomial", {}),
 }
 
 
@@ -108,10 +96,10 @@ def test_it_imports_only_the_standard_library():
     assert imported <= set(sys.stdlib_module_names), imported - set(sys.stdlib_module_names)
 
 
-def test_it_runs_as_a_script_without_site_packages(tmp_path):
-    res = glm(CASES["missing levels"][0], TRAIN, family="binomial", missing="separate").fit(
-        lam=2e-3
-    )
+@pytest.mark.parametrize("case", ["missing levels", "missing='drop'"])
+def test_it_runs_as_a_script_without_site_packages(tmp_path, case):
+    formula, family, kw = CASES[case]
+    res = glm(formula, TRAIN, family=family, **kw).fit(lam=2e-3)
     shutil.copy(SCORER, tmp_path / "standalone_scorer.py")
     (tmp_path / "model.json").write_text(json.dumps(res.to_spec()))
     NEW.to_csv(tmp_path / "rows.csv", index=False)  # missing values as empty fields
@@ -120,8 +108,11 @@ def test_it_runs_as_a_script_without_site_packages(tmp_path):
         cwd=tmp_path, capture_output=True, text=True, check=True, timeout=60,
     )  # fmt: skip
     values = [float(r["prediction"]) for r in csv.DictReader(out.stdout.splitlines())]
-    # CSV holds the data as text (repr of floats round trips), so the predictions agree
-    _close(values, res.predict(NEW))
+    # CSV holds the data as text (repr of floats round trips), so the predictions agree;
+    # with missing="drop" the rows missing x3, h or z are NaN in both (empty CSV fields)
+    expected = res.predict(NEW)
+    assert np.isnan(expected).any() == (case == "missing='drop'")
+    _close(values, expected)
 
 
 def test_errors_name_the_column_or_expression():
