@@ -14,13 +14,23 @@ entry of the table :data:`KINDS` and brings, in one place,
 * ``penalized``: whether its edges carry λω_jl (and so enter the penalty and λ_max);
   an unpenalised kind has its weights forced to 0;
 * ``screened``: whether the CD working set may leave one of its blocks out when the
-  block has no jump and satisfies its KKT rule.
+  block has no jump and satisfies its KKT rule;
+* ``direction``: the sign its jumps must have (0: either; +1 / −1 for a monotone chain),
+  which λ_max, the polish's opening of flat edges and the shape checks read.
 
-The two kinds of today:
+The kinds of today:
 
 * ``"tv"``: the paper's total-variation chain, Σ_l ω_jl |θ_jl − θ_j,l−1|. An edge of
   weight 0 decouples its two levels (a "missing" level outside the chain).
 * ``"free"``: free levels (a ``C()`` term): no penalty, the constraint n_jᵀθ_j = 0 kept.
+* ``"increasing"``, ``"decreasing"``: a monotone chain (``bin(x, monotone=...)``,
+  design.md §7): the TV chain restricted to non-decreasing (non-increasing) θ on its
+  positive-weight edges, whose penalty is then linear; block step and prox are a
+  weighted isotonic regression of shifted targets (PAVA, ``_isotonic``). An edge of
+  weight 0 (a "missing" level) is neither penalised nor ordered, whatever λ.
+
+Every kind: an edge of weight 0 decouples its levels, so its KKT rule there is |S_l|
+(the penalty applies that, whatever the kind's rule says).
 
 Adding a kind (a monotone chain, a chain with breaks) means: a block step in
 ``_cd_fast.pyx`` with its id, a KKT rule and a prox here, and one :func:`register_kind`
@@ -34,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._cd_fast import KERNEL_STEPS, STEP_FUSED
+from ._cd_fast import KERNEL_STEPS, STEP_DECREASING, STEP_FUSED, STEP_INCREASING
 
 __all__ = [
     "BlockKind",
@@ -42,6 +52,7 @@ __all__ = [
     "register_kind",
     "get_kind",
     "STEP_FUSED",
+    "MONOTONE_KINDS",
     "infer_kinds",
     "as_kinds",
 ]
@@ -59,6 +70,53 @@ def _kkt_chain(S: np.ndarray, bound: np.ndarray, jump: np.ndarray, sign: np.ndar
 def _kkt_free(S: np.ndarray, bound: np.ndarray, jump: np.ndarray, sign: np.ndarray):
     """Free levels: every suffix sum must vanish, |S_l|."""
     return np.abs(S)
+
+
+def _kkt_monotone(direction: int) -> Callable:
+    """Monotone chain (sign σ = ``direction``): with s = σS_l, a jump the right way needs
+    s = −λω_l (|s + λω_l|), a flat edge s ≥ −λω_l ((−s − λω_l)₊), a jump the wrong way
+    is infeasible (∞)."""
+
+    def kkt(S: np.ndarray, bound: np.ndarray, jump: np.ndarray, sign: np.ndarray):
+        s = direction * S
+        right = jump & (direction * sign > 0)
+        wrong = jump & (direction * sign < 0)
+        viol = np.where(right, np.abs(s + bound), np.maximum(-s - bound, 0.0))
+        return np.where(wrong, np.inf, viol)
+
+    kkt.__name__ = kkt.__qualname__ = f"_kkt_monotone_{'inc' if direction > 0 else 'dec'}"
+    return kkt
+
+
+def _prox_monotone(direction: int) -> Callable:
+    """Exact prox of step·Σ ω|Δθ| + the order + n_jᵀθ_j = 0 (PAVA, ``_prox``)."""
+
+    def prox(v, block_ptr, weights, counts, step):
+        from ._prox import prox_monotone
+
+        return prox_monotone(v, block_ptr, weights, counts=counts, step=step,
+                             direction=direction)  # fmt: skip
+
+    return prox
+
+
+def _metric_prox_monotone(direction: int) -> Callable:
+    """One block in the metric D: PAVA of v with weights D (``_isotonic``); ``linked``
+    (ω_k > 0) says which edges are ordered, since λω is 0 on every edge at λ = 0."""
+
+    def metric_prox(v, D, lam_w, counts, out, tol, linked=None):
+        from ._isotonic import monotone_fused_lasso_py
+
+        K = len(v)
+        lk = np.ones(K, np.uint8) if linked is None else np.asarray(linked, np.uint8).copy()
+        if K:
+            lk[0] = 0
+        monotone_fused_lasso_py(
+            np.ascontiguousarray(D * v), np.ascontiguousarray(D), np.ascontiguousarray(lam_w),
+            np.ascontiguousarray(counts, dtype=np.float64), lk, direction, True, out, tol,
+        )  # fmt: skip
+
+    return metric_prox
 
 
 def _prox_chain(v, block_ptr, weights, counts, step):
@@ -101,6 +159,9 @@ class BlockKind:
         Whether CD may skip one of its blocks that has no jump and meets its KKT rule.
     description : str
         One line for the documentation.
+    direction : int
+        Sign every jump must have: 0 (either), +1 (non-decreasing), −1 (non-increasing).
+        A kind with a direction gets ``linked=`` (ω_k > 0 per level) in ``metric_prox``.
     """
 
     name: str
@@ -111,6 +172,7 @@ class BlockKind:
     penalized: bool
     screened: bool
     description: str = ""
+    direction: int = 0
 
 
 #: The table of block kinds, by name; the position of a kind is its code.
@@ -183,6 +245,36 @@ FREE = register_kind(
         description="free levels, unpenalised (C() terms)",
     )  # fmt: skip
 )
+
+INCREASING = register_kind(
+    BlockKind(
+        name="increasing",
+        step=STEP_INCREASING,
+        kkt=_kkt_monotone(1),
+        prox=_prox_monotone(1),
+        metric_prox=_metric_prox_monotone(1),
+        penalized=True,
+        screened=True,
+        description="non-decreasing TV chain (bin(x, monotone='increasing'))",
+        direction=1,
+    )  # fmt: skip
+)
+DECREASING = register_kind(
+    BlockKind(
+        name="decreasing",
+        step=STEP_DECREASING,
+        kkt=_kkt_monotone(-1),
+        prox=_prox_monotone(-1),
+        metric_prox=_metric_prox_monotone(-1),
+        penalized=True,
+        screened=True,
+        description="non-increasing TV chain (bin(x, monotone='decreasing'))",
+        direction=-1,
+    )  # fmt: skip
+)
+
+#: Names of the monotone kinds, by the ``monotone=`` value that asks for them.
+MONOTONE_KINDS = {"increasing": "increasing", "decreasing": "decreasing"}
 
 
 def infer_kinds(block_ptr: np.ndarray, weights: np.ndarray) -> tuple[str, ...]:

@@ -28,6 +28,8 @@ from binarsity_stats._fused_lasso cimport (
     constrained_fused_lasso,
     fused_lasso_work_size,
 )
+from binarsity_stats._isotonic cimport monotone_fused_lasso, monotone_work_size
+from libc.math cimport INFINITY
 
 ctypedef fused code_t:
     uint8_t
@@ -36,11 +38,17 @@ ctypedef fused code_t:
 # Block steps, by id (``_blocks.BlockKind.step``): a block's kind selects its step.
 cdef enum:
     _STEP_FUSED = 0
+    _STEP_INCREASING = 1
+    _STEP_DECREASING = 2
 
 #: Id of the weighted fused-lasso step (TV chains; free levels, whose weights are 0).
 STEP_FUSED = _STEP_FUSED
+#: Ids of the monotone chains' steps: weighted isotonic regression of shifted targets
+#: (PAVA, ``_isotonic``; design.md §7), non-decreasing and non-increasing.
+STEP_INCREASING = _STEP_INCREASING
+STEP_DECREASING = _STEP_DECREASING
 #: Every block step this kernel knows.
-KERNEL_STEPS = (STEP_FUSED,)
+KERNEL_STEPS = (STEP_FUSED, STEP_INCREASING, STEP_DECREASING)
 
 
 cdef inline double _block_violation(
@@ -81,6 +89,50 @@ cdef inline double _block_violation(
     return worst
 
 
+cdef inline double _monotone_violation(
+    Py_ssize_t K, const double* g, const double* theta, const double* lam_w,
+    const double* counts, bint fit_intercept, const unsigned char* linked, double sgn,
+    double* S,
+) noexcept nogil:
+    """Largest KKT violation of one monotone block (sgn = +1 non-decreasing, −1 not).
+
+    NumPy equivalent (``_blocks._kkt_monotone``): with s = sgn·S_l, a jump the right way
+    needs s = −λω_l (violation |s + λω_l|), a flat edge s ≥ −λω_l (violation
+    max(−s − λω_l, 0)), a jump the wrong way is infeasible (∞); an unlinked edge |S_l|.
+    """
+    cdef Py_ssize_t k
+    cdef double acc = 0.0, nacc = 0.0, mu = 0.0, v, s, d, worst = 0.0
+    for k in range(K - 1, -1, -1):
+        acc += g[k]
+        S[k] = acc
+    if not fit_intercept:
+        for k in range(K):
+            nacc += counts[k]
+        if nacc > 0:
+            mu = -S[0] / nacc
+        nacc = 0.0
+        for k in range(K - 1, -1, -1):
+            nacc += counts[k]
+            S[k] += mu * nacc
+    for k in range(1, K):
+        if linked != NULL and linked[k] == 0:
+            v = S[k] if S[k] >= 0 else -S[k]
+        else:
+            s = sgn * S[k]
+            d = sgn * (theta[k] - theta[k - 1])
+            if d > 0:
+                v = s + lam_w[k]
+                if v < 0:
+                    v = -v
+            elif d < 0:
+                v = INFINITY
+            else:
+                v = -s - lam_w[k]
+        if v > worst:
+            worst = v
+    return worst
+
+
 @cython.boundscheck(False)
 def cd_sweep(
     const code_t[:, ::1] codes,
@@ -97,13 +149,17 @@ def cd_sweep(
     double constraint_tol,
     double[::1] work,
     const unsigned char[::1] steps=None,
+    const unsigned char[::1] linked=None,
 ):
     """One Gauss–Seidel sweep over the ``active`` blocks; updates θ, z and Δη in place.
 
     Parameters are validated by ``_design.BinnedDesign`` (codes of block j are < its
     size) and ``_solvers._cd`` (``H > 0`` wherever a bin has rows, ``work`` large
     enough). ``steps[j]`` is the id of block j's step (its kind's, ``_blocks``; None:
-    every block takes the fused-lasso step); an unknown id is refused. Returns
+    every block takes the fused-lasso step); an unknown id is refused. ``linked[k]``
+    (one per level; None: every edge) says whether level k is joined to level k − 1 in
+    its chain: a monotone step orders only linked edges (an unlinked one, such as a
+    "missing" level's, is free whatever λ). Returns
     ``(max_violation, intercept_shift, max_abs_step)``: the largest block KKT violation
     of the quadratic model seen *before* each block's update, the total shift moved
     from the blocks into the intercept, and the largest level change.
@@ -127,6 +183,7 @@ def cd_sweep(
     cdef int status = 0
     cdef bint has_steps = steps is not None
     cdef unsigned char stp = _STEP_FUSED
+    cdef const unsigned char* lk = NULL
 
     if has_steps and steps.shape[0] != block_ptr.shape[0] - 1:
         raise ValueError("cd_sweep: steps must have one entry per block")
@@ -135,10 +192,17 @@ def cd_sweep(
         K = block_ptr[j + 1] - block_ptr[j]
         if K > maxK:
             maxK = K
-        if has_steps and steps[j] != _STEP_FUSED:
+        if has_steps and steps[j] > _STEP_DECREASING:
             raise ValueError(f"cd_sweep: block {j} has an unknown step {steps[j]}")
     if work.shape[0] < 7 * maxK + fused_lasso_work_size(maxK):
         raise ValueError("cd_sweep: work buffer too small")
+    if monotone_work_size(maxK) > fused_lasso_work_size(maxK):
+        raise ValueError("cd_sweep: work buffer too small for a monotone step")
+    if linked is not None:
+        if linked.shape[0] != counts.shape[0] or block_ptr[block_ptr.shape[0] - 1] > linked.shape[0]:
+            raise ValueError("cd_sweep: linked must have one entry per level")
+        if linked.shape[0] > 0:
+            lk = &linked[0]
     if n_active == 0:
         return 0.0, 0.0, 0.0
 
@@ -180,6 +244,21 @@ def cd_sweep(
                 else:
                     status = constrained_fused_lasso(K, yt, wt, &lam_w[start],
                                                      &counts[start], u, dpw, constraint_tol)
+            else:
+                # monotone chain: PAVA of the shifted targets (design.md §7); the
+                # numerators H_k θ⁰_k − g_k are the block model's linear term
+                viol = _monotone_violation(
+                    K, g, &theta[start], &lam_w[start], &counts[start], fit_intercept,
+                    (lk + start) if lk != NULL else NULL,
+                    1.0 if stp == _STEP_INCREASING else -1.0, S)
+                for k in range(K):
+                    wt[k] = H[start + k]
+                    yt[k] = wt[k] * theta[start + k] - g[k]
+                status = monotone_fused_lasso(
+                    K, yt, wt, &lam_w[start], &counts[start],
+                    (lk + start) if lk != NULL else NULL,
+                    1 if stp == _STEP_INCREASING else -1, not fit_intercept, u, dpw,
+                    constraint_tol)
             if viol > worst:
                 worst = viol
             moved = False

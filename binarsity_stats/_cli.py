@@ -39,6 +39,9 @@ _FIT_EPILOG = """\
 formula terms:
   bin(x, n_bins)          binned, total-variation penalised feature (cut points learned
                           on the data and replayed at predict time)
+  bin(x, 20, monotone='increasing')
+                          the same, constrained non-decreasing ('decreasing': the
+                          other way)
   C(x)                    unpenalised categorical (a bare text column is read as C(x))
   x, log(x), x:z          unpenalised linear terms
   offset(log(exposure))   offset with coefficient one

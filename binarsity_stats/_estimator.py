@@ -36,7 +36,14 @@ from ._dask import is_dask_collection
 from ._design import BinnedDesign
 from ._families import get_family
 from ._features import KINDS as FEATURE_KINDS
-from ._features import LEVEL_KINDS, category_codes, feature_kinds, learn_levels, linear_column
+from ._features import (
+    LEVEL_KINDS,
+    category_codes,
+    feature_kinds,
+    feature_shapes,
+    learn_levels,
+    linear_column,
+)
 from ._penalty import PENALTY_WEIGHTS, lambda_theory, theory_nobs
 from ._penalty import penalty_weights as _penalty_weights
 from ._solvers import SOLVERS, Prepared, Solution
@@ -375,6 +382,11 @@ class BinarsityGLM(BaseEstimator):
         Smallest number of training rows in a bin of a binned feature (LightGBM's
         ``min_data_in_bin``, ``bin(x, min_count=k)`` in a formula): smaller bins are
         merged into a neighbour (see ``Binarizer``).
+    monotone : None or dict, default=None
+        Binned features whose step function must be monotone:
+        ``{column: "increasing" | "decreasing"}`` (columns by name or position), what
+        ``bin(x, monotone=...)`` is in a formula — a non-decreasing (non-increasing) TV
+        chain, fitted exactly by weighted isotonic block steps (design.md §7).
 
     Attributes
     ----------
@@ -388,6 +400,8 @@ class BinarsityGLM(BaseEstimator):
         Coefficients of the linear features, in column order.
     feature_kinds_ : ndarray of str, shape (n_features_in_,)
         ``"bin"``, ``"categorical"`` or ``"linear"`` for every feature.
+    monotone_ : ndarray of object, shape (n_features_in_,)
+        ``"increasing"``, ``"decreasing"`` or None (no order) for every feature.
     categories_ : list of ndarray
         The levels of every categorical feature, in column order.
     categorical_missing_ : ndarray of bool
@@ -423,6 +437,7 @@ class BinarsityGLM(BaseEstimator):
     categorical_features: Any = None
     linear_features: Any = None
     min_bin_count: int = 1
+    monotone: Any = None
 
     def __init__(
         self,
@@ -439,6 +454,7 @@ class BinarsityGLM(BaseEstimator):
         categorical_features: Any = None,
         linear_features: Any = None,
         min_bin_count: int = 1,
+        monotone: Any = None,
     ):
         self.family = family
         self.lam = lam
@@ -453,6 +469,7 @@ class BinarsityGLM(BaseEstimator):
         self.categorical_features = categorical_features
         self.linear_features = linear_features
         self.min_bin_count = min_bin_count
+        self.monotone = monotone
 
     # -- fitting ----------------------------------------------------------------------
     def _prepare_y(self, y, n):
@@ -592,6 +609,7 @@ class BinarsityGLM(BaseEstimator):
             X, getattr(self, "categorical_features", None),
             getattr(self, "linear_features", None), names,
         )  # fmt: skip
+        shapes = feature_shapes(getattr(self, "monotone", None), kinds, names)
         binned = np.flatnonzero(kinds == "bin")
         binarizer, bcodes = None, None
         if prebinned is not None:
@@ -646,16 +664,18 @@ class BinarsityGLM(BaseEstimator):
         if isinstance(pw, str):
             for k in np.flatnonzero(free):
                 weights[block_ptr[k] : block_ptr[k + 1]] = 0.0
+        # a monotone binned feature is the monotone chain of its direction
+        block_shapes = shapes[kinds != "linear"]
         block_kinds = [
             "free" if free[k] and not np.any(weights[block_ptr[k] + 1 : block_ptr[k + 1]] > 0)
-            else "tv" for k in range(len(sizes))
+            else (block_shapes[k] or "tv") for k in range(len(sizes))
         ]  # fmt: skip
         design = design.with_kinds(block_kinds)
         # fit_intercept=False has the formula's '- 1' meaning: the engine fits β0 and the
         # first block's levels absorb it (the TV penalty is shift-invariant, so this is
         # the optimum with the first block freely coded; see _absorbed_intercept)
         absorbed = not self.fit_intercept and len(sizes) > 0
-        extra = dict(extra, feature_kinds_=kinds)
+        extra = dict(extra, feature_kinds_=kinds, monotone_=shapes)
         if names is not None:
             extra["feature_names_in_"] = names
         return _EstimatorProblem(
@@ -964,14 +984,17 @@ class BinarsityGLM(BaseEstimator):
         DataFrame
             One row per jump: ``feature`` (the column name, or ``x0``, ``x1``, … when
             fitted on an array), ``cut`` (x ≤ cut is left of the jump) and ``jump``
-            (θ_right − θ_left on the link scale). The formula results' table (interval
-            labels, bootstrap frequencies) is ``results(X, y).cut_points()``.
+            (θ_right − θ_left on the link scale), and ``shape`` (``"increasing"``,
+            ``"decreasing"``, ``"free"``) when a feature is monotone. The formula
+            results' table (interval labels, bootstrap frequencies) is
+            ``results(X, y).cut_points()``.
         """
         import pandas as pd
 
         st = self._fitted()
         names = st.get("feature_names_in_")
         ptr, coef, bins = st["block_ptr_"], st["coef_"], st["_bins"]
+        shapes = st.get("monotone_")  # None: fitted before monotone features existed
         rows, k, b = [], 0, 0
         for j, kind in enumerate(st["_kinds"]):
             if kind == "linear":
@@ -980,11 +1003,15 @@ class BinarsityGLM(BaseEstimator):
                 edges = np.asarray(bins.edges[b])
                 lev = coef[int(ptr[k]) : int(ptr[k]) + len(edges) + 1]
                 label = str(names[j]) if names is not None else f"x{j}"
+                shape = shapes[j] if shapes is not None else None
                 for e in np.flatnonzero(np.diff(lev) != 0):
-                    rows.append((label, float(edges[e]), float(lev[e + 1] - lev[e])))
+                    rows.append((label, float(edges[e]), float(lev[e + 1] - lev[e]),
+                                 shape or "free"))  # fmt: skip
                 b += 1
             k += 1
-        return pd.DataFrame(rows, columns=["feature", "cut", "jump"])
+        out = pd.DataFrame(rows, columns=["feature", "cut", "jump", "shape"])
+        # the shape column only when a feature is monotone (as the formula results')
+        return out if shapes is not None and any(shapes) else out.drop(columns="shape")
 
     # -- the formula layer's results ---------------------------------------------------
     def results(self, X, y, sample_weight=None, offset=None) -> Any:
@@ -1163,6 +1190,7 @@ class BinarsityGLM(BaseEstimator):
         bins, ptr, coef, kinds = st["_bins"], st["block_ptr_"], st["coef_"], st["_kinds"]
         names = st.get("feature_names_in_")
         pw = np.asarray(st.get("penalty_weights_", ()))
+        shapes = st.get("monotone_")  # None: fitted before monotone features existed
         terms, linear = [], []
         k = b = c = 0
         for j, kind in enumerate(kinds):
@@ -1175,8 +1203,9 @@ class BinarsityGLM(BaseEstimator):
             s, e = int(ptr[k]), int(ptr[k + 1])
             k += 1
             if kind == "bin":
+                shape = shapes[j] if shapes is not None else None
                 terms.append(bin_term(label, label, col, bins.edges[b], bins.has_missing[b],
-                                      coef[s:e]))  # fmt: skip
+                                      coef[s:e], penalty=shape or "tv"))  # fmt: skip
                 b += 1
                 continue
             chain = pw.size == ptr[-1] and bool(np.any(pw[s + 1 : e] > 0))
@@ -1237,6 +1266,9 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         Unpenalised linear features (see :class:`BinarsityGLM`).
     min_bin_count : int, default=1
         Smallest number of training rows in a bin (see :class:`BinarsityGLM`).
+    monotone : None or dict, default=None
+        ``{column: "increasing" | "decreasing"}``: monotone binned features (see
+        :class:`BinarsityGLM`).
 
     Attributes
     ----------
@@ -1261,6 +1293,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         categorical_features: Any = None,
         linear_features: Any = None,
         min_bin_count: int = 1,
+        monotone: Any = None,
     ):
         self.lam = lam
         self.n_bins = n_bins
@@ -1274,6 +1307,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         self.categorical_features = categorical_features
         self.linear_features = linear_features
         self.min_bin_count = min_bin_count
+        self.monotone = monotone
 
     #: the family is fixed (a class attribute, not a constructor parameter)
     family = "binomial"

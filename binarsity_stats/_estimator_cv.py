@@ -240,6 +240,9 @@ _GLM_CV_DOC = (
         Unpenalised linear features (see :class:`BinarsityGLM`).
     min_bin_count : int, default=1
         Smallest number of training rows in a bin (see :class:`BinarsityGLM`).
+    monotone : None or dict, default=None
+        ``{column: "increasing" | "decreasing"}``: monotone binned features (see
+        :class:`BinarsityGLM`).
 """
     + _CV_PARAMS_DOC
     + """
@@ -279,6 +282,7 @@ class BinarsityGLMCV(_CVMixin, BinarsityGLM):
         categorical_features: Any = None,
         linear_features: Any = None,
         min_bin_count: int = 1,
+        monotone: Any = None,
         cv: Any = 5,
         select: str = "lam_min",
         scoring: str = "deviance",
@@ -304,6 +308,7 @@ class BinarsityGLMCV(_CVMixin, BinarsityGLM):
         self.categorical_features = categorical_features
         self.linear_features = linear_features
         self.min_bin_count = min_bin_count
+        self.monotone = monotone
         self.cv = cv
         self.select = select
         self.scoring = scoring
@@ -352,6 +357,9 @@ _CLASSIFIER_CV_DOC = (
         Unpenalised linear features (see :class:`BinarsityGLM`).
     min_bin_count : int, default=1
         Smallest number of training rows in a bin (see :class:`BinarsityGLM`).
+    monotone : None or dict, default=None
+        ``{column: "increasing" | "decreasing"}``: monotone binned features (see
+        :class:`BinarsityGLM`).
 """
     + _CV_PARAMS_DOC
     + """
@@ -382,6 +390,7 @@ class BinarsityClassifierCV(_CVMixin, BinarsityClassifier):
         categorical_features: Any = None,
         linear_features: Any = None,
         min_bin_count: int = 1,
+        monotone: Any = None,
         cv: Any = 5,
         select: str = "lam_min",
         scoring: str = "deviance",
@@ -406,6 +415,7 @@ class BinarsityClassifierCV(_CVMixin, BinarsityClassifier):
         self.categorical_features = categorical_features
         self.linear_features = linear_features
         self.min_bin_count = min_bin_count
+        self.monotone = monotone
         self.cv = cv
         self.select = select
         self.scoring = scoring

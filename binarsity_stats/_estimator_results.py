@@ -62,7 +62,8 @@ def estimator_formula(est: Any, st: dict, names: list[str], response: str) -> tu
     Returns
     -------
     formula : str
-        ``"y ~ bin(a) + C(g) + z"`` (``bin(a, k)`` when ``n_bins`` is per feature).
+        ``"y ~ bin(a) + C(g) + z"`` (``bin(a, k)`` when ``n_bins`` is per feature;
+        ``bin(a, monotone='increasing')`` for a monotone feature).
     n_bins : int
         The default of the ``bin()`` terms.
     """
@@ -74,11 +75,14 @@ def estimator_formula(est: Any, st: dict, names: list[str], response: str) -> tu
     if per_feature and len(nb) != len(kinds):  # one entry per binned feature
         it = iter(nb)
         nb = [next(it) if k == "bin" else None for k in kinds]
+    shapes = st.get("monotone_")  # None: fitted before monotone features existed
     terms = []
     for j, kind in enumerate(kinds):
         q = _quote(names[j])
         if kind == "bin":
-            terms.append(f"bin({q}, {int(nb[j])}{opt})" if per_feature else f"bin({q}{opt})")
+            shape = shapes[j] if shapes is not None else None
+            opts = opt + (f", monotone={shape!r}" if shape else "")
+            terms.append(f"bin({q}, {int(nb[j])}{opts})" if per_feature else f"bin({q}{opts})")
         elif kind == "categorical":
             terms.append(f"C({q})")
         elif kind == "ordered":  # an ordered pandas Categorical: its categories' order

@@ -23,14 +23,22 @@ Engine level: NumPy, and pandas only to read a DataFrame's columns.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ._validation import as_real_array, code_dtype, is_missing
+from ._validation import as_real_array, check_monotone, code_dtype, is_missing
 
-__all__ = ["KINDS", "LEVEL_KINDS", "feature_kinds", "learn_levels", "category_codes", "linear_column"]
+__all__ = [
+    "KINDS",
+    "LEVEL_KINDS",
+    "feature_kinds",
+    "feature_shapes",
+    "learn_levels",
+    "category_codes",
+    "linear_column",
+]
 
 #: the kind of every input feature, in the order a formula would name them
 KINDS = ("bin", "categorical", "ordered", "linear")
@@ -144,6 +152,47 @@ def feature_kinds(
             kinds[j] = "ordered"
     kinds[lin] = "linear"
     return kinds
+
+
+def feature_shapes(
+    monotone: Any, kinds: np.ndarray, names: Sequence[str] | None
+) -> np.ndarray:
+    """The order of every feature's chain: None, ``"increasing"`` or ``"decreasing"``.
+
+    Parameters
+    ----------
+    monotone : None or dict
+        ``{column: "increasing" | "decreasing"}``, a column by name (X a DataFrame) or
+        position; only binned features may be monotone.
+    kinds : ndarray of object, shape (n_features,)
+        The features' kinds (:func:`feature_kinds`).
+    names : sequence of str or None
+        Column names of X (None for an array).
+
+    Returns
+    -------
+    ndarray of object, shape (n_features,)
+    """
+    p = len(kinds)
+    shapes = np.full(p, None, dtype=object)
+    if monotone is None:
+        return shapes
+    if not isinstance(monotone, Mapping):
+        raise ValueError(
+            "monotone must be None or a dict {column: 'increasing' | 'decreasing'} (columns "
+            f"by name or position); got {monotone!r}."
+        )
+    for key, value in monotone.items():
+        where = f"monotone[{key!r}]"
+        shape = check_monotone(value, where)
+        j = int(np.flatnonzero(_selection([key], "monotone", p, names))[0])
+        if kinds[j] != "bin":
+            raise ValueError(
+                f"{where}: column {key!r} is {kinds[j]}, not binned; only binned features "
+                "can be monotone."
+            )
+        shapes[j] = shape
+    return shapes
 
 
 def _level_key(v: Any) -> tuple:

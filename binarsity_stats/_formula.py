@@ -59,6 +59,7 @@ from ._binarizer import BinarizerCore, bin_codes, is_datetime_like, level_codes
 from ._validation import (
     as_real_array,
     check_min_bin_count,
+    check_monotone,
     check_n_bins,
     check_offset,
     check_sample_weight,
@@ -304,12 +305,14 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
     @stateful_transform
     def bin(  # noqa: A001
         data, n_bins=None, missing=None, min_count=1, by=None, by_levels=None, _main=False,
-        _state=None,
+        monotone=None, _state=None,
     ):  # fmt: skip
         """Bin codes of a numeric variable under learned quantile cut points.
 
         With ``by`` (a column of groups; ``bin(x):C(g)`` is rewritten to it), the codes
         are those of one chain per level of the group over the same cut points.
+        ``monotone="increasing"|"decreasing"`` asks for a monotone chain (its block's kind
+        in the engine, design.md §7); it changes no code.
         """
         name = _column_name(data)
         x = _as_float(data, name, "bin()")
@@ -331,6 +334,7 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
                 )
             _check_values(x, name, missing)
             min_count = check_min_bin_count(min_count, f"min_count in bin({name})")
+            monotone = check_monotone(monotone, f"monotone in bin({name})")
             edges, has_missing = _learn_edges(x, n_bins, missing, sample_weight, name, min_count)
             _state.update(
                 {
@@ -338,6 +342,7 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
                     "edges": edges,
                     "n_bins": int(n_bins),
                     "min_count": min_count,
+                    "monotone": monotone,
                     "missing": missing,
                     "has_missing_level": bool(has_missing),
                     "column": name,
@@ -813,6 +818,8 @@ class Block:
         Whether the formula has a main ``bin(x)`` term too: the first level of ``by`` is
         then the reference, its rows share one free level (code 0), and the other
         levels' chains are deviations from the main term's shape.
+    monotone : {"increasing", "decreasing"} or None
+        The order a ``bin(x, monotone=...)`` term's chain is constrained to (None: free).
     """
 
     term: str
@@ -831,6 +838,7 @@ class Block:
     by_levels: tuple | None = None
     by_main: bool = False
     ordered: bool = False
+    monotone: str | None = None
 
     @property
     def chain_length(self) -> int:
@@ -2202,6 +2210,7 @@ def _classify(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | No
                     # recorded since 0.2: older pickled specs label every level (low, high]
                     distinct=tuple(s["distinct"]) if "distinct" in s else None,
                     single_values=tuple(s["single_values"]) if "single_values" in s else None,
+                    monotone=s.get("monotone"),
                 )
             else:
                 block = Block(

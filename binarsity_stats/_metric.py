@@ -17,6 +17,8 @@ backtracking constant L stays in [~1, p + 1] instead of spanning the bin counts'
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 __all__ = ["DiagonalMetric"]
@@ -54,8 +56,16 @@ class DiagonalMetric:
         self._w = prob.weights
         self._counts = prob.counts
         self._bp = prob.block_ptr
-        # every block's prox in this metric is its kind's (``_blocks``)
-        self._prox = [kind.metric_prox for kind in prob.penalty.block_rules]
+        # every block's prox in this metric is its kind's (``_blocks``); a kind with a
+        # direction (monotone) also gets the block's linked edges (ω > 0), which λω
+        # cannot tell at λ = 0
+        pen = prob.penalty
+        self._prox = [
+            partial(kind.metric_prox, linked=pen.linked[self._bp[j] : self._bp[j + 1]])
+            if kind.direction
+            else kind.metric_prox
+            for j, kind in enumerate(pen.block_rules)
+        ]
 
     def prox(self, v, scaled_lam) -> np.ndarray:
         """argmin_θ ½‖θ − v‖²_D + scaled_lam·pen(θ) under every block's constraint."""

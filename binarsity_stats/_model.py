@@ -595,13 +595,16 @@ class BinarsityModel:
         """Kind of every block: a TV chain for ``bin()``, free levels for ``C()``.
 
         A ``C()`` term given positive weights by a ``penalty_weights`` array is
-        penalised as a chain over its levels in their order.
+        penalised as a chain over its levels in their order. A ``bin(x, monotone=...)``
+        chain is the monotone kind of that name (``"increasing"``, ``"decreasing"``).
         """
         bp, w = self.block_ptr, self.penalty_weights
         kinds = []
         for j, block in enumerate(self.spec.blocks):
             chain = block.penalized or bool(np.any(w[bp[j] + 1 : bp[j + 1]] > 0))
-            kinds.append("tv" if chain else "free")
+            # Block.monotone: None on models pickled before monotone chains existed
+            shape = getattr(block, "monotone", None)
+            kinds.append((shape or "tv") if chain else "free")
         return kinds
 
     def _penalty_weights(self, kind: str | np.ndarray) -> np.ndarray:

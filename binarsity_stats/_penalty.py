@@ -307,6 +307,16 @@ class BinarsityPenalty:
         )
         self.screened_block = np.array([k.screened for k in self._kind], dtype=bool) & has_edge
         self._groups = self._group_blocks()
+        #: per block, the sign its jumps must have (0: either; ±1: a monotone chain)
+        self.directions = np.array([k.direction for k in self._kind], dtype=np.int8)
+        #: per level, whether level k is joined to level k − 1 in its chain (ω_k > 0):
+        #: the edges a monotone block orders, at every λ (uint8 for the CD kernel)
+        self.linked = ((self.weights > 0) & ~self.is_start).astype(np.uint8)
+        #: per level, the direction of its block on linked edges (0 elsewhere)
+        self.edge_direction = np.where(
+            self.linked.astype(bool), self.directions[self.block_of], 0
+        ).astype(np.int8)
+        self.has_direction = bool(np.any(self.edge_direction != 0))
 
     def _group_blocks(self) -> dict[str, np.ndarray]:
         """Blocks of every kind present (kind name -> block indices)."""
@@ -357,13 +367,18 @@ class BinarsityPenalty:
     def lambda_max(self, grad_hist: np.ndarray) -> float:
         """Smallest λ at which θ = 0 is optimal, given the bin gradients at the null fit.
 
-        λ_max = max_{j, l ≥ 1, ω_jl > 0} |S_jl| / ω_jl (design.md §2).
+        λ_max = max_{j, l ≥ 1, ω_jl > 0} |S_jl| / ω_jl (design.md §2); on the edges of a
+        monotone chain of sign σ, (−σ S_jl)₊ / ω_jl (a flat edge is optimal while
+        σS_jl ≥ −λω_jl, so a gradient pushing against the order needs no λ).
         """
         S = block_suffix_sums(grad_hist, self.block_ptr)
         mask = self.weights > 0
         if not np.any(mask):
             return 0.0
-        return float(np.max(np.abs(S[mask]) / self.weights[mask]))
+        # a monotone edge (direction σ) stays flat while σS_l ≥ −λω_l: only −σS_l counts
+        sd = self.edge_direction[mask]
+        need = np.where(sd == 0, np.abs(S[mask]), np.maximum(-sd * S[mask], 0.0))
+        return float(np.max(need / self.weights[mask]))
 
     def edge_gradients(self, grad_hist: np.ndarray, fit_intercept: bool = True) -> np.ndarray:
         """S_jl = Σ_{k ≥ l} g_jk per level (plus μ_j Σ_{k≥l} n_jk without an intercept).
@@ -380,6 +395,29 @@ class BinarsityPenalty:
                 mu = np.where(N[starts] > 0, -S[starts] / N[starts], 0.0)
             S = S + mu[self.block_of] * N
         return S
+
+    def shape_violation(self, theta: np.ndarray) -> float:
+        """Largest step against a monotone block's order (0 when θ has every shape)."""
+        if not self.has_direction or theta.size < 2:
+            return 0.0
+        back = -self.edge_direction[1:] * (theta[1:] - theta[:-1])
+        return float(max(back.max(), 0.0))
+
+    def enforce_shape(self, theta: np.ndarray) -> np.ndarray:
+        """θ with every monotone run made monotone by a running max (min), in place.
+
+        For the rounding of a combination of ordered points (a line search between two
+        of them), which can leave steps of a few ulps against the order.
+        """
+        if not self.has_direction:
+            return theta
+        for k in np.flatnonzero(self.edge_direction):
+            if self.edge_direction[k] > 0:
+                if theta[k] < theta[k - 1]:
+                    theta[k] = theta[k - 1]
+            elif theta[k] > theta[k - 1]:
+                theta[k] = theta[k - 1]
+        return theta
 
     def kkt_violation(
         self, grad_hist: np.ndarray, theta: np.ndarray, lam: float, fit_intercept: bool = True
@@ -415,6 +453,10 @@ class BinarsityPenalty:
             for name, blocks in self._groups.items():
                 m = np.isin(self.block_of, blocks)
                 viol[m] = get_kind(name).kkt(S[m], bound[m], jump[m], sign[m])
+        # an edge of weight 0 decouples its two levels, whatever the kind: |S_l|
+        loose = (self.weights == 0) & ~self.is_start
+        if np.any(loose):
+            viol = np.where(loose, np.abs(S), viol)
         # S_j0 is the intercept's (or the multiplier's) condition, checked elsewhere
         viol[self.is_start] = 0.0
         if viol.size == 0:

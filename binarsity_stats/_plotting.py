@@ -223,7 +223,8 @@ def _draw_block(
     theta = np.asarray(res.coef[s:e], dtype=np.float64)
     wcounts = np.asarray(m.bin_counts[s:e], dtype=np.float64)
     counts = wcounts / W
-    a.set_title(block.column, fontsize=10)
+    shape = getattr(block, "monotone", None)  # None on models pickled before it existed
+    a.set_title(block.column + (f" ({shape})" if shape else ""), fontsize=10)
     a.set_xlabel(block.term)
     flat = _is_flat(theta)
     lo = hi = None

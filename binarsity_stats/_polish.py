@@ -410,7 +410,7 @@ def polish(
         free0 = np.concatenate([[b0] if fit_b0 else [], beta])
         alpha, accepted = 1.0, False
         for _ in range(30):
-            th_t = th_new if alpha == 1.0 else theta + alpha * dth
+            th_t = th_new if alpha == 1.0 else prob.penalty.enforce_shape(theta + alpha * dth)
             free_t = free0 + alpha * dfree
             b0_t, beta_t = (float(free_t[0]), free_t[1:]) if fit_b0 else (0.0, free_t)
             eta_t = prob.linear_predictor(th_t, beta_t, b0_t)
@@ -445,12 +445,15 @@ def polish(
 def _most_violated(face, prob, g_bin, lam, tol, tried):
     """The flat edge (level k, sign to open with) whose |S_k| exceeds λ ω most, or None.
 
+    An edge of a monotone block (sign σ) opens only with that sign, when −σS_k > λω.
+
     S_k = Σ_{k' ≥ k} g_k' within the block (less the constraint's multiplier without an
     intercept); an edge between two positive-count levels of one segment is flat, its
     weight the least ω over the zero-count levels between them.
     """
     S = prob.penalty.edge_gradients(g_bin, prob.fit_intercept)
     seg, w, bp = face.seg, prob.weights, prob.block_ptr
+    directions = prob.penalty.directions
     best, best_v = None, tol
     for j in range(prob.n_blocks):
         s, e = int(bp[j]), int(bp[j + 1])
@@ -466,7 +469,9 @@ def _most_violated(face, prob, g_bin, lam, tol, tried):
             wk = w[cur]  # adjacent levels (no zero-count level between): the edge's own ω
         else:
             wk = np.array([w[a + 1 : k + 1].min() for a, k in zip(prev, cur, strict=True)])
-        v = np.abs(S[cur]) - lam * wk
+        sgn = int(directions[j])
+        # a monotone block (sign σ) opens an edge only the way of its order: −σS > λω
+        v = (np.abs(S[cur]) if sgn == 0 else -sgn * S[cur]) - lam * wk
         v[wk <= 0] = -np.inf
         for i in np.argsort(-v):
             if v[i] <= best_v:

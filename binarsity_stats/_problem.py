@@ -481,6 +481,7 @@ class InMemoryProblem:
         return _cd_fast.cd_sweep(
             self.design.codes, self.block_ptr, active, lam_w, H, self.counts, theta, z,
             delta_eta, h, self.fit_intercept, 1e-12, work, self.penalty.steps,
+            self.penalty.linked,
         )  # fmt: skip
 
     def gather_add_blocks(self, blocks, theta, out) -> None:

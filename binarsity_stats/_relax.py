@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from ._blocks import get_kind
 from ._design import BinnedDesign
 
 __all__ = [
@@ -145,7 +146,8 @@ def unpenalized_on_segments(
     The segment design (one free level per segment, its constraint kept) is solved by
     the engine at λ = 0; its levels are then spread back over the original levels, so
     θ̃ has the jump set of θ̂ (or a subset) and satisfies n_jᵀθ̃_j = 0. A segment without
-    training weight keeps the penalised value (nothing identifies it).
+    training weight keeps the penalised value (nothing identifies it). A monotone
+    block's segments keep its order (the refit is the isotonic one on them).
 
     Parameters
     ----------
@@ -175,8 +177,24 @@ def unpenalized_on_segments(
     bp = design.block_ptr
     maps = segment_maps(solution.coef, weights, bp)
     seg_design = design.segments(maps, dense=design.dense)
+    seg_weights = np.zeros(seg_design.n_levels)
+    if design.kinds is not None and any(get_kind(k).direction for k in design.kinds):
+        # a monotone block's segments stay ordered: its kind, with a positive weight on
+        # every edge its chain links (λ = 0: no penalty, only the order)
+        seg_kinds, sbp, k = [], seg_design.block_ptr, 0
+        for j, seg in enumerate(maps):
+            if seg[-1] > 0:
+                kind = design.kinds[j]
+                if get_kind(kind).direction:
+                    first = np.searchsorted(seg, np.arange(1, int(seg[-1]) + 1))
+                    seg_weights[sbp[k] + 1 : sbp[k + 1]] = weights[bp[j] + first] > 0
+                    seg_kinds.append(kind)
+                else:
+                    seg_kinds.append("free")
+                k += 1
+        seg_design = seg_design.with_kinds(seg_kinds)
     prepared = Prepared.from_design(
-        seg_design, y, family=family, penalty_weights=np.zeros(seg_design.n_levels),
+        seg_design, y, family=family, penalty_weights=seg_weights,
         fit_intercept=fit_intercept,
     )  # fmt: skip
     sol = prepared.solve(0.0, tol=tol, max_iter=max_iter)

@@ -678,8 +678,10 @@ class BinarsityResults:
             One row per jump: ``term``, ``column``, ``cut`` (x ≤ cut is left of the
             jump), ``left`` and ``right`` (the constant segments on either side, as
             right-closed intervals ``(low, high]`` or ``= v`` for a single training
-            value) and ``jump`` (θ_right − θ_left, on the link scale); after
-            :meth:`bootstrap`, ``frequency`` (the share of resamples that jump there).
+            value) and ``jump`` (θ_right − θ_left, on the link scale); when a term is
+            monotone (``bin(x, monotone=...)``), ``shape`` (``"increasing"``,
+            ``"decreasing"`` or ``"free"``); after :meth:`bootstrap`, ``frequency`` (the
+            share of resamples that jump there).
         """
         rows, edges = [], []
         m = self.model
@@ -706,6 +708,12 @@ class BinarsityResults:
                     }
                 )
         cols = ["term", "column", "cut", "left", "right", "jump"]
+        shapes = [getattr(b, "monotone", None) for b in m.spec.blocks]
+        if any(shapes):
+            # a monotone term's jumps all go its way: say which terms are constrained
+            for row, (j, _) in zip(rows, edges, strict=True):
+                row["shape"] = shapes[j] or "free"
+            cols.append("shape")
         boot = getattr(self, "bootstrap_", None)
         if boot is not None:
             freq = boot._edge_frequency()

@@ -251,6 +251,8 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
             if len(history) == _ANDERSON_DEPTH + 1:
                 cand = _anderson(history)
                 history.clear()
+                if cand is not None and prob.penalty.shape_violation(cand[0]) > 0:
+                    cand = None  # an affine mix of ordered blocks need not be ordered
                 if cand is not None:
                     th_e, free_e = cand
                     de = prob.row_vector(0.0)
@@ -284,6 +286,9 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
         for _ in range(50):
             eta_try = eta + alpha * delta_eta
             th_try = theta_old + alpha * dtheta
+            if alpha != 1.0:
+                # a monotone block stays ordered under the rounding of the combination
+                prob.penalty.enforce_shape(th_try)
             if alpha == 1.0:
                 # the full step is usually accepted: get its derivatives in the same pass
                 loss_try = prob.grad_hess_into(eta_try, r_try, h_try)

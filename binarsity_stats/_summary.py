@@ -434,9 +434,13 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
     blocks = table[table["kind"] != "linear"].copy()
     tables: list[tuple[str, pd.DataFrame]] = []
     if len(blocks):
+        shape_of = {b.term: getattr(b, "monotone", None) for b in m.spec.blocks}
         shown = pd.DataFrame(
             {
-                "kind": blocks["kind"],
+                "kind": [
+                    f"bin, {shape_of[t]}" if k == "bin" and shape_of.get(t) else k
+                    for t, k in zip(blocks.index, blocks["kind"], strict=True)
+                ],
                 "levels": blocks["levels"].astype(int),
                 "cuts kept": [
                     "-" if k not in ("bin", "ordered") else str(int(c))
@@ -559,6 +563,13 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             "C() terms are unpenalized; their reference-coded effects theta_k - theta_ref "
             "(reference: the first populated level, or C(x, Treatment(level))) are what "
             "refit() and treatment contrasts report."
+        )
+    shaped = [b.term for b in m.spec.blocks if getattr(b, "monotone", None)]
+    if shaped:
+        notes.append(
+            "Monotone terms (bin(x, monotone=...)): " + ", ".join(shaped) + " are constrained "
+            "to a non-decreasing ('increasing') or non-increasing ('decreasing') step "
+            "function; every jump goes that way (a missing level stays outside the order)."
         )
     if any(getattr(b, "by", None) is not None for b in m.spec.blocks):
         notes.append(

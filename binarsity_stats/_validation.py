@@ -391,6 +391,28 @@ def check_min_bin_count(value: Any, name: str = "min_bin_count") -> int:
     return int(value)
 
 
+MONOTONE = ("increasing", "decreasing")
+
+
+def check_monotone(value: Any, name: str = "monotone") -> str | None:
+    """``monotone`` of ``bin()`` (and each value of the estimators' ``monotone=``).
+
+    Parameters
+    ----------
+    value : Any
+        The argument: None (no order), ``"increasing"`` or ``"decreasing"``.
+    name : str, default="monotone"
+        Its name in messages.
+
+    Returns
+    -------
+    str or None
+    """
+    if value is None or (isinstance(value, str) and value in MONOTONE):
+        return value
+    raise ValueError(f"{name} must be 'increasing', 'decreasing' or None; got {value!r}.")
+
+
 def check_n_jobs(n_jobs: Any) -> int:
     """``n_jobs``: the number of worker threads it asks for.
 
