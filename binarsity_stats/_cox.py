@@ -111,6 +111,12 @@ def encode(time, event, strata=None) -> np.ndarray:
     return (2 * key + e.astype(np.int64)).astype(np.float64)
 
 
+_STRATA_HINT = (
+    " The estimators fit no strata: for a stratified model use a formula, "
+    "glm('Surv(time, event) ~ ... + strata(g)', data, family='cox')."
+)
+
+
 def survival_columns(y, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(time, event) of an estimator's survival ``y``.
 
@@ -142,6 +148,7 @@ def survival_columns(y, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
             raise ValueError(
                 "a structured survival y needs two fields, the event (boolean, or named "
                 f"'event'/'status') and the time (float, or named 'time'); got {names}."
+                + _STRATA_HINT
             )
         time, event = arr[tm], arr[ev]
     else:
@@ -150,6 +157,7 @@ def survival_columns(y, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
             raise ValueError(
                 "family='cox' needs y as a structured array (event, time) or two columns "
                 f"(time, event); got shape {arr.shape}."
+                + (_STRATA_HINT if arr.ndim == 2 and arr.shape[1] > 2 else "")
             )
         time, event = arr[:, 0], arr[:, 1]
     try:

@@ -38,6 +38,13 @@ def _column_names(st: dict, p: int) -> list[str]:
     return out
 
 
+def _free_name(name: str, names: list[str]) -> str:
+    """``name`` with underscores appended until no feature is called so."""
+    while name in names:
+        name += "_"
+    return name
+
+
 def estimator_formula(est: Any, st: dict, names: list[str], response: str) -> tuple[str, Any]:
     """The formula of an estimator's model and the ``n_bins`` to pass to ``glm()``.
 
@@ -61,6 +68,8 @@ def estimator_formula(est: Any, st: dict, names: list[str], response: str) -> tu
         The default of the ``bin()`` terms.
     """
     kinds = st["_kinds"]
+    k_min = int(getattr(est, "min_bin_count", 1) or 1)
+    opt = f", min_count={k_min}" if k_min > 1 else ""  # bins with at least k rows each
     per_feature = np.ndim(est.n_bins) == 1
     nb = list(est.n_bins) if per_feature else None
     if per_feature and len(nb) != len(kinds):  # one entry per binned feature
@@ -72,11 +81,8 @@ def estimator_formula(est: Any, st: dict, names: list[str], response: str) -> tu
         q = _quote(names[j])
         if kind == "bin":
             shape = shapes[j] if shapes is not None else None
-            opt = f", monotone={shape!r}" if shape else ""
-            if per_feature:
-                terms.append(f"bin({q}, {int(nb[j])}{opt})")
-            else:
-                terms.append(f"bin({q}{opt})")
+            opts = opt + (f", monotone={shape!r}" if shape else "")
+            terms.append(f"bin({q}, {int(nb[j])}{opts})" if per_feature else f"bin({q}{opts})")
         elif kind == "categorical":
             terms.append(f"C({q})")
         elif kind == "ordered":  # an ordered pandas Categorical: its categories' order
@@ -177,9 +183,17 @@ def estimator_results(
     response = "y"
     while response in names:
         response += "_"
+    survival = extra.get("_survival")
+    if survival is not None:  # family="cox": the formula's response is Surv(time, event)
+        time_name, event_name = _free_name("time", names), _free_name("event", names)
+        response = f"Surv({_quote(time_name)}, {_quote(event_name)})"
     formula, n_bins = estimator_formula(est, st, names, response)
+    formula = formula.replace(_quote(response), response, 1) if survival is not None else formula
     data = _frame(st, X, names)
-    data[response] = yy
+    if survival is not None:
+        data[time_name], data[event_name] = survival[0], np.asarray(survival[1], dtype=float)
+    else:
+        data[response] = yy
     classes = st.get("classes_")
     if classes is not None and all(isinstance(c, str) for c in classes):
         # text labels: the formula reads a two-level factor whose event is its second

@@ -304,16 +304,16 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
 
     @stateful_transform
     def bin(  # noqa: A001
-        data, n_bins=None, missing=None, min_count=1, monotone=None, by=None, by_levels=None,
-        _main=False, _state=None,
+        data, n_bins=None, missing=None, min_count=1, by=None, by_levels=None, _main=False,
+        monotone=None, _state=None,
     ):  # fmt: skip
         """Bin codes of a numeric variable under learned quantile cut points.
 
+        With ``by`` (a column of groups; ``bin(x):C(g)`` is rewritten to it), the codes
+        are those of one chain per level of the group over the same cut points.
         ``monotone="increasing"|"decreasing"`` asks for a monotone chain (its block's kind
-        in the engine, design.md §7); it changes no code. With ``by`` (a column of groups;
-        ``bin(x):C(g)`` is rewritten to it), the codes are those of one chain per level of
-        the group over the same cut points (with ``monotone``, each level's chain is
-        monotone: the breaks between levels are not ordered).
+        in the engine, design.md §7); it changes no code (with ``by``, each level's chain
+        is monotone: the breaks between levels are not ordered).
         """
         name = _column_name(data)
         x = _as_float(data, name, "bin()")

@@ -1025,7 +1025,11 @@ class BinarsityModel:
             λ grid, as in :meth:`fit_path` (computed once on all rows).
         solver, tol, max_iter
             As in :meth:`fit`; ``tol`` applies to the path on all rows (and so to
-            ``best_``).
+            ``best_``). ``solver="dask"`` (a model on a Dask DataFrame): the fold paths
+            and the path on all rows are fitted by the distributed solver; ``folds``
+            must be an integer K (every row is hashed to a fold, ``fold_ids`` of the
+            result), ``scoring="deviance"``, and the whole grid is evaluated (no early
+            stopping or extension); ``n_jobs`` is ignored.
         cv_tol : float or None, default=1e-5
             KKT tolerance of the fold fits (None: ``tol``). The folds only rank the λ
             values; at this tolerance their held-out scores move by far less than their
@@ -1091,6 +1095,11 @@ class BinarsityModel:
         ``lam_min`` there (nothing beats the intercept-only fit) needs no warning.
         """
         check_scoring(scoring, self.family, self.y)
+        if solver == "dask":
+            return self._fit_cv_dask(
+                folds, scoring, self._grid(lams, n_lambdas, lam_min_ratio), tol, max_iter,
+                cv_tol, random_state=random_state, n_jobs=n_jobs, groups=groups, relax=relax,
+            )  # fmt: skip
         gammas = _check_relax(relax)
         if isinstance(folds, (bool, np.bool_)):  # before any work: True is not 1 fold
             raise TypeError(
@@ -1154,6 +1163,80 @@ class BinarsityModel:
             rule=rule, folds=fold_spec, extended=cv.extended, opts=opts,
         )  # fmt: skip
 
+    def _fit_cv_dask(self, folds, scoring, grid, tol, max_iter, cv_tol, **other) -> CVResults:
+        """``fit_cv(solver="dask")``: fold paths and the path on all rows on Dask.
+
+        One :class:`~binarsity_stats._dask_solve.DaskProblem` (one first pass, which also
+        counts every fold) serves the K fold paths and the path on all rows. The folds are
+        the engine's: a hash of (partition, row), reproducible, given back as ``fold_ids``
+        (in the model's row order). The held-out mean loss of a fold becomes its mean
+        deviance, 2 (loss − saturated loss) / W_fold, the in-memory ``fit_cv``'s score.
+        The whole grid is evaluated (no early stopping or extension).
+        """
+        if self.dask_design is None:
+            raise ValueError(
+                'solver="dask" needs a model specified on a Dask DataFrame (glm(formula, '
+                "dask_frame)); this one was given in-memory data."
+            )
+        if isinstance(folds, (bool, np.bool_)) or not isinstance(folds, (int, np.integer)):
+            raise TypeError(
+                'folds: fit_cv(solver="dask") takes an integer number of folds K (the '
+                "engine hashes every row of every partition to a fold); fold-id arrays, "
+                f"columns, splitters and (train, test) pairs are in-memory only; got {folds!r}."
+            )
+        if scoring != "deviance":
+            raise ValueError(
+                f'scoring={scoring!r}: fit_cv(solver="dask") scores the held-out deviance '
+                "only (scoring='deviance')."
+            )
+        if other.get("groups") is not None:
+            raise ValueError('groups: not supported by fit_cv(solver="dask").')
+        if other.get("relax") not in (None, False):
+            raise ValueError('relax: not supported by fit_cv(solver="dask").')
+        K = int(folds)
+        if K < 2:
+            raise ValueError(f"folds must be an integer >= 2; got {K}.")
+        from ._dask_solve import DaskProblem, fit_cv_dask, fit_path_dask
+
+        tol = check_tol(tol)
+        max_iter = min(check_max_iter(max_iter), 50)
+        fold_tol = tol if cv_tol is None else float(check_cv_tol(cv_tol))
+        client = self.__dict__.get("dask_client")
+        prob = DaskProblem(
+            self.dask_design, self.family, self.penalty_weights, self._solver_intercept,
+            client=client, folds=K,
+        )  # fmt: skip
+        fold_ids = _dask_fold_ids(prob, K)
+        if fold_ids.shape != self.y.shape:  # pragma: no cover - the gathered rows differ
+            raise RuntimeError("the Dask partitions do not match the model's rows.")
+        cv = fit_cv_dask(prob, grid, tol=fold_tol, max_iter=max_iter)
+        # the engine's score is the held-out mean loss Σ s ℓ / Σ s; the model's, the mean
+        # deviance: 2 (Σ s ℓ − Σ s ℓ_saturated) / Σ s, the saturated loss read on each
+        # fold's rows (loss − deviance / 2 at any η: a function of y only)
+        sw = self.sample_weight
+        sw = np.ones(self.nobs) if sw is None else np.asarray(sw, dtype=np.float64)
+        eta = np.full(self.nobs, prob.start_intercept())
+        fam = self.family
+        scores = np.empty_like(cv.cv_loss)
+        for k in range(K):
+            rows = fold_ids == k
+            w, yk, ek = sw[rows], self.y[rows], eta[rows]
+            W = float(w.sum())
+            saturated = (fam.loss_sum(ek, yk, w) - 0.5 * fam.deviance(yk, fam.mean(ek), w)) / W
+            scores[k] = 2.0 * (cv.cv_loss[k] - saturated)
+        path = fit_path_dask(prob, grid, tol=tol, max_iter=max_iter)
+        lams = np.asarray(cv.lambdas, dtype=np.float64)  # decreasing, as path.solutions
+        sols = list(path.solutions)
+        rule = {
+            "folds": K, "scoring": scoring, "lams": grid, "cv_tol": cv_tol,
+            "early_stopping": False, "patience": None, "groups": None, "extend": 0,
+            "splits": None, "solver": "dask",
+        }  # fmt: skip
+        return CVResults(
+            self, lams, scores, scoring, fold_ids, sols, len(grid), rule=rule,
+            opts=_solver_options("cd", tol, check_max_iter(max_iter), "auto"),
+        )  # fmt: skip
+
     def _relaxed_cv(self, data, lams, folds, gammas, scoring, fold_opts, workers):
         """Fold scores (G, K, m) of the relaxed fits (see ``_relax.relaxed_path_scores``)."""
         from concurrent.futures import ThreadPoolExecutor
@@ -1184,6 +1267,21 @@ class BinarsityModel:
             f"BinarsityModel({self.formula!r}, family={self.family.name!r}, "
             f"n={self.nobs}, blocks={len(self.spec.blocks)})"
         )
+
+
+def _dask_fold_ids(prob: Any, K: int) -> np.ndarray:
+    """The engine's fold of every row, in the order the model gathered the partitions."""
+    import dask
+
+    from ._dask_solve import _fold_of
+
+    tasks = [dask.delayed(_fold_of, pure=True)(part, i, K)
+             for i, part in enumerate(prob.partitions)]  # fmt: skip
+    if prob.client is not None:
+        parts = prob.client.gather(prob.client.compute(tasks))
+    else:
+        parts = dask.compute(*tasks)
+    return np.concatenate([np.asarray(f, dtype=np.int64) for f in parts])
 
 
 def _check_relax(relax: Any) -> tuple[float, ...] | None:

@@ -983,6 +983,10 @@ def _process_worker(conn: Any, tasks: Sequence[int], run: Callable) -> None:
     kills its workers.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from . import _gram
+
+    # the workers already fill the cores: the Gram kernels of a fold run on one thread
+    _gram.DEFAULT_THREADS = 1
     while True:
         try:
             lams = conn.recv()

@@ -458,7 +458,8 @@ def plot_path(path: Any, kind: str = "range", ax: Any = None, marks: Any = None)
         a.set_ylabel(f"level θ ({m.family.effect_label})")
     elif kind == "df":
         a.step(lams, path.df, where="mid")
-        a.set_ylabel("df (jumps + intercept + unpenalized)")
+        const = "intercept + " if (m.fit_intercept or m.intercept_absorbed) else ""
+        a.set_ylabel(f"df (jumps + {const}unpenalized)")
     else:
         a.plot(lams, path.deviance, marker=".")
         a.set_ylabel("training deviance")

@@ -21,6 +21,16 @@ __all__ = ["Summary", "make_summary"]
 _WIDTH = 78
 
 
+def _has_constant(m: Any) -> bool:
+    """Whether the df counts a constant (an intercept, or one absorbed by a block)."""
+    return bool(m.fit_intercept or m.intercept_absorbed)
+
+
+def _df_label(m: Any) -> str:
+    """The header's df label: without "intercept" for a model with no constant (Cox, '- 1')."""
+    return "Df (jumps+intercept+unpen.)" if _has_constant(m) else "Df (jumps+unpen.)"
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
@@ -404,7 +414,7 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
     right = [
         ("No. Observations", _fmt(res.nobs)),
         *([("Rows dropped (missing)", _fmt(m.n_dropped))] if getattr(m, "n_dropped", 0) else []),
-        ("Df (jumps+intercept+unpen.)", _fmt(res.df)),
+        (_df_label(m), _fmt(res.df)),
         ("Df Residuals", _fmt(res.df_resid)),
         ("Cut-points kept (jumps)", _fmt(res.n_jumps)),
         *(_survival_rows(res) if fam.survival else [
@@ -501,8 +511,9 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             "term satisfies sum_k n_jk theta_jk = 0 (n_jk: weighted training rows in "
             "level k): its levels are log hazard ratios relative to the weighted average "
             "training row. Deviance: 2 (partial log-likelihood of the saturated model - "
-            "that of the fit), Breslow ties (glmnet's coxnet convention); the null "
-            "deviance is that of eta = offset."
+            "that of the fit) (glmnet's coxnet convention), with "
+            f"{getattr(fam, 'ties', 'breslow').title()}'s ties; the null deviance is that of "
+            "eta = offset."
         )
     elif not m.fit_intercept:
         constraint = (
@@ -518,7 +529,8 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
         )
     notes = [
         constraint,
-        "df = number of jumps (cut-points kept) + intercept + unpenalized parameters "
+        "df = number of jumps (cut-points kept) + "
+        f"{'intercept + ' if _has_constant(m) else ''}unpenalized parameters "
         "(C() levels - 1, linear terms, missing levels). AIC = -2 llf + 2 df, BIC = -2 llf "
         f"+ log(n) df. {_df_meaning(fam)}",
         *_weights_notes(m),
@@ -552,19 +564,19 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             "(reference: the first populated level, or C(x, Treatment(level))) are what "
             "refit() and treatment contrasts report."
         )
-    if any(getattr(b, "by", None) is not None for b in m.spec.blocks):
-        notes.append(
-            "bin(x):C(g) terms hold one chain per level of g over the same bins, not "
-            "penalized across levels: the level means of g are in the term (a C(g) term "
-            "is absorbed). With a main bin(x) term, the first level of g is the reference "
-            "(one level) and the other levels' chains are deviations from the main shape."
-        )
     shaped = [b.term for b in m.spec.blocks if getattr(b, "monotone", None)]
     if shaped:
         notes.append(
             "Monotone terms (bin(x, monotone=...)): " + ", ".join(shaped) + " are constrained "
             "to a non-decreasing ('increasing') or non-increasing ('decreasing') step "
             "function; every jump goes that way (a missing level stays outside the order)."
+        )
+    if any(getattr(b, "by", None) is not None for b in m.spec.blocks):
+        notes.append(
+            "bin(x):C(g) terms hold one chain per level of g over the same bins, not "
+            "penalized across levels: the level means of g are in the term (a C(g) term "
+            "is absorbed). With a main bin(x) term, the first level of g is the reference "
+            "(one level) and the other levels' chains are deviations from the main shape."
         )
     if any(b.has_missing_level for b in m.spec.blocks):
         notes.append(

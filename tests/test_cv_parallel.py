@@ -5,7 +5,8 @@ What is proved here:
 * the folds and the path on all rows give the same numbers bit for bit serially, in
   threads and in forked worker processes: scores, λ grid (with early stopping and with
   the grid extended below its end), every fit of the path — on a near-collinear gaussian
-  model, on a weighted binomial one with an offset, and through ``fit_cv``;
+  model (row sweeps and the Gram backend), on a weighted binomial one with an offset,
+  and through ``fit_cv``;
 * with ``backend="processes"`` the folds are solved outside the calling process (the
   GIL of the caller is not shared), by ``n_jobs`` distinct workers, while the path on
   all rows is solved in the caller;
@@ -49,11 +50,11 @@ def _binomial(n=900, seed=1):
                sample_weight="w")  # fmt: skip
 
 
-def _run(model, backend, n_jobs, **kw):
+def _run(model, backend, n_jobs, solver_backend="auto", **kw):
     data = model._path_data()
     grid = model.lambda_grid(kw.pop("n_lambdas", 12))
     ids = fold_ids(data.y, 5, random_state=0)
-    opts = {"solver": "cd", "tol": 1e-7, "max_iter": 1000}
+    opts = {"solver": "cd", "tol": 1e-7, "max_iter": 1000, "backend": solver_backend}
     return cross_validate(data, grid, ids, opts=opts, fold_opts=dict(opts, tol=1e-5),
                           n_jobs=n_jobs, backend=backend, **kw)  # fmt: skip
 
@@ -78,6 +79,16 @@ def test_parallel_cv_is_bitwise_the_serial_cv(make, backend):
         serial = _run(model, "auto", 1, **kw)
         _assert_same(serial, _run(model, backend, 2, **kw))
         _assert_same(serial, _run(model, backend, 3, **kw))
+
+
+@needs_fork
+def test_the_gram_backend_in_worker_processes_is_bitwise_the_serial_cv():
+    # the folds' Grams (all rows' statistics less the held-out rows') are built in the
+    # workers: the same fits as serially
+    model = _collinear()
+    serial = _run(model, "auto", 1, solver_backend="gram", early_stopping=False)
+    _assert_same(serial, _run(model, "processes", 2, solver_backend="gram",
+                              early_stopping=False))  # fmt: skip
 
 
 @needs_fork

@@ -306,3 +306,40 @@ def test_fit_path_with_the_dask_solver_equals_the_in_memory_path(family, sync):
         assert sum(p2[i].solution.n_passes for i in range(4)) <= 1  # one Gram for all λ
     with pytest.raises(ValueError, match="needs a model specified on a Dask DataFrame"):
         glm("y ~ bin(age, 12) + z", df, family=family).fit_path(n_lambdas=2, solver="dask")
+
+
+@pytest.mark.parametrize("family", ["gaussian", "binomial"])
+def test_fit_cv_with_the_dask_solver_equals_the_in_memory_cv(family, sync):
+    """``fit_cv(solver="dask")``: with the same folds, the in-memory CV's deviance scores."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    from binarsity_stats import glm
+
+    rng = np.random.default_rng(43)
+    n = 1500
+    df = pd.DataFrame({"age": rng.integers(18, 80, n).astype(float), "z": rng.normal(size=n),
+                       "w": rng.exponential(size=n)})  # fmt: skip
+    eta = 0.03 * (df.age - 50) + 0.3 * df.z
+    if family == "binomial":
+        df["y"] = (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float)
+    else:
+        df["y"] = 20.0 + eta + rng.normal(size=n)  # a mean far from 0: the saturated loss
+    m = glm("y ~ bin(age, 12) + z", dd.from_pandas(df, npartitions=3), family=family,
+            sample_weight="w")  # fmt: skip
+    c2 = m.fit_cv(folds=3, n_lambdas=8, tol=1e-9, cv_tol=None, solver="dask")
+    assert c2.fold_ids.shape == (n,) and set(np.unique(c2.fold_ids)) == {0, 1, 2}
+    c1 = m.fit_cv(folds=c2.fold_ids, n_lambdas=8, tol=1e-9, cv_tol=None,
+                  early_stopping=False, extend_grid=False)  # fmt: skip
+    np.testing.assert_array_equal(c1.lams, c2.lams)
+    np.testing.assert_allclose(c2.fold_scores, c1.fold_scores, rtol=1e-6)
+    assert c2.lam_min == c1.lam_min and c2.lam_1se == c1.lam_1se
+    ref = m.fit(lam=c2.lam_min, tol=1e-9)
+    assert abs(c2.best_.objective - ref.objective) <= 1e-8 * abs(ref.objective)
+    assert c2.results("lam_1se").lam == c2.lam_1se
+    for bad, arg in ((c2.fold_ids, "folds"), ("w", "folds")):
+        with pytest.raises(TypeError, match=arg):
+            m.fit_cv(folds=bad, solver="dask")
+    with pytest.raises(ValueError, match="scoring"):
+        m.fit_cv(folds=3, scoring="mse", solver="dask")
+    with pytest.raises(ValueError, match="needs a model specified on a Dask DataFrame"):
+        glm("y ~ bin(age, 12) + z", df, family=family).fit_cv(folds=3, solver="dask")
