@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import os
 import queue
 import signal
 import sys
@@ -975,14 +976,37 @@ def resolve_backend(backend: Any, n_jobs: int) -> str:
     return "threads"
 
 
-def _process_worker(conn: Any, tasks: Sequence[int], run: Callable) -> None:
+def _die_with_parent(parent_pid: int) -> None:
+    """Ask Linux to kill this process when its parent dies (``PR_SET_PDEATHSIG``).
+
+    A worker must never outlive the process that forked it: a parent stopped by Ctrl-C
+    between forking and its ``try``, killed, or exiting through a path that skips
+    :meth:`_ProcessFolds.kill` would otherwise leave orphans fitting for minutes (and
+    holding its stdout/stderr pipes open). Where ``prctl`` is unavailable nothing happens.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _process_worker(
+    conn: Any, tasks: Sequence[int], run: Callable, parent_pid: int | None = None
+) -> None:
     """A forked fold worker: solve its folds on every chunk of λ it receives.
 
     It receives an array of λ (None: exit) and answers ``("ok", scores per task,
     warnings)`` or ``("err", exception)``. Ctrl-C is the parent's to handle: the parent
-    kills its workers.
+    kills its workers, and the worker dies with its parent whatever the parent's exit.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if parent_pid is not None:
+        _die_with_parent(parent_pid)
     from . import _gram
 
     # the workers already fill the cores: the Gram kernels of a fold run on one thread
@@ -1032,7 +1056,7 @@ class _ProcessFolds:
             for i, part in enumerate(self.parts):
                 parent, child = ctx.Pipe()
                 proc = ctx.Process(
-                    target=_process_worker, args=(child, part, run),
+                    target=_process_worker, args=(child, part, run, os.getpid()),
                     name=f"binarsity-fold-{i}", daemon=True,
                 )  # fmt: skip
                 with warnings.catch_warnings():

@@ -196,3 +196,55 @@ def test_ctrl_c_during_a_parallel_cv_exits_promptly(tmp_path):
         f"the process took {elapsed:.1f} s to stop after Ctrl-C (bound {bound:.1f} s: 5 × "
         f"its start, {baseline:.1f} s)"
     )
+
+
+def _children(pid: int) -> list[int]:
+    """Pids whose parent is ``pid`` (from /proc)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers, /proc")
+def test_cv_workers_die_with_a_killed_parent(tmp_path):
+    """A parent that dies without cleaning up (SIGKILL, or Ctrl-C at a bad moment) leaves
+    no fold worker behind: orphans would fit for minutes and hold the parent's pipes."""
+    import binarsity_stats
+
+    imported = Path(binarsity_stats.__file__).resolve().parent.parent
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(imported))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=env, cwd=str(tmp_path), start_new_session=True,
+    )  # fmt: skip
+    workers: list[int] = []
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 120
+        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+            workers = _children(proc.pid)
+        assert len(workers) == 2, f"expected two fold workers, found {workers}"
+        proc.kill()  # no KeyboardInterrupt, no atexit, no finally: only the kernel acts
+        proc.wait()
+        deadline = time.monotonic() + 30
+        alive = workers
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.2)
+            alive = [w for w in workers if os.path.exists(f"/proc/{w}")
+                     and open(f"/proc/{w}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"]
+        assert not alive, f"fold workers {alive} outlived their killed parent"
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.communicate()
