@@ -147,6 +147,11 @@ CHILD = textwrap.dedent(
 )
 
 
+def _default_sigint() -> None:
+    """In a child before exec: SIGINT back to its default disposition (see below)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
 def test_ctrl_c_during_a_parallel_cv_exits_promptly(tmp_path):
     import binarsity_stats
@@ -156,10 +161,14 @@ def test_ctrl_c_during_a_parallel_cv_exits_promptly(tmp_path):
     imported = Path(binarsity_stats.__file__).resolve().parent.parent
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(imported))
     started = time.perf_counter()
-    # its own session: the fold workers it forks are killed with it if the test fails
+    # its own session: the fold workers it forks are killed with it if the test fails.
+    # Ctrl-C at a terminal: a shell starts background jobs (CI steps, `cmd &`, nohup) with
+    # SIGINT *ignored*, the child would inherit that and Python then installs no
+    # KeyboardInterrupt handler at all — restore the default disposition in the child.
     proc = subprocess.Popen(
         [sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, env=env, cwd=str(tmp_path), start_new_session=True,
+        preexec_fn=_default_sigint,
     )  # fmt: skip
     # The bounds are relative to a baseline taken under the machine's load of the moment:
     # the child's own start (interpreter, imports, data, binning), about 1 s on an idle
@@ -239,8 +248,12 @@ def test_cv_workers_die_with_a_killed_parent(tmp_path):
         alive = workers
         while alive and time.monotonic() < deadline:
             time.sleep(0.2)
-            alive = [w for w in workers if os.path.exists(f"/proc/{w}")
-                     and open(f"/proc/{w}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"]
+            alive = [
+                w
+                for w in workers
+                if os.path.exists(f"/proc/{w}")
+                and open(f"/proc/{w}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+            ]
         assert not alive, f"fold workers {alive} outlived their killed parent"
     finally:
         try:
