@@ -215,6 +215,33 @@ class _Setup:
         return self.q + int(self.fit_intercept)
 
 
+class _Rows:
+    """One partition's rows as the passes use them: y, unit weights, the free columns
+    U = [1, (Z − center) / scale] and the bin codes, and η at a point (θ, free)."""
+
+    def __init__(self, part: dict, setup: _Setup) -> None:
+        codes = np.asarray(part["codes"])
+        self.n = n = codes.shape[1]
+        self.y = np.asarray(part["y"], dtype=np.float64).ravel()
+        self.sw = _weight(part, n) * setup.unit
+        self.offset = part.get("offset")
+        Z = _dense(part, n, setup.q)
+        self.U = U = np.empty((n, setup.n_free))
+        if setup.fit_intercept:
+            U[:, 0] = 1.0
+        if setup.q:
+            U[:, int(setup.fit_intercept) :] = (Z - setup.center) / setup.scale
+        self.design = BinnedDesign._trusted(codes, setup.block_ptr, None, None, None, None)
+
+    def eta(self, theta: np.ndarray, free: np.ndarray, offset: bool = True) -> np.ndarray:
+        """η = U free (+ offset) + X^B θ on these rows."""
+        eta = self.U @ free if self.U.shape[1] else np.zeros(self.n)
+        if offset and self.offset is not None:
+            eta += np.asarray(self.offset, dtype=np.float64)
+        self.design.gather_add(theta, eta)
+        return eta
+
+
 def _point(part: dict, setup: _Setup, index: int, x, dx, gram: bool, fold: int) -> dict:
     """One partition at x + dx: loss, gradient, Gram (optional), losses at x + t dx.
 
@@ -222,28 +249,10 @@ def _point(part: dict, setup: _Setup, index: int, x, dx, gram: bool, fold: int) 
     rows); -2 returns the statistics of every fold separately (stacked, for CV from one
     pass); -1 uses every row.
     """
-    bp = setup.block_ptr
-    codes = np.asarray(part["codes"])
-    n = codes.shape[1]
-    d = int(bp[-1])
-    y = np.asarray(part["y"], dtype=np.float64).ravel()
-    sw = _weight(part, n) * setup.unit
-    off = part.get("offset")
-    Z = _dense(part, n, setup.q)
-    U = np.empty((n, setup.n_free))
-    if setup.fit_intercept:
-        U[:, 0] = 1.0
-    if setup.q:
-        U[:, int(setup.fit_intercept) :] = (Z - setup.center) / setup.scale
-    design = BinnedDesign._trusted(codes, bp, None, None, None, None)
-
-    def eta_of(theta, free, offset=True):
-        eta = U @ free if setup.n_free else np.zeros(n)
-        if offset and off is not None:
-            eta += np.asarray(off, dtype=np.float64)
-        design.gather_add(theta, eta)
-        return eta
-
+    rows = _Rows(part, setup)
+    n, y, sw, U, design = rows.n, rows.y, rows.sw, rows.U, rows.design
+    d = int(setup.block_ptr[-1])
+    eta_of = rows.eta
     theta, free = x
     eta0 = eta_of(theta, free)
     if dx is not None:
@@ -286,19 +295,8 @@ def _candidates(part: dict, setup: _Setup, index: int, x, steps: list, fold: int
     gradient's bin and free-column sums, the curvature's bin sums and the free columns'
     curvature Gram at every candidate point; ``fold`` ≥ 0 as in :func:`_point`.
     """
-    bp = setup.block_ptr
-    codes = np.asarray(part["codes"])
-    n = codes.shape[1]
-    y = np.asarray(part["y"], dtype=np.float64).ravel()
-    sw = _weight(part, n) * setup.unit
-    off = part.get("offset")
-    Z = _dense(part, n, setup.q)
-    U = np.empty((n, setup.n_free))
-    if setup.fit_intercept:
-        U[:, 0] = 1.0
-    if setup.q:
-        U[:, int(setup.fit_intercept) :] = (Z - setup.center) / setup.scale
-    design = BinnedDesign._trusted(codes, bp, None, None, None, None)
+    rows = _Rows(part, setup)
+    n, y, sw, U, design = rows.n, rows.y, rows.sw, rows.U, rows.design
     fam = setup.family
     test = None
     if fold >= 0:
@@ -309,12 +307,7 @@ def _candidates(part: dict, setup: _Setup, index: int, x, steps: list, fold: int
     out = {k: [] for k in keys}
     r, h = np.empty(n), np.empty(n)
     for step in steps:
-        theta = x[0] + step[0]
-        free = x[1] + step[1]
-        eta = U @ free if setup.n_free else np.zeros(n)
-        if off is not None:
-            eta += np.asarray(off, dtype=np.float64)
-        design.gather_add(theta, eta)
+        eta = rows.eta(x[0] + step[0], x[1] + step[1])
         out["loss"].append(fam.grad_hess(eta, y, sw, 1.0, r, h))
         gb, hb = design.histograms2(r, h)
         out["g"].append(np.concatenate([gb, U.T @ r]))
