@@ -329,10 +329,7 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
                     "missing='drop')."
                 )
             _validate_n_bins(n_bins, f"bin({name})", missing)
-            if not isinstance(missing, str) or missing not in _MISSING_POLICIES:
-                raise ValueError(
-                    f"missing must be one of {_MISSING_POLICIES}; got {missing!r} in bin({name})."
-                )
+            _check_missing_policy(missing, f"bin({name})")
             _check_values(x, name, missing)
             min_count = check_min_bin_count(min_count, f"min_count in bin({name})")
             monotone = check_monotone(monotone, f"monotone in bin({name})")
@@ -541,6 +538,26 @@ def _resolve_reference(reference: Any, learned: list, name: str) -> Any:
     )
 
 
+def _check_missing_policy(missing: Any, call: str) -> None:
+    """Refuse a ``missing=`` that is not one of the policies, naming the term ``call``."""
+    if not isinstance(missing, str) or missing not in _MISSING_POLICIES:
+        raise ValueError(f"missing must be one of {_MISSING_POLICIES}; got {missing!r} in {call}.")
+
+
+def _factor_values(data: Any) -> tuple[pd.Series, np.ndarray]:
+    """A factor's values as a Series (object dtype unless already a Series) and its NaN mask."""
+    values = pd.Series(np.asarray(data, dtype=object) if not isinstance(data, pd.Series) else data)
+    return values, values.isna().to_numpy()
+
+
+def _observed_levels(values: pd.Series, isna: np.ndarray) -> list:
+    """A factor's levels when none are given: a categorical's categories, else the sorted
+    distinct non-missing values."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return list(values.cat.categories)
+    return sorted(pd.unique(values[~isna]).tolist(), key=_sort_key)
+
+
 def _make_categorical(default_missing: str):
     """Create the ``C`` stateful transform (category codes, levels learned once)."""
 
@@ -549,24 +566,16 @@ def _make_categorical(default_missing: str):
         """Category codes of a variable; an unpenalised block of the binarsity design."""
         name = _column_name(data)
         given, reference = _reference_of(contr, name)
-        values = pd.Series(
-            np.asarray(data, dtype=object) if not isinstance(data, pd.Series) else data
-        )
-        isna = values.isna().to_numpy()
+        values, isna = _factor_values(data)
         if _state is None:  # pragma: no cover - formulaic always passes a dict
             _state = {}
         if "levels" not in _state:
             missing = default_missing if missing is None else missing
-            if not isinstance(missing, str) or missing not in _MISSING_POLICIES:
-                raise ValueError(
-                    f"missing must be one of {_MISSING_POLICIES}; got {missing!r} in C({name})."
-                )
+            _check_missing_policy(missing, f"C({name})")
             if levels is not None:
                 learned = list(levels)
-            elif isinstance(values.dtype, pd.CategoricalDtype):
-                learned = list(values.cat.categories)
             else:
-                learned = sorted(pd.unique(values[~isna]).tolist(), key=_sort_key)
+                learned = _observed_levels(values, isna)
             if not learned:
                 raise ValueError(f"column '{name}' has no non-missing values.")
             if isna.any() and missing != "separate":
@@ -602,29 +611,20 @@ def _make_ordered(default_missing: str):
         ("increasing" | "decreasing") orders the levels' effects (a monotone chain).
         """
         name = _column_name(data)
-        values = pd.Series(
-            np.asarray(data, dtype=object) if not isinstance(data, pd.Series) else data
-        )
-        isna = values.isna().to_numpy()
+        values, isna = _factor_values(data)
         if _state is None:  # pragma: no cover - formulaic always passes a dict
             _state = {}
         if "levels" not in _state:
             missing = default_missing if missing is None else missing
-            if not isinstance(missing, str) or missing not in _MISSING_POLICIES:
-                raise ValueError(
-                    f"missing must be one of {_MISSING_POLICIES}; got {missing!r} in "
-                    f"ordered({name})."
-                )
+            _check_missing_policy(missing, f"ordered({name})")
             if levels is not None:
                 if isinstance(levels, str) or not hasattr(levels, "__iter__"):
                     raise TypeError(f"levels of ordered({name}) must be a list of values.")
                 learned = list(levels)
                 if len(set(map(repr, learned))) != len(learned):
                     raise ValueError(f"levels of ordered({name}) repeat a value.")
-            elif isinstance(values.dtype, pd.CategoricalDtype):
-                learned = list(values.cat.categories)
             else:
-                learned = sorted(pd.unique(values[~isna]).tolist(), key=_sort_key)
+                learned = _observed_levels(values, isna)
             if len(learned) < 2:
                 raise ValueError(f"ordered({name}) needs at least two levels.")
             monotone = check_monotone(monotone, f"monotone in ordered({name})")
