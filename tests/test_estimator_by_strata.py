@@ -278,3 +278,9 @@ def test_an_unseen_stratum_is_named():
     est.predict(new)  # the relative risk needs no stratum
     with pytest.raises(ValueError, match=r"stratum 'zz' \(strata=\['site'\]\) was not seen"):
         est.predict_survival(new, [1.0])
+
+
+def test_a_strata_field_in_y_points_to_the_strata_argument():
+    three = np.column_stack([SDF.time, SDF.event, np.zeros(len(SDF))])
+    with pytest.raises(ValueError, match="give the estimator strata='g'"):
+        BinarsityGLM(family="cox").fit(SX[["age"]], three)
