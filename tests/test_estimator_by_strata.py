@@ -284,3 +284,15 @@ def test_a_strata_field_in_y_points_to_the_strata_argument():
     three = np.column_stack([SDF.time, SDF.event, np.zeros(len(SDF))])
     with pytest.raises(ValueError, match="give the estimator strata='g'"):
         BinarsityGLM(family="cox").fit(SX[["age"]], three)
+
+
+def test_by_without_intercept_and_on_dask():
+    est = BinarsityGLM(n_bins=8, lam=0.01, by={"age": "region"}, fit_intercept=False,
+                       tol=1e-10).fit(X, DF.y)  # fmt: skip
+    res = glm("y ~ bin(age, 8, by=region) + bin(z, 8) - 1", DF).fit(lam=0.01, tol=1e-10)
+    _same(est, res)
+    assert est.intercept_ == 0.0
+    dd = pytest.importorskip("dask.dataframe")
+    with pytest.raises(ValueError, match="by= and strata= are not supported on a Dask X"):
+        BinarsityGLM(by={"age": "region"}).fit(dd.from_pandas(X, npartitions=2),
+                                              dd.from_pandas(DF.y, npartitions=2))  # fmt: skip
