@@ -994,6 +994,12 @@ class BinarsityGLM(BaseEstimator):
                     raise inconsistent(f"by_ gives feature {j} the group column {by[j]!r}")
                 if by_levels[j] is None or len(by_levels[j]) == 0:
                     raise inconsistent(f"by_levels_ has no levels for feature {j}")
+        strata = st.get("strata_") or []
+        if not isinstance(strata, list) or len(strata) != int(np.sum(kinds == "strata")):
+            raise inconsistent("strata_ does not list the strata columns of feature_kinds_")
+        for key in strata:
+            if not 0 <= fitted_column(st, key) < p or kinds[fitted_column(st, key)] != "strata":
+                raise inconsistent(f"strata_ names {key!r}, not a strata column")
         expect, b, c = [], 0, 0
         for j, kind in enumerate(kinds):
             if kind == "bin":

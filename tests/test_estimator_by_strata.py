@@ -296,3 +296,13 @@ def test_by_without_intercept_and_on_dask():
     with pytest.raises(ValueError, match="by= and strata= are not supported on a Dask X"):
         BinarsityGLM(by={"age": "region"}).fit(dd.from_pandas(X, npartitions=2),
                                               dd.from_pandas(DF.y, npartitions=2))  # fmt: skip
+
+
+def test_a_tampered_fitted_state_is_refused():
+    est = BinarsityGLM(family="cox", n_bins=6, strata="site", by={"age": "arm"}).fit(SX, SY)
+    for attr, value in [("strata_", ["age"]), ("strata_", []), ("by_", np.array(
+            [None, None, None, None], dtype=object)), ("by_levels_", [None] * 4)]:  # fmt: skip
+        bad = pickle.loads(pickle.dumps(est))
+        setattr(bad, attr, value)
+        with pytest.raises(ValueError, match="the fitted state is inconsistent"):
+            bad.predict_survival(SX, [1.0])
