@@ -13,6 +13,8 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import pytest
+from numpy.testing import assert_allclose
 
 import binarsity_stats as bs
 
@@ -118,3 +120,56 @@ def test_monotone_refit_by_sample_splitting_is_checked_too():
     rf, warned = _refit(res, split=0.5, random_state=0)
     assert len(rf.shape_violations) >= 1 and len(warned) == 1
     assert np.all(rf.shape_violations["change"].to_numpy() < 0)
+
+
+RATINGS = ["AAA", "AA", "A", "BBB", "BB", "B", "CCC", "D"]
+
+
+def _ratings(n=500, seed=4):
+    """An ordinal rating whose effect rises, with a dip at BB that a monotone fit removes."""
+    rng = np.random.default_rng(seed)
+    k = rng.integers(0, len(RATINGS), n)
+    X = pd.DataFrame({
+        "rating": pd.Categorical(np.array(RATINGS)[k], categories=RATINGS, ordered=True),
+        "x": rng.normal(size=n),
+    })  # fmt: skip
+    eta = -1.5 + 0.35 * k - 0.9 * (k == 4) + 0.5 * (X["x"] > 0)
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("cv", [False, True])
+def test_estimator_monotone_ordered_factor_equals_the_formula(cv):
+    X, y = _ratings()
+    kw = dict(categorical_features="auto", n_bins=5, monotone={"rating": "increasing"})
+    if cv:
+        est = bs.BinarsityClassifierCV(cv=3, n_lambdas=6, **kw).fit(X, y)
+    else:
+        est = bs.BinarsityClassifier(lam=0.002, **kw).fit(X, y)
+    assert list(est.feature_kinds_) == ["ordered", "bin"]
+    assert list(est.monotone_) == ["increasing", None]
+    lam = est.lam_ if cv else 0.002
+    df = X.assign(y=y)
+    formula = "y ~ ordered(rating, monotone='increasing') + bin(x, 5)"
+    ref = bs.glm(formula, df, family="binomial").fit(lam=lam)
+    assert_allclose(est.coef_, ref.coef, atol=1e-7)
+    s, e = est.block_ptr_[0], est.block_ptr_[1]
+    assert np.all(np.diff(est.coef_[s:e]) >= -1e-12)  # ordered along the categories
+    if not cv:  # at this λ the data alone dip at BB (CV's λ may fuse the dip away)
+        free = bs.glm("y ~ ordered(rating) + bin(x, 5)", df, family="binomial").fit(lam=lam)
+        assert np.any(np.diff(free.coef[s:e]) < -1e-6)
+    res = est.results(X, y)  # rebuilt formula: ordered(rating, monotone='increasing')
+    assert "monotone='increasing'" in res.model.formula
+    assert "ordered" in res.summary().as_text()
+    spec = est.to_spec()
+    assert spec["terms"][0]["penalty"] == "increasing"
+    assert spec["terms"][0]["penalty"] == ref.to_spec()["terms"][0]["penalty"]
+    assert np.array_equal(bs.from_spec(spec).predict(X), est.predict_proba(X)[:, 1])
+
+
+def test_estimator_monotone_on_an_unordered_categorical_is_refused_by_name():
+    X, y = _ratings()
+    X["rating"] = X["rating"].cat.as_unordered()
+    est = bs.BinarsityClassifier(categorical_features="auto", monotone={"rating": "increasing"})
+    with pytest.raises(ValueError, match=r"monotone\['rating'\].*categorical.*ordered factors"):
+        est.fit(X, y)
