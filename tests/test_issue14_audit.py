@@ -111,6 +111,11 @@ def test_stratified_cox_summary_names_its_strata():
     assert "Stratified by strata(s) (3 strata)" in " ".join(text.split())
     plain = bs.glm("Surv(time, event) ~ bin(x)", df, family="cox").fit().summary().as_text()
     assert "Strata" not in plain and "Stratified" not in plain
+    # the estimators' strata= (the rebuilt formula's strata(s)) says so too
+    y = np.empty(n, dtype=[("event", bool), ("time", float)])
+    y["event"], y["time"] = df["event"] == 1, df["time"]
+    est = bs.BinarsityGLM(family="cox", strata="s", lam=0.01).fit(df[["x", "s"]], y)
+    assert "Strata:" in est.summary(df[["x", "s"]], y).as_text()
 
 
 def test_monotone_refit_by_sample_splitting_is_checked_too():
