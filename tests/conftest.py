@@ -57,14 +57,17 @@ class PostgresServer:
 
     def __init__(self, bindir: str, user: str | None) -> None:
         self.bindir, self.user = bindir, user
-        self.root = tempfile.mkdtemp(prefix="binarsity-pg-")
+        # the server's user must reach its folder: /tmp itself, not a private $TMPDIR
+        base = "/tmp" if user is not None and os.path.isdir("/tmp") else None
+        self.root = tempfile.mkdtemp(prefix="binarsity-pg-", dir=base)
         self.data = os.path.join(self.root, "data")
         self.log = os.path.join(self.root, "server.log")
         if user is not None:  # the server's own user owns its folder
             shutil.chown(self.root, user=user)
         self._run("initdb", "-D", self.data, "-U", "binarsity", "-A", "trust", "-E", "UTF8",
                   "--locale=C", "--no-sync", "--no-instructions")  # fmt: skip
-        options = f"-k {self.root} -c listen_addresses='' -F"
+        options = (f"-k {self.root} -c listen_addresses='' -F -c shared_buffers=16MB "
+                   "-c max_connections=20")  # fmt: skip
         self._run("pg_ctl", "-D", self.data, "-l", self.log, "-o", options, "-w", "-t", "60",
                   "start")  # fmt: skip
         self.version = None
