@@ -147,11 +147,14 @@ def run(
     if "heldout" in parts:
         _heldout(replace(out, suite="families_heldout", rows=[], notes=[]), quick)
     if "cox" in parts:
-        from .families_cox import run_cox
+        from .families_cox import run_cox, run_cox_tick
 
         cox = replace(out, suite="families_cox", rows=[], notes=[])
         run_cox(cox, quick)
         cox.write()
+        cox_tick = replace(out, suite="families_cox_tick", rows=[], notes=[])
+        run_cox_tick(cox_tick, quick, repeats)
+        cox_tick.write()
 
 
 # ---------------------------------------------------------------------------------------
