@@ -314,7 +314,7 @@ def fit_tick_cox(
     from a step of 1e9) stalls on this model: measured on the benchmark's simulated data,
     its step falls from ~30 to ~1e-9 within 4 iterations and to ~1e-12 by the 11th (its
     sufficient-decrease test compares whole objectives, prox'ed and centred), so the
-    objective stops moving ~1e-3 (relative) above the optimum whatever ``tol``. So the
+    objective stops moving up to ~1e-3 (relative) above the optimum whatever ``tol``. So the
     step is fixed, by default at 1/L with L = max_i ‖x_i‖² (= the number of blocks for a
     one-hot design): the Hessian of the partial likelihood / m is a mixture of
     covariances of the rows over risk sets, ≼ max_i ‖x_i‖² I. ``tol`` is on the relative

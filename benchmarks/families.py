@@ -2,8 +2,8 @@
 
 Four parts (``--only kernels,glum,heldout,cox``; all by default), each writing its
 own table (``families.md``, ``families_glum.md``, ``families_heldout.md``,
-``families_cox.md``; **cox**: ``family="cox"`` against lifelines and scikit-survival,
-see ``families_cox.py``):
+``families_cox.md`` and ``families_cox_tick.md``; **cox**: ``family="cox"`` against
+lifelines, scikit-survival and tick, see ``families_cox.py``):
 
 **kernels** — for each n (quick: 10⁴ and 10⁵; full: also 10⁶) a simulated design of 5
 features in 50 quantile bins (``penalty_weights="theory"``, unit weights, an exposure

@@ -1,8 +1,9 @@
-"""``family="cox"`` against lifelines and scikit-survival (issue 14's families benchmark).
+"""``family="cox"`` against lifelines, scikit-survival and tick (issue 14's families benchmark).
 
 Part ``cox`` of suite ``families``: ``python -m benchmarks families --only cox [--quick]``
 (or ``python -m benchmarks.families_cox [--quick]``); writes
-``families_cox.{md,csv,json}`` in the benchmarks' output folder.
+``families_cox.{md,csv,json}`` and ``families_cox_tick.{md,csv,json}`` in the
+benchmarks' output folder.
 
 Data (the rows split 70/30 at random, seed 0, the same split for every method):
 
