@@ -391,8 +391,12 @@ class BinarsityGLM(BaseEstimator):
 
     Parameters
     ----------
-    family : {"gaussian", "binomial", "poisson"} or statsmodels family, default="gaussian"
-        Distribution of the response: a name (canonical link, Cython kernels) or a
+    family : str, tuple or statsmodels family, default="gaussian"
+        Distribution of the response: a name — ``"gaussian"``, ``"binomial"``,
+        ``"poisson"`` (canonical links), ``"gamma"``, ``"tweedie"`` or
+        ``("tweedie", p)`` with 1 < p < 2 (log link), all with Cython kernels, or
+        ``"cox"`` / ``("cox", "efron")`` (proportional hazards; ``y`` a structured
+        array with an event and a time field, or two columns (time, event)) — or a
         statsmodels family instance with a link whose loss is convex, e.g.
         ``sm.families.Tweedie(var_power=1.5, link=sm.families.links.Log())`` (the loss
         is then half the unit deviance; see ``_families``).
@@ -455,7 +459,10 @@ class BinarsityGLM(BaseEstimator):
         Binned features whose step function must be monotone:
         ``{column: "increasing" | "decreasing"}`` (columns by name or position), what
         ``bin(x, monotone=...)`` is in a formula — a non-decreasing (non-increasing) TV
-        chain, fitted exactly by weighted isotonic block steps (design.md §7).
+        chain, fitted exactly by weighted isotonic block steps (design.md §7). An
+        ordered factor (a column of ordered pandas ``Categorical`` dtype) may be
+        monotone too, as ``ordered(x, monotone=...)``: its levels' effects in the
+        categories' order.
     by : None or dict, default=None
         Varying coefficients: ``{feature: group column}`` (columns by name or position),
         what ``bin(x, n):C(g)`` is in a formula — one TV chain of the binned feature x
@@ -484,7 +491,9 @@ class BinarsityGLM(BaseEstimator):
     linear_coef_ : ndarray of shape (n_linear,)
         Coefficients of the linear features, in column order.
     feature_kinds_ : ndarray of str, shape (n_features_in_,)
-        ``"bin"``, ``"categorical"`` or ``"linear"`` for every feature.
+        ``"bin"``, ``"categorical"``, ``"ordered"`` (an ordered pandas ``Categorical``:
+        a TV chain over its categories) or ``"linear"`` for every feature
+        (``"group"``/``"strata"`` for a ``by=`` group or ``strata=`` column).
     monotone_ : ndarray of object, shape (n_features_in_,)
         ``"increasing"``, ``"decreasing"`` or None (no order) for every feature.
     by_ : ndarray of object, shape (n_features_in_,)
@@ -1423,11 +1432,12 @@ class BinarsityGLM(BaseEstimator):
                 b += 1
                 continue
             chain = pw.size == ptr[-1] and bool(np.any(pw[s + 1 : e] > 0))
+            shape = (shapes[j] if shapes is not None else None) or "tv"  # ordered factors
             terms.append(
                 {"kind": "categorical", "name": label, "expr": label, "column": col,
                  "levels": [json_value(v) for v in st["categories_"][c]],
                  "missing_level": bool(st["categorical_missing_"][c]), "unseen": "error",
-                 "penalty": "tv" if chain else "free", "theta": [float(v) for v in coef[s:e]]}
+                 "penalty": shape if chain else "free", "theta": [float(v) for v in coef[s:e]]}
             )  # fmt: skip
             c += 1
         response = {}

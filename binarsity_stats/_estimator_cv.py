@@ -241,8 +241,8 @@ _GLM_CV_DOC = (
     min_bin_count : int, default=1
         Smallest number of training rows in a bin (see :class:`BinarsityGLM`).
     monotone : None or dict, default=None
-        ``{column: "increasing" | "decreasing"}``: monotone binned features (see
-        :class:`BinarsityGLM`).
+        ``{column: "increasing" | "decreasing"}``: monotone binned features and
+        ordered factors (see :class:`BinarsityGLM`).
     by : None or dict, default=None
         ``{feature: group column}``: one chain of the feature per level of the group
         column, ``bin(x):C(g)`` (see :class:`BinarsityGLM`).
@@ -367,8 +367,8 @@ _CLASSIFIER_CV_DOC = (
     min_bin_count : int, default=1
         Smallest number of training rows in a bin (see :class:`BinarsityGLM`).
     monotone : None or dict, default=None
-        ``{column: "increasing" | "decreasing"}``: monotone binned features (see
-        :class:`BinarsityGLM`).
+        ``{column: "increasing" | "decreasing"}``: monotone binned features and
+        ordered factors (see :class:`BinarsityGLM`).
     by : None or dict, default=None
         ``{feature: group column}``: one chain of the feature per level of the group
         column, ``bin(x):C(g)`` (see :class:`BinarsityGLM`).

@@ -98,7 +98,8 @@ def estimator_formula(est: Any, st: dict, names: list[str], response: str) -> tu
         elif kind == "categorical":
             terms.append(f"C({q})")
         elif kind == "ordered":  # an ordered pandas Categorical: its categories' order
-            terms.append(f"ordered({q})")
+            shape = shapes[j] if shapes is not None else None
+            terms.append(f"ordered({q}, monotone={shape!r})" if shape else f"ordered({q})")
         else:
             terms.append(q)
     rhs = " + ".join(terms) + ("" if est.fit_intercept else " - 1")

@@ -175,7 +175,8 @@ def feature_shapes(
     ----------
     monotone : None or dict
         ``{column: "increasing" | "decreasing"}``, a column by name (X a DataFrame) or
-        position; only binned features may be monotone.
+        position; only binned features and ordered factors (an ordered pandas
+        ``Categorical``) may be monotone.
     kinds : ndarray of object, shape (n_features,)
         The features' kinds (:func:`feature_kinds`).
     names : sequence of str or None
@@ -198,10 +199,10 @@ def feature_shapes(
         where = f"monotone[{key!r}]"
         shape = check_monotone(value, where)
         j = int(np.flatnonzero(_selection([key], "monotone", p, names))[0])
-        if kinds[j] != "bin":
+        if kinds[j] not in ("bin", "ordered"):  # an ordered factor's chain, as ordered(x)
             raise ValueError(
                 f"{where}: column {key!r} is {kinds[j]}, not binned; only binned features "
-                "can be monotone."
+                "and ordered factors (an ordered pandas Categorical) can be monotone."
             )
         shapes[j] = shape
     return shapes
