@@ -93,6 +93,25 @@ def _bad_values(y: np.ndarray, bad: np.ndarray) -> list:
     return y[bad][:3].tolist()
 
 
+#: Smallest gradient unit of a scale family (gaussian, Tweedie): 1e-150 keeps the
+#: squared loss and the tolerance (1e-7 of it) normal floats.
+TINY_UNITS = 1e-150
+
+
+def _scale_units(spread: float, mean: float) -> float:
+    """Gradient units of a scale family (gaussian, Tweedie) whose typical gradient is
+    ``spread``: equivariant to the scale of y, so y·c is fitted to the same relative
+    accuracy whatever c (the former floor at 1 made the default ``tol`` absolute for a
+    response of scale below 1: a gaussian y of scale 1e-6 missed a jump, a Tweedie y
+    of scale 1e-8 was 6e-4 off). Two floors: 1e-6·abs(mean), below which the
+    rounding of η − y (y far from 0 with a tiny spread) exceeds the tolerance, capped
+    at the former floor 1; and :data:`TINY_UNITS`. A response of spread ≥ 1 is unchanged.
+    """
+    if not np.isfinite(spread) or not np.isfinite(mean):
+        return 1.0
+    return max(spread, min(1.0, 1e-6 * abs(mean)), TINY_UNITS)
+
+
 class Family:
     """A GLM family: loss, derivatives and statistics on the linear predictor η.
 
@@ -253,8 +272,9 @@ class Family:
 
         The gradient of a row is in units of y (gaussian, poisson) or of a power of y
         (Tweedie): a response in large units would otherwise need an absolute tolerance
-        below the rounding of its own gradient. At least 1, so responses of unit scale
-        are unaffected.
+        below the rounding of its own gradient. Scale families (gaussian, Tweedie) follow
+        the scale of y both ways (:func:`_scale_units`), so y·c is fitted to the same
+        relative accuracy; the others are at least 1.
 
         Parameters
         ----------
@@ -609,7 +629,7 @@ class Gaussian(Family):
         # the gradient s (η − y) / W: units of y, measured by its weighted sd
         w = sample_weight / float(sample_weight.sum())
         mean = float(w @ y)
-        return max(1.0, float(np.sqrt(w @ (y - mean) ** 2)))
+        return _scale_units(float(np.sqrt(w @ (y - mean) ** 2)), mean)
 
     def null_intercept(self, y, sample_weight, offset=None):
         off = np.zeros_like(y) if offset is None else offset
@@ -1159,12 +1179,16 @@ class StatsmodelsFamily(Family):
         w = sample_weight / float(sample_weight.sum())
         ybar = float(w @ y)
         if self.quadratic:
-            return max(1.0, float(np.sqrt(w @ (y - ybar) ** 2)))
+            return _scale_units(float(np.sqrt(w @ (y - ybar) ** 2)), ybar)
         mu = self._clip_mean(ybar)
         eta = self.link_function(np.array([mu]))
         g, _ = self._derivatives(eta, np.zeros(1))
         unit = abs(float(g[0]))  # μ μ'(η)/V(μ)
-        return max(1.0, unit) if np.isfinite(unit) else 1.0
+        if not np.isfinite(unit):
+            return 1.0
+        if self._key_[0] == "Tweedie":  # a scale family: y·c has gradients ·c^{2−p}
+            return _scale_units(unit, 0.0)
+        return max(1.0, unit)
 
     def _clip_mean(self, mu):
         if self.binary:

@@ -357,9 +357,9 @@ class InMemoryProblem:
     def gradient_scale(self) -> float:
         """Units of the loss gradient, by which ``tol`` is multiplied.
 
-        The family's :meth:`~binarsity_stats._families.Family.gradient_units`: max(1,
-        weighted sd of y) for gaussian, max(1, weighted mean of y) for poisson, 1 for
-        binomial, so it changes nothing for responses of unit scale.
+        The family's :meth:`~binarsity_stats._families.Family.gradient_units`: the
+        weighted sd of y for gaussian (ȳ^{2−p} for Tweedie: equivariant to the scale
+        of y), max(1, weighted mean of y) for poisson, 1 for binomial and gamma.
         """
         return self.family.gradient_units(self.y, self.sw)
 

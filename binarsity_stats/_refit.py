@@ -367,16 +367,26 @@ def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | No
     if m.family.survival:
         return _fit_phreg(res, rows, X, names)
     kwargs: dict[str, Any] = {"family": m.family.to_statsmodels()}
+    fit_kw: dict[str, Any] = {}
     if m.var_weights is not None:
         rows = rows[m.var_weights[rows] > 0]  # zero analytic weight: not an observation
         kwargs["var_weights"] = m.var_weights[rows]
+        if rows.size and not m.family.estimate_dispersion:
+            # statsmodels stops IRLS when deviance / scale changes by less than an
+            # absolute 1e-8; with a fixed scale (binomial, poisson) that is in the
+            # weights' units, so analytic weights of mean 1e-8 stopped after the first
+            # steps (poisson SEs 1% off): below a mean weight of 1, the rule of unit
+            # weights in the weights' units (never looser than statsmodels' default)
+            mean_w = float(np.mean(kwargs["var_weights"]))
+            if mean_w < 1.0:
+                fit_kw["atol"] = 1e-8 * mean_w
     elif m.freq_weights is not None:
         kwargs["freq_weights"] = m.freq_weights[rows]
     if m.offset is not None:
         kwargs["offset"] = m.offset[rows]
     exog = pd.DataFrame(X[rows], columns=names)
     endog = pd.Series(m.y[rows], name=m.response.name)
-    return sm.GLM(endog, exog, **kwargs).fit(use_t=m.family.estimate_dispersion)
+    return sm.GLM(endog, exog, **kwargs).fit(use_t=m.family.estimate_dispersion, **fit_kw)
 
 
 def _fit_phreg(res: BinarsityResults, rows: np.ndarray, X: np.ndarray, names: list) -> Any:

@@ -553,7 +553,8 @@ def solve(
         Block coordinate descent (default) or accelerated proximal gradient.
     tol : float
         Stop when the KKT violation is at most ``tol`` times the gradient's units
-        (max(1, sd of y) for gaussian, max(1, mean of y) for poisson, 1 for binomial).
+        (the weighted sd of y for gaussian, max(1, mean of y) for poisson, 1 for binomial;
+        ``_families.Family.gradient_units``).
     max_iter : int
         Cap on passes over the data (cd) or iterations (fista).
     warm_start : Solution, optional
