@@ -57,7 +57,7 @@ def cox_loss_grad_hess(
     cdef Py_ssize_t n = order.shape[0], G = group_bounds.shape[0] - 1
     cdef Py_ssize_t S = strata_bounds.shape[0] - 1
     cdef Py_ssize_t i, k, g, h, r0, r1, g0, g1, a0, a1, mg, r
-    cdef double m, acc, D, d, F, wk, sdk, loss = 0.0, wbar, frac, denom, ga, gb
+    cdef double m, acc, D, d, F, wk, sdk, loss = 0.0, wbar, frac, denom, inv, ga, gb
     cdef double cum, before = 0.0, own, hk, dot
     cdef double[::1] sws
 
@@ -145,9 +145,10 @@ def cox_loss_grad_hess(
                     for r in range(mg):
                         frac = (<double>r) / mg
                         denom = D - frac * F
+                        inv = wbar / denom
                         loss += wbar * log(denom)
-                        ga += wbar / denom
-                        gb += wbar * (1.0 - frac) / denom
+                        ga += inv
+                        gb += (1.0 - frac) * inv
                 gwork[g] = ga
                 gwork[G + g] = gb
             if not want:
