@@ -205,3 +205,177 @@ def onehot_to_codes(X_onehot: sp.csr_matrix, block_ptr: np.ndarray) -> np.ndarra
     p = block_ptr.size - 1
     cols = X.indices.reshape(-1, p).T
     return np.ascontiguousarray(cols - block_ptr[:-1, None])
+
+
+# --------------------------------------------------------------------------- Cox
+
+#: tick's solvers of ``CoxRegression`` (the only two it accepts)
+COX_SOLVERS = ("agd", "gd")
+
+
+def tick_cox_available() -> bool:
+    """Whether tick's Cox regression imports in this Python."""
+    try:
+        _tick_cox_class()
+    except Exception:  # tick missing, or its C++ extensions fail to load
+        return False
+    return True
+
+
+def _tick_cox_class():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from tick.survival import CoxRegression
+    return CoxRegression
+
+
+def tick_cox_failures(time: np.ndarray, event: np.ndarray) -> int:
+    """The number of failures m by which tick's Cox loss is divided.
+
+    ``ModelCoxRegPartialLik`` sorts the rows by decreasing time and, when the row with
+    the largest time is an event, counts it as censored (its term of the partial
+    likelihood, log(e^η / e^η), is 0): m = events − 1{the largest time is an event}.
+
+    Parameters
+    ----------
+    time, event : ndarray of shape (n,)
+        Follow-up times and 0/1 event indicators.
+
+    Returns
+    -------
+    int
+    """
+    time = np.asarray(time, dtype=np.float64)
+    event = np.asarray(event)
+    m = int(np.count_nonzero(event))
+    last = time == time.max()
+    # several rows may share the largest time: tick's sort puts one of them first;
+    # only an untied largest time is unambiguous (the case the mapping is exact for)
+    if np.count_nonzero(last) == 1 and event[last][0] != 0:
+        m -= 1
+    return m
+
+
+def tick_cox_strength(lam: float, total_weight: float, n_failures: int) -> float:
+    """tick's binarsity strength that solves our Cox objective at λ.
+
+    Ours (design.md §1, §8): F = L(η)/W + λ TV(θ) with L the partial likelihood (sum over
+    events), W the total row weight. tick's ``CoxRegression``: L(η)/m + s TV(θ), m its
+    failure count (:func:`tick_cox_failures`). Multiplying F by W/m gives tick's
+    objective with s = λ W / m: the same minimisers, and tick's value = (W/m) F.
+
+    Parameters
+    ----------
+    lam : float
+        Our λ (uniform penalty weights).
+    total_weight : float
+        W = n for unit weights.
+    n_failures : int
+        m.
+
+    Returns
+    -------
+    float
+        s; tick's ``C`` is 1 / s.
+    """
+    return float(lam) * float(total_weight) / float(n_failures)
+
+
+@dataclass
+class TickCoxFit:
+    """A fitted tick Cox binarsity model, its own objective and what it cost."""
+
+    coef: np.ndarray
+    seconds: float
+    n_iter: int
+    tick_objective: float
+    n_failures: int
+    strength: float
+    step: float
+
+
+def fit_tick_cox(
+    X_onehot: sp.csr_matrix,
+    time: np.ndarray,
+    event: np.ndarray,
+    blocks_start: np.ndarray,
+    blocks_length: np.ndarray,
+    lam: float,
+    total_weight: float,
+    solver: str = "agd",
+    tol: float = 1e-5,
+    max_iter: int = 100,
+    step: float | str = "1/L",
+) -> TickCoxFit:
+    """Fit tick's ``CoxRegression(penalty="binarsity")`` at our λ and time ``fit``.
+
+    The Binacox paper's code drives the same learner (``solver="agd"``, a fixed
+    ``step=0.3`` with ``linesearch`` off). tick's own default (``step=None``: backtracking
+    from a step of 1e9) stalls on this model: measured on the benchmark's simulated data,
+    its step falls from ~30 to ~1e-9 within 4 iterations and to ~1e-12 by the 11th (its
+    sufficient-decrease test compares whole objectives, prox'ed and centred), so the
+    objective stops moving up to ~1e-3 (relative) above the optimum whatever ``tol``. So the
+    step is fixed, by default at 1/L with L = max_i ‖x_i‖² (= the number of blocks for a
+    one-hot design): the Hessian of the partial likelihood / m is a mixture of
+    covariances of the rows over risk sets, ≼ max_i ‖x_i‖² I. ``tol`` is on the relative
+    change of the objective, checked every ``record_every=10`` iterations. Columns outside the blocks (``C()`` levels) are in
+    the prox's range but in no block: ``ProxBinarsity`` leaves them unpenalised.
+
+    Parameters
+    ----------
+    X_onehot : csr_matrix of shape (n, d)
+        One-hot design (one 1 per block and row).
+    time, event : ndarray of shape (n,)
+        Follow-up times and 0/1 event indicators.
+    blocks_start, blocks_length : ndarray
+        The penalised (TV) blocks.
+    lam : float
+        Our λ; tick's strength is λ W / m (:func:`tick_cox_strength`,
+        :func:`tick_cox_failures`).
+    total_weight : float
+        W (n for unit weights).
+    solver : {"agd", "gd"}
+        tick's solver.
+    tol, max_iter : float, int
+        tick's stopping rule (its defaults: 1e-5 and 100).
+    step : float, "1/L" or "linesearch"
+        A fixed step (linesearch off), 1/L (above), or tick's default backtracking.
+
+    Returns
+    -------
+    TickCoxFit
+        w, the seconds of ``fit``, iterations run, tick's own objective at w, m and the
+        strength used.
+    """
+    CoxRegression = _tick_cox_class()
+    # fresh writable copies: tick's C++ refuses read-only arrays (pandas' to_numpy)
+    times = np.array(time, dtype=np.float64, copy=True)
+    censoring = np.array(event, dtype=np.ushort, copy=True)
+    n_failures = tick_cox_failures(times, censoring)
+    strength = tick_cox_strength(lam, total_weight, n_failures)
+    if step == "1/L":
+        X = sp.csr_matrix(X_onehot)
+        step = 1.0 / float(np.max(np.asarray(X.multiply(X).sum(axis=1))))
+    learner = CoxRegression(
+        penalty="binarsity",
+        C=1.0 / strength,
+        solver=solver,
+        step=None if step == "linesearch" else float(step),
+        tol=tol,
+        max_iter=max_iter,
+        blocks_start=np.asarray(blocks_start, dtype=np.uint64),
+        blocks_length=np.asarray(blocks_length, dtype=np.uint64),
+        verbose=False,
+    )
+    if step != "linesearch":
+        learner._solver_obj.linesearch = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, seconds = timed(lambda: learner.fit(X_onehot, times, censoring))
+    coef = np.asarray(learner.coeffs, dtype=np.float64).copy()
+    history = learner._solver_obj.history.values.get("n_iter", [0])
+    value = float(learner._solver_obj.objective(coef))
+    n_iter = int(history[-1]) if len(history) else 0
+    return TickCoxFit(
+        coef, seconds, n_iter, value, n_failures, strength, float(learner._solver_obj.step)
+    )

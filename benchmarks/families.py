@@ -2,8 +2,8 @@
 
 Four parts (``--only kernels,glum,heldout,cox``; all by default), each writing its
 own table (``families.md``, ``families_glum.md``, ``families_heldout.md``,
-``families_cox.md``; **cox**: ``family="cox"`` against lifelines and scikit-survival,
-see ``families_cox.py``):
+``families_cox.md`` and ``families_cox_tick.md``; **cox**: ``family="cox"`` against
+lifelines, scikit-survival and tick, see ``families_cox.py``):
 
 **kernels** — for each n (quick: 10⁴ and 10⁵; full: also 10⁶) a simulated design of 5
 features in 50 quantile bins (``penalty_weights="theory"``, unit weights, an exposure
@@ -147,11 +147,14 @@ def run(
     if "heldout" in parts:
         _heldout(replace(out, suite="families_heldout", rows=[], notes=[]), quick)
     if "cox" in parts:
-        from .families_cox import run_cox
+        from .families_cox import run_cox, run_cox_tick
 
         cox = replace(out, suite="families_cox", rows=[], notes=[])
         run_cox(cox, quick)
         cox.write()
+        cox_tick = replace(out, suite="families_cox_tick", rows=[], notes=[])
+        run_cox_tick(cox_tick, quick, repeats)
+        cox_tick.write()
 
 
 # ---------------------------------------------------------------------------------------

@@ -114,8 +114,8 @@ def encode(time, event, strata=None) -> np.ndarray:
 
 
 _STRATA_HINT = (
-    " The estimators fit no strata: for a stratified model use a formula, "
-    "glm('Surv(time, event) ~ ... + strata(g)', data, family='cox')."
+    " The strata are not a field of y: give the estimator strata='g' (a column of X), "
+    "or use a formula, glm('Surv(time, event) ~ ... + strata(g)', data, family='cox')."
 )
 
 

@@ -35,16 +35,20 @@ from ._binarizer import Binarizer, BinarizerCore
 from ._dask import is_dask_collection
 from ._design import BinnedDesign
 from ._families import get_family
-from ._features import KINDS as FEATURE_KINDS
 from ._features import (
+    BLOCK_KINDS,
     LEVEL_KINDS,
     category_codes,
+    feature_groups,
     feature_kinds,
     feature_shapes,
+    feature_strata,
+    fitted_column,
     learn_levels,
     linear_column,
 )
-from ._penalty import PENALTY_WEIGHTS, lambda_theory, theory_nobs
+from ._features import KINDS as FEATURE_KINDS
+from ._penalty import PENALTY_WEIGHTS, by_chain_weights, lambda_theory, theory_nobs
 from ._penalty import penalty_weights as _penalty_weights
 from ._solvers import SOLVERS, Prepared, Solution
 from ._validation import (
@@ -109,6 +113,8 @@ class _EstimatorProblem:
     categorical_missing: list = field(default_factory=list)
     #: CV group labels (the *CV estimators' ``fit(..., groups=)``), checked
     groups: np.ndarray | None = None
+    #: per block: its chains ``(first level, length)`` (several for a by-group feature)
+    chains: list = field(default_factory=list)
 
     def prepared(self) -> Prepared:
         """The engine's problem on all rows."""
@@ -239,7 +245,8 @@ def _feature_codes(st: dict, X, n: int):
 
     kinds, bins = st["_kinds"], st["_bins"]
     names = st.get("feature_names_in_")
-    blocks = [j for j in range(len(kinds)) if kinds[j] != "linear"]
+    blocks = [j for j in range(len(kinds)) if kinds[j] in BLOCK_KINDS]
+    by = st.get("by_")
     codes = np.empty((len(blocks), n), dtype=code_dtype(int(np.diff(st["block_ptr_"]).max())))
     if bins is not None:
         binned = np.flatnonzero(kinds == "bin")
@@ -252,8 +259,18 @@ def _feature_codes(st: dict, X, n: int):
         if kinds[j] == "linear":
             dense.append(linear_column(_feature_column(X, j, names), label))
             continue
+        if kinds[j] not in BLOCK_KINDS:  # a by= group or a strata column: no block
+            continue
         if kinds[j] == "bin":
-            codes[row] = bcodes[b]
+            if by is not None and by[j] is not None:  # one chain per level of the group
+                g = fitted_column(st, by[j])
+                glabel = str(names[g]) if names is not None else f"column {g}"
+                levels = st["by_levels_"][j]
+                gc = category_codes(_feature_column(X, g, names), levels, False, glabel)
+                d = int(bins.n_bins[b])
+                codes[row] = gc.astype(np.intp) * d + bcodes[b]
+            else:
+                codes[row] = bcodes[b]
             b += 1
         else:
             codes[row] = category_codes(_feature_column(X, j, names), st["categories_"][c],
@@ -262,6 +279,58 @@ def _feature_codes(st: dict, X, n: int):
         row += 1
     Z = np.ascontiguousarray(np.column_stack(dense), dtype=np.float64) if dense else None
     return codes, Z
+
+
+def _group_levels(col, glabel: str, xlabel: str) -> list:
+    """The levels of a by-group feature's group column (``by={x: g}``), checked."""
+    from ._features import _values
+
+    vals, isna = _values(col)
+    where = f"by[{xlabel!r}]"
+    if isna.any():
+        raise ValueError(
+            f"{where}: the group column {glabel!r} contains missing values; a by-group "
+            "feature has no missing level (bin(x):C(g) neither): drop those rows or give "
+            "them a level of their own (e.g. 'missing')."
+        )
+    x = np.asarray(col) if not hasattr(col, "dtype") else col
+    if getattr(x, "dtype", np.dtype(object)).kind == "f":
+        v = np.asarray(x, dtype=np.float64)
+        if np.any(v != np.round(v)):
+            bad = v[v != np.round(v)][:3].tolist()
+            raise ValueError(
+                f"{where}: the group column {glabel!r} holds non-integer numbers (e.g. "
+                f"{bad}); a group column is a factor (one chain per level): give it labels "
+                "or integer codes, or bin it first."
+            )
+    levels, _ = learn_levels(col, glabel, "error")
+    return levels
+
+
+def _by_block(xlabel: str, glabel: str, levels: list, d: int) -> int:
+    """The size of a by-group block (one chain of ``d`` bins per level), checked."""
+    size = len(levels) * d
+    if size > 65536:
+        raise ValueError(
+            f"by[{xlabel!r}]: {len(levels)} levels of the group column {glabel!r} times "
+            f"{d} bins make {size} levels in one block, more than the 65536 a block can "
+            "hold; use fewer levels (is the group column a factor?) or fewer bins."
+        )
+    return size
+
+
+def _strata_labels(X, positions: Any, names) -> np.ndarray:
+    """One stratum label per row from the strata columns (``strata()``'s labels)."""
+    import pandas as pd
+
+    from ._formula import strata_labels
+
+    cols = {}
+    for j in positions:
+        key = str(names[j]) if names is not None else f"x{j}"
+        values = _feature_column(X, j, names)
+        cols[key] = values.reset_index(drop=True) if hasattr(values, "reset_index") else values
+    return strata_labels(pd.DataFrame(cols), list(cols))
 
 
 class _PartitionMethod:
@@ -322,8 +391,12 @@ class BinarsityGLM(BaseEstimator):
 
     Parameters
     ----------
-    family : {"gaussian", "binomial", "poisson"} or statsmodels family, default="gaussian"
-        Distribution of the response: a name (canonical link, Cython kernels) or a
+    family : str, tuple or statsmodels family, default="gaussian"
+        Distribution of the response: a name — ``"gaussian"``, ``"binomial"``,
+        ``"poisson"`` (canonical links), ``"gamma"``, ``"tweedie"`` or
+        ``("tweedie", p)`` with 1 < p < 2 (log link), all with Cython kernels, or
+        ``"cox"`` / ``("cox", "efron")`` (proportional hazards; ``y`` a structured
+        array with an event and a time field, or two columns (time, event)) — or a
         statsmodels family instance with a link whose loss is convex, e.g.
         ``sm.families.Tweedie(var_power=1.5, link=sm.families.links.Log())`` (the loss
         is then half the unit deviance; see ``_families``).
@@ -386,7 +459,26 @@ class BinarsityGLM(BaseEstimator):
         Binned features whose step function must be monotone:
         ``{column: "increasing" | "decreasing"}`` (columns by name or position), what
         ``bin(x, monotone=...)`` is in a formula — a non-decreasing (non-increasing) TV
-        chain, fitted exactly by weighted isotonic block steps (design.md §7).
+        chain, fitted exactly by weighted isotonic block steps (design.md §7). An
+        ordered factor (a column of ordered pandas ``Categorical`` dtype) may be
+        monotone too, as ``ordered(x, monotone=...)``: its levels' effects in the
+        categories' order.
+    by : None or dict, default=None
+        Varying coefficients: ``{feature: group column}`` (columns by name or position),
+        what ``bin(x, n):C(g)`` is in a formula — one TV chain of the binned feature x
+        per level of the column g over the same cut points, with no penalty across
+        levels. g is a column of X that is then no feature of its own: the breaks
+        between the chains leave g's level means free, so the term holds g's main
+        effect (a ``C(g)`` next to it would be absorbed, as in a formula). g's levels
+        are learned as a categorical feature's (a category column's categories, else
+        the sorted distinct values); g has no missing level, and an unseen level at
+        predict time raises, naming it. Combines with ``monotone`` (each level's chain
+        monotone), per-feature ``n_bins`` and ``min_bin_count``.
+    strata : None, column or list of columns, default=None
+        ``family="cox"`` only: the column(s) of X (by name or position) whose values
+        label the strata, what ``strata(g)`` is in a formula — risk sets never cross
+        strata and each stratum has its own Breslow baseline (``baseline_hazard_`` is
+        then a dict). The strata columns are no features.
 
     Attributes
     ----------
@@ -399,9 +491,18 @@ class BinarsityGLM(BaseEstimator):
     linear_coef_ : ndarray of shape (n_linear,)
         Coefficients of the linear features, in column order.
     feature_kinds_ : ndarray of str, shape (n_features_in_,)
-        ``"bin"``, ``"categorical"`` or ``"linear"`` for every feature.
+        ``"bin"``, ``"categorical"``, ``"ordered"`` (an ordered pandas ``Categorical``:
+        a TV chain over its categories) or ``"linear"`` for every feature
+        (``"group"``/``"strata"`` for a ``by=`` group or ``strata=`` column).
     monotone_ : ndarray of object, shape (n_features_in_,)
         ``"increasing"``, ``"decreasing"`` or None (no order) for every feature.
+    by_ : ndarray of object, shape (n_features_in_,)
+        The group column (name, or position for an array X) of every by-group feature,
+        None for the others.
+    by_levels_ : list
+        Per feature: the levels of its group column (block order), or None.
+    strata_ : list
+        The strata columns (names, or positions), empty without strata.
     categories_ : list of ndarray
         The levels of every categorical feature, in column order.
     categorical_missing_ : ndarray of bool
@@ -438,6 +539,8 @@ class BinarsityGLM(BaseEstimator):
     linear_features: Any = None
     min_bin_count: int = 1
     monotone: Any = None
+    by: Any = None
+    strata: Any = None
 
     def __init__(
         self,
@@ -455,6 +558,8 @@ class BinarsityGLM(BaseEstimator):
         linear_features: Any = None,
         min_bin_count: int = 1,
         monotone: Any = None,
+        by: Any = None,
+        strata: Any = None,
     ):
         self.family = family
         self.lam = lam
@@ -470,6 +575,8 @@ class BinarsityGLM(BaseEstimator):
         self.linear_features = linear_features
         self.min_bin_count = min_bin_count
         self.monotone = monotone
+        self.by = by
+        self.strata = strata
 
     # -- fitting ----------------------------------------------------------------------
     def _prepare_y(self, y, n):
@@ -593,13 +700,23 @@ class BinarsityGLM(BaseEstimator):
         """
         family = get_family(self.family)
         _check_missing(self.missing)
+        by, strata = getattr(self, "by", None), getattr(self, "strata", None)
+        if strata is not None and not family.survival:
+            raise ValueError(
+                f"strata={strata!r} needs family='cox' (one baseline hazard per stratum); "
+                f"the family is {self.family!r}."
+            )
         prebinned = None
+        if is_dask_collection(X) and (by or strata is not None):
+            raise ValueError(
+                "by= and strata= are not supported on a Dask X (bin(x):C(g) and strata() "
+                "are refused on Dask DataFrames too); compute X into memory first."
+            )
         if is_dask_collection(X):  # bins from mergeable summaries, codes per partition
             X, y, sample_weight, offset, prebinned = self._from_dask(X, y, sample_weight, offset)
         X, n = _validate_X(X)
         y, extra = self._prepare_y(y, n)
-        if groups is not None:
-            groups = check_groups(groups, n)
+        cv_groups = None if groups is None else check_groups(groups, n)
         family.validate_y(y)  # 0/1 for binomial: no proportions here, unlike glm()
         sw = check_sample_weight(sample_weight, n)
         off = check_offset(offset, n)
@@ -609,7 +726,13 @@ class BinarsityGLM(BaseEstimator):
             X, getattr(self, "categorical_features", None),
             getattr(self, "linear_features", None), names,
         )  # fmt: skip
+        strata_pos, kinds = feature_strata(strata, kinds, names)
+        groups, kinds = feature_groups(by, kinds, names)
         shapes = feature_shapes(getattr(self, "monotone", None), kinds, names)
+        if strata_pos.size:  # family="cox": the packed response with the strata
+            labels = _strata_labels(X, strata_pos, names)
+            y = _cox.encode(*extra["_survival"], labels)
+            extra = dict(extra, _strata=labels)
         binned = np.flatnonzero(kinds == "bin")
         binarizer, bcodes = None, None
         if prebinned is not None:
@@ -624,18 +747,44 @@ class BinarsityGLM(BaseEstimator):
             )  # fmt: skip
             # fit_transform codes the columns it has just read; .T: the (p, n) layout
             bcodes = binarizer.fit_transform(_binned_columns(X, binned), sample_weight=sw).T
-        sizes, chain, rows, dense = [], [], [], []
+        sizes, chain, rows, dense, chains = [], [], [], [], []
         categories, cat_missing = [], []
+        by_cols = np.full(p, None, dtype=object)
+        by_levels: list = [None] * p
         b = 0
         for j in range(p):
             label = str(names[j]) if names is not None else f"column {j}"
             col = _feature_column(X, j, None)
             if kinds[j] == "linear":
                 dense.append(linear_column(col, label))
+            elif kinds[j] not in BLOCK_KINDS:  # a by= group or a strata column: no block
+                continue
+            elif kinds[j] == "bin" and groups[j] >= 0:  # one chain per level of the group
+                g = int(groups[j])
+                glabel = str(names[g]) if names is not None else f"column {g}"
+                xlabel = str(names[j]) if names is not None else j
+                if binarizer.has_missing_level_[b]:
+                    raise ValueError(
+                        f"by[{xlabel!r}]: column {label!r} contains missing values; a "
+                        "by-group feature has no missing level (bin(x):C(g) neither): drop "
+                        "those rows."
+                    )
+                gcol = _feature_column(X, g, None)
+                levels = _group_levels(gcol, glabel, xlabel)
+                d = int(binarizer.n_bins_[b])
+                sizes.append(_by_block(xlabel, glabel, levels, d))
+                gcodes = category_codes(gcol, levels, False, glabel).astype(np.intp)
+                rows.append(gcodes * d + bcodes[b])
+                chain.append(sizes[-1])
+                chains.append([(i * d, d) for i in range(len(levels))])
+                by_cols[j] = str(names[g]) if names is not None else g
+                by_levels[j] = np.asarray(levels, dtype=object)
+                b += 1
             elif kinds[j] == "bin":
                 rows.append(bcodes[b])
                 sizes.append(int(binarizer.n_bins_[b]))
                 chain.append(sizes[-1] - int(binarizer.has_missing_level_[b]))
+                chains.append([(0, chain[-1])])
                 b += 1
             else:
                 levels, has_missing = learn_levels(col, label, self.missing)
@@ -644,6 +793,7 @@ class BinarsityGLM(BaseEstimator):
                 cat_missing.append(has_missing)
                 sizes.append(len(levels) + int(has_missing))
                 chain.append(len(levels))
+                chains.append([(0, chain[-1])])
         sizes = np.asarray(sizes, dtype=np.intp)
         chain = np.asarray(chain, dtype=np.intp)
         block_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
@@ -656,7 +806,8 @@ class BinarsityGLM(BaseEstimator):
         Z = np.ascontiguousarray(np.column_stack(dense), dtype=np.float64) if dense else None
         # a binned feature is a TV chain (a missing level sits outside it); a
         # categorical one has free levels, unpenalised as a C() term is
-        free = kinds[kinds != "linear"] == "categorical"
+        has_block = np.isin(kinds, BLOCK_KINDS)
+        free = kinds[has_block] == "categorical"
         pw = self.penalty_weights
         design = BinnedDesign(codes, block_ptr, dense=Z, offset=off, sample_weight=sw)
         # on the normalised weights (their total cannot overflow): ω depends on shares only
@@ -664,8 +815,12 @@ class BinarsityGLM(BaseEstimator):
         if isinstance(pw, str):
             for k in np.flatnonzero(free):
                 weights[block_ptr[k] : block_ptr[k + 1]] = 0.0
+        for k, ch in enumerate(chains):  # a by-group block: each chain weighted as a chain
+            if len(ch) > 1:
+                s0, e0 = int(block_ptr[k]), int(block_ptr[k + 1])
+                weights[s0:e0] = by_chain_weights(pw, design.counts[s0:e0], weights[s0:e0], ch)
         # a monotone binned feature is the monotone chain of its direction
-        block_shapes = shapes[kinds != "linear"]
+        block_shapes = shapes[has_block]
         block_kinds = [
             "free" if free[k] and not np.any(weights[block_ptr[k] + 1 : block_ptr[k + 1]] > 0)
             else (block_shapes[k] or "tv") for k in range(len(sizes))
@@ -675,7 +830,10 @@ class BinarsityGLM(BaseEstimator):
         # first block's levels absorb it (the TV penalty is shift-invariant, so this is
         # the optimum with the first block freely coded; see _absorbed_intercept)
         absorbed = not self.fit_intercept and len(sizes) > 0
-        extra = dict(extra, feature_kinds_=kinds, monotone_=shapes)
+        extra = dict(extra, feature_kinds_=kinds, monotone_=shapes, by_=by_cols,
+                     by_levels_=by_levels,
+                     strata_=[str(names[j]) if names is not None else int(j)
+                              for j in strata_pos])  # fmt: skip
         if names is not None:
             extra["feature_names_in_"] = names
         return _EstimatorProblem(
@@ -683,7 +841,7 @@ class BinarsityGLM(BaseEstimator):
             family=family, penalty_weights=weights,
             fit_intercept=bool(self.fit_intercept) or absorbed, absorbed=absorbed,
             extra=extra, kinds=kinds, categories=categories, categorical_missing=cat_missing,
-            groups=groups,
+            groups=cv_groups, chains=chains,
         )  # fmt: skip
 
     def _solver_options(self) -> dict:
@@ -699,7 +857,7 @@ class BinarsityGLM(BaseEstimator):
             unit, scale, counts = design.unit_weight, design.weight_scale, design.counts
             block_ptr, chain = problem.block_ptr, problem.chain
             sizes = np.diff(block_ptr)
-            binned = problem.kinds[problem.kinds != "linear"] == "bin"
+            binned = problem.kinds[np.isin(problem.kinds, BLOCK_KINDS)] == "bin"
             kind = getattr(self, "weights_kind", "analytic") if sw is not None else "analytic"
             nobs = theory_nobs(unit, kind, scale)
             # d: the binary features of the binned terms, as the formula counts them
@@ -716,7 +874,12 @@ class BinarsityGLM(BaseEstimator):
                     if not binned[j]:
                         dof += max(int(np.sum(counts[s0:e0] > 0)) - 1, 0)
                         continue
-                    dof += int(np.sum(np.diff(sol.coef[s0 : s0 + int(chain[j])]) != 0))
+                    for first, m in problem.chains[j]:  # several for a by-group feature
+                        dof += int(np.sum(np.diff(sol.coef[s0 + first : s0 + first + m]) != 0))
+                    if len(problem.chains[j]) > 1:  # the free level means of the groups
+                        filled = [counts[s0 + a : s0 + a + m].sum() > 0
+                                  for a, m in problem.chains[j]]  # fmt: skip
+                        dof += max(int(np.sum(filled)) - 1, 0)
                     if sizes[j] > chain[j] and counts[e0 - 1] > 0:
                         dof += 1  # a populated missing level
                 phi = family.dispersion(y, family.mean(sol.eta), unit, dof, nobs=nobs)
@@ -739,11 +902,13 @@ class BinarsityGLM(BaseEstimator):
             intercept = 0.0
         state = dict(problem.extra, **state)
         survival = state.pop("_survival", None)
+        strata = state.pop("_strata", None)
         if survival is not None:  # family="cox": no intercept; Breslow's baseline
             intercept = 0.0
             eta = problem.design.linear_predictor(coef, linear, 0.0)
-            times, cumhaz = _cox.breslow_baseline(*survival, eta, problem.design.unit_weight)[""]
-            state["baseline_hazard_"] = (times, cumhaz)
+            base = _cox.breslow_baseline(*survival, eta, problem.design.unit_weight, strata)
+            # one (times, H0) per stratum label with strata=, else the one baseline
+            state["baseline_hazard_"] = base if strata is not None else base[""]
         state.update(
             binarizer_=binarizer,
             coef_=coef,
@@ -826,10 +991,23 @@ class BinarsityGLM(BaseEstimator):
             raise inconsistent(str(exc)) from None
         if ptr[-1] != coef.shape[0]:
             raise inconsistent(f"len(coef_) = {coef.shape[0]} but block_ptr_[-1] = {ptr[-1]}")
+        by = st.get("by_")  # None: fitted before by-group features existed
+        by_levels = st.get("by_levels_")
+        if by is not None:
+            by = np.asarray(by, dtype=object)
+            if by.shape != (p,) or not isinstance(by_levels, list) or len(by_levels) != p:
+                raise inconsistent("by_ or by_levels_ does not hold one entry per feature")
+            for j in np.flatnonzero([v is not None for v in by]):
+                g = fitted_column(st, by[j])
+                if kinds[j] != "bin" or not 0 <= g < p or kinds[g] != "group":
+                    raise inconsistent(f"by_ gives feature {j} the group column {by[j]!r}")
+                if by_levels[j] is None or len(by_levels[j]) == 0:
+                    raise inconsistent(f"by_levels_ has no levels for feature {j}")
         expect, b, c = [], 0, 0
-        for kind in kinds:
+        for j, kind in enumerate(kinds):
             if kind == "bin":
-                expect.append(int(bins.n_bins[b]))
+                n_groups = len(by_levels[j]) if by is not None and by[j] is not None else 1
+                expect.append(int(bins.n_bins[b]) * n_groups)
                 b += 1
             elif kind in LEVEL_KINDS:
                 expect.append(len(cats[c]) + int(bool(cat_missing[c])))
@@ -912,7 +1090,8 @@ class BinarsityGLM(BaseEstimator):
         """``family="cox"``: survival probabilities S(t | x) = exp(−H0(t) e^η).
 
         H0 is Breslow's baseline cumulative hazard on the training rows
-        (``baseline_hazard_``), a step function of t.
+        (``baseline_hazard_``), a step function of t; with ``strata``, each row's
+        stratum's baseline (a stratum not seen in ``fit`` raises, naming it).
 
         Parameters
         ----------
@@ -934,17 +1113,44 @@ class BinarsityGLM(BaseEstimator):
         t = np.atleast_1d(np.asarray(times, dtype=np.float64))
         if t.ndim != 1 or not np.all(np.isfinite(t)) or np.any(t < 0):
             raise ValueError("times must be finite non-negative numbers.")
-        event_times, cumhaz = self.baseline_hazard_
-        h0 = np.concatenate([[0.0], cumhaz])[np.searchsorted(event_times, t, side="right")]
         risk = np.exp(self.decision_function(X, offset=offset))
-        return np.exp(-risk[:, None] * h0[None, :])
+        base = self.baseline_hazard_
+        labels = self._strata_of(X)
+        if labels is None:
+            base, labels = {"": base}, np.full(risk.shape[0], "", dtype=object)
+        h0 = np.empty((risk.shape[0], t.size))
+        for label in np.unique(labels):
+            if label not in base:
+                raise ValueError(
+                    f"stratum {str(label)!r} (strata={self.strata_!r}) was not seen when the "
+                    f"model was fitted; known strata: {sorted(base)[:10]}."
+                )
+            event_times, cumhaz = base[label]
+            at = np.searchsorted(event_times, t, side="right")
+            h0[labels == label] = np.concatenate([[0.0], cumhaz])[at]
+        return np.exp(-risk[:, None] * h0)
+
+    def _strata_of(self, X) -> np.ndarray | None:
+        """The stratum label of every row of X (None without strata)."""
+        st = self._fitted()
+        if not st.get("strata_"):
+            return None
+        X, _ = _validate_X(X, allow_empty=True)
+        names = st.get("feature_names_in_")
+        if not hasattr(X, "columns") and X.shape[1] != len(st["_kinds"]):
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {st['_name']} is expecting "
+                f"{len(st['_kinds'])} features as input."
+            )
+        return _strata_labels(X, [fitted_column(st, c) for c in st["strata_"]], names)
 
     def score(self, X, y, sample_weight=None, offset=None) -> float:
         """Fraction of deviance explained, D² = 1 − D(y, μ̂) / D(y, ȳ).
 
         For the gaussian family this is R². (``BinarsityGLM`` serves every family, so
         it scores by deviance, as scikit-learn's GLMs do.) With ``family="cox"``:
-        Harrell's C of the linear predictor (scikit-survival's score).
+        Harrell's C of the linear predictor (scikit-survival's score; with ``strata``,
+        pairs across strata are not compared, as the formula results' concordance).
 
         Parameters
         ----------
@@ -969,7 +1175,7 @@ class BinarsityGLM(BaseEstimator):
         sw = np.ones(n) if sw is None else normalized_weights(sw)[0]
         if family.survival:  # Harrell's C, scikit-survival's score
             eta = self.decision_function(X, offset=offset)
-            return _cox.concordance_index(*extra["_survival"], eta, sw)
+            return _cox.concordance_index(*extra["_survival"], eta, sw, self._strata_of(X))
         mu = self.predict(X, offset=offset)
         dev = family.deviance(y, mu, sw)
         null = family.deviance(y, np.full(n, np.average(y, weights=sw)), sw)
@@ -985,8 +1191,9 @@ class BinarsityGLM(BaseEstimator):
             One row per jump: ``feature`` (the column name, or ``x0``, ``x1``, … when
             fitted on an array), ``cut`` (x ≤ cut is left of the jump) and ``jump``
             (θ_right − θ_left on the link scale), and ``shape`` (``"increasing"``,
-            ``"decreasing"``, ``"free"``) when a feature is monotone. The formula
-            results' table (interval labels, bootstrap frequencies) is
+            ``"decreasing"``, ``"free"``) when a feature is monotone, and ``level`` (the
+            level of the group column whose chain jumps) when a feature has ``by``. The
+            formula results' table (interval labels, bootstrap frequencies) is
             ``results(X, y).cut_points()``.
         """
         import pandas as pd
@@ -995,21 +1202,27 @@ class BinarsityGLM(BaseEstimator):
         names = st.get("feature_names_in_")
         ptr, coef, bins = st["block_ptr_"], st["coef_"], st["_bins"]
         shapes = st.get("monotone_")  # None: fitted before monotone features existed
+        by, by_levels = st.get("by_"), st.get("by_levels_")
         rows, k, b = [], 0, 0
         for j, kind in enumerate(st["_kinds"]):
-            if kind == "linear":
+            if kind not in BLOCK_KINDS:
                 continue
             if kind == "bin":
                 edges = np.asarray(bins.edges[b])
-                lev = coef[int(ptr[k]) : int(ptr[k]) + len(edges) + 1]
+                d = int(bins.n_bins[b])
+                levels = [None] if by is None or by[j] is None else list(by_levels[j])
                 label = str(names[j]) if names is not None else f"x{j}"
                 shape = shapes[j] if shapes is not None else None
-                for e in np.flatnonzero(np.diff(lev) != 0):
-                    rows.append((label, float(edges[e]), float(lev[e + 1] - lev[e]),
-                                 shape or "free"))  # fmt: skip
+                for i, level in enumerate(levels):  # one chain per level of a by= group
+                    lev = coef[int(ptr[k]) + i * d : int(ptr[k]) + i * d + len(edges) + 1]
+                    for e in np.flatnonzero(np.diff(lev) != 0):
+                        rows.append((label, float(edges[e]), float(lev[e + 1] - lev[e]),
+                                     shape or "free", level))  # fmt: skip
                 b += 1
             k += 1
-        out = pd.DataFrame(rows, columns=["feature", "cut", "jump", "shape"])
+        out = pd.DataFrame(rows, columns=["feature", "cut", "jump", "shape", "level"])
+        if by is None or all(v is None for v in by):
+            out = out.drop(columns="level")
         # the shape column only when a feature is monotone (as the formula results')
         return out if shapes is not None and any(shapes) else out.drop(columns="shape")
 
@@ -1191,11 +1404,14 @@ class BinarsityGLM(BaseEstimator):
         names = st.get("feature_names_in_")
         pw = np.asarray(st.get("penalty_weights_", ()))
         shapes = st.get("monotone_")  # None: fitted before monotone features existed
+        by = st.get("by_")
         terms, linear = [], []
         k = b = c = 0
         for j, kind in enumerate(kinds):
             col = json_value(names[j]) if names is not None else j
             label = str(col) if names is not None else f"x{j}"
+            if kind not in BLOCK_KINDS and kind != "linear":  # a by= group or strata column
+                continue
             if kind == "linear":
                 linear.append({"kind": "linear", "name": label, "factors": [col],
                                "coef": float(st["linear_coef_"][len(linear)])})  # fmt: skip
@@ -1206,14 +1422,22 @@ class BinarsityGLM(BaseEstimator):
                 shape = shapes[j] if shapes is not None else None
                 terms.append(bin_term(label, label, col, bins.edges[b], bins.has_missing[b],
                                       coef[s:e], penalty=shape or "tv"))  # fmt: skip
+                if by is not None and by[j] is not None:  # bin(x):C(g), as the formula's
+                    g = fitted_column(st, by[j])
+                    gcol = json_value(names[g]) if names is not None else g
+                    glabel = str(gcol) if names is not None else f"x{g}"
+                    terms[-1]["name"] = f"{label}:C({glabel})"
+                    terms[-1]["by"] = {"column": gcol, "main": False,
+                                       "levels": [json_value(v) for v in st["by_levels_"][j]]}
                 b += 1
                 continue
             chain = pw.size == ptr[-1] and bool(np.any(pw[s + 1 : e] > 0))
+            shape = (shapes[j] if shapes is not None else None) or "tv"  # ordered factors
             terms.append(
                 {"kind": "categorical", "name": label, "expr": label, "column": col,
                  "levels": [json_value(v) for v in st["categories_"][c]],
                  "missing_level": bool(st["categorical_missing_"][c]), "unseen": "error",
-                 "penalty": "tv" if chain else "free", "theta": [float(v) for v in coef[s:e]]}
+                 "penalty": shape if chain else "free", "theta": [float(v) for v in coef[s:e]]}
             )  # fmt: skip
             c += 1
         response = {}
@@ -1269,6 +1493,9 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
     monotone : None or dict, default=None
         ``{column: "increasing" | "decreasing"}``: monotone binned features (see
         :class:`BinarsityGLM`).
+    by : None or dict, default=None
+        ``{feature: group column}``: one chain of the feature per level of the group
+        column, ``bin(x):C(g)`` (see :class:`BinarsityGLM`).
 
     Attributes
     ----------
@@ -1294,6 +1521,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         linear_features: Any = None,
         min_bin_count: int = 1,
         monotone: Any = None,
+        by: Any = None,
     ):
         self.lam = lam
         self.n_bins = n_bins
@@ -1308,6 +1536,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         self.linear_features = linear_features
         self.min_bin_count = min_bin_count
         self.monotone = monotone
+        self.by = by
 
     #: the family is fixed (a class attribute, not a constructor parameter)
     family = "binomial"

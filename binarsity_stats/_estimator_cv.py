@@ -241,8 +241,13 @@ _GLM_CV_DOC = (
     min_bin_count : int, default=1
         Smallest number of training rows in a bin (see :class:`BinarsityGLM`).
     monotone : None or dict, default=None
-        ``{column: "increasing" | "decreasing"}``: monotone binned features (see
-        :class:`BinarsityGLM`).
+        ``{column: "increasing" | "decreasing"}``: monotone binned features and
+        ordered factors (see :class:`BinarsityGLM`).
+    by : None or dict, default=None
+        ``{feature: group column}``: one chain of the feature per level of the group
+        column, ``bin(x):C(g)`` (see :class:`BinarsityGLM`).
+    strata : None, column or list of columns, default=None
+        ``family="cox"``: the strata columns, ``strata(g)`` (see :class:`BinarsityGLM`).
 """
     + _CV_PARAMS_DOC
     + """
@@ -283,6 +288,8 @@ class BinarsityGLMCV(_CVMixin, BinarsityGLM):
         linear_features: Any = None,
         min_bin_count: int = 1,
         monotone: Any = None,
+        by: Any = None,
+        strata: Any = None,
         cv: Any = 5,
         select: str = "lam_min",
         scoring: str = "deviance",
@@ -309,6 +316,8 @@ class BinarsityGLMCV(_CVMixin, BinarsityGLM):
         self.linear_features = linear_features
         self.min_bin_count = min_bin_count
         self.monotone = monotone
+        self.by = by
+        self.strata = strata
         self.cv = cv
         self.select = select
         self.scoring = scoring
@@ -358,8 +367,11 @@ _CLASSIFIER_CV_DOC = (
     min_bin_count : int, default=1
         Smallest number of training rows in a bin (see :class:`BinarsityGLM`).
     monotone : None or dict, default=None
-        ``{column: "increasing" | "decreasing"}``: monotone binned features (see
-        :class:`BinarsityGLM`).
+        ``{column: "increasing" | "decreasing"}``: monotone binned features and
+        ordered factors (see :class:`BinarsityGLM`).
+    by : None or dict, default=None
+        ``{feature: group column}``: one chain of the feature per level of the group
+        column, ``bin(x):C(g)`` (see :class:`BinarsityGLM`).
 """
     + _CV_PARAMS_DOC
     + """
@@ -391,6 +403,7 @@ class BinarsityClassifierCV(_CVMixin, BinarsityClassifier):
         linear_features: Any = None,
         min_bin_count: int = 1,
         monotone: Any = None,
+        by: Any = None,
         cv: Any = 5,
         select: str = "lam_min",
         scoring: str = "deviance",
@@ -416,6 +429,7 @@ class BinarsityClassifierCV(_CVMixin, BinarsityClassifier):
         self.linear_features = linear_features
         self.min_bin_count = min_bin_count
         self.monotone = monotone
+        self.by = by
         self.cv = cv
         self.select = select
         self.scoring = scoring

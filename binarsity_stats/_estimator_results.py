@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ._families import get_family
+from ._features import BLOCK_KINDS, fitted_column
 from ._formula import _quote
 from ._model import glm
 from ._results import BinarsityResults
@@ -63,7 +64,10 @@ def estimator_formula(est: Any, st: dict, names: list[str], response: str) -> tu
     -------
     formula : str
         ``"y ~ bin(a) + C(g) + z"`` (``bin(a, k)`` when ``n_bins`` is per feature;
-        ``bin(a, monotone='increasing')`` for a monotone feature).
+        ``bin(a, monotone='increasing')`` for a monotone feature; ``bin(a, by=g)``
+        (``bin(a):C(g)``) for a feature with a ``by=`` group, whose group column has no
+        term of its own;
+        ``+ strata(s)`` for the ``strata=`` columns).
     n_bins : int
         The default of the ``bin()`` terms.
     """
@@ -76,20 +80,32 @@ def estimator_formula(est: Any, st: dict, names: list[str], response: str) -> tu
         it = iter(nb)
         nb = [next(it) if k == "bin" else None for k in kinds]
     shapes = st.get("monotone_")  # None: fitted before monotone features existed
+    by = st.get("by_")
     terms = []
     for j, kind in enumerate(kinds):
         q = _quote(names[j])
+        if kind in ("group", "strata"):  # in a by-group term / the strata() term
+            continue
         if kind == "bin":
             shape = shapes[j] if shapes is not None else None
             opts = opt + (f", monotone={shape!r}" if shape else "")
             terms.append(f"bin({q}, {int(nb[j])}{opts})" if per_feature else f"bin({q}{opts})")
+            if by is not None and by[j] is not None:  # one chain per level: bin(x):C(g)
+                # written bin(x, by=g): formulaic would move an interaction x:g after the
+                # main terms, and the blocks must stay in column order
+                g = _quote(names[fitted_column(st, by[j])])
+                terms[-1] = f"{terms[-1][:-1]}, by={g})"
         elif kind == "categorical":
             terms.append(f"C({q})")
         elif kind == "ordered":  # an ordered pandas Categorical: its categories' order
-            terms.append(f"ordered({q})")
+            shape = shapes[j] if shapes is not None else None
+            terms.append(f"ordered({q}, monotone={shape!r})" if shape else f"ordered({q})")
         else:
             terms.append(q)
     rhs = " + ".join(terms) + ("" if est.fit_intercept else " - 1")
+    strata = [names[fitted_column(st, c)] for c in st.get("strata_") or ()]
+    if strata:
+        rhs += f" + strata({', '.join(_quote(c) for c in strata)})"
     return f"{_quote(response)} ~ {rhs}", 50 if per_feature else int(est.n_bins)
 
 
@@ -106,7 +122,7 @@ def _frame(st: dict, X: Any, names: list[str]) -> pd.DataFrame:
             values = X[key].reset_index(drop=True)
         else:
             values = X[:, j]
-            if kind not in ("categorical", "ordered") and values.dtype.kind == "O":
+            if kind in ("bin", "linear") and values.dtype.kind == "O":
                 values = as_real_array(values, f"column {j}")
         cols[names[j]] = values
     return pd.DataFrame(cols)
@@ -116,8 +132,9 @@ def _check_same_bins(est: Any, st: dict, model: Any, names: list[str]) -> None:
     """The formula learned the estimator's bins, levels and penalty weights."""
     bins = st["_bins"]
     b = c = k = 0
+    by = st.get("by_")
     for j, kind in enumerate(st["_kinds"]):
-        if kind == "linear":
+        if kind not in BLOCK_KINDS:
             continue
         block = model.spec.blocks[k]
         k += 1
@@ -125,6 +142,9 @@ def _check_same_bins(est: Any, st: dict, model: Any, names: list[str]) -> None:
             same = np.array_equal(np.asarray(block.edges), bins.edges[b]) and bool(
                 block.has_missing_level
             ) == bool(bins.has_missing[b])
+            if by is not None and by[j] is not None:  # the group's levels in block order
+                levels = getattr(block, "by_levels", None)
+                same = same and levels is not None and list(levels) == list(st["by_levels_"][j])
             b += 1
         else:
             levels = list(st["categories_"][c])

@@ -10,9 +10,19 @@ a binned term as ``CASE WHEN x IS NULL THEN θ_missing WHEN x <= e_1 THEN θ_1 �
 θ_last END`` on the right-closed intervals (e_{k−1}, e_k], a categorical term as
 ``CASE WHEN g = 'a' THEN … END`` (a by-group term ``bin(x):C(g)``: one binned CASE
 per level of g inside a CASE on g), and the mean as the inverse link of η. Numbers are
-written with 17 significant digits in exponent form, which every supported database
-reads as a double (DuckDB reads a plain decimal such as ``0.1`` as DECIMAL), so the
-database computes what ``predict`` computes up to the rounding of the sums.
+written with 17 significant digits in exponent form, which SQLite and DuckDB read as a
+double (DuckDB reads a plain decimal such as ``0.1`` as DECIMAL); PostgreSQL reads any
+such constant as NUMERIC (exact decimal arithmetic, a NUMERIC result), so there each
+number is cast, ``1.0000000000000000e-01::float8``. The database thus computes what
+``predict`` computes up to the rounding of the sums.
+
+PostgreSQL raises an error, aborting the whole query, where SQLite and DuckDB return a
+value: ``EXP`` overflowing or underflowing a double, ``LN``/``LOG`` of a number ≤ 0,
+``SQRT`` of a negative number, a division by zero, a negative number to a fractional
+power. Its query therefore evaluates the inverse link on η in a scalar sub-query that
+names η once and saturates where the double range ends (``Infinity``/``0``/``1``, the
+values ``predict`` gives there), and guards the functions of term expressions so that
+an argument outside their domain gives NULL, as SQLite does.
 
 Where ``predict`` raises, the query gives NULL: a missing value of a term without a
 missing level, an unseen level of a categorical term. Where ``predict`` gives NaN (a
@@ -31,12 +41,17 @@ from ._spec import parse_expression
 
 __all__ = ["to_sql", "DIALECTS"]
 
-#: Supported dialects: the double type and how log10 is written (the rest is common).
-DIALECTS: dict[str, dict[str, str]] = {
-    "sqlite": {"double": "REAL", "log10": "LOG10"},
-    "duckdb": {"double": "DOUBLE", "log10": "LOG10"},
-    "postgresql": {"double": "DOUBLE PRECISION", "log10": "LOG"},
+#: Supported dialects: the double type, how log10 is written, how a number is typed as a
+#: double and whether math errors abort the query (then the query guards them).
+DIALECTS: dict[str, dict[str, Any]] = {
+    "sqlite": {"double": "REAL", "log10": "LOG10", "typed": "{}", "strict": False},
+    "duckdb": {"double": "DOUBLE", "log10": "LOG10", "typed": "{}", "strict": False},
+    "postgresql": {"double": "DOUBLE PRECISION", "log10": "LOG", "typed": "{}::float8",
+                   "strict": True},  # fmt: skip
 }
+
+#: e^x is finite for x ≤ _EXP_MAX (the log of the largest double) and > 0 for x ≥ _EXP_MIN
+_EXP_MAX, _EXP_MIN = 709.782712893384, -745.0
 
 #: Functions of a term expression and their SQL names (None: the dialect's log10)
 _FUNCTIONS = {"log": "LN", "exp": "EXP", "sqrt": "SQRT", "abs": "ABS", "log10": None}
@@ -61,13 +76,47 @@ class _Writer:
         if dialect not in DIALECTS:
             raise ValueError(f"dialect must be one of {sorted(DIALECTS)}; got {dialect!r}.")
         self.d = DIALECTS[dialect]
+        self.strict = bool(self.d["strict"])
 
-    @staticmethod
-    def number(value: float) -> str:
+    def number(self, value: float) -> str:
         value = float(value)
         if value != value or value in (float("inf"), float("-inf")):
             raise ValueError(f"the model holds a non-finite number ({value}).")
-        return f"{value:.16e}"
+        return self.d["typed"].format(f"{value:.16e}")
+
+    def saturated_exp(self, e: str) -> str:
+        """e^e of a name ``e``: inf above the double range, 0 below (no overflow error)."""
+        inf = self.d["typed"].format("'Infinity'")
+        return (
+            f"CASE WHEN {e} > {self.number(_EXP_MAX)} THEN {inf} "
+            f"WHEN {e} < {self.number(_EXP_MIN)} THEN {self.number(0.0)} ELSE EXP({e}) END"
+        )
+
+    def exp(self, x: str) -> str:
+        """e^x; where math errors abort the query, saturated as a double does (0, inf)."""
+        if not self.strict:
+            return f"EXP({x})"
+        return f"(SELECT {self.saturated_exp('e')} FROM (SELECT {x} AS e) AS e)"
+
+    def function(self, sql: str, x: str) -> str:
+        """A math function of a term expression: NULL outside its domain (where ``predict``
+        refuses the row), not PostgreSQL's error nor DuckDB's NaN or -inf."""
+        if sql == "EXP":
+            return self.exp(x)
+        if sql in ("LN", "LOG", "LOG10"):
+            return f"{sql}(CASE WHEN {x} > 0 THEN {x} END)"
+        if sql == "SQRT":
+            return f"SQRT(CASE WHEN {x} >= 0 THEN {x} END)"
+        return f"{sql}({x})"
+
+    @staticmethod
+    def power(a: str, b: str, exponent: float | None) -> str:
+        """a ** b, NULL where a constant exponent makes it no finite real number."""
+        if exponent is not None and exponent != int(exponent):  # a negative base
+            a = f"CASE WHEN {a} >= 0 THEN {a} END"
+        if exponent is not None and exponent < 0:  # zero to a negative power
+            a = f"NULLIF({a}, 0)"
+        return f"POWER({a}, {b})"
 
     @staticmethod
     def name(column: Any) -> str:
@@ -98,9 +147,11 @@ class _Writer:
             if isinstance(node, ast.BinOp):
                 a, b = ev(node.left), ev(node.right)
                 if isinstance(node.op, ast.Pow):
-                    return f"POWER({a}, {b})"
+                    exponent = _constant(node.right)
+                    return self.power(a, b, exponent)
                 if isinstance(node.op, ast.Div):  # no integer division of integer columns
-                    return f"(CAST({a} AS {self.d['double']}) / {b})"
+                    # x / 0: NULL (SQLite's), not PostgreSQL's error nor DuckDB's inf
+                    return f"(CAST({a} AS {self.d['double']}) / NULLIF({b}, 0))"
                 ops = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
                 if type(node.op) in ops:
                     return f"({a} {ops[type(node.op)]} {b})"
@@ -115,7 +166,7 @@ class _Writer:
                     return ev(node.args[0])
                 if fname in _FUNCTIONS:
                     sql = _FUNCTIONS[fname] or self.d["log10"]
-                    return f"{sql}({ev(node.args[0])})"
+                    return self.function(sql, ev(node.args[0]))
             raise ValueError(
                 f"expression {expr!r} cannot be written in SQL (columns, numbers, + - * / **, "
                 "log, exp, sqrt, abs, log10 only)."
@@ -174,26 +225,50 @@ class _Writer:
         x = self.name(factor["column"])
         known = ", ".join(self.literal(v) for v in factor["levels"])
         return (
-            f"CASE WHEN {x} = {self.literal(factor['level'])} THEN 1.0 "
-            f"WHEN {x} IN ({known}) THEN 0.0 END"
+            f"CASE WHEN {x} = {self.literal(factor['level'])} THEN {self.number(1.0)} "
+            f"WHEN {x} IN ({known}) THEN {self.number(0.0)} END"
         )
 
     def linear_term(self, term: Mapping[str, Any]) -> str:
         return " * ".join([self.number(term["coef"])] + [self.factor(f) for f in term["factors"]])
 
 
-def _inverse_link(link: str, eta: str) -> str:
+def _constant(node: ast.AST) -> float | None:
+    """The value of a numeric constant (or its negative) in an expression, else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _constant(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return node.value if not isinstance(node.value, bool) else None
+    return None
+
+
+def _inverse_link(link: str, eta: str, w: _Writer) -> str:
     if link == "identity":
         return eta
-    if link == "log":
-        return f"EXP({eta})"
-    if link == "logit":
-        return f"1.0 / (1.0 + EXP(-({eta})))"
-    if link == "cloglog":
-        return f"1.0 - EXP(-EXP({eta}))"
-    if link == "loglog":
-        return f"EXP(-EXP(-({eta})))"
-    raise ValueError(f"link {link!r} has no SQL inverse here; export type='link' instead.")
+    if link not in ("log", "logit", "cloglog", "loglog"):
+        raise ValueError(f"link {link!r} has no SQL inverse here; export type='link' instead.")
+    one = w.number(1.0)
+    if not w.strict:
+        return {
+            "log": f"EXP({eta})",
+            "logit": f"{one} / ({one} + EXP(-({eta})))",
+            "cloglog": f"{one} - EXP(-EXP({eta}))",
+            "loglog": f"EXP(-EXP(-({eta})))",
+        }[link]
+    # η once, in a scalar sub-query, and no EXP outside the double range: beyond these
+    # bounds each formula is inf, or 0 or 1 to within 1e-300, in doubles as in predict
+    zero, n = w.number(0.0), w.number
+    inside = {
+        "log": w.saturated_exp("e"),
+        "logit": f"CASE WHEN e > {n(709.0)} THEN {one} WHEN e < {n(_EXP_MIN)} THEN {zero} "
+        f"WHEN e < {n(-709.0)} THEN EXP(e) ELSE {one} / ({one} + EXP(-e)) END",
+        "cloglog": f"CASE WHEN e > {n(6.6)} THEN {one} WHEN e < {n(_EXP_MIN)} THEN {zero} "
+        f"ELSE {one} - EXP(-EXP(e)) END",
+        "loglog": f"CASE WHEN e < {n(-6.6)} THEN {zero} WHEN e > {n(-_EXP_MIN)} THEN {one} "
+        f"ELSE EXP(-EXP(-e)) END",
+    }[link]
+    return f"(SELECT {inside} FROM (SELECT {eta} AS e) AS eta)"
 
 
 def to_sql(
@@ -272,7 +347,7 @@ def to_sql(
         else:
             pieces.append(f"({w.linear_term(term)})")
     eta = "\n    + ".join(pieces)
-    value = eta if type == "link" else _inverse_link(spec["family"]["link"], f"\n    {eta}\n")
+    value = eta if type == "link" else _inverse_link(spec["family"]["link"], f"\n    {eta}\n", w)
     drop = (spec.get("missing") or {}).get("drop_columns") or []
     if drop:  # missing="drop": NULL where predict gives NaN (R's na.exclude)
         na = " OR ".join(f"{w.column_value({'column': c, 'expr': c})} IS NULL" for c in drop)

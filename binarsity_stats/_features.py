@@ -17,6 +17,12 @@ Every other column is binned.
   their order — what ``ordered(x)`` is in a formula (a rating AAA…D fuses neighbouring
   levels).
 * A **linear** column is an unpenalised dense column (a numeric formula term).
+* A **group** column is the factor g of a by-group feature (``by={"x": "g"}``, what
+  ``bin(x):C(g)`` is in a formula): it has no block of its own — the by-group block of x
+  holds one chain per level of g and, through the breaks between them, the level means
+  of g (a ``C(g)`` would be absorbed, as in a formula).
+* A **strata** column labels the strata of a Cox model (``strata="g"``, what
+  ``strata(g)`` is in a formula): no block, one baseline hazard per stratum.
 
 Engine level: NumPy, and pandas only to read a DataFrame's columns.
 """
@@ -33,17 +39,23 @@ from ._validation import as_real_array, check_monotone, code_dtype, is_missing
 __all__ = [
     "KINDS",
     "LEVEL_KINDS",
+    "BLOCK_KINDS",
     "feature_kinds",
     "feature_shapes",
+    "feature_groups",
+    "feature_strata",
+    "fitted_column",
     "learn_levels",
     "category_codes",
     "linear_column",
 ]
 
 #: the kind of every input feature, in the order a formula would name them
-KINDS = ("bin", "categorical", "ordered", "linear")
+KINDS = ("bin", "categorical", "ordered", "linear", "group", "strata")
 #: the kinds coded by their levels (``categories_``)
 LEVEL_KINDS = ("categorical", "ordered")
+#: the kinds with a block of levels in ``coef_`` (group and strata columns have none)
+BLOCK_KINDS = ("bin", "categorical", "ordered")
 
 
 def _is_frame(X: Any) -> bool:
@@ -163,7 +175,8 @@ def feature_shapes(
     ----------
     monotone : None or dict
         ``{column: "increasing" | "decreasing"}``, a column by name (X a DataFrame) or
-        position; only binned features may be monotone.
+        position; only binned features and ordered factors (an ordered pandas
+        ``Categorical``) may be monotone.
     kinds : ndarray of object, shape (n_features,)
         The features' kinds (:func:`feature_kinds`).
     names : sequence of str or None
@@ -186,13 +199,164 @@ def feature_shapes(
         where = f"monotone[{key!r}]"
         shape = check_monotone(value, where)
         j = int(np.flatnonzero(_selection([key], "monotone", p, names))[0])
-        if kinds[j] != "bin":
+        if kinds[j] not in ("bin", "ordered"):  # an ordered factor's chain, as ordered(x)
             raise ValueError(
                 f"{where}: column {key!r} is {kinds[j]}, not binned; only binned features "
-                "can be monotone."
+                "and ordered factors (an ordered pandas Categorical) can be monotone."
             )
         shapes[j] = shape
     return shapes
+
+
+def _one_column(key: Any, name: str, p: int, names: Sequence[str] | None) -> int:
+    """The position of one column given by name or position (``name``: the argument)."""
+    if isinstance(key, bool | np.bool_) or not isinstance(key, str | int | np.integer):
+        raise ValueError(
+            f"{name}: {key!r} is not a column; give a column name (X a DataFrame) or a "
+            "position."
+        )
+    return int(np.flatnonzero(_selection([key], name, p, names))[0])
+
+
+def _label(j: int, names: Sequence[str] | None) -> Any:
+    return str(names[j]) if names is not None else j
+
+
+def feature_groups(
+    by: Any, kinds: np.ndarray, names: Sequence[str] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The group column of every by-group feature (``by={"x": "g"}``).
+
+    Parameters
+    ----------
+    by : None or dict
+        ``{feature: group column}``, columns by name (X a DataFrame) or position; the
+        feature is binned, the group column is any other column of X (not linear).
+    kinds : ndarray of object, shape (n_features,)
+        The features' kinds (:func:`feature_kinds`).
+    names : sequence of str or None
+        Column names of X (None for an array).
+
+    Returns
+    -------
+    groups : ndarray of intp, shape (n_features,)
+        The position of each feature's group column, −1 for a feature without one.
+    kinds : ndarray of object
+        The kinds with every group column's kind set to ``"group"``.
+    """
+    p = len(kinds)
+    groups = np.full(p, -1, dtype=np.intp)
+    if by is None:
+        return groups, kinds
+    if not isinstance(by, Mapping):
+        raise ValueError(
+            "by must be None or a dict {feature: group column} (columns by name or "
+            f"position), e.g. by={{'age': 'region'}}; got {by!r}."
+        )
+    kinds = kinds.copy()
+    for key, gkey in by.items():
+        where = f"by[{key!r}]"
+        j = _one_column(key, "by", p, names)
+        g = _one_column(gkey, where, p, names)
+        if j == g:
+            raise ValueError(f"{where}: the group column is the feature itself ({gkey!r}).")
+        if kinds[j] != "bin":
+            raise ValueError(
+                f"{where}: column {key!r} is {kinds[j]}, not binned; only binned features "
+                "can have one chain per group (bin(x):C(g))."
+            )
+        if kinds[g] == "linear":
+            raise ValueError(
+                f"{where}: the group column {gkey!r} is in linear_features; a group column "
+                "is a factor (leave it out of linear_features)."
+            )
+        if kinds[g] == "strata":
+            raise ValueError(
+                f"{where}: column {gkey!r} is a strata column; a column is either a Cox "
+                "stratum or a by= group."
+            )
+        groups[j] = g
+    for j in np.flatnonzero(groups >= 0):
+        if groups[groups[j]] >= 0:
+            raise ValueError(
+                f"by: column {_label(int(groups[j]), names)!r} is the group of a feature and "
+                "has a group of its own."
+            )
+        kinds[groups[j]] = "group"
+    return groups, kinds
+
+
+def feature_strata(
+    strata: Any, kinds: np.ndarray, names: Sequence[str] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The strata columns of a Cox model (``strata="g"`` or a list of columns).
+
+    Parameters
+    ----------
+    strata : None, a column, or a list of columns
+        Columns by name (X a DataFrame) or position; each is a column of X that is no
+        feature (not binned by ``by=``'s group, not linear).
+    kinds : ndarray of object, shape (n_features,)
+        The features' kinds.
+    names : sequence of str or None
+        Column names of X (None for an array).
+
+    Returns
+    -------
+    positions : ndarray of intp
+        The strata columns' positions, in the order given.
+    kinds : ndarray of object
+        The kinds with every strata column's kind set to ``"strata"``.
+    """
+    p = len(kinds)
+    if strata is None:
+        return np.empty(0, dtype=np.intp), kinds
+    keys = [strata] if isinstance(strata, str | int | np.integer) else strata
+    if isinstance(keys, Mapping) or not isinstance(keys, Sequence | np.ndarray) or not len(keys):
+        raise ValueError(
+            "strata must be None, a column (name or position) or a list of columns; "
+            f"got {strata!r}."
+        )
+    kinds = kinds.copy()
+    pos = []
+    for key in keys:
+        j = _one_column(key, "strata", p, names)
+        if j in pos:
+            raise ValueError(f"strata names column {key!r} twice.")
+        if kinds[j] in ("linear", "group"):
+            what = "in linear_features" if kinds[j] == "linear" else "a by= group column"
+            raise ValueError(f"strata: column {key!r} is {what}; a stratum column is no feature.")
+        pos.append(j)
+        kinds[j] = "strata"
+    if np.all(kinds == "strata"):
+        raise ValueError("strata names every column of X; the model needs a feature.")
+    return np.asarray(pos, dtype=np.intp), kinds
+
+
+def fitted_column(st: Mapping[str, Any], key: Any) -> int:
+    """The position in X of a column recorded in an estimator's fitted state.
+
+    Parameters
+    ----------
+    st : mapping
+        The fitted state (``feature_names_in_`` when fitted on a DataFrame).
+    key : str or int
+        The column as recorded (``by_``, ``strata_``): a name, or a position.
+
+    Returns
+    -------
+    int
+        Its position among the fitted features.
+    """
+    from ._base import inconsistent
+
+    names = st.get("feature_names_in_")
+    if names is None or isinstance(key, int | np.integer):
+        return int(key)
+    hits = [j for j, c in enumerate(names) if str(c) == str(key)]
+    if len(hits) != 1:
+        raise inconsistent(f"the column {key!r} of the fitted state is not one of X's")
+    return hits[0]
 
 
 def _level_key(v: Any) -> tuple:

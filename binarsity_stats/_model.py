@@ -1440,19 +1440,6 @@ def _by_weights(kind, counts: np.ndarray, given: np.ndarray, block) -> np.ndarra
     block of one level has exactly the plain chain's weights). Every chain start is a
     break (ω = 0: no penalty across levels); a weight array is kept elsewhere.
     """
-    from ._penalty import penalty_weights as engine_weights
+    from ._penalty import by_chain_weights
 
-    chains = block.chains()
-    if isinstance(kind, str):
-        w = np.zeros(len(counts))
-        total = counts.sum()
-        for first, m, _ in chains:
-            c = counts[first : first + m]
-            if m > 1 and c.sum() > 0 and total > 0:
-                cw = engine_weights(kind, c, np.array([0, m], dtype=np.intp))
-                w[first : first + m] = cw * (np.sqrt(c.sum() / total) if kind != "uniform" else 1)
-    else:
-        w = np.array(given, dtype=np.float64, copy=True)
-    for first, _, _ in chains:
-        w[first] = 0.0
-    return w
+    return by_chain_weights(kind, counts, given, block.chains())

@@ -24,6 +24,7 @@ from ._validation import check_block_ptr
 __all__ = [
     "BinarsityPenalty",
     "penalty_weights",
+    "by_chain_weights",
     "block_suffix_sums",
     "lambda_theory",
     "theory_nobs",
@@ -462,3 +463,43 @@ class BinarsityPenalty:
         if viol.size == 0:
             return np.zeros(len(self.block_ptr) - 1)
         return np.maximum.reduceat(viol, self.block_ptr[:-1])
+
+
+def by_chain_weights(kind, counts: np.ndarray, given: np.ndarray, chains: list) -> np.ndarray:
+    """Penalty weights of a block of several chains (``(first, length, …)`` each).
+
+    Varying coefficients (``bin(x):C(g)``, the estimators' ``by=``): a named weighting
+    gives the chain of group level g the weights of a plain chain on that level's rows,
+    times sqrt(N_g / N) (the level's share of the rows, so that a block of one level has
+    exactly the plain chain's weights; "uniform" weighs every edge 1). Every chain start
+    is a break (ω = 0: no penalty across levels); given weights are kept elsewhere.
+
+    Parameters
+    ----------
+    kind : str or ndarray
+        A named weighting (``"balanced"``, ``"theory"``, ``"uniform"``) or given weights.
+    counts : ndarray of shape (m,)
+        The block's weighted level counts.
+    given : ndarray of shape (m,)
+        The weights computed for the block as one chain (kept for a weight array).
+    chains : list of tuple
+        ``(first level, number of levels, ...)`` of every chain of the block.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        ω of the block, 0 at every chain start.
+    """
+    if isinstance(kind, str):
+        w = np.zeros(len(counts))
+        total = counts.sum()
+        for first, m, *_ in chains:
+            c = counts[first : first + m]
+            if m > 1 and c.sum() > 0 and total > 0:
+                cw = penalty_weights(kind, c, np.array([0, m], dtype=np.intp))
+                w[first : first + m] = cw * (np.sqrt(c.sum() / total) if kind != "uniform" else 1)
+    else:
+        w = np.array(given, dtype=np.float64, copy=True)
+    for first, *_ in chains:
+        w[first] = 0.0
+    return w

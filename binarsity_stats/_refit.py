@@ -7,6 +7,7 @@ other).
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,6 +20,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._results import BinarsityResults
 
 __all__ = ["RefitResults"]
+
+_REFERENCE = -1  # a level in the reference segment of the selected design
+_NO_ESTIMATE = -2  # a level whose segment had no training weight
 
 
 class RefitResults:
@@ -33,6 +37,19 @@ class RefitResults:
     split : dict, optional
         For a sample-splitting refit: ``{"share", "random_state", "select_rows",
         "estimate_rows"}``.
+
+    Attributes
+    ----------
+    shape_violations : pandas.DataFrame
+        Where the refit of a monotone term (``bin(x, monotone=...)``,
+        ``ordered(x, monotone=...)``, an estimator's ``monotone=``) goes against its
+        direction: one row per pair of neighbouring segments of a chain (``term``,
+        ``group`` — the level of g of a ``bin(x):C(g)`` chain, else None — ``from``,
+        ``to``, ``change``: the refitted effect of ``to`` minus that of ``from``).
+        Empty when every monotone term keeps its direction (or there is none). The
+        statsmodels refit is unconstrained: the penalised fit is monotone, its refit on
+        the same segments need not be; a violation is also warned about and noted in
+        :meth:`summary`.
 
     Notes
     -----
@@ -58,6 +75,15 @@ class RefitResults:
         self.lam = parent.lam
         self.weights_kind = parent.model.weights_kind if parent.model.weighted else None
         self.split = split
+        self.shape_violations = _shape_violations(parent, np.asarray(self.params, dtype=float))
+        if len(self.shape_violations):
+            warnings.warn(
+                "refit(): " + _violation_text(self.shape_violations) + " The unpenalised "
+                "refit is not constrained (the penalised fit is monotone); see "
+                "RefitResults.shape_violations.",
+                UserWarning,
+                stacklevel=3,
+            )
 
     @property
     def names(self) -> list[str]:
@@ -257,6 +283,16 @@ class RefitResults:
             )
         else:
             notes.append(self.NOTE)
+        if any(getattr(b, "monotone", None) for b in self.parent.model.spec.blocks):
+            notes.append(
+                "Monotone terms are NOT constrained in this unpenalised refit (the penalised "
+                "fit is monotone); here "
+                + (
+                    _violation_text(self.shape_violations)
+                    if len(self.shape_violations)
+                    else "the refitted segments of every monotone term keep its direction."
+                )
+            )
         if hasattr(smry, "add_extra_txt"):
             smry.add_extra_txt(notes)
         else:  # PHReg's summary (statsmodels' summary2)
@@ -274,6 +310,50 @@ class RefitResults:
         return f"<RefitResults: {len(self.params)} parameters, {how}>"
 
 
+
+
+def _shape_violations(parent: BinarsityResults, params: np.ndarray) -> pd.DataFrame:
+    """Neighbouring segments of a monotone chain whose refitted effects go the wrong way.
+
+    A level's refitted effect is its segment's coefficient (0 in the reference segment;
+    a segment without training weight has none and is skipped); within a chain every
+    effect is relative to the same reference, so their differences are the refit's
+    jumps.
+    """
+    m = parent.model
+    level_cols = parent._selection[0]
+    rows = []
+    for j, block in enumerate(m.spec.blocks):
+        shape = getattr(block, "monotone", None)
+        if not shape:
+            continue
+        sign = 1.0 if shape == "increasing" else -1.0
+        cols = level_cols[j]
+        for first, length, group in block.chains():
+            segs: list[list] = []  # [column, effect, first level, last level]
+            for k in range(first, first + length):
+                c = int(cols[k])
+                if segs and segs[-1][0] == c:
+                    segs[-1][3] = k
+                    continue
+                effect = params[c] if c >= 0 else (0.0 if c == _REFERENCE else np.nan)
+                segs.append([c, effect, k, k])
+            segs = [s for s in segs if np.isfinite(s[1])]
+            for a, b in zip(segs[:-1], segs[1:], strict=True):
+                change = float(b[1] - a[1])
+                if sign * change < 0:
+                    rows.append((block.term, group, block.segment_label(a[2], a[3]),
+                                 block.segment_label(b[2], b[3]), change))  # fmt: skip
+    return pd.DataFrame(rows, columns=["term", "group", "from", "to", "change"])
+
+
+def _violation_text(violations: pd.DataFrame) -> str:
+    """One sentence naming the segments where a monotone term's refit goes the wrong way."""
+    parts = [
+        f"{term}{'' if group is None else f' (level {group})'}: {a} -> {b} ({change:+.4g})"
+        for term, group, a, b, change in violations.itertuples(index=False, name=None)
+    ]
+    return "the refit goes against the declared direction of " + "; ".join(parts) + "."
 
 
 def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | None = None) -> Any:

@@ -21,7 +21,7 @@ from . import _cox
 from ._base import inconsistent
 from ._dask import is_dask_collection
 from ._formula import Block, _as_frame, _column_or_array, check_predict_missing, predict_complete
-from ._refit import RefitResults, _fit_statsmodels, _split_refit
+from ._refit import _NO_ESTIMATE, _REFERENCE, RefitResults, _fit_statsmodels, _split_refit
 from ._validation import check_offset
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,9 +35,6 @@ __all__ = ["BinarsityResults", "degrees_of_freedom"]
 
 #: Relative size below which two neighbouring levels count as equal (no jump).
 JUMP_TOL = 1e-10
-
-_REFERENCE = -1  # a level in the reference segment of the selected design
-_NO_ESTIMATE = -2  # a level whose segment had no training weight
 
 
 def _new_design(model: BinarsityModel, newdata: Any, offset: Any) -> tuple[Any, np.ndarray | None]:

@@ -284,13 +284,21 @@ def _survival_rows(res: Any) -> list[tuple[str, str]]:
     """Header rows of a Cox fit: events, partial deviance and likelihood, Harrell's C."""
     m = res.model
     events = float(np.sum(m.survival[:, 1])) if m.survival is not None else float("nan")
+    strata = getattr(m.spec, "strata", None)
     return [
         ("Events", _fmt(int(events)) if np.isfinite(events) else "-"),
+        *([("Strata", f"{', '.join(map(str, strata))} ({_n_strata(m)})")] if strata else []),
         ("Deviance (partial)", _fmt(res.deviance)),
         ("Null deviance", _fmt(res.null_deviance)),
         ("Log partial lik.", _fmt(res.llf)),
         ("C-index (Harrell)", _fmt(res.concordance)),
     ]
+
+
+def _n_strata(m: Any) -> int:
+    """The number of strata of a stratified Cox fit (its training rows' labels)."""
+    labels = getattr(m, "strata", None)
+    return 0 if labels is None else len(np.unique(labels))
 
 
 def _weights_label(m: Any) -> str:
@@ -515,6 +523,12 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             f"{getattr(fam, 'ties', 'breslow').title()}'s ties; the null deviance is that of "
             "eta = offset."
         )
+        if getattr(m.spec, "strata", None):
+            constraint += (
+                f" Stratified by strata({', '.join(map(str, m.spec.strata))}) "
+                f"({_n_strata(m)} strata): risk sets, ties and the baseline hazard are "
+                "per stratum; the levels are common to all strata."
+            )
     elif not m.fit_intercept:
         constraint = (
             "No intercept ('- 1'): the linear predictor has no constant term; the null "
