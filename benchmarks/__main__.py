@@ -26,6 +26,7 @@ SUITES = (
     "selection",
     "cv",
     "dask",
+    "coxspeed",
 )
 
 

@@ -42,6 +42,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _cox_fast
+
 __all__ = [
     "RiskSets",
     "encode",
@@ -220,6 +222,10 @@ class RiskSets:
         Rows per group.
     strata : list of (int, int)
         For each stratum, its range of groups [g0, g1) (risk sets stay inside).
+    group_bounds : ndarray of intp
+        ``group_start`` followed by n (the compiled kernel's group table).
+    strata_bounds : ndarray of intp
+        The first group of each stratum followed by the number of groups.
     """
 
     order: np.ndarray
@@ -227,6 +233,8 @@ class RiskSets:
     group_start: np.ndarray
     group_size: np.ndarray
     strata: list
+    group_bounds: np.ndarray
+    strata_bounds: np.ndarray
 
 
 _CACHE: dict[int, tuple] = {}
@@ -246,7 +254,17 @@ def _build(y: np.ndarray) -> RiskSets:
     sc = np.flatnonzero(np.diff(gstrat)) + 1 if n else np.zeros(0, dtype=np.intp)
     bounds = np.concatenate([[0], sc, [starts.size]]).astype(np.intp) if n else [0, 0]
     strata = [(int(bounds[i]), int(bounds[i + 1])) for i in range(len(bounds) - 1)]
-    return RiskSets(order, event[order].astype(np.float64), starts, sizes, strata)
+    gb = np.ascontiguousarray(np.concatenate([starts, [n]]), dtype=np.intp)
+    sb = np.ascontiguousarray(np.asarray(bounds), dtype=np.intp)
+    return RiskSets(
+        np.ascontiguousarray(order, dtype=np.intp),
+        np.ascontiguousarray(event[order], dtype=np.float64),
+        starts,
+        sizes,
+        strata,
+        gb,
+        sb,
+    )
 
 
 def risk_sets(y: np.ndarray) -> RiskSets:
@@ -280,6 +298,78 @@ def loss_grad_hess(
     eta, y, sample_weight, scale=1.0, grad_out=None, hess_out=None, ties="breslow"
 ) -> float:
     """Negative log partial likelihood, its gradient and diagonal majoriser.
+
+    The compiled kernel ``_cox_fast.cox_loss_grad_hess`` computes them over the sort of
+    :func:`risk_sets` (cached per ``y`` array); :func:`_loss_grad_hess_numpy` is its
+    NumPy reference (the same sums in the same order).
+
+    Parameters
+    ----------
+    eta, y, sample_weight : ndarray of shape (n,)
+        Linear predictor, packed response and weights.
+    scale : float, default=1
+        Factor of the outputs ``grad_out``, ``hess_out`` (the engine passes 1/W).
+    grad_out, hess_out : ndarray of shape (n,), optional
+        Filled in place with scale·∂L/∂η and scale·h (see the module docstring).
+    ties : {"breslow", "efron"}, default="breslow"
+        Handling of tied event times. Efron's: a group g of m_g events with weighted
+        count d_g contributes (d_g / m_g) Σ_{r<m_g} log(D_g − (r/m_g) F_g), F_g the
+        risk s e^η of its events (R's ``coxph`` with weights); the curvature is again
+        the majoriser s_k e^{η_k} A_k with A_k the sum of k's shares of the
+        denominators.
+
+    Returns
+    -------
+    float
+        L(η), unscaled.
+    """
+    if ties not in ("breslow", "efron"):
+        raise ValueError(f"ties must be 'breslow' or 'efron'; got {ties!r}.")
+    rs = risk_sets(y)
+    n = rs.order.shape[0]
+    e = _as_rows(eta, n, "eta")
+    s = _as_rows(sample_weight, n, "sample_weight")
+    want = grad_out is not None or hess_out is not None
+    g = _out_rows(grad_out, n, "grad_out") if want else _EMPTY
+    h = _out_rows(hess_out, n, "hess_out") if want else _EMPTY
+    work = np.empty(2 * n)
+    gwork = np.empty(2 * (rs.group_bounds.shape[0] - 1))
+    loss = _cox_fast.cox_loss_grad_hess(
+        rs.order, rs.event, rs.group_bounds, rs.strata_bounds, e, s, float(scale),
+        g, h, work, gwork, ties == "efron", want,
+    )  # fmt: skip
+    if grad_out is not None and g is not grad_out:
+        grad_out[...] = g
+    if hess_out is not None and h is not hess_out:
+        hess_out[...] = h
+    return float(loss)
+
+
+_EMPTY = np.empty(0)
+
+
+def _as_rows(v, n: int, name: str) -> np.ndarray:
+    a = np.ascontiguousarray(np.asarray(v, dtype=np.float64).ravel())
+    if a.shape[0] != n:
+        raise ValueError(f"{name} has {a.shape[0]} rows but y has {n}.")
+    return a
+
+
+def _out_rows(out, n: int, name: str) -> np.ndarray:
+    """``out`` itself when the kernel can write into it, else a scratch vector."""
+    if out is None:
+        return np.empty(n)
+    if out.shape != (n,):
+        raise ValueError(f"{name} has shape {out.shape}; expected ({n},).")
+    if out.dtype == np.float64 and out.flags.c_contiguous and out.flags.writeable:
+        return out
+    return np.empty(n)
+
+
+def _loss_grad_hess_numpy(
+    eta, y, sample_weight, scale=1.0, grad_out=None, hess_out=None, ties="breslow"
+) -> float:
+    """NumPy reference of :func:`loss_grad_hess` (the compiled kernel's twin in the tests).
 
     Parameters
     ----------
@@ -333,11 +423,17 @@ def loss_grad_hess(
             frac = r / np.where(mg > 0, mg, 1)[grp]
             denom = D[grp] - frac * F[grp]
             wbar = np.where(mg > 0, d / np.where(mg > 0, mg, 1), 0.0)[grp]
+            # a group whose events all weigh 0 adds nothing (its denominators may be 0)
+            live = wbar > 0
             with np.errstate(divide="ignore", invalid="ignore"):
-                loss += float(np.sum(wbar * (np.log(denom) + m)))
-                a = np.bincount(grp, weights=wbar / denom, minlength=mg.size)
-                b = np.bincount(grp, weights=wbar * (1 - frac) / denom, minlength=mg.size)
-            loss -= float(np.dot(sd[r0:r1], es))
+                loss += float(np.sum(np.where(live, wbar * np.log(denom), 0.0)))
+                a = np.bincount(grp, weights=np.where(live, wbar / denom, 0.0), minlength=mg.size)
+                b = np.bincount(
+                    grp, weights=np.where(live, wbar * (1 - frac) / denom, 0.0), minlength=mg.size
+                )
+            # the linear term on the shifted scale: Σ_g d_g m cancels Σ s δ m (no
+            # cancellation between large terms when η is huge)
+            loss -= float(np.dot(sd[r0:r1], es - m))
             if want:
                 gsz = sizes[g0:g1]
                 before = np.repeat(np.cumsum(a) - a, gsz)
@@ -347,9 +443,9 @@ def loss_grad_hess(
                 gs[r0:r1] = hk - sd[r0:r1]
             continue
         with np.errstate(divide="ignore", invalid="ignore"):
-            loss += float(np.sum(d[ev] * (np.log(D[ev]) + m)))
+            loss += float(np.sum(d[ev] * np.log(D[ev])))
             ratio = np.where(ev, d / np.where(ev, D, 1.0), 0.0)
-        loss -= float(np.dot(sd[r0:r1], es))
+        loss -= float(np.dot(sd[r0:r1], es - m))
         if want:
             A = np.repeat(np.cumsum(ratio), sizes[g0:g1])
             hk = w * A

@@ -213,8 +213,16 @@ def _row_vector(v, n, name, default):
 DEFAULT_THREADS: int | None = None
 
 
-def _n_threads(n_threads, n_tasks) -> int:
+#: Below this many row × task cells a call that does not name its threads runs in the
+#: calling thread: starting and joining a pool costs ~0.1-1 ms (more on a busy machine),
+#: more than the tables of a small fold (the polish builds a Gram per Newton step).
+MIN_THREADED_CELLS = 1 << 18
+
+
+def _n_threads(n_threads, n_tasks, cells=None) -> int:
     if n_threads is None:
+        if cells is not None and cells < MIN_THREADED_CELLS:
+            return 1
         n_threads = DEFAULT_THREADS if DEFAULT_THREADS is not None else (os.cpu_count() or 1)
     n_threads = int(n_threads)
     if n_threads < 1:
@@ -305,7 +313,7 @@ def pair_gram_into(codes, bp, w, out, n_threads=None) -> None:
     if tj.size == 0:
         return
     tj, tl = tj.astype(np.intp), tl.astype(np.intp)
-    k = _n_threads(n_threads, tj.size)
+    k = _n_threads(n_threads, tj.size, cells=codes.shape[1] * tj.size)
     parts = _split(np.ones(tj.size), k)
     jobs = [
         (
@@ -389,7 +397,7 @@ def gram_statistics(
     # balanced over the threads by their cost (rows × columns touched)
     tj, tl = np.triu_indices(p, k=1)
     costs = np.concatenate([np.full(p, 1.0 + m), np.ones(tj.size)])
-    k = _n_threads(n_threads, costs.size) if costs.size else 1
+    k = _n_threads(n_threads, costs.size, cells=n * float(costs.sum())) if costs.size else 1
     jobs = []
     for idx in _split(costs, k) if costs.size else []:
         blocks = np.ascontiguousarray(idx[idx < p], dtype=np.intp)
