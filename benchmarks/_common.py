@@ -34,6 +34,8 @@ _VERSIONED = (
     "skglm",
     "cvxpy",
     "glum",
+    "sksurv",
+    "lifelines",
     "binarsity_stats",
 )
 
