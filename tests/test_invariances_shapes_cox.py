@@ -360,6 +360,12 @@ def test_cv_choice_is_invariant_to_weight_scale_and_time_units():
     d = _glm(COX, SURV.assign(time=1e5 * SURV.time), "cox", sample_weight=3.0 * SURV.w).fit_cv(**cv)
     assert_allclose([d.lam_min, d.lam_1se], [c.lam_min, c.lam_1se], rtol=1e-9)
     assert d.best_.n_jumps == c.best_.n_jumps > 0
+    # fold ids given as a column travel with the rows: a permutation changes nothing
+    ids = SURV.assign(fold=np.arange(len(SURV)) % 4)
+    perm = np.random.default_rng(1).permutation(len(ids))
+    e, f = (_glm(COX, frame, "cox", sample_weight="w").fit_cv(folds="fold", n_lambdas=20)
+            for frame in (ids, ids.iloc[perm].reset_index(drop=True)))  # fmt: skip
+    assert_allclose([f.lam_min, f.lam_1se], [e.lam_min, e.lam_1se], rtol=1e-9)
 
 
 @pytest.mark.parametrize("y", ["gaussian", "poisson"])
