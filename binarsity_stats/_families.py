@@ -1437,9 +1437,10 @@ def family_from_text(text: str) -> Any:
     Parameters
     ----------
     text : str
-        A built-in name or alias (``"binomial"``, ``"logit"``...), ``"gamma"`` or
-        ``"tweedie:P"`` with 1 <= P <= 2 (statsmodels' families with the log link: their
-        canonical links are not convex).
+        A built-in name or alias (``"binomial"``, ``"logit"``, ``"cox"``...),
+        ``"cox:efron"`` / ``"cox:breslow"`` (the Cox model with these ties), ``"gamma"``,
+        ``"tweedie"`` (P = 1.5, glm()'s default) or ``"tweedie:P"`` with 1 <= P <= 2
+        (statsmodels' families with the log link: their canonical links are not convex).
 
     Returns
     -------
@@ -1454,6 +1455,13 @@ def family_from_text(text: str) -> Any:
     name = text.strip().lower()
     if name in FAMILIES or name in FAMILY_ALIASES:
         return text
+    if name.startswith("cox:"):
+        ties = name.split(":", 1)[1].strip()
+        if ties not in ("breslow", "efron"):
+            raise ValueError(f"cox:TIES needs TIES = breslow or efron; got {text!r}")
+        return ("cox", ties)
+    if name == "tweedie":
+        name = "tweedie:1.5"  # glm(family="tweedie")'s variance power
     if name == "gamma" or name.startswith("tweedie:"):
         import statsmodels.api as sm
 
@@ -1471,11 +1479,11 @@ def family_from_text(text: str) -> Any:
         return sm.families.Tweedie(var_power=power, link=log)
     import difflib
 
-    known = sorted(FAMILIES) + sorted(FAMILY_ALIASES) + ["gamma"]
+    known = sorted(FAMILIES) + sorted(FAMILY_ALIASES) + ["gamma", "tweedie", "cox:efron"]
     close = difflib.get_close_matches(name, known, n=1)
     raise ValueError(
-        f"must be one of {', '.join(sorted(FAMILIES))}, gamma or tweedie:P (also "
-        f"{', '.join(sorted(FAMILY_ALIASES))}); got {text!r}"
+        f"must be one of {', '.join(sorted(FAMILIES))}, cox:efron, gamma, tweedie or "
+        f"tweedie:P (also {', '.join(sorted(FAMILY_ALIASES))}); got {text!r}"
         + (f". Did you mean {close[0]!r}?" if close else "")
     )
 

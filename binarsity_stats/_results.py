@@ -359,7 +359,11 @@ class BinarsityResults:
     @property
     def dispersion(self) -> float:
         """Pearson estimate of the dispersion, χ² / ``df_resid`` (statsmodels' ``scale``
-        on an unpenalised fit; NaN when no residual df is left)."""
+        on an unpenalised fit of a family with an estimated dispersion — gaussian, gamma,
+        Tweedie; for binomial and poisson statsmodels fixes ``scale`` at 1 and this is
+        its ``pearson_chi2 / df_resid``, the over-dispersion check). In the units of the
+        analytic weights: weights c·s give c times the dispersion. NaN when no residual
+        df is left."""
         df_resid = self.df_resid
         return self.pearson_chi2 / df_resid if df_resid > 0 else float("nan")
 

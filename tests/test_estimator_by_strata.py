@@ -112,12 +112,18 @@ def test_predict_new_rows_and_an_unseen_level():
         est.predict(new[["age", "z"]])
 
 
-def test_cv_estimators_with_by():
-    cv = BinarsityGLMCV(n_bins=8, by={"age": "region"}, cv=3, random_state=0, n_lambdas=12).fit(
-        X, DF.y
-    )
-    res = glm("y ~ bin(age, 8, by=region) + bin(z, 8)", DF).fit(lam=cv.lam_, tol=1e-7)
-    np.testing.assert_allclose(cv.predict(X), res.predict(DF), atol=1e-5)
+def _same_cv(est, ref):
+    np.testing.assert_array_equal(est.lams_, ref.lams)
+    np.testing.assert_array_equal(est.cv_mean_, ref.mean)
+    assert est.lam_ == ref.lam_min
+    np.testing.assert_array_equal(est.coef_, ref.results("lam_min").coef)
+
+
+def test_cv_estimators_with_by_are_fit_cv():
+    ids = np.arange(len(DF)) % 3
+    cv = BinarsityGLMCV(n_bins=8, by={"age": "region"}, cv=ids, n_lambdas=12).fit(X, DF.y)
+    ref = glm("y ~ bin(age, 8, by=region) + bin(z, 8)", DF).fit_cv(folds=ids, n_lambdas=12)
+    _same_cv(cv, ref)
     assert cv.by_[0] == "region"
     clf = BinarsityClassifierCV(n_bins=6, by={"age": "region"}, cv=3, random_state=0,
                                 n_lambdas=8).fit(X, DF.yb)  # fmt: skip
@@ -239,8 +245,11 @@ def test_strata_with_by_cv_and_pickle():
     _same(est, res)
     again = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(again.predict_survival(SX, [1.0]), est.predict_survival(SX, [1.0]))
-    cv = BinarsityGLMCV(family="cox", n_bins=6, strata="site", cv=3, random_state=0,
-                        n_lambdas=8).fit(SX, SY)  # fmt: skip
+    ids = np.arange(len(SDF)) % 3
+    cv = BinarsityGLMCV(family="cox", n_bins=6, strata="site", cv=ids, n_lambdas=8).fit(SX, SY)
+    ref = glm("Surv(time, event) ~ bin(age, 6) + bin(z, 6) + bin(arm, 6) + strata(site)", SDF,
+              family="cox").fit_cv(folds=ids, n_lambdas=8)  # fmt: skip
+    _same_cv(cv, ref)
     assert cv.strata_ == ["site"] and 0.5 < cv.score(SX, SY) <= 1.0
     arr = BinarsityGLM(family="cox", n_bins=6, lam=0.02, strata=1).fit(
         SX[["age", "site", "z"]].to_numpy(dtype=object), SY
@@ -306,3 +315,18 @@ def test_a_tampered_fitted_state_is_refused():
         setattr(bad, attr, value)
         with pytest.raises(ValueError, match="the fitted state is inconsistent"):
             bad.predict_survival(SX, [1.0])
+
+
+@pytest.mark.parametrize("pw", ["theory", "uniform", "array"])
+def test_by_with_every_penalty_weighting(pw):
+    model = glm("y ~ bin(age, 6, by=region) + bin(z, 6)", DF, penalty_weights="balanced")
+    weights = model.penalty_weights * np.linspace(0.5, 2.0, model.penalty_weights.size)
+    kind = weights if pw == "array" else pw
+    est = BinarsityGLM(n_bins=6, lam=0.02, by={"age": "region"}, penalty_weights=kind,
+                       tol=1e-10).fit(X, DF.y)  # fmt: skip
+    res = glm("y ~ bin(age, 6, by=region) + bin(z, 6)", DF, penalty_weights=kind).fit(
+        lam=0.02, tol=1e-10
+    )
+    np.testing.assert_array_equal(est.penalty_weights_, res.model.penalty_weights)
+    _same(est, res)
+    assert np.all(est.penalty_weights_[[0, 6, 12, 18]] == 0)  # breaks at every level start

@@ -360,3 +360,23 @@ def test_cv_choice_is_invariant_to_weight_scale_and_time_units():
     d = _glm(COX, SURV.assign(time=1e5 * SURV.time), "cox", sample_weight=3.0 * SURV.w).fit_cv(**cv)
     assert_allclose([d.lam_min, d.lam_1se], [c.lam_min, c.lam_1se], rtol=1e-9)
     assert d.best_.n_jumps == c.best_.n_jumps > 0
+    # fold ids given as a column travel with the rows: a permutation changes nothing
+    ids = SURV.assign(fold=np.arange(len(SURV)) % 4)
+    perm = np.random.default_rng(1).permutation(len(ids))
+    e, f = (_glm(COX, frame, "cox", sample_weight="w").fit_cv(folds="fold", n_lambdas=20)
+            for frame in (ids, ids.iloc[perm].reset_index(drop=True)))  # fmt: skip
+    assert_allclose([f.lam_min, f.lam_1se], [e.lam_min, e.lam_1se], rtol=1e-9)
+
+
+@pytest.mark.parametrize("y", ["gaussian", "poisson"])
+def test_negated_feature_swaps_monotone_when_every_value_has_its_own_bin(y):
+    # docs/user_guide/binning.md: exact with fewer distinct values than bins
+    tied = DF.assign(u=np.round(DF.u))  # 11 values, 20 bins
+    up = _glm(f"{y} ~ bin(u, 20, monotone='increasing') + C(r)", tied, FAMILY[y],
+              sample_weight="w").fit()  # fmt: skip
+    down = _glm(f"{y} ~ bin(u, 20, monotone='decreasing') + C(r)", tied.assign(u=-tied.u),
+                FAMILY[y], sample_weight="w").fit()  # fmt: skip
+    assert up.n_jumps > 0 and down.n_jumps == up.n_jumps
+    assert_allclose(down.fittedvalues, up.fittedvalues, rtol=1e-10)
+    assert_allclose(np.sort(-down.cut_points()["cut"].to_numpy(float)),
+                    np.sort(up.cut_points()["cut"].to_numpy(float)) + 1.0)  # fmt: skip

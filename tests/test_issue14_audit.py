@@ -178,3 +178,39 @@ def test_estimator_monotone_on_an_unordered_categorical_is_refused_by_name():
     est = bs.BinarsityClassifier(categorical_features="auto", monotone={"rating": "increasing"})
     with pytest.raises(ValueError, match=r"monotone\['rating'\].*categorical.*ordered factors"):
         est.fit(X, y)
+
+
+def test_cli_family_cox_efron_and_bare_tweedie(tmp_path, capsys):
+    import io
+    import pickle
+
+    import statsmodels.api as sm
+
+    from binarsity_stats._cli import main
+
+    rng = np.random.default_rng(2)
+    n = 250
+    d = pd.DataFrame({"x": rng.uniform(0, 3, n)})
+    d["time"] = np.round(rng.exponential(np.exp(-(d.x > 1.5))), 1) + 0.1  # tied times
+    d["event"] = (rng.uniform(size=n) < 0.8).astype(int)
+    d["y"] = rng.gamma(1.5, np.exp(d.x > 2) / 1.5) * (rng.uniform(size=n) < 0.6)
+    d.to_csv(tmp_path / "d.csv", index=False)
+    cases = (
+        ("cox:efron", "Surv(time, event) ~ bin(x, 10)", ("cox", "efron")),
+        ("Cox:Breslow", "Surv(time, event) ~ bin(x, 10)", "cox"),
+        ("tweedie", "y ~ bin(x, 10)", sm.families.Tweedie(var_power=1.5,
+                                                           link=sm.families.links.Log())),
+    )  # fmt: skip
+    for flag, formula, family in cases:
+        code = main(["fit", formula, "--data", str(tmp_path / "d.csv"), "--family", flag,
+                     "--lam", "0.01", "--save", str(tmp_path / "m.pkl")], out=io.StringIO())  # fmt: skip
+        assert code == 0, capsys.readouterr().err
+        with open(tmp_path / "m.pkl", "rb") as fh:
+            saved = pickle.load(fh)
+        ref = bs.glm(formula, d, family=family).fit(lam=0.01)
+        assert saved.model.family == ref.model.family
+        np.testing.assert_array_equal(saved.coef, ref.coef)
+    with pytest.raises(SystemExit):
+        main(["fit", "Surv(time, event) ~ bin(x)", "--data", str(tmp_path / "d.csv"),
+              "--family", "cox:exact"], out=io.StringIO())  # fmt: skip
+    assert "cox:TIES needs TIES = breslow or efron" in capsys.readouterr().err
