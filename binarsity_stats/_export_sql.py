@@ -22,7 +22,8 @@ value: ``EXP`` overflowing or underflowing a double, ``LN``/``LOG`` of a number 
 power. Its query therefore evaluates the inverse link on η in a scalar sub-query that
 names η once and saturates where the double range ends (``Infinity``/``0``/``1``, the
 values ``predict`` gives there), and guards the functions of term expressions so that
-an argument outside their domain gives NULL, as SQLite does.
+an argument outside their domain gives NULL, as SQLite does. A Cox model's relative
+risk is e^min(η, 700) in every dialect, as ``predict`` computes it (same sub-query).
 
 Where ``predict`` raises, the query gives NULL: a missing value of a term without a
 missing level, an unseen level of a categorical term. Where ``predict`` gives NaN (a
@@ -37,6 +38,7 @@ import ast
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ._families import _LOG_ETA_MAX
 from ._spec import parse_expression
 
 __all__ = ["to_sql", "DIALECTS"]
@@ -243,7 +245,12 @@ def _constant(node: ast.AST) -> float | None:
     return None
 
 
-def _inverse_link(link: str, eta: str, w: _Writer) -> str:
+def _inverse_link(link: str, eta: str, w: _Writer, cox: bool = False) -> str:
+    if cox:  # predict's relative risk e^min(η, 700), whatever the dialect
+        cap, n = w.number(_LOG_ETA_MAX), w.number
+        low = f"WHEN e < {n(_EXP_MIN)} THEN {n(0.0)} " if w.strict else ""
+        inside = f"CASE WHEN e > {cap} THEN EXP({cap}) {low}ELSE EXP(e) END"
+        return f"(SELECT {inside} FROM (SELECT {eta} AS e) AS eta)"
     if link == "identity":
         return eta
     if link not in ("log", "logit", "cloglog", "loglog"):
@@ -347,7 +354,9 @@ def to_sql(
         else:
             pieces.append(f"({w.linear_term(term)})")
     eta = "\n    + ".join(pieces)
-    value = eta if type == "link" else _inverse_link(spec["family"]["link"], f"\n    {eta}\n", w)
+    family = spec["family"]
+    cox = family["name"] == "cox"
+    value = eta if type == "link" else _inverse_link(family["link"], f"\n    {eta}\n", w, cox)
     drop = (spec.get("missing") or {}).get("drop_columns") or []
     if drop:  # missing="drop": NULL where predict gives NaN (R's na.exclude)
         na = " OR ".join(f"{w.column_value({'column': c, 'expr': c})} IS NULL" for c in drop)

@@ -187,21 +187,24 @@ def test_a_drop_model_guards_its_columns_explicitly(run):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("link", ["logit", "log", "cloglog", "loglog"])
+@pytest.mark.parametrize("link", ["logit", "log", "cloglog", "loglog", "cox"])
 def test_a_linear_predictor_beyond_the_double_range_saturates(engine, link, run):
     """η of ±1e4 from a linear term far outside its training range: the mean is 0, 1 or
     inf as in ``predict`` (PostgreSQL's EXP raised overflow/underflow, failing the
-    whole query), and the rows around the bounds of the double range agree to 1e-12."""
+    whole query), and the rows around the bounds of the double range agree to 1e-12.
+    Cox's relative risk is e^min(η, 700) as in ``predict`` (was e^η in every dialect)."""
     import statsmodels.api as sm
 
     links = sm.families.links
-    family = {"logit": "binomial", "log": "poisson",
+    family = {"logit": "binomial", "log": "poisson", "cox": "cox",
               "cloglog": sm.families.Binomial(links.CLogLog()),
               "loglog": sm.families.Binomial(links.LogLog())}[link]  # fmt: skip
-    res = glm("yb ~ bin(x1, 4) + z", TRAIN, family=family).fit(lam=1e-3)
-    assert res.to_spec()["family"]["link"] == link
+    y = "Surv(time, event)" if link == "cox" else "yb"
+    res = glm(f"{y} ~ bin(x1, 4) + z", TRAIN, family=family).fit(lam=1e-3)
+    assert res.to_spec()["family"]["link"] == ("log" if link == "cox" else link)
     targets = np.array([-1e4, -800.0, -745.5, -744.0, -720.0, -709.9, -708.0, -6.7, -6.5, -1.0,
-                        0.0, 6.5, 6.7, 708.0, 709.9, 720.0, 744.0, 745.5, 800.0, 1e4])  # fmt: skip
+                        0.0, 6.5, 6.7, 699.0, 701.0, 708.0, 709.9, 720.0, 744.0, 745.5, 800.0,
+                        1e4])  # fmt: skip
     new = pd.DataFrame({"x1": 0.0, "z": 0.0}, index=range(len(targets)))
     base, slope = res.predict(new.head(1), type="link")[0], res.to_spec()["terms"][-1]["coef"]
     new["z"] = (targets - base) / slope
