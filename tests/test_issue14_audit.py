@@ -202,8 +202,9 @@ def test_cli_family_cox_efron_and_bare_tweedie(tmp_path, capsys):
                                                            link=sm.families.links.Log())),
     )  # fmt: skip
     for flag, formula, family in cases:
-        code = main(["fit", formula, "--data", str(tmp_path / "d.csv"), "--family", flag,
-                     "--lam", "0.01", "--save", str(tmp_path / "m.pkl")], out=io.StringIO())  # fmt: skip
+        argv = ["fit", formula, "--data", str(tmp_path / "d.csv"), "--family", flag,
+                "--lam", "0.01", "--save", str(tmp_path / "m.pkl")]  # fmt: skip
+        code = main(argv, out=io.StringIO())
         assert code == 0, capsys.readouterr().err
         with open(tmp_path / "m.pkl", "rb") as fh:
             saved = pickle.load(fh)
