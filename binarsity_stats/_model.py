@@ -306,6 +306,7 @@ class BinarsityModel:
         self.family.validate_y(y, proportions=True)
         self.formula = formula
         self.spec: DesignSpec = spec
+        _warn_ordered_and_by(spec.blocks)
         self.design: Design = design
         self.y = y
         self.response: Response = response
@@ -1283,6 +1284,26 @@ class BinarsityModel:
             f"BinarsityModel({self.formula!r}, family={self.family.name!r}, "
             f"n={self.nobs}, blocks={len(self.spec.blocks)})"
         )
+
+
+def _warn_ordered_and_by(blocks: list) -> None:
+    """Warn by name when an ordered factor is the group of a by-group term.
+
+    The by-group term holds g's level means unpenalised, so ``ordered(g)``'s levels are
+    not identified next to it: any λ > 0 fuses them to 0, λ = 0 leaves them arbitrary.
+    """
+    groups = {b.by for b in blocks if getattr(b, "by", None) is not None}
+    for b in blocks:
+        if getattr(b, "ordered", False) and b.column in groups:
+            by_terms = [c.term for c in blocks if getattr(c, "by", None) == b.column]
+            warnings.warn(
+                f"{b.term} is not identified next to {', '.join(by_terms)}: the by-group "
+                f"term already holds the level means of {b.column!r} (unpenalised), so "
+                f"{b.term}'s levels are fused to 0 at any lam > 0 and arbitrary at lam = 0. "
+                f"Drop {b.term}.",
+                UserWarning,
+                stacklevel=3,
+            )
 
 
 def _dask_fold_ids(prob: Any, K: int) -> np.ndarray:

@@ -76,6 +76,13 @@ class RefitResults:
         self.weights_kind = parent.model.weights_kind if parent.model.weighted else None
         self.split = split
         self.shape_violations = _shape_violations(parent, np.asarray(self.params, dtype=float))
+        #: names of the parameters the selected design does not identify (collinear
+        #: columns): their standard errors are NaN, and refit() warns naming them
+        self.non_identified = [self.names[k] for k in _non_identified(sm_results)]
+        if self.non_identified:
+            warnings.warn(
+                "refit(): " + self._non_identified_text(), UserWarning, stacklevel=3
+            )
         if len(self.shape_violations):
             warnings.warn(
                 "refit(): " + _violation_text(self.shape_violations) + " The unpenalised "
@@ -97,8 +104,26 @@ class RefitResults:
 
     @property
     def bse(self) -> pd.Series:
-        """Standard errors (conditional on the selection unless the refit was split)."""
-        return self._named(self.sm_results.bse)
+        """Standard errors (conditional on the selection unless the refit was split).
+
+        NaN for a parameter the selected design does not identify (``non_identified``).
+        """
+        bse = self._named(self.sm_results.bse).astype(float)
+        if getattr(self, "non_identified", None):
+            bse = bse.copy()
+            bse[self.non_identified] = np.nan
+        return bse
+
+    def _non_identified_text(self) -> str:
+        return (
+            "the selected design is rank-deficient: the parameter(s) "
+            + ", ".join(self.non_identified)
+            + " are not identified (a column is a linear combination of others, e.g. a "
+            "linear term collinear with a block, C() terms that add up to the intercept, "
+            "or a term constant within the strata of a Cox model); their estimates are "
+            "arbitrary and their standard errors and intervals are reported as NaN. "
+            "Drop or merge the collinear terms."
+        )
 
     def _named(self, values: Any) -> pd.Series:
         # statsmodels' PHReg (the Cox refit) returns bare arrays
@@ -121,7 +146,15 @@ class RefitResults:
         DataFrame
             Lower and upper bounds per parameter.
         """
-        return self.sm_results.conf_int(alpha=alpha)
+        ci = self.sm_results.conf_int(alpha=alpha)
+        if getattr(self, "non_identified", None):
+            if isinstance(ci, pd.DataFrame):
+                ci = ci.copy()
+                ci.loc[self.non_identified, :] = np.nan
+            else:  # PHReg: a bare array
+                ci = np.array(ci, dtype=float)
+                ci[[self.names.index(k) for k in self.non_identified]] = np.nan
+        return ci
 
     def _exog(self, newdata: Any, offset: Any) -> tuple[np.ndarray, np.ndarray | None]:
         """The selected design and the offset of new rows (the training rows if None)."""
@@ -293,6 +326,8 @@ class RefitResults:
                     else "the refitted segments of every monotone term keep its direction."
                 )
             )
+        if getattr(self, "non_identified", None):
+            notes.append("NOT IDENTIFIED: " + self._non_identified_text())
         if hasattr(smry, "add_extra_txt"):
             smry.add_extra_txt(notes)
         else:  # PHReg's summary (statsmodels' summary2)
@@ -354,6 +389,37 @@ def _violation_text(violations: pd.DataFrame) -> str:
         for term, group, a, b, change in violations.itertuples(index=False, name=None)
     ]
     return "the refit goes against the declared direction of " + "; ".join(parts) + "."
+
+
+def _non_identified(sm_results: Any) -> list[int]:
+    """Columns of a refit's design that are not identified (in the null space of X).
+
+    A GLM's design as statsmodels saw it (rows of positive weight); a Cox model's (no
+    constant direction) centred within each stratum that has events, so that a column
+    constant within every stratum — or collinear with others after centring — shows.
+    """
+    model = getattr(sm_results, "model", None)
+    exog = getattr(model, "exog", None)
+    if exog is None:
+        return []
+    X = np.asarray(exog, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] == 0:
+        return []
+    surv = getattr(model, "surv", None)
+    if surv is not None:  # PHReg
+        parts = [X[r] - X[r].mean(axis=0) for r in surv.stratum_rows if len(r)]
+        X = np.vstack(parts) if parts else X[:0]
+    if X.shape[0] == 0:
+        return list(range(X.shape[1]))
+    scale = np.sqrt((X**2).sum(axis=0))
+    scale[scale == 0] = 1.0
+    _, sv, vt = np.linalg.svd(X / scale, full_matrices=True)
+    tol = max(X.shape) * np.finfo(np.float64).eps * (sv[0] if sv.size else 1.0) * 10
+    rank = int(np.sum(sv > tol))
+    null = vt[rank:]
+    if not len(null):
+        return []
+    return [int(k) for k in np.flatnonzero(np.abs(null).max(axis=0) > 1e-8)]
 
 
 def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | None = None) -> Any:

@@ -191,3 +191,61 @@ def test_a_single_by_term_keeps_its_levels_bit_for_bit():
     assert model.by_donors == {}
     res = model.fit(lam=1e-3)
     assert np.array_equal(res.coef, np.asarray(res.solution.coef))
+
+
+def _audit_data(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"x1": rng.uniform(size=n), "x2": rng.uniform(size=n),
+                       "g": rng.choice(list("abc"), n), "w": rng.uniform(0.5, 2, n),
+                       "off": rng.normal(scale=0.1, size=n)})  # fmt: skip
+    df["y"] = (df.x1 > 0.5) * 1.0 + (df.g == "b") * 0.5 + rng.normal(size=n)
+    df["t"], df["e"] = rng.exponential(size=n), rng.uniform(size=n) < 0.7
+    df["lin"] = (df.g == "b") * 1.0  # the C(g)[b] column
+    return df
+
+
+def test_refit_names_non_identified_parameters_and_gives_them_no_standard_error():
+    df = _audit_data()
+    res = bs.glm("y ~ C(g) + lin + bin(x1, 5) + offset(off)", df, sample_weight="w").fit(1e-3)
+    with pytest.warns(UserWarning, match=r"C\(g\)\[b\], lin are not identified"):
+        ref = res.refit()
+    assert ref.non_identified == ["C(g)[b]", "lin"]
+    assert ref.bse[["C(g)[b]", "lin"]].isna().all()
+    assert ref.conf_int().loc["lin"].isna().all()
+    assert "NOT IDENTIFIED" in str(ref.summary())
+    # the identified parameters' SEs: statsmodels on the design without the collinear column
+    X, names = res.selected_design()
+    keep = [k for k, name in enumerate(names) if name != "lin"]
+    sm_res = sm.GLM(df.y, X[:, keep], var_weights=df.w, offset=df.off).fit()
+    others = [names[k] for k in keep if names[k] != "C(g)[b]"]
+    assert ref.bse[others].notna().all()
+    assert_allclose(ref.bse[others].to_numpy(),
+                    np.asarray(sm_res.bse)[[keep.index(names.index(o)) for o in others]],
+                    rtol=1e-6)
+
+
+def test_refit_of_a_stratified_cox_model_names_a_term_constant_within_strata():
+    df = _audit_data()
+    res = bs.glm("Surv(t, e) ~ strata(g) + C(g) + bin(x1, 5)", df, family="cox").fit(1e-3)
+    with pytest.warns(UserWarning, match=r"C\(g\)\[b\], C\(g\)\[c\] are not identified"):
+        ref = res.refit()
+    assert ref.bse[["C(g)[b]", "C(g)[c]"]].isna().all()
+    assert ref.bse.drop(["C(g)[b]", "C(g)[c]"]).notna().all()
+
+
+def test_full_rank_refits_name_nothing():
+    df = _audit_data()
+    for formula in ("y ~ 0 + C(g) + bin(x1, 5)", "y ~ C(g) + bin(x1, 5):C(g)"):
+        res = bs.glm(formula, df, sample_weight="w").fit(1e-3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert res.refit().non_identified == []
+
+
+def test_an_ordered_factor_that_is_the_group_of_a_by_term_is_named():
+    df = _audit_data()
+    with pytest.warns(UserWarning, match=r"ordered\(g\) is not identified next to bin\(x1, 5\)"):
+        model = bs.glm("y ~ ordered(g) + bin(x1, 5):C(g)", df)
+    res = model.fit(1e-3)
+    s = int(model.block_ptr[0])
+    assert_allclose(res.coef[s : int(model.block_ptr[1])], 0.0, atol=1e-9)  # fused to 0
