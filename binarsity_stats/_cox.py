@@ -329,6 +329,9 @@ def loss_grad_hess(
     n = rs.order.shape[0]
     e = _as_rows(eta, n, "eta")
     s = _as_rows(sample_weight, n, "sample_weight")
+    if n and WIDE_ETA < float(e.max()) - float(e.min()) < np.inf:
+        # the kernel's e^{η − max η} would underflow (or 1/D_g overflow): log-space sums
+        return _loss_grad_hess_wide(e, y, s, scale, grad_out, hess_out, ties)
     want = grad_out is not None or hess_out is not None
     g = _out_rows(grad_out, n, "grad_out") if want else _EMPTY
     h = _out_rows(hess_out, n, "hess_out") if want else _EMPTY
@@ -346,6 +349,95 @@ def loss_grad_hess(
 
 
 _EMPTY = np.empty(0)
+
+#: range of η (max − min) beyond which :func:`loss_grad_hess` sums in log space: below
+#: it every e^{η − max η} ≥ e^{−600} is a normal float and 1/D_g ≤ e^{600} cannot
+#: overflow in the cumulative shares
+WIDE_ETA = 600.0
+
+
+def _loss_grad_hess_wide(
+    eta, y, sample_weight, scale=1.0, grad_out=None, hess_out=None, ties="breslow"
+) -> float:
+    """:func:`loss_grad_hess` with the risk-set sums in log space (any range of η).
+
+    The kernel (and :func:`_loss_grad_hess_numpy`) sums s e^{η − m} with m the
+    stratum's largest η: a row more than ~745 below m contributes 0, and a risk set
+    made only of such rows has D_g = 0 (the loss −inf, the gradient NaN). Here
+    log D_g is a running log-sum-exp from the last time backwards, the shares
+    d_g / D_g are carried as logs and every row's h_k = s_k e^{η_k} A_k is formed as
+    one exponential of a sum of logs (at most log d_g: no overflow). The same
+    formulas otherwise (Efron's denominators as D_g (1 − (r/m_g) F_g / D_g)), and the
+    same parameters and result; :func:`loss_grad_hess` calls it when the range of η
+    exceeds :data:`WIDE_ETA`.
+    """
+    rs = risk_sets(y)
+    s = np.asarray(sample_weight, dtype=np.float64)[rs.order]
+    e = np.asarray(eta, dtype=np.float64)[rs.order]
+    sd = s * rs.event
+    want = grad_out is not None or hess_out is not None
+    gs = np.zeros_like(e) if want else None
+    hs = np.zeros_like(e) if want else None
+    loss = 0.0
+    starts, sizes = rs.group_start, rs.group_size
+    for g0, g1 in rs.strata:
+        if g1 <= g0:
+            continue
+        r0 = int(starts[g0])
+        r1 = int(starts[g1 - 1] + sizes[g1 - 1])
+        es = e[r0:r1]
+        m = float(np.max(es))
+        with np.errstate(divide="ignore"):
+            logw = np.log(s[r0:r1]) + (es - m)  # log(s e^{η − m}); −inf at s = 0
+        st = starts[g0:g1] - r0
+        logD = np.logaddexp.accumulate(logw[::-1])[::-1][st]
+        d = np.add.reduceat(sd[r0:r1], st)
+        ev_rows = rs.event[r0:r1]
+        mg = np.add.reduceat(ev_rows, st).astype(np.int64)
+        live = (d > 0) & (mg > 0)
+        if ties == "efron":
+            logF = np.logaddexp.reduceat(np.where(ev_rows > 0, logw, -np.inf), st)
+            grp = np.repeat(np.arange(mg.size), mg)
+            r = np.arange(grp.size) - np.repeat(np.cumsum(mg) - mg, mg)
+            frac = r / np.where(mg > 0, mg, 1)[grp]
+            wbar = np.where(live, d / np.where(mg > 0, mg, 1), 0.0)[grp]
+            with np.errstate(invalid="ignore", over="ignore"):
+                q = 1.0 - frac * np.exp(logF[grp] - logD[grp])  # denom / D, in (0, 1]
+            ok = wbar > 0
+            q = np.where(ok, q, 1.0)
+            with np.errstate(invalid="ignore"):
+                loss += float(np.sum(np.where(ok, wbar * (logD[grp] + np.log(q)), 0.0)))
+            aD = np.bincount(grp, weights=np.where(ok, wbar / q, 0.0), minlength=mg.size)
+            bD = np.bincount(
+                grp, weights=np.where(ok, wbar * (1 - frac) / q, 0.0), minlength=mg.size
+            )
+        else:
+            loss += float(np.sum(d[live] * logD[live]))
+            aD = np.where(live, d, 0.0)
+            bD = aD
+        loss -= float(np.dot(sd[r0:r1], es - m))
+        if not want:
+            continue
+        with np.errstate(divide="ignore"):
+            loga = np.where(aD > 0, np.log(np.where(aD > 0, aD, 1.0)) - logD, -np.inf)
+            logb = np.where(bD > 0, np.log(np.where(bD > 0, bD, 1.0)) - logD, -np.inf)
+        cum = np.logaddexp.accumulate(loga)
+        before = np.concatenate(([-np.inf], cum[:-1]))
+        gsz = sizes[g0:g1]
+        if ties == "efron":
+            own = np.where(ev_rows > 0, np.repeat(logb, gsz), np.repeat(loga, gsz))
+            with np.errstate(under="ignore"):
+                hk = np.exp(logw + np.repeat(before, gsz)) + np.exp(logw + own)
+        else:
+            with np.errstate(under="ignore"):
+                hk = np.exp(logw + np.repeat(cum, gsz))
+        hs[r0:r1] = hk
+        gs[r0:r1] = hk - sd[r0:r1]
+    if grad_out is not None:
+        grad_out[rs.order] = gs * scale
+    if hess_out is not None:
+        hess_out[rs.order] = hs * scale
+    return loss
 
 
 def _as_rows(v, n: int, name: str) -> np.ndarray:

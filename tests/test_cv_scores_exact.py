@@ -37,7 +37,7 @@ def _binned(rng, n, k=4):
     return x, codes, bp, w, onehot
 
 
-def _cox_data(seed=3, n=90):
+def _cox_data(seed=3, n=90, low=-700.0):
     rng = np.random.RandomState(seed)
     x, codes, bp, w, onehot = _binned(rng, n)
     eta0 = 1.0 * (x[:, 0] > 0.5)
@@ -45,36 +45,46 @@ def _cox_data(seed=3, n=90):
     c = np.ceil(rng.exponential(1.5, n) * 20)
     time, event = np.minimum(t, c), (t <= c).astype(float)
     # tiny exposures: log-exposure offsets below the old floor log(1e-300) = −690.8 on a
-    # third of the rows (within 745 of the others: e^{η − max η} stays a normal float)
-    off = np.where(rng.uniform(size=n) < 0.3, -700.0, 0.0)
+    # third of the rows (at −800: beyond the exponent range of e^{η − max η})
+    off = np.where(rng.uniform(size=n) < 0.3, low, 0.0)
     return time, event, off, codes, bp, w, onehot
 
 
 _OPTS = {"tol": 1e-10, "max_iter": 5000}
 
 
-def test_cox_fold_scores_equal_phreg_held_out_deviance_with_huge_offsets():
-    """coxnet's fold score [D(all) − D(train)] / events, D from PHReg's log-likelihood
-    at the fold's fit; before the fix the folds were off by ~9 per event."""
+@pytest.mark.parametrize("low", [-700.0, -800.0])
+def test_cox_fold_scores_equal_the_held_out_deviance_with_huge_offsets(low):
+    """coxnet's fold score [D(all) − D(train)] / events at the fold's fit, D from a
+    50-digit partial likelihood and (at −700) statsmodels' PHReg, whose own sums
+    underflow at −800. Before the fix the folds were off by ~9 per event at −700 and
+    −inf at −800 (a risk set of low-offset rows only)."""
     sm_hr = pytest.importorskip("statsmodels.duration.hazard_regression")
-    time, event, off, codes, bp, w, X = _cox_data()
+    time, event, off, codes, bp, w, X = _cox_data(low=low)
     n = time.size
     y = _cox.encode(time, event)
     data = PathData(codes, bp, y, "cox", w, offset=off, fit_intercept=False)
     folds = np.arange(n) % 3
     lams = data.lambda_max() * np.array([0.5, 0.05])
     cv = cross_validate(data, lams, folds, opts=_OPTS, early_stopping=False)
+    one = np.ones(n)
     for f in range(3):
         tr = folds != f
-        sat = _cox.saturated_loss(y, np.ones(n)) - _cox.saturated_loss(y[tr], np.ones(tr.sum()))
+        sat = _cox.saturated_loss(y, one) - _cox.saturated_loss(y[tr], one[tr])
         for i, lam in enumerate(lams):
             sol = _solvers.solve(codes[:, tr], bp, y[tr], family="cox", lam=lam,
                                  penalty_weights=w, offset=off[tr], fit_intercept=False,
                                  **_OPTS)  # fmt: skip
-            ll_all = sm_hr.PHReg(time, X, status=event, offset=off).loglike(sol.coef)
-            ll_tr = sm_hr.PHReg(time[tr], X[tr], status=event[tr], offset=off[tr]).loglike(sol.coef)
-            want = 2 * (-(ll_all - ll_tr) - sat) / event[~tr].sum()
+            eta = X @ sol.coef + off
+            loss_all = _decimal_cox_loss(eta, time, event, one)
+            loss_tr = _decimal_cox_loss(eta[tr], time[tr], event[tr], one[tr])
+            want = 2 * (loss_all - loss_tr - sat) / event[~tr].sum()
             np.testing.assert_allclose(cv.fold_scores[f, i], want, rtol=1e-9)
+            if low > -745:
+                ll_all = sm_hr.PHReg(time, X, status=event, offset=off).loglike(sol.coef)
+                ll_tr = sm_hr.PHReg(time[tr], X[tr], status=event[tr], offset=off[tr])
+                want = 2 * (ll_tr.loglike(sol.coef) - ll_all - sat) / event[~tr].sum()
+                np.testing.assert_allclose(cv.fold_scores[f, i], want, rtol=1e-9)
 
 
 def test_cox_fold_scores_are_invariant_to_a_constant_in_eta():
@@ -189,3 +199,80 @@ def test_binomial_fold_scores_equal_the_held_out_deviance_with_huge_offsets():
             eta = X[te] @ sol.coef + sol.intercept + off[te]
             want = _ref_mean("binomial", y[te], eta, np.ones(te.sum()))
             np.testing.assert_allclose(cv.fold_scores[f, i], want, rtol=1e-10)
+
+
+def _decimal_cox_loss(eta, time, event, sw, ties="breslow"):
+    """The negative log partial likelihood in 50-digit decimal arithmetic (one stratum)."""
+    c, D = _CTX, decimal.Decimal
+    w = [D(float(s)) * c.exp(D(float(e))) for s, e in zip(sw, eta, strict=True)]
+    loss = D(0)
+    for t in sorted(set(time[event > 0])):
+        at = [i for i in range(time.size) if time[i] >= t]
+        evs = [i for i in range(time.size) if time[i] == t and event[i] > 0]
+        d = sum(D(float(sw[i])) for i in evs)
+        risk = sum(w[i] for i in at)
+        F = sum(w[i] for i in evs)
+        loss -= sum(D(float(sw[i])) * D(float(eta[i])) for i in evs)
+        if ties == "breslow" or len(evs) == 1:
+            loss += d * c.ln(risk)
+        else:
+            m = len(evs)
+            loss += sum(d / m * c.ln(risk - D(r) / m * F) for r in range(m))
+    return float(loss)
+
+
+@pytest.mark.parametrize("ties", ["breslow", "efron"])
+def test_cox_loss_is_exact_when_eta_spans_more_than_the_exponent_range(ties):
+    """η spanning more than ~745 (e^{η − max η} underflows to 0 for the lowest rows):
+    the loss, gradient and curvature come from log-space risk-set sums, equal to a
+    50-digit reference (the loss) and to the kernel on the same η brought within range
+    (the low rows' risk is negligible there too)."""
+    rng = np.random.RandomState(11)
+    n = 40
+    time = rng.choice(np.arange(1.0, 12.0), n)  # ties
+    event = rng.randint(0, 2, n).astype(float)
+    event[time == time.max()] = 1.0  # the last risk set holds only low-η rows below
+    sw = rng.uniform(0.5, 2.0, n)
+    eta = rng.normal(size=n)
+    low = time >= np.quantile(time, 0.6)
+    eta[low] -= 800.0
+    y = _cox.encode(time, event)
+    want = _decimal_cox_loss(eta, time, event, sw, ties)
+    g, h = np.empty(n), np.empty(n)
+    got = _cox.loss_grad_hess(eta, y, sw, 1.0, g, h, ties)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert np.all(np.isfinite(g)) and np.all(np.isfinite(h))
+    # the gradient by finite differences of the 50-digit loss, in two rows
+    for i in (int(np.flatnonzero(low)[0]), int(np.flatnonzero(~low)[0])):
+        step = np.zeros(n)
+        step[i] = 1e-6
+        fd = (_decimal_cox_loss(eta + step, time, event, sw, ties)
+              - _decimal_cox_loss(eta - step, time, event, sw, ties)) / 2e-6  # fmt: skip
+        np.testing.assert_allclose(g[i], fd, rtol=1e-6, atol=1e-9)
+    # and the deviance of the family (the fold score's) is the same function
+    fam = get_family(("cox", ties))
+    dev = fam.deviance_eta(y, eta, sw)
+    np.testing.assert_allclose(dev, 2 * (want - _cox.saturated_loss(y, sw)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("ties", ["breslow", "efron"])
+def test_log_space_cox_sums_equal_the_kernel_within_range(ties):
+    """The log-space path (η ranges beyond WIDE_ETA) is the kernel's function: equal
+    loss, gradient and curvature on random tied, weighted, stratified data (zero
+    weights included), and unchanged by a shift of η by 5,000."""
+    rng = np.random.RandomState(12)
+    for trial in range(12):
+        n = rng.randint(1, 50)
+        t = rng.choice(rng.uniform(0, 5, max(1, n // 3)), n)
+        strata = rng.randint(0, 2, n) if trial % 2 else None
+        y = _cox.encode(t, rng.randint(0, 2, n), strata)
+        sw = rng.uniform(0, 2, n) * (rng.uniform(size=n) > 0.1)
+        eta = rng.normal(size=n) * 3
+        g1, h1, g2, h2 = (np.empty(n) for _ in range(4))
+        want = _cox.loss_grad_hess(eta, y, sw, 0.7, g1, h1, ties)
+        got = _cox._loss_grad_hess_wide(eta, y, sw, 0.7, g2, h2, ties)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(g2, g1, rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(h2, h1, rtol=1e-10, atol=1e-13)
+        shifted = _cox._loss_grad_hess_wide(eta + 5000.0, y, sw, ties=ties)
+        np.testing.assert_allclose(shifted, want, rtol=1e-10, atol=1e-10)
