@@ -1131,6 +1131,9 @@ class DesignSpec:
     drop_columns : list of str or None
         Columns whose missing values dropped a training row (``missing="drop"``); a new
         row missing one of them is predicted as NaN (R's na.exclude).
+    column_kinds : dict or None
+        Kind of each data column read at fit time (``"bool"``, ``"int"``, ``"float"``...;
+        see ``_spec.column_kind``), for the exporters (None: fitted before it existed).
     """
 
     formula: str
@@ -1148,6 +1151,7 @@ class DesignSpec:
     shadowed: list | None = None
     drop_columns: list | None = None
     strata: list | None = None
+    column_kinds: dict | None = None
 
     @property
     def block_ptr(self) -> np.ndarray:
