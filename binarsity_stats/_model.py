@@ -293,9 +293,9 @@ class BinarsityModel:
             )  # fmt: skip
         n = y.shape[0]
         spec.drop_columns = drop_columns or None
-        if frame is not None:  # kinds of the columns read, for the exporters (to_sql)
-            read = [*spec.required, getattr(self, "offset_column", None), *(drop_columns or [])]
-            spec.column_kinds = column_kinds(frame, read)
+        # kinds of the columns read, for the exporters (to_sql); a Dask frame's dtypes
+        read = [*spec.required, getattr(self, "offset_column", None), *(drop_columns or [])]
+        spec.column_kinds = column_kinds(data if frame is None else frame, read)
         self._data = frame  # for column names given later (groups=); not pickled
         #: binomial trials of a cbind(successes, failures) response (None otherwise)
         self.trials = design.trials

@@ -326,3 +326,50 @@ def test_nan_stored_as_nan_is_missing(engine, run):
     expected = _expected_rows(est, new[["x3", "z"]])
     assert not np.isnan(expected[:3]).any()
     _close(run(to_sql(est, dialect=engine), new, engine, nan=nan), expected)
+
+
+LEVELS = """levels=['say "b"', "it's", 'a']"""
+QUOTED = {
+    "ordered": f"yg ~ bin(x1, 5) + ordered(q, {LEVELS})",
+    "C levels": f"yg ~ bin(x1, 5) + C(q, {LEVELS})",
+    "Treatment": "yg ~ bin(x1, 5) + C(q, Treatment(\"it's\"))",
+    "bin of C": f"yg ~ bin(x1, 5) + bin(C(q, {LEVELS}))",
+    "by-group": f"yg ~ bin(x1, 4):C(q, {LEVELS}) + z",
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("case", sorted(QUOTED))
+def test_levels_with_quotes_in_formulas(case, engine, run):
+    """Levels holding a quote written in the formula (``"it's"``, ``'say "b"'``): formulaic
+    1.2 failed to evaluate such a stateful call ("unterminated string literal"). The
+    term's name shows the levels as written; JSON, pickle, from_spec and the query (SQL
+    quoting ``''``) predict what ``predict`` does."""
+    import json
+    import pickle
+
+    train, new = TRAIN.copy(), NEW.copy()
+    for f in (train, new):
+        f["q"] = f["g"].replace({"b": 'say "b"'})
+    res = glm(QUOTED[case], train).fit(lam=1e-3)
+    spec = res.to_spec()
+    term = next(t for t in spec["terms"] if t["kind"] != "bin" or t.get("by"))
+    levels = term["by"]["levels"] if term.get("by") else term["levels"]
+    assert set(levels) == {"a", "it's", 'say "b"'}
+    if case != "Treatment":
+        assert levels == ['say "b"', "it's", "a"]
+        assert "_bslit" not in str(res.summary()) and ("it's" in term["name"] or case == "by-group")
+    else:
+        assert term["name"] == "C(q, Treatment(\"it's\"))" and term["reference"] == "it's"
+    expected = res.predict(new)
+    assert np.array_equal(from_spec(json.loads(json.dumps(spec))).predict(new), expected)
+    assert np.array_equal(pickle.loads(pickle.dumps(res)).predict(new), expected)
+    sql = res.to_sql(dialect=engine)
+    assert "'it''s'" in sql and "'say \"b\"'" in sql
+    _close(run(sql, new, engine), expected)
+
+
+def test_a_refused_term_with_quoted_levels_is_named_as_written():
+    train = TRAIN.assign(q=TRAIN["g"])
+    with pytest.raises(ValueError, match=r"""x1:C\(q, levels=\['a', 'b', "it's"\]\)"""):
+        glm("""yg ~ x1:C(q, levels=['a', 'b', "it's"])""", train)
