@@ -48,6 +48,7 @@ from ._features import (
     linear_column,
 )
 from ._features import KINDS as FEATURE_KINDS
+from ._identify import move_level_means, shared_group_donors
 from ._penalty import PENALTY_WEIGHTS, by_chain_weights, lambda_theory, theory_nobs
 from ._penalty import penalty_weights as _penalty_weights
 from ._solvers import SOLVERS, Prepared, Solution
@@ -115,6 +116,21 @@ class _EstimatorProblem:
     groups: np.ndarray | None = None
     #: per block: its chains ``(first level, length)`` (several for a by-group feature)
     chains: list = field(default_factory=list)
+    #: per block: the group column of a by-group feature (None for the others)
+    by_groups: list = field(default_factory=list)
+
+    @property
+    def by_donors(self) -> dict[int, int]:
+        """``{later by-group block: first block of the same group}`` (``_identify``)."""
+        return shared_group_donors(self.by_groups)
+
+    def identified(self, coef: np.ndarray) -> np.ndarray:
+        """θ with the level means of a shared group in its first by-group block only."""
+        donors = self.by_donors
+        if not donors:
+            return coef
+        chains = [[(a, m, i) for i, (a, m) in enumerate(ch)] for ch in self.chains]
+        return move_level_means(coef, self.block_ptr, self.design.counts, chains, donors)
 
     def prepared(self) -> Prepared:
         """The engine's problem on all rows."""
@@ -747,7 +763,7 @@ class BinarsityGLM(BaseEstimator):
             )  # fmt: skip
             # fit_transform codes the columns it has just read; .T: the (p, n) layout
             bcodes = binarizer.fit_transform(_binned_columns(X, binned), sample_weight=sw).T
-        sizes, chain, rows, dense, chains = [], [], [], [], []
+        sizes, chain, rows, dense, chains, by_groups = [], [], [], [], [], []
         categories, cat_missing = [], []
         by_cols = np.full(p, None, dtype=object)
         by_levels: list = [None] * p
@@ -778,6 +794,7 @@ class BinarsityGLM(BaseEstimator):
                 chain.append(sizes[-1])
                 chains.append([(i * d, d) for i in range(len(levels))])
                 by_cols[j] = str(names[g]) if names is not None else g
+                by_groups.append(g)
                 by_levels[j] = np.asarray(levels, dtype=object)
                 b += 1
             elif kinds[j] == "bin":
@@ -785,6 +802,7 @@ class BinarsityGLM(BaseEstimator):
                 sizes.append(int(binarizer.n_bins_[b]))
                 chain.append(sizes[-1] - int(binarizer.has_missing_level_[b]))
                 chains.append([(0, chain[-1])])
+                by_groups.append(None)
                 b += 1
             else:
                 levels, has_missing = learn_levels(col, label, self.missing)
@@ -794,6 +812,7 @@ class BinarsityGLM(BaseEstimator):
                 sizes.append(len(levels) + int(has_missing))
                 chain.append(len(levels))
                 chains.append([(0, chain[-1])])
+                by_groups.append(None)
         sizes = np.asarray(sizes, dtype=np.intp)
         chain = np.asarray(chain, dtype=np.intp)
         block_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
@@ -845,7 +864,7 @@ class BinarsityGLM(BaseEstimator):
             family=family, penalty_weights=weights,
             fit_intercept=bool(self.fit_intercept) or absorbed, absorbed=absorbed,
             extra=extra, kinds=kinds, categories=categories, categorical_missing=cat_missing,
-            groups=cv_groups, chains=chains,
+            groups=cv_groups, chains=chains, by_groups=by_groups,
         )  # fmt: skip
 
     def _solver_options(self) -> dict:
@@ -880,7 +899,8 @@ class BinarsityGLM(BaseEstimator):
                         continue
                     for first, m in problem.chains[j]:  # several for a by-group feature
                         dof += int(np.sum(np.diff(sol.coef[s0 + first : s0 + first + m]) != 0))
-                    if len(problem.chains[j]) > 1:  # the free level means of the groups
+                    if len(problem.chains[j]) > 1 and j not in problem.by_donors:
+                        # the free level means of the groups (held by the first block of g)
                         filled = [counts[s0 + a : s0 + a + m].sum() > 0
                                   for a, m in problem.chains[j]]  # fmt: skip
                         dof += max(int(np.sum(filled)) - 1, 0)
@@ -904,6 +924,7 @@ class BinarsityGLM(BaseEstimator):
         if problem.absorbed:  # reported as the model without intercept: η unchanged
             coef[int(block_ptr[0]) : int(block_ptr[1])] += intercept
             intercept = 0.0
+        coef = problem.identified(coef)  # by-group features sharing a group column
         state = dict(problem.extra, **state)
         survival = state.pop("_survival", None)
         strata = state.pop("_strata", None)

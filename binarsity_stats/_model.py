@@ -51,6 +51,7 @@ from ._formula import (
     did_you_mean,
     missing_plan,
 )
+from ._identify import move_level_means, shared_group_donors
 from ._path import (
     SCORINGS,
     PathData,
@@ -578,7 +579,22 @@ class BinarsityModel:
             intercept = 0.0
         if not self.family.has_intercept:
             intercept = 0.0  # a constant in η does not change the Cox model
+        donors = self.by_donors
+        if donors:  # later by-group blocks of a shared group: within-level shapes only
+            blocks = self.spec.blocks
+            chains = [b.chains() if b.by is not None else None for b in blocks]
+            coef = move_level_means(coef, self.block_ptr, self.bin_counts, chains, donors)
         return coef, intercept
+
+    @property
+    def by_donors(self) -> dict[int, int]:
+        """By-group blocks sharing a group column with an earlier one (``_identify``).
+
+        ``{later block: first block}``: the first by-group block of a group column holds
+        its level means, every later one one constraint per level of the group
+        (within-level shapes only), so the levels reported are unique.
+        """
+        return shared_group_donors([b.by for b in self.spec.blocks])
 
     def _binned_design(self) -> BinnedDesign:
         return BinnedDesign(

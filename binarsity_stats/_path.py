@@ -55,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _cox
 from ._design import BinnedDesign
 from ._families import get_family
 from ._validation import as_real_array, check_groups, check_n_jobs, check_random_state
@@ -326,13 +327,18 @@ class _CoxnetFold:
         # kept: the family caches the sort of a response array while it lives
         self.y, self.y_train = y, y[train_mask]
         self.sw, self.sw_train = full.unit_weight, full.unit_weight[train_mask]
+        # the saturated losses Σ_g d_g log d_g: constants of the rows, once per fold
+        self.sat = _cox.saturated_loss(self.y, self.sw)
+        self.sat_train = _cox.saturated_loss(self.y_train, self.sw_train)
 
     def score(self, family, solution) -> float:
+        # the deviances from η itself (the partial likelihood is shift-invariant): no
+        # round trip through e^η, whose clip at η = 700 scored huge-η folds wrongly
         args = (solution.coef, solution.dense_coef, solution.intercept)
         eta_all = self.full.linear_predictor(*args)
         eta_tr = self.train.linear_predictor(*args)
-        dev_all = family.deviance(self.y, family.mean(eta_all), self.sw)
-        dev_tr = family.deviance(self.y_train, family.mean(eta_tr), self.sw_train)
+        dev_all = family.deviance_eta(self.y, eta_all, self.sw, saturated=self.sat)
+        dev_tr = family.deviance_eta(self.y_train, eta_tr, self.sw_train, saturated=self.sat_train)
         return (dev_all - dev_tr) / self.events if self.events > 0 else float("nan")
 
 
@@ -1571,8 +1577,9 @@ def score(family: Any, scoring: str, y: np.ndarray, eta: np.ndarray, sw: np.ndar
     """
     if scoring == "auc":
         return weighted_auc(y, eta, sw)
-    mu = family.mean(eta)
     W = float(sw.sum())
     if scoring == "mse":
+        mu = family.mean(eta)
         return float(np.sum(sw * (y - mu) ** 2) / W)
-    return family.deviance(y, mu, sw) / W
+    # from η, not from μ = g⁻¹(η): exact however large |η| is
+    return family.deviance_eta(y, eta, sw) / W

@@ -86,7 +86,10 @@ def degrees_of_freedom(
 
     The fused-lasso estimate (design.md §2): each binned term contributes its constant
     segments minus one (the constraint), plus one for a populated missing level; a
-    ``C()`` term its populated levels minus one; each dense column one.
+    ``C()`` term its populated levels minus one; each dense column one. A by-group term
+    ``bin(x):C(g)`` counts its jumps plus the populated levels of g minus one (its level
+    means), except a later term of the same g (``model.by_donors``), which holds one
+    constraint per level: its jumps only.
 
     Parameters
     ----------
@@ -110,12 +113,14 @@ def degrees_of_freedom(
     counts = m.bin_counts
     # an intercept absorbed by the first block ('- 1') is one parameter all the same
     dof = int(m.fit_intercept or m.intercept_absorbed) + int(n_dense) + int(jumps.sum())
+    donors = m.by_donors
     for j, block in enumerate(m.spec.blocks):
         s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
         if block.penalized:
             if block.has_missing_level and counts[e - 1] > 0:
                 dof += 1
-            if block.by is not None:  # the free level means of the groups
+            if block.by is not None and j not in donors:  # the free level means of g
+                # (a later block of the same group holds within-level shapes only)
                 filled = [np.any(counts[s + a : s + a + k] > 0) for a, k, _ in block.chains()]
                 dof += max(int(np.sum(filled)) - 1, 0)
         else:
@@ -1041,6 +1046,7 @@ class BinarsityResults:
         # without an intercept the first term is fully coded; a Cox model has no
         # intercept AND no constant direction (PHReg): every term is reference-coded
         full_first = not m.fit_intercept and m.family.has_intercept
+        donors = m.by_donors
         for j, block in enumerate(m.spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
             counts = bin_counts[s:e]
@@ -1067,7 +1073,15 @@ class BinarsityResults:
                 seg_count = counts
             keep = [sid for sid in range(n_seg) if seg_count[sid] > 0]
             col_of_seg = np.full(n_seg, _NO_ESTIMATE, dtype=np.intp)
-            if keep and not full_first:
+            if j in donors:  # one constraint per level of g: a reference segment per chain
+                starts = {int(seg_of_level[first]) for first, _, _ in block.chains()}
+                chain_of = np.cumsum([sid in starts for sid in range(n_seg)])
+                refs = {next(sid for sid in keep if chain_of[sid] == c)
+                        for c in {int(chain_of[sid]) for sid in keep}}  # fmt: skip
+                for sid in refs:
+                    col_of_seg[sid] = _REFERENCE
+                keep = [sid for sid in keep if sid not in refs]
+            elif keep and not full_first:
                 col_of_seg[keep[0]] = _REFERENCE
                 keep = keep[1:]
             full_first = False

@@ -592,6 +592,16 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             "is absorbed). With a main bin(x) term, the first level of g is the reference "
             "(one level) and the other levels' chains are deviations from the main shape."
         )
+    donors = getattr(m, "by_donors", {})
+    if donors:
+        blocks = m.spec.blocks
+        later = ", ".join(f"{blocks[j].term} (g = {blocks[j].by})" for j in sorted(donors))
+        notes.append(
+            "Several bin(x):C(g) terms share a group column: its level means are in the "
+            "first of them only; " + later + " hold(s) one constraint per level of g "
+            "(sum_k n_gk theta_gk = 0 within each level), i.e. within-level shapes, so "
+            "every level is identified and counted once in df."
+        )
     if any(b.has_missing_level for b in m.spec.blocks):
         notes.append(
             "A 'missing' level has its own coefficient, outside the total-variation chain "

@@ -171,11 +171,16 @@ def _incomplete(spec, row):
     return False
 
 
+def _check_version(spec):
+    version = spec.get("format_version") if isinstance(spec, dict) else type(spec).__name__
+    if version != 1:
+        raise ValueError(f"this scorer reads descriptions of format_version 1; got {version!r}.")
+
+
 def linear_predictor(spec, row, offset=0.0):
     """η of one row (``offset`` adds to the description's offset terms and column); NaN
     for a row missing a value in one of ``missing.drop_columns``."""
-    if spec.get("format_version") != 1:
-        raise ValueError("this scorer reads model descriptions of format_version 1.")
+    _check_version(spec)
     if _incomplete(spec, row):
         return math.nan
     eta = float(spec["intercept"])
@@ -201,6 +206,7 @@ def linear_predictor(spec, row, offset=0.0):
 def predict(spec, rows, type="response"):  # noqa: A002 - the package's name for it
     """Mean responses (``"response"``), linear predictors (``"link"``) or a classifier's
     labels (``"class"``) of rows."""
+    _check_version(spec)
     link = spec["family"]["link"]
     if type not in ("response", "link", "class"):
         raise ValueError(f"type must be 'response', 'link' or 'class'; got {type!r}.")

@@ -380,3 +380,40 @@ def test_negated_feature_swaps_monotone_when_every_value_has_its_own_bin(y):
     assert_allclose(down.fittedvalues, up.fittedvalues, rtol=1e-10)
     assert_allclose(np.sort(-down.cut_points()["cut"].to_numpy(float)),
                     np.sort(up.cut_points()["cut"].to_numpy(float)) + 1.0)  # fmt: skip
+
+
+# ------------------------------------------------------------------ estimators
+
+
+def test_estimators_by_monotone_and_strata_are_invariant_and_equal_the_formulas():
+    X = DF[["u", "g", "r"]]
+    relabel = {"x": "b", "y": "c", "z": "a"}
+    perm = np.random.default_rng(0).permutation(len(DF))
+    for kw, formula in (({"monotone": {"u": "increasing"}},
+                         "poisson ~ bin(u, 50, monotone='increasing') + C(g) + C(r)"),
+                        ({"by": {"u": "g"}}, "poisson ~ bin(u, 50):C(g) + C(r)")):  # fmt: skip
+        est = dict(family="poisson", categorical_features=["g", "r"], **kw)
+        a = bs.BinarsityGLM(**est).fit(X, DF.poisson, sample_weight=DF.w)
+        pa = a.predict(X)
+        b = bs.BinarsityGLM(**est).fit(X, DF.poisson, sample_weight=1e-4 * DF.w)
+        c = bs.BinarsityGLM(**est).fit(X.iloc[perm], DF.poisson.iloc[perm],
+                                       sample_weight=DF.w.iloc[perm])  # fmt: skip
+        Xr = X.assign(g=X.g.map(relabel))
+        d = bs.BinarsityGLM(**est).fit(Xr, DF.poisson, sample_weight=DF.w)
+        f = _glm(formula, DF, "poisson", sample_weight="w").fit()
+        for other in (b.predict(X), c.predict(X), d.predict(Xr), f.predict(DF)):
+            assert_allclose(other, pa, rtol=1e-8)
+    Xs = SURV[["age", "bmi", "s"]]
+    y = np.empty(len(SURV), dtype=[("event", bool), ("time", float)])
+    y["event"], y["time"] = SURV.event == 1, SURV.time
+    y2 = y.copy()
+    y2["time"] = 1e4 * y["time"]
+    for ties in TIES.values():
+        est = dict(family=ties, strata="s", lam=LAM, categorical_features=["s"])
+        a = bs.BinarsityGLM(**est).fit(Xs, y, sample_weight=SURV.w)
+        b = bs.BinarsityGLM(**est).fit(Xs, y2, sample_weight=3 * SURV.w)
+        f = _glm("Surv(time, event) ~ bin(age) + bin(bmi) + strata(s)", SURV, ties,
+                 sample_weight="w").fit(lam=LAM)  # fmt: skip
+        assert_allclose(b.predict(Xs), a.predict(Xs), rtol=1e-9)
+        assert_allclose(f.predict(SURV, type="risk"), a.predict(Xs), rtol=1e-9)
+        assert_allclose(b.score(Xs, y2), a.score(Xs, y), rtol=1e-12)

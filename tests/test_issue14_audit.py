@@ -202,8 +202,9 @@ def test_cli_family_cox_efron_and_bare_tweedie(tmp_path, capsys):
                                                            link=sm.families.links.Log())),
     )  # fmt: skip
     for flag, formula, family in cases:
-        code = main(["fit", formula, "--data", str(tmp_path / "d.csv"), "--family", flag,
-                     "--lam", "0.01", "--save", str(tmp_path / "m.pkl")], out=io.StringIO())  # fmt: skip
+        argv = ["fit", formula, "--data", str(tmp_path / "d.csv"), "--family", flag,
+                "--lam", "0.01", "--save", str(tmp_path / "m.pkl")]  # fmt: skip
+        code = main(argv, out=io.StringIO())
         assert code == 0, capsys.readouterr().err
         with open(tmp_path / "m.pkl", "rb") as fh:
             saved = pickle.load(fh)
@@ -214,3 +215,12 @@ def test_cli_family_cox_efron_and_bare_tweedie(tmp_path, capsys):
         main(["fit", "Surv(time, event) ~ bin(x)", "--data", str(tmp_path / "d.csv"),
               "--family", "cox:exact"], out=io.StringIO())  # fmt: skip
     assert "cox:TIES needs TIES = breslow or efron" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spec", [{"format_version": 2}, {}, {"format_version": 2,
+                                  "family": {"name": "gaussian", "link": "identity"}}, []])
+def test_standalone_scorer_refuses_other_descriptions_by_their_version(spec):
+    from binarsity_stats import standalone_scorer
+
+    with pytest.raises(ValueError, match="of format_version 1; got"):
+        standalone_scorer.predict(spec, [{"x": 1.0}])

@@ -1,0 +1,191 @@
+"""Cross-validation fold scores are the exact held-out deviance at any scale of η.
+
+The fold scores used to go η → μ = g⁻¹(η) → deviance(y, μ): Cox clipped η at 700 (and
+log(max(μ, 1e-300)) floored it at −690.8), the binomial clipped μ to [1e-300, 1 − 1e-16]
+(a row's deviance capped at 2 log 1e16 ≈ 73.7), Poisson and the log-link statsmodels
+families overflowed or underflowed μ to inf / 0 (an infinite score where the deviance is
+finite). Now :meth:`Family.deviance_eta` scores from η; the references below are
+statsmodels' PHReg (Cox) and the deviance written out in the standard library's
+decimal arithmetic at 50 digits.
+"""
+
+from __future__ import annotations
+
+import decimal
+
+import numpy as np
+import pytest
+
+from binarsity_stats import _cox, _solvers
+from binarsity_stats._families import get_family
+from binarsity_stats._path import PathData, cross_validate, score
+
+_CTX = decimal.Context(prec=50, Emax=10**6, Emin=-(10**6))
+
+
+def _binned(rng, n, k=4):
+    x = rng.uniform(0, 1, size=(n, 2))
+    edges = [np.quantile(col, np.linspace(0, 1, k + 1)[1:-1]) for col in x.T]
+    codes = np.array([np.searchsorted(e, col) for e, col in zip(edges, x.T, strict=True)],
+                     dtype=np.uint8)  # fmt: skip
+    bp = np.arange(0, k * 3, k).astype(np.intp)
+    w = np.ones(int(bp[-1]))
+    w[bp[:-1]] = 0.0
+    onehot = np.zeros((n, int(bp[-1])))
+    for j in range(codes.shape[0]):
+        onehot[np.arange(n), bp[j] + codes[j]] = 1.0
+    return x, codes, bp, w, onehot
+
+
+def _cox_data(seed=3, n=90):
+    rng = np.random.RandomState(seed)
+    x, codes, bp, w, onehot = _binned(rng, n)
+    eta0 = 1.0 * (x[:, 0] > 0.5)
+    t = np.ceil(rng.exponential(np.exp(-eta0)) * 20)  # tied times
+    c = np.ceil(rng.exponential(1.5, n) * 20)
+    time, event = np.minimum(t, c), (t <= c).astype(float)
+    # tiny exposures: log-exposure offsets below the old floor log(1e-300) = −690.8 on a
+    # third of the rows (within 745 of the others: e^{η − max η} stays a normal float)
+    off = np.where(rng.uniform(size=n) < 0.3, -700.0, 0.0)
+    return time, event, off, codes, bp, w, onehot
+
+
+_OPTS = {"tol": 1e-10, "max_iter": 5000}
+
+
+def test_cox_fold_scores_equal_phreg_held_out_deviance_with_huge_offsets():
+    """coxnet's fold score [D(all) − D(train)] / events, D from PHReg's log-likelihood
+    at the fold's fit; before the fix the folds were off by ~9 per event."""
+    sm_hr = pytest.importorskip("statsmodels.duration.hazard_regression")
+    time, event, off, codes, bp, w, X = _cox_data()
+    n = time.size
+    y = _cox.encode(time, event)
+    data = PathData(codes, bp, y, "cox", w, offset=off, fit_intercept=False)
+    folds = np.arange(n) % 3
+    lams = data.lambda_max() * np.array([0.5, 0.05])
+    cv = cross_validate(data, lams, folds, opts=_OPTS, early_stopping=False)
+    for f in range(3):
+        tr = folds != f
+        sat = _cox.saturated_loss(y, np.ones(n)) - _cox.saturated_loss(y[tr], np.ones(tr.sum()))
+        for i, lam in enumerate(lams):
+            sol = _solvers.solve(codes[:, tr], bp, y[tr], family="cox", lam=lam,
+                                 penalty_weights=w, offset=off[tr], fit_intercept=False,
+                                 **_OPTS)  # fmt: skip
+            ll_all = sm_hr.PHReg(time, X, status=event, offset=off).loglike(sol.coef)
+            ll_tr = sm_hr.PHReg(time[tr], X[tr], status=event[tr], offset=off[tr]).loglike(sol.coef)
+            want = 2 * (-(ll_all - ll_tr) - sat) / event[~tr].sum()
+            np.testing.assert_allclose(cv.fold_scores[f, i], want, rtol=1e-9)
+
+
+def test_cox_fold_scores_are_invariant_to_a_constant_in_eta():
+    """The partial likelihood does not see a constant added to η: an offset shifted by
+    699.9 (η of the rows with a positive effect beyond the old clip at 700) or −750
+    gives the same fold scores."""
+    time, event, _, codes, bp, w, _ = _cox_data(seed=4, n=60)
+    y = _cox.encode(time, event)
+    folds = np.arange(60) % 3
+    base = None
+    for shift in (0.0, 699.9, -750.0):
+        data = PathData(codes, bp, y, "cox", w, offset=np.full(60, shift), fit_intercept=False)
+        lams = data.lambda_max() * np.array([0.5, 0.05])
+        got = cross_validate(data, lams, folds, opts=_OPTS, early_stopping=False).fold_scores
+        if base is None:
+            base = got
+        np.testing.assert_allclose(got, base, rtol=1e-8)
+
+
+def test_cox_deviance_eta_takes_a_cached_saturated_loss():
+    time, event, off, *_ = _cox_data(seed=5, n=40)
+    y = _cox.encode(time, event)
+    fam, sw = get_family(("cox", "efron")), np.linspace(0.5, 2.0, 40)
+    eta = off + np.linspace(-1, 1, 40)
+    want = fam.deviance_eta(y, eta, sw)
+    assert fam.deviance_eta(y, eta, sw, saturated=_cox.saturated_loss(y, sw)) == want
+    # = −2 (partial log-likelihood − saturated): Efron's loss at the unclipped η
+    loss = _cox.loss_grad_hess(eta, y, sw, ties="efron")
+    np.testing.assert_allclose(want, 2 * (loss - _cox.saturated_loss(y, sw)), rtol=1e-13)
+
+
+def _ref_unit_deviance(name, y, eta, p=None):
+    """2 [ℓ(y; y) − ℓ(g⁻¹(η); y)] in 50-digit decimal arithmetic (the reference)."""
+    c = _CTX
+    D = decimal.Decimal
+    y, eta = D(float(y)), D(float(eta))
+
+    def log(v):
+        return c.ln(v)
+
+    def xlogx(v):
+        return v * log(v) if v > 0 else D(0)
+
+    if name == "binomial":  # log μ = −log(1 + e^{−η}), log(1 − μ) = −log(1 + e^η)
+        ll = -y * log(1 + c.exp(-eta)) - (1 - y) * log(1 + c.exp(eta))
+        return 2 * (xlogx(y) + xlogx(1 - y) - ll)
+    mu = c.exp(eta)
+    if p == 1:
+        return 2 * ((y * log(y / mu) if y > 0 else D(0)) - (y - mu))
+    if p == 2:
+        return 2 * ((y - mu) / mu - log(y / mu))
+    a, b = D(1 - p), D(2 - p)
+    pw = lambda v, e: c.exp(e * log(v)) if v > 0 else D(0)  # noqa: E731
+    return 2 * (pw(y, b) / (a * b) - y * pw(mu, a) / a + pw(mu, b) / b)
+
+
+def _ref_mean(name, y, eta, sw, p=None):
+    tot = sum(decimal.Decimal(float(s)) * _ref_unit_deviance(name, a, b, p)
+              for s, a, b in zip(sw, y, eta, strict=True))  # fmt: skip
+    return float(tot / decimal.Decimal(float(np.sum(sw))))
+
+
+_CASES = [
+    # family, its p (log link), y, η: tails where μ rounds to 0 or 1, over- or underflows
+    ("binomial", None, [0, 1, 1, 0, 0.3, 1, 0], [40, -40, -1000, 1000, 60, 37, -36]),
+    ("poisson", 1, [3, 0, 2, 1e6, 0.5], [-800, -800, 40, np.log(1e6) + 1e-9, 705]),
+    ("gamma", 2, [1.5, 2e-300, 1e250, 3.0, 1.0], [-600, 600, 500, np.log(3.0) + 1e-7, 710]),
+    ("tweedie", 1.5, [0, 2.0, 1e-200, 1e200, 4.0], [-800, -700, 400, -300, 1.0]),
+]
+
+
+def _family(name, p):
+    if name == "tweedie":
+        return get_family(("tweedie", p))
+    return get_family(name)
+
+
+@pytest.mark.parametrize("name,p,y,eta", _CASES)
+def test_deviance_score_is_exact_in_the_tails_of_eta(name, p, y, eta):
+    y, eta = np.array(y, dtype=float), np.array(eta, dtype=float)
+    sw = np.linspace(0.5, 2.0, y.size)
+    want = _ref_mean(name, y, eta, sw, p)
+    got = score(_family(name, p), "deviance", y, eta, sw)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    if name == "binomial":  # statsmodels' Binomial family (logit) takes the same road
+        import statsmodels.api as sm
+
+        got = score(get_family(sm.families.Binomial(sm.families.links.Logit())),
+                    "deviance", y, eta, sw)  # fmt: skip
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_binomial_fold_scores_equal_the_held_out_deviance_with_huge_offsets():
+    """A fold score is the held-out deviance of the fold's fit, here with rows whose
+    offset puts μ within 1e-16 of 0 or 1 against their label (scored 73.7 each before)."""
+    rng = np.random.RandomState(7)
+    n = 90
+    x, codes, bp, w, X = _binned(rng, n)
+    y = (rng.uniform(size=n) < 0.4 + 0.3 * (x[:, 0] > 0.5)).astype(float)
+    off = np.zeros(n)
+    big = rng.choice(n, 12, replace=False)
+    off[big] = np.where(y[big] == 0, 45.0, -45.0)
+    data = PathData(codes, bp, y, "binomial", w, offset=off)
+    folds = np.arange(n) % 3
+    lams = data.lambda_max() * np.array([0.5, 0.05])
+    cv = cross_validate(data, lams, folds, opts=_OPTS, early_stopping=False)
+    for f in range(3):
+        tr, te = folds != f, folds == f
+        for i, lam in enumerate(lams):
+            sol = _solvers.solve(codes[:, tr], bp, y[tr], family="binomial", lam=lam,
+                                 penalty_weights=w, offset=off[tr], **_OPTS)  # fmt: skip
+            eta = X[te] @ sol.coef + sol.intercept + off[te]
+            want = _ref_mean("binomial", y[te], eta, np.ones(te.sum()))
+            np.testing.assert_allclose(cv.fold_scores[f, i], want, rtol=1e-10)
