@@ -69,6 +69,7 @@ from ._formula import (
     _with_aliases,
     did_you_mean,
     expand_dot,
+    literal_context,
     transform_context,
 )
 from ._validation import check_min_bin_count, check_sample_weight, code_dtype
@@ -304,6 +305,7 @@ def _partition_summary(frame: pd.DataFrame, plan: _Plan) -> dict:
         w = check_sample_weight_part(frame[plan.weight_column], plan.weight_column)
         q = to_fixed(w, plan.shift)
     ctx = _summary_context(plan.n_bins, plan.missing, q, plan.max_distinct, plan.sketch_size)
+    ctx |= literal_context(plan.aliases)
     data = _prepare(frame, plan)
     try:
         mm = model_matrix(plan.rhs, data, context=ctx, na_action="ignore")
@@ -537,6 +539,7 @@ def dask_formula_design(
         head = data.head(20, npartitions=-1)
     proto = _prepare(head, plan)
     ctx = _summary_context(plan.n_bins, plan.missing, None, max_distinct, sketch_size)
+    ctx |= literal_context(plan.aliases)
     try:
         mms = model_matrix(f"{lhs} ~ {rhs}", proto, context=ctx, na_action="ignore")
     except FormulaicError as exc:

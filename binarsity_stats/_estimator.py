@@ -855,6 +855,10 @@ class BinarsityGLM(BaseEstimator):
                               for j in strata_pos])  # fmt: skip
         if names is not None:
             extra["feature_names_in_"] = names
+            if hasattr(X, "dtypes"):  # for the exporters: a bool column is 1/0 in SQL
+                from ._spec import column_kinds
+
+                extra["column_kinds_"] = column_kinds(X, [str(c) for c in names])
         return _EstimatorProblem(
             X=X, binarizer=binarizer, design=design, block_ptr=block_ptr, chain=chain, y=y,
             family=family, penalty_weights=weights,
@@ -1476,6 +1480,7 @@ class BinarsityGLM(BaseEstimator):
             terms=terms + linear, lam=float(st["lam_"] if "lam_" in st else self.lam),
             response=response,
             penalty={"weights": pw if isinstance(pw := self.penalty_weights, str) else "array"},
+            kinds=st.get("column_kinds_"),
         )  # fmt: skip
 
     def __sklearn_tags__(self):

@@ -46,11 +46,13 @@ __all__ = ["to_sql", "DIALECTS"]
 #: Supported dialects: the double type, how log10 is written, how a number is typed as a
 #: double and whether math errors abort the query (then the query guards them).
 DIALECTS: dict[str, dict[str, Any]] = {
-    "sqlite": {"double": "REAL", "log10": "LOG10", "typed": "{}", "strict": False},
-    "duckdb": {"double": "DOUBLE", "log10": "LOG10", "typed": "{}", "strict": False},
+    "sqlite": {"double": "REAL", "log10": "LOG10", "typed": "{}", "strict": False,
+               "nan": None},  # SQLite stores a NaN as NULL
+    "duckdb": {"double": "DOUBLE", "log10": "LOG10", "typed": "{}", "strict": False,
+               "nan": "CAST('NaN' AS DOUBLE)"},
     "postgresql": {"double": "DOUBLE PRECISION", "log10": "LOG", "typed": "{}::float8",
-                   "strict": True},  # fmt: skip
-}
+                   "strict": True, "nan": "'NaN'::float8"},
+}  # fmt: skip
 
 #: e^x is finite for x ≤ _EXP_MAX (the log of the largest double) and > 0 for x ≥ _EXP_MIN
 _EXP_MAX, _EXP_MIN = 709.782712893384, -745.0
@@ -74,11 +76,38 @@ def _spec_of(model: Any) -> Mapping[str, Any]:
 
 
 class _Writer:
-    def __init__(self, dialect: str) -> None:
+    def __init__(self, dialect: str, kinds: Mapping[str, str] | None = None) -> None:
         if dialect not in DIALECTS:
             raise ValueError(f"dialect must be one of {sorted(DIALECTS)}; got {dialect!r}.")
         self.d = DIALECTS[dialect]
         self.strict = bool(self.d["strict"])
+        #: column → kind at fit time (the description's ``column_kinds``; may be empty)
+        self.kinds = dict(kinds or {})
+
+    def no_nan(self, x: str) -> str:
+        """A double value with NaN read as NULL: PostgreSQL and DuckDB keep NaN apart from
+        NULL (NaN = NaN, NaN above every number), ``predict`` takes NaN as missing."""
+        nan = self.d["nan"]
+        return x if nan is None else f"NULLIF({x}, {nan})"
+
+    def number_column(self, column: Any) -> str:
+        """A data column read as a number: a boolean is 1/0 (DuckDB and PostgreSQL refuse
+        ``double * boolean``, NULL stays NULL), a float or unknown column has its NaN as
+        NULL, an integer column is itself."""
+        kind, x = self.kinds.get(str(column)), self.name(column)
+        if kind == "bool":
+            one, zero = self.number(1.0), self.number(0.0)
+            return f"(CASE WHEN {x} THEN {one} WHEN NOT {x} THEN {zero} END)"
+        if kind == "int":
+            return x
+        return self.no_nan(x)
+
+    def missing(self, column: Any) -> str:
+        """The test that a data column is missing (NULL, or NaN in a float column)."""
+        x = self.name(column)
+        if self.kinds.get(str(column)) == "float":
+            x = self.no_nan(x)
+        return f"{x} IS NULL"
 
     def number(self, value: float) -> str:
         value = float(value)
@@ -145,7 +174,7 @@ class _Writer:
             if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
                 return self.number(node.value)
             if isinstance(node, ast.Name):
-                return self.name(names.get(node.id, node.id))
+                return self.number_column(names.get(node.id, node.id))
             if isinstance(node, ast.BinOp):
                 a, b = ev(node.left), ev(node.right)
                 if isinstance(node.op, ast.Pow):
@@ -183,7 +212,7 @@ class _Writer:
                 "DataFrame so that its columns have names the query can use."
             )
         if term["expr"] == term["column"]:
-            return self.name(term["column"])
+            return self.number_column(term["column"])
         return self.expression(term["expr"])
 
     def bin_term(self, term: Mapping[str, Any]) -> str:
@@ -200,6 +229,8 @@ class _Writer:
                 parts.append(f"WHEN {g} = {self.literal(level)} THEN {value}")
             return " ".join(parts) + " END"
         x = self.column_value(term)
+        if not x.startswith("NULLIF("):  # an expression: log(x) of a NaN x is NaN
+            x = self.no_nan(x)
         theta, edges = term["theta"], term["edges"]
         parts = ["CASE"]
         if term["missing_level"]:
@@ -210,7 +241,12 @@ class _Writer:
         return " ".join(parts)
 
     def categorical_term(self, term: Mapping[str, Any]) -> str:
-        x = self.column_value(term)
+        if isinstance(term["column"], int) or term["expr"] != term["column"]:
+            x = self.column_value(term)
+        else:  # levels compare with the column as it is (text, numbers, booleans)
+            x = self.name(term["column"])
+            if self.kinds.get(str(term["column"])) == "float":  # a NaN is the missing level
+                x = self.no_nan(x)
         theta = term["theta"]
         parts = ["CASE"]
         if term["missing_level"]:
@@ -339,13 +375,13 @@ def to_sql(
     if type not in ("response", "link"):
         raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
     spec = _spec_of(model)
-    w = _Writer(dialect)
+    w = _Writer(dialect, spec.get("column_kinds"))
     pieces = [w.number(spec["intercept"])]
     for expr in spec["offset"]["terms"]:
         pieces.append(w.expression(expr))
     column = offset_column if offset_column is not None else spec["offset"].get("column")
     if column is not None:
-        pieces.append(w.name(column))
+        pieces.append(w.no_nan(w.name(column)))
     for term in spec["terms"]:
         if term["kind"] == "bin":
             pieces.append(f"({w.bin_term(term)})")
@@ -359,7 +395,10 @@ def to_sql(
     value = eta if type == "link" else _inverse_link(family["link"], f"\n    {eta}\n", w, cox)
     drop = (spec.get("missing") or {}).get("drop_columns") or []
     if drop:  # missing="drop": NULL where predict gives NaN (R's na.exclude)
-        na = " OR ".join(f"{w.column_value({'column': c, 'expr': c})} IS NULL" for c in drop)
+        for c in drop:
+            if isinstance(c, int):
+                w.column_value({"column": c, "expr": None})  # the array-fit error
+        na = " OR ".join(w.missing(c) for c in drop)
         value = f"CASE WHEN {na} THEN NULL ELSE {value} END"
     selected = [w.name(c) for c in keep] + [f"{value} AS {w.name(name)}"]
     return "SELECT " + ",\n  ".join(selected) + f"\nFROM {table}"

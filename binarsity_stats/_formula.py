@@ -1131,6 +1131,9 @@ class DesignSpec:
     drop_columns : list of str or None
         Columns whose missing values dropped a training row (``missing="drop"``); a new
         row missing one of them is predicted as NaN (R's na.exclude).
+    column_kinds : dict or None
+        Kind of each data column read at fit time (``"bool"``, ``"int"``, ``"float"``...;
+        see ``_spec.column_kind``), for the exporters (None: fitted before it existed).
     """
 
     formula: str
@@ -1148,6 +1151,7 @@ class DesignSpec:
     shadowed: list | None = None
     drop_columns: list | None = None
     strata: list | None = None
+    column_kinds: dict | None = None
 
     @property
     def block_ptr(self) -> np.ndarray:
@@ -1203,7 +1207,7 @@ class DesignSpec:
             )
         data = _with_aliases(data, self.aliases, self.shadowed)
         _check_formulaic_levels(self.model_spec, data)
-        ctx = transform_context(self.n_bins, self.missing)
+        ctx = transform_context(self.n_bins, self.missing) | literal_context(self.aliases)
         with warnings.catch_warnings():
             warnings.simplefilter("error", _data_mismatch_warning())
             try:
@@ -1607,6 +1611,8 @@ def _factor_columns(factor: Any, aliases: Mapping[str, str]) -> set[str]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and id(node) not in skip:
                 name = local.get(node.id, node.id)
+                if _IS_LITERAL.fullmatch(name):  # a string literal, not a column
+                    continue
                 if name in aliases or name not in context:
                     names.add(name)
     return {aliases.get(n, n) for n in names}
@@ -1770,6 +1776,25 @@ def expand_dot(formula: str, data: Any, exclude_columns: Any = ()) -> str:
 
 #: Template of the identifiers that stand for awkward column names inside formulaic.
 _ALIAS = "_bs{}_"
+#: Template of the identifiers that stand for string literals holding a quote (a level
+#: ``"it's"``): formulaic 1.2 embeds the source of a stateful call in a double-quoted
+#: string without escaping it, so such a call (``C(g, levels=["it's"])``) cannot be
+#: evaluated. The formula formulaic sees names the literal instead; its value is in the
+#: evaluation context (:func:`literal_context`) and names show it again (``_unalias``).
+_LITERAL = "_bslit{}_"
+_IS_LITERAL = re.compile(r"_bslit\d+_")
+
+
+def literal_context(aliases: Mapping[str, str] | None) -> dict[str, str]:
+    """The string literals a formula's aliases stand for (see ``_LITERAL``), as context."""
+    return {a: v for a, v in (aliases or {}).items() if _IS_LITERAL.fullmatch(a)}
+
+
+def _literal_text(value: str) -> str:
+    """A string literal as Python source, double-quoted unless the value holds one."""
+    return f'"{value}"' if '"' not in value and "\\" not in value else repr(value)
+
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _MARKED = re.compile(r"\u29db(.*?)\u29da", re.DOTALL)
 
@@ -1869,7 +1894,15 @@ def _alias_names(formula: str, columns: Any) -> tuple[str, dict[str, str], list[
     out = []
     for k, (kind, text) in enumerate(pieces):
         before, after = neighbour(k, -1), neighbour(k, 1)
-        if kind == "quoted":
+        value = _string_value(text) if kind == "str" else None
+        if value is not None and ("'" in value or '"' in value):  # see _LITERAL
+            n = len(aliases)
+            while _LITERAL.format(n) in taken:
+                n += 1
+            taken.add(_LITERAL.format(n))
+            aliases[_LITERAL.format(n)] = value
+            out.append(_LITERAL.format(n))
+        elif kind == "quoted":
             if keyword.iskeyword(text) or text in shadowed:
                 out.append(alias(text))
             elif text.isidentifier():
@@ -1888,13 +1921,23 @@ def _alias_names(formula: str, columns: Any) -> tuple[str, dict[str, str], list[
     return "".join(out), aliases, shadowed
 
 
+def _string_value(text: str) -> str | None:
+    """The value of a string literal's source text (None: not a plain string literal)."""
+    try:
+        value = ast.literal_eval(text)
+    except (SyntaxError, ValueError):
+        return None
+    return value if isinstance(value, str) else None
+
+
 def _with_aliases(
     data: pd.DataFrame, aliases: Mapping[str, str] | None, shadowed: list[str] | None
 ) -> pd.DataFrame:
     """The data formulaic sees: alias columns added, shadowing columns left out."""
     if not aliases and not shadowed:
         return data
-    present = [a for a, name in (aliases or {}).items() if name in data.columns]
+    present = [a for a, name in (aliases or {}).items()
+               if name in data.columns and not _IS_LITERAL.fullmatch(a)]  # fmt: skip
     frame = data.drop(columns=[c for c in shadowed or [] if c in data.columns])
     if present:
         extra = pd.DataFrame({a: data[(aliases or {})[a]] for a in present}, index=data.index)
@@ -1988,8 +2031,13 @@ def dense_column_factors(spec: DesignSpec) -> dict[str, list[Any]]:
 
 
 def _unalias(text: str, aliases: Mapping[str, str] | None, quote: bool = True) -> str:
-    """Replace alias identifiers in a name or message by the original column names."""
+    """Replace alias identifiers in a name or message by the original column names (and
+    literal aliases by the string literal they stand for)."""
     for a, name in (aliases or {}).items():
+        if _IS_LITERAL.fullmatch(a):
+            shown = _literal_text(name)
+            text = re.sub(rf"\b{a}\b", lambda _m, s=shown: s, text)
+            continue
         text = re.sub(rf"\b{a}\b", f"`{name}`" if quote else name, text)
     return text
 
@@ -2098,11 +2146,14 @@ def build_design(
             "must be numeric, boolean or (binomial) a two-level factor. Convert it to a number "
             "first (e.g. days since a reference date, or a duration in seconds)."
         )
-    rhs = _rewrite_rhs(parsed, data)
+    try:
+        rhs = _rewrite_rhs(parsed, data)
+    except ValueError as exc:  # names as the user wrote them (column and literal aliases)
+        raise ValueError(_unalias(str(exc), aliases)) from None
     trials = _cbind_trials(lhs, data, aliases, formula)
     if trials is not None:  # the trials weigh the bins' quantiles as they weigh the loss
         sample_weight = trials if sample_weight is None else sample_weight * trials
-    ctx = transform_context(n_bins, missing, sample_weight)
+    ctx = transform_context(n_bins, missing, sample_weight) | literal_context(aliases)
     try:
         mms = model_matrix(f"{lhs} ~ {rhs}", data, context=ctx, na_action="ignore")
     except FormulaicError as exc:

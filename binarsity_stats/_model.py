@@ -72,6 +72,7 @@ from ._path import (
 from ._path_results import CVResults, PathResults
 from ._penalty import THEORY_A, lambda_theory, theory_nobs
 from ._results import BinarsityResults, degrees_of_freedom
+from ._spec import column_kinds
 from ._validation import (
     check_bool,
     check_cv_tol,
@@ -293,6 +294,9 @@ class BinarsityModel:
             )  # fmt: skip
         n = y.shape[0]
         spec.drop_columns = drop_columns or None
+        # kinds of the columns read, for the exporters (to_sql); a Dask frame's dtypes
+        read = [*spec.required, getattr(self, "offset_column", None), *(drop_columns or [])]
+        spec.column_kinds = column_kinds(data if frame is None else frame, read)
         self._data = frame  # for column names given later (groups=); not pickled
         #: binomial trials of a cbind(successes, failures) response (None otherwise)
         self.trials = design.trials

@@ -971,6 +971,7 @@ class BinarsityResults:
             response=response, offset_terms=offset_terms, offset_column=m.offset_column,
             penalty=self._penalty_description(),
             drop_columns=getattr(spec, "drop_columns", None),
+            kinds=getattr(spec, "column_kinds", None),
         )  # fmt: skip
 
     def to_sql(self, table: str = "t", dialect: str = "sqlite", **kwargs: Any) -> str:

@@ -24,6 +24,7 @@ The document (``format_version`` 1)::
        {"kind": "linear", "name": "x:z", "factors": ["x", "z"], "coef": 0.3}],
      "offset": {"terms": ["log(exposure)"], "column": null},
      "missing": {"drop_columns": ["x1", "g"]},               # optional
+     "column_kinds": {"x1": "float", "flag": "bool"},        # optional
      "penalty": {"weights": "balanced"}}                     # optional; + "relax": γ
 
 The linear predictor of a row is, in this order (the order the fitted objects sum in)::
@@ -64,6 +65,12 @@ The linear predictor of a row is, in this order (the order the fitted objects su
   a new row missing a value in one of them is predicted as NaN (R's ``na.exclude``),
   the other rows as usual. Without it, a missing value outside a missing level is an
   error.
+* ``column_kinds`` (optional; descriptions written before it lack it): the kind of
+  each data column the model reads, as it was at fit time — ``"bool"``, ``"int"``,
+  ``"float"``, ``"category"`` or ``"object"``. Prediction does not read it; exporters
+  do: a boolean column used as a number is 1/0 (``CASE WHEN flag THEN 1.0 …`` in SQL,
+  where DuckDB and PostgreSQL refuse ``double * boolean``), and a float column may
+  hold NaN, which PostgreSQL and DuckDB do not treat as NULL.
 * ``theta`` of a term with a missing level has ``len(edges) + 2`` values (bin) or
   ``len(levels) + 1`` (categorical); the missing level is last.
 
@@ -93,6 +100,8 @@ __all__ = ["SPEC_FORMAT", "SPEC_VERSION", "SpecModel", "from_spec", "make_spec"]
 SPEC_FORMAT = "binarsity_stats.model_spec"
 SPEC_VERSION = 1
 _KINDS = ("bin", "categorical", "linear")
+#: The kinds of data column ``column_kinds`` records
+COLUMN_KINDS = ("bool", "int", "float", "category", "object")
 
 
 # ---------------------------------------------------------------------------------------
@@ -210,6 +219,54 @@ def argument_expr(term: str) -> str:
     return arg
 
 
+def column_kind(values: Any) -> str:
+    """The kind of a data column, as ``column_kinds`` of a description records it.
+
+    Parameters
+    ----------
+    values : Series or array-like
+        A training column.
+
+    Returns
+    -------
+    str
+        ``"bool"``, ``"int"``, ``"float"``, ``"category"`` or ``"object"`` (anything else:
+        strings, mixed values).
+    """
+    import pandas as pd
+
+    dtype = values.dtype if hasattr(values, "dtype") else np.asarray(values).dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "category"
+    if pd.api.types.is_bool_dtype(dtype):
+        return "bool"
+    if pd.api.types.is_integer_dtype(dtype):
+        return "int"
+    if pd.api.types.is_float_dtype(dtype):
+        return "float"
+    return "object"
+
+
+def column_kinds(data: Any, columns: Sequence[Any]) -> dict[str, str] | None:
+    """``column_kinds`` of a description: the kind of each of ``columns`` found in ``data``.
+
+    Parameters
+    ----------
+    data : DataFrame or mapping of columns
+        The training data.
+    columns : sequence of str
+        The data columns the model reads.
+
+    Returns
+    -------
+    dict or None
+        Column name → kind (see :func:`column_kind`); None when no column is found.
+    """
+    keys = data.columns if hasattr(data, "columns") else data
+    out = {str(c): column_kind(data[c]) for c in columns if isinstance(c, str) and c in keys}
+    return out or None
+
+
 def make_spec(
     *,
     source: str,
@@ -223,6 +280,7 @@ def make_spec(
     offset_column: str | None = None,
     penalty: Mapping[str, Any] | None = None,
     drop_columns: Sequence[Any] | None = None,
+    kinds: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Assemble (and check) a model description.
 
@@ -253,6 +311,8 @@ def make_spec(
     drop_columns : sequence of str, optional
         Data columns whose missing values dropped training rows (``missing="drop"``):
         new rows missing one of them are predicted as NaN.
+    kinds : dict, optional
+        ``column_kinds``: the kind of each data column read (see :func:`column_kind`).
 
     Returns
     -------
@@ -276,6 +336,8 @@ def make_spec(
         spec["penalty"] = {str(k): json_value(v) for k, v in penalty.items()}
     if drop_columns:
         spec["missing"] = {"drop_columns": [json_value(c) for c in drop_columns]}
+    if kinds:
+        spec["column_kinds"] = {str(k): str(v) for k, v in kinds.items()}
     check_spec(spec)
     return spec
 
@@ -389,6 +451,13 @@ def check_spec(spec: Any) -> None:
                         "position or "
                         "{'column', 'levels', 'level'} with level among levels."
                     )
+    kinds = spec.get("column_kinds")
+    if kinds is not None and not (
+        isinstance(kinds, Mapping) and all(v in COLUMN_KINDS for v in kinds.values())
+    ):
+        raise ValueError(
+            f"model description: 'column_kinds' must map columns to one of {COLUMN_KINDS}."
+        )
     missing = spec.get("missing")
     if missing is not None:
         columns = missing.get("drop_columns") if isinstance(missing, Mapping) else None

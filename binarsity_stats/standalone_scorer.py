@@ -69,6 +69,8 @@ def _get(row, column):
 def _number(value, column):
     if _missing(value):
         return math.nan
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return 1.0 if value.strip().lower() == "true" else 0.0  # a boolean column in a CSV
     try:
         return float(value)
     except (TypeError, ValueError):

@@ -67,16 +67,22 @@ CASES = {
 def run(request):
     """``run(query, frame, engine)``: the query's last column, executed on table ``t``."""
 
-    def run(query: str, frame: pd.DataFrame, engine: str) -> np.ndarray:
+    def run(query: str, frame: pd.DataFrame, engine: str, nan: tuple = ()) -> np.ndarray:
+        """``nan``: float columns whose missing values are stored as NaN, not NULL
+        (SQLite stores a NaN as NULL)."""
         if engine == "postgresql":
-            rows = _run_postgres(request.getfixturevalue("postgres"), query, frame)
+            rows = _run_postgres(request.getfixturevalue("postgres"), query, frame, nan)
         elif engine == "sqlite":
             con = sqlite3.connect(":memory:")
             frame.to_sql("t", con, index=False)
             rows = con.execute(query).fetchall()
         else:
             con = duckdb.connect()
-            con.register("t", frame)
+            con.register("frame", frame)
+            con.execute("CREATE TABLE t AS SELECT * FROM frame")
+            for c in nan:
+                con.execute(f'UPDATE t SET "{c}" = CAST(\'NaN\' AS DOUBLE) WHERE "{c}" IS NULL')
+                assert con.execute(f'SELECT count(*) FROM t WHERE isnan("{c}")').fetchone()[0]
             rows = con.execute(query).fetchall()
         for r in rows:  # a double, as in the other engines (not NUMERIC: Decimal)
             assert r[-1] is None or isinstance(r[-1], float), (engine, type(r[-1]))
@@ -95,17 +101,23 @@ def _pg_type(dtype) -> str:
     return "TEXT"
 
 
-def _run_postgres(server, query: str, frame: pd.DataFrame) -> list:
-    """The frame as a temporary table ``t`` (NaN/None as NULL), then the query."""
+def _run_postgres(server, query: str, frame: pd.DataFrame, nan: tuple = ()) -> list:
+    """The frame as a temporary table ``t`` (NaN/None as NULL, NaN in the ``nan``
+    columns), then the query."""
     columns = ", ".join(
         '"' + str(c).replace('"', '""') + '" ' + _pg_type(frame[c].dtype) for c in frame.columns
     )
-    values = frame.astype(object).where(frame.notna(), None).to_numpy().tolist()
+    stored = frame.astype(object).where(frame.notna(), None)
+    for c in nan:  # a float NaN, which COPY writes as 'NaN' (the row order is kept)
+        stored[c] = frame[c].astype(object)
+    values = stored.to_numpy().tolist()
     with server.connect() as con:
         con.execute(f"CREATE TEMPORARY TABLE t ({columns})")
         with con.cursor().copy("COPY t FROM STDIN") as copy:
             for row in values:
                 copy.write_row([v.item() if isinstance(v, np.generic) else v for v in row])
+        for c in nan:
+            assert con.execute(f'SELECT count(*) FROM t WHERE "{c}" = \'NaN\'').fetchone()[0]
         return con.execute(query).fetchall()
 
 
@@ -250,3 +262,114 @@ def test_without_postgresql_its_cases_skip_unless_required(monkeypatch):
     monkeypatch.setenv("BINARSITY_REQUIRE_POSTGRES", "1")
     with pytest.raises(pytest.fail.Exception, match="BINARSITY_REQUIRE_POSTGRES=1 but no Postgre"):
         conftest._missing("no PostgreSQL server binaries")
+
+
+def _expected_rows(res, new: pd.DataFrame) -> np.ndarray:
+    """``predict`` row by row; NaN (the query's NULL) where it refuses the row."""
+    out = np.empty(len(new))
+    for i in range(len(new)):
+        try:
+            out[i] = res.predict(new.iloc[[i]])[0]
+        except ValueError:
+            out[i] = np.nan
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_boolean_columns_used_as_numbers(engine, run):
+    """A boolean column in a linear term, an expression and an interaction (and binned):
+    1/0 in the query, as in ``predict``. DuckDB and PostgreSQL refused ``double *
+    boolean`` before ``column_kinds`` recorded the column's kind."""
+    train, new = TRAIN.copy(), NEW.copy()
+    for f in (train, new):
+        f["flag"] = f["z"] > 0.2
+    res = glm("yg ~ bin(x1, 5) + flag + I(flag * 2) + x1:flag + C(g)", train).fit(lam=1e-3)
+    assert res.to_spec()["column_kinds"]["flag"] == "bool"
+    for frame in (train, new):
+        _close(run(res.to_sql(dialect=engine), frame, engine), res.predict(frame))
+    est = BinarsityGLM(n_bins=5, lam=1e-3, linear_features=["flag"])
+    est.fit(train[["x1", "flag"]], train["yg"])
+    assert est.to_spec()["column_kinds"] == {"x1": "float", "flag": "bool"}
+    _close(run(to_sql(est, dialect=engine), new, engine), est.predict(new[["x1", "flag"]]))
+    binned = BinarsityGLM(n_bins=4, lam=1e-3).fit(train[["x1", "flag"]], train["yg"])
+    _close(run(to_sql(binned, dialect=engine), new, engine), binned.predict(new[["x1", "flag"]]))
+    old = res.to_spec()  # a description written before column_kinds: still reads
+    del old["column_kinds"]
+    assert np.array_equal(from_spec(old).predict(new), res.predict(new))
+    if engine == "sqlite":  # SQLite stores booleans as 0/1: the old query ran there
+        _close(run(to_sql(old, dialect=engine), new, engine), res.predict(new))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_nan_stored_as_nan_is_missing(engine, run):
+    """NaN in a double column, stored as NaN (not NULL) in PostgreSQL and DuckDB: the
+    missing level where the term has one, NULL where ``predict`` refuses the row or
+    gives NaN (``missing="drop"``). Both engines compare NaN equal to NaN and above every
+    number, so such a row fell into the last bin (or gave NaN) before."""
+    new = NEW.head(12).copy()
+    new.loc[[0, 1, 2], "x3"] = np.nan  # missing level
+    new.loc[3, "x1"], new.loc[4, "z"] = np.nan, np.nan  # no missing level: refused
+    new.loc[5, "off"] = np.nan  # an offset column: refused
+    new.loc[6, "x 2"] = np.nan  # inside an expression (log) of a binned term: refused
+    nan = ("x1", "x3", "z", "off", "x 2")
+    res = glm("yb ~ bin(x3, 6) + C(h) + bin(x1, 4) + z + bin(np.log(`x 2`), 4)", TRAIN,
+              family="binomial", missing="separate", offset="off").fit(lam=2e-3)  # fmt: skip
+    expected = _expected_rows(res, new)
+    assert np.isnan(expected[3:7]).all() and not np.isnan(expected[:3]).any()
+    _close(run(res.to_sql(dialect=engine), new, engine, nan=nan), expected)
+    drop = glm("yg ~ bin(x1, 5) + bin(x3, 4, missing='separate') + z", TRAIN,
+               missing="drop").fit(lam=1e-3)  # fmt: skip
+    expected = drop.predict(new)
+    assert np.isnan(expected[[3, 4]]).all() and not np.isnan(expected[:3]).any()
+    _close(run(drop.to_sql(dialect=engine), new, engine, nan=nan), expected)
+    est = BinarsityGLM(n_bins=5, lam=1e-3, missing="separate").fit(TRAIN[["x3", "z"]], TRAIN["yg"])
+    expected = _expected_rows(est, new[["x3", "z"]])
+    assert not np.isnan(expected[:3]).any()
+    _close(run(to_sql(est, dialect=engine), new, engine, nan=nan), expected)
+
+
+LEVELS = """levels=['say "b"', "it's", 'a']"""
+QUOTED = {
+    "ordered": f"yg ~ bin(x1, 5) + ordered(q, {LEVELS})",
+    "C levels": f"yg ~ bin(x1, 5) + C(q, {LEVELS})",
+    "Treatment": "yg ~ bin(x1, 5) + C(q, Treatment(\"it's\"))",
+    "bin of C": f"yg ~ bin(x1, 5) + bin(C(q, {LEVELS}))",
+    "by-group": f"yg ~ bin(x1, 4):C(q, {LEVELS}) + z",
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("case", sorted(QUOTED))
+def test_levels_with_quotes_in_formulas(case, engine, run):
+    """Levels holding a quote written in the formula (``"it's"``, ``'say "b"'``): formulaic
+    1.2 failed to evaluate such a stateful call ("unterminated string literal"). The
+    term's name shows the levels as written; JSON, pickle, from_spec and the query (SQL
+    quoting ``''``) predict what ``predict`` does."""
+    import json
+    import pickle
+
+    train, new = TRAIN.copy(), NEW.copy()
+    for f in (train, new):
+        f["q"] = f["g"].replace({"b": 'say "b"'})
+    res = glm(QUOTED[case], train).fit(lam=1e-3)
+    spec = res.to_spec()
+    term = next(t for t in spec["terms"] if t["kind"] != "bin" or t.get("by"))
+    levels = term["by"]["levels"] if term.get("by") else term["levels"]
+    assert set(levels) == {"a", "it's", 'say "b"'}
+    if case != "Treatment":
+        assert levels == ['say "b"', "it's", "a"]
+        assert "_bslit" not in str(res.summary()) and ("it's" in term["name"] or case == "by-group")
+    else:
+        assert term["name"] == "C(q, Treatment(\"it's\"))" and term["reference"] == "it's"
+    expected = res.predict(new)
+    assert np.array_equal(from_spec(json.loads(json.dumps(spec))).predict(new), expected)
+    assert np.array_equal(pickle.loads(pickle.dumps(res)).predict(new), expected)
+    sql = res.to_sql(dialect=engine)
+    assert "'it''s'" in sql and "'say \"b\"'" in sql
+    _close(run(sql, new, engine), expected)
+
+
+def test_a_refused_term_with_quoted_levels_is_named_as_written():
+    train = TRAIN.assign(q=TRAIN["g"])
+    with pytest.raises(ValueError, match=r"""x1:C\(q, levels=\['a', 'b', "it's"\]\)"""):
+        glm("""yg ~ x1:C(q, levels=['a', 'b', "it's"])""", train)

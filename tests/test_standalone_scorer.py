@@ -134,3 +134,29 @@ def test_values_on_the_cut_points_fall_in_the_right_closed_interval():
     edges = spec["terms"][0]["edges"]
     new = pd.DataFrame({"x1": np.r_[edges, np.nextafter(edges, np.inf)]})
     _close(scorer.predict(spec, _rows(new)), res.predict(new))
+
+
+def test_boolean_and_nan_inputs(tmp_path):
+    """A boolean column used as a number (True/False in rows, ``True``/``False`` text in a
+    CSV, as pandas writes it) is 1/0, and NaN is a missing value, as in ``predict``."""
+    train, new = TRAIN.copy(), NEW.copy()
+    for f in (train, new):
+        f["flag"] = f["z"] > 0.2
+    res = glm("yb ~ bin(x3, 5) + flag + I(2 * flag) + x1:flag", train, family="binomial",
+              missing="separate").fit(lam=1e-3)  # fmt: skip
+    spec = res.to_spec()
+    rows = new.to_dict("records")  # NaN as NaN
+    assert any(isinstance(r["x3"], float) and math.isnan(r["x3"]) for r in rows)
+    _close(scorer.predict(spec, rows), res.predict(new))
+    shutil.copy(SCORER, tmp_path / "standalone_scorer.py")
+    (tmp_path / "model.json").write_text(json.dumps(spec))
+    new.to_csv(tmp_path / "rows.csv", index=False)
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "standalone_scorer.py", "model.json", "rows.csv"],
+        cwd=tmp_path, capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    _close([float(r["prediction"]) for r in csv.DictReader(out.stdout.splitlines())],
+           res.predict(new))  # fmt: skip
+    points = res.scorecard().score(new)  # affine in the log-odds (NaN: missing level)
+    assert np.all(np.isfinite(points))
+    assert abs(np.corrcoef(points, res.predict(new, type="link"))[0, 1]) > 1 - 1e-12
