@@ -404,15 +404,18 @@ def _non_identified(sm_results: Any) -> list[int]:
     constant within every stratum — or collinear with others after centring — shows.
     """
     model = getattr(sm_results, "model", None)
-    exog = getattr(model, "exog", None)
+    exog = getattr(sm_results, "identify_exog", getattr(model, "exog", None))
     if exog is None:
         return []
     X = np.asarray(exog, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] == 0:
         return []
     surv = getattr(model, "surv", None)
-    if surv is not None:  # PHReg
-        parts = [X[r] - X[r].mean(axis=0) for r in surv.stratum_rows if len(r)]
+    strata = getattr(sm_results, "identify_strata", None)  # the weighted Cox refit
+    if strata is None and surv is not None:  # PHReg
+        strata = surv.stratum_rows
+    if strata is not None:  # Cox: no constant direction, centred within each stratum
+        parts = [X[r] - X[r].mean(axis=0) for r in strata if len(r)]
         X = np.vstack(parts) if parts else X[:0]
     if X.shape[0] == 0:
         return list(range(X.shape[1]))
@@ -697,9 +700,14 @@ def _fit_weighted_cox(
             stacklevel=4,
         )
     cov = np.linalg.pinv(-hess)
-    return _WeightedCoxResults(beta, cov, llf, list(names), int(rows.size),
-                               int(np.sum(status > 0)), ties, int(np.unique(strata).size),
-                               converged)  # fmt: skip
+    out = _WeightedCoxResults(beta, cov, llf, list(names), int(rows.size),
+                              int(np.sum(status > 0)), ties, int(np.unique(strata).size),
+                              converged)  # fmt: skip
+    # what _non_identified checks: the design and the strata that have events
+    out.identify_exog = Xr
+    out.identify_strata = [np.flatnonzero(strata == k) for k in np.unique(strata)
+                           if np.any(status[strata == k] > 0)]  # fmt: skip
+    return out
 
 
 def _split_refit(res: BinarsityResults, split: Any, random_state: Any) -> RefitResults:

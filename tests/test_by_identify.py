@@ -224,9 +224,11 @@ def test_refit_names_non_identified_parameters_and_gives_them_no_standard_error(
                     rtol=1e-6)
 
 
-def test_refit_of_a_stratified_cox_model_names_a_term_constant_within_strata():
+@pytest.mark.parametrize("weights", [None, "w"])
+def test_refit_of_a_stratified_cox_model_names_a_term_constant_within_strata(weights):
     df = _audit_data()
-    res = bs.glm("Surv(t, e) ~ strata(g) + C(g) + bin(x1, 5)", df, family="cox").fit(1e-3)
+    res = bs.glm("Surv(t, e) ~ strata(g) + C(g) + bin(x1, 5)", df, family="cox",
+                 sample_weight=weights).fit(1e-3)  # fmt: skip
     with pytest.warns(UserWarning, match=r"C\(g\)\[b\], C\(g\)\[c\] are not identified"):
         ref = res.refit()
     assert ref.bse[["C(g)[b]", "C(g)[c]"]].isna().all()
