@@ -440,8 +440,9 @@ class BinarsityResults:
     def deviance(self) -> float:
         """Weighted deviance Σ_i s_i d(y_i, μ_i)."""
         m = self.model
-        # on the normalised weights, then in the user's units (exact: a power of two)
-        dev = m.family.deviance(m.y, self.fittedvalues, m.unit_weight)
+        # on the normalised weights, then in the user's units (exact: a power of two);
+        # from η (not μ, which clips or rounds to 0/1 for large |η|)
+        dev = m.family.deviance_eta(m.y, self.linear_predictor, m.unit_weight)
         return float(dev * m.weight_scale)
 
     @cached_property
@@ -451,7 +452,7 @@ class BinarsityResults:
         sw = m.unit_weight  # sums on the normalised weights (they cannot overflow)
         b0 = m.family.null_intercept(m.y, sw, m.offset) if m.fit_intercept else 0.0
         eta = np.full(m.nobs, b0) if m.offset is None else b0 + m.offset
-        return float(m.family.deviance(m.y, m.family.mean(eta), sw) * m.weight_scale)
+        return float(m.family.deviance_eta(m.y, eta, sw) * m.weight_scale)
 
     @cached_property
     def llf(self) -> float:

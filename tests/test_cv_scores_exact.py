@@ -276,3 +276,32 @@ def test_log_space_cox_sums_equal_the_kernel_within_range(ties):
         np.testing.assert_allclose(h2, h1, rtol=1e-10, atol=1e-13)
         shifted = _cox._loss_grad_hess_wide(eta + 5000.0, y, sw, ties=ties)
         np.testing.assert_allclose(shifted, want, rtol=1e-10, atol=1e-10)
+
+
+def test_reported_deviances_are_exact_with_huge_offsets():
+    """``results.deviance`` and ``null_deviance`` come from η too: a Cox fit with
+    log-exposure offsets of −700 (η floored at −690.8 through μ before) and a binomial
+    fit with rows at offset ±45 against their label (73.7 per row before)."""
+    pd = pytest.importorskip("pandas")
+    import binarsity_stats as bs
+
+    time, event, off, codes, *_ = _cox_data(seed=6, n=80)
+    df = pd.DataFrame({"time": time, "event": event, "x": codes[0].astype(float), "o": off})
+    res = bs.glm("Surv(time, event) ~ bin(x, 4) + offset(o)", df, family="cox").fit(lam=0.01)
+    y, one = _cox.encode(time, event), np.ones(time.size)
+    sat = _cox.saturated_loss(y, one)
+    eta = res.predict(df, type="linear")
+    want = 2 * (_decimal_cox_loss(eta, time, event, one) - sat)
+    np.testing.assert_allclose(res.deviance, want, rtol=1e-10)
+    want0 = 2 * (_decimal_cox_loss(off, time, event, one) - sat)
+    np.testing.assert_allclose(res.null_deviance, want0, rtol=1e-10)
+
+    rng = np.random.RandomState(8)
+    n = 60
+    yb = (rng.uniform(size=n) < 0.5).astype(float)
+    o = np.where(rng.uniform(size=n) < 0.2, np.where(yb == 0, 45.0, -45.0), 0.0)
+    dfb = pd.DataFrame({"y": yb, "x": rng.uniform(size=n), "o": o})
+    res = bs.glm("y ~ bin(x, 3) + offset(o)", dfb, family="binomial").fit(lam=0.05)
+    eta = res.predict(dfb, type="link")
+    np.testing.assert_allclose(res.deviance, n * _ref_mean("binomial", yb, eta, np.ones(n)),
+                               rtol=1e-10)  # fmt: skip
