@@ -311,6 +311,7 @@ class BinarsityModel:
         self.formula = formula
         self.spec: DesignSpec = spec
         _warn_ordered_and_by(spec.blocks)
+        _warn_nested_in_strata(spec.blocks, design.codes, self.strata)
         self.design: Design = design
         self.y = y
         self.response: Response = response
@@ -1305,6 +1306,25 @@ def _warn_ordered_and_by(blocks: list) -> None:
                 f"term already holds the level means of {b.column!r} (unpenalised), so "
                 f"{b.term}'s levels are fused to 0 at any lam > 0 and arbitrary at lam = 0. "
                 f"Drop {b.term}.",
+                UserWarning,
+                stacklevel=3,
+            )
+
+
+def _warn_nested_in_strata(blocks: list, codes: Any, strata: Any) -> None:
+    """Warn by name about a term constant within every stratum of a stratified Cox model
+    (e.g. ``strata(g) + C(g)``): the partial likelihood does not see it."""
+    if strata is None or codes is None or not len(blocks):
+        return
+    s = np.unique(np.asarray(strata), return_inverse=True)[1]
+    for j, b in enumerate(blocks):
+        c = np.asarray(codes[j], dtype=np.int64)
+        pairs = np.unique(s * (int(c.max(initial=0)) + 1) + c)
+        if len(pairs) == len(np.unique(s)) and len(np.unique(c)) > 1:
+            warnings.warn(
+                f"{b.term} is constant within every stratum of the strata() term: the "
+                "stratified partial likelihood does not see it, so its levels are not "
+                f"identified (they stay at 0). Drop {b.term}.",
                 UserWarning,
                 stacklevel=3,
             )

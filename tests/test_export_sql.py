@@ -323,6 +323,16 @@ def test_nan_stored_as_nan_is_missing(engine, run):
     assert np.isnan(expected[[3, 4]]).all() and not np.isnan(expected[:3]).any()
     _close(run(drop.to_sql(dialect=engine), new, engine, nan=nan), expected)
     est = BinarsityGLM(n_bins=5, lam=1e-3, missing="separate").fit(TRAIN[["x3", "z"]], TRAIN["yg"])
+    # a float categorical (its NaN: the missing level) and a boolean as C() and bin()
+    train, new2 = TRAIN.copy(), new.head(8).copy()
+    for f in (train, new2):
+        f["kf"], f["flag"] = (f["k"] % 3).astype(float), f["z"] > 0.2
+    train.loc[:20, "kf"], new2.loc[[0, 1], "kf"] = np.nan, np.nan
+    cat = glm("yg ~ bin(x1, 4) + C(kf) + C(flag) + bin(flag)", train,
+              missing="separate").fit(lam=1e-3)  # fmt: skip
+    expected = _expected_rows(cat, new2)
+    assert not np.isnan(expected[:3]).any()
+    _close(run(cat.to_sql(dialect=engine), new2, engine, nan=("kf",)), expected)
     expected = _expected_rows(est, new[["x3", "z"]])
     assert not np.isnan(expected[:3]).any()
     _close(run(to_sql(est, dialect=engine), new, engine, nan=nan), expected)
