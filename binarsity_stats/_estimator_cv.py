@@ -23,6 +23,7 @@ import numpy as np
 
 from ._estimator import BinarsityClassifier, BinarsityGLM, _check_params, _EstimatorProblem
 from ._path import (
+    SCORINGS,
     check_grid,
     check_patience,
     check_scoring,
@@ -46,10 +47,8 @@ class _CVMixin:
         """Check the CV parameters before any work (the CV estimators have no ``lam``)."""
         if self.select not in _SELECT:
             raise ValueError(f"select must be 'lam_min' or 'lam_1se'; got {self.select!r}.")
-        if self.scoring not in ("deviance", "mse", "auc"):
-            raise ValueError(
-                f"scoring must be one of ('deviance', 'mse', 'auc'); got {self.scoring!r}."
-            )
+        if self.scoring not in SCORINGS:
+            raise ValueError(f"scoring must be one of {SCORINGS}; got {self.scoring!r}.")
         if isinstance(self.cv, (bool, np.bool_)) or self.cv is None:
             raise TypeError(f"cv must be an integer >= 2 or a fold specification; got {self.cv!r}.")
         if isinstance(self.cv, (int, np.integer)) and self.cv < 2:
@@ -152,7 +151,7 @@ _CV_PARAMS_DOC = """
     select : {"lam_min", "lam_1se"}, default="lam_min"
         The λ kept: the best mean held-out score, or the largest λ within one standard
         error of it (a simpler model).
-    scoring : {"deviance", "mse", "auc"}, default="deviance"
+    scoring : {"deviance", "mse", "auc", "concordance"}, default="deviance"
         Held-out criterion (AUC: binary response only).
     n_lambdas : int, default=50
         Length of the default grid, λ_max down to ``lam_min_ratio`` · λ_max.

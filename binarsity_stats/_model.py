@@ -1032,7 +1032,7 @@ class BinarsityModel:
             * an iterable of ``(train, test)`` row-index pairs.
 
             The splits used are stored on the result (``splits``, ``fold_ids``).
-        scoring : {"deviance", "mse", "auc"}, default="deviance"
+        scoring : {"deviance", "mse", "auc", "concordance"}, default="deviance"
             Held-out criterion: mean weighted deviance, weighted mean squared error of the
             mean response, or (binomial) weighted ROC AUC.
         random_state : int, numpy Generator or None

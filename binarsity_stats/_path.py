@@ -61,6 +61,7 @@ from ._families import get_family
 from ._validation import as_real_array, check_groups, check_n_jobs, check_random_state
 
 __all__ = [
+    "HIGHER_IS_BETTER",
     "SCORINGS",
     "PathData",
     "CVPath",
@@ -91,7 +92,9 @@ __all__ = [
 ]
 
 #: Held-out criteria of cross-validation.
-SCORINGS = ("deviance", "mse", "auc")
+SCORINGS = ("deviance", "mse", "auc", "concordance")
+# criteria where a higher held-out score is better (the others are losses)
+HIGHER_IS_BETTER = ("auc", "concordance")
 #: Keep every fold's prepared design for the whole walk below this many bytes; above it,
 #: a fold's design is prepared again for each chunk of λ values.
 KEEP_BYTES = 1 << 30
@@ -287,7 +290,8 @@ class PathData:
             train[rows] = False
             sw = self.design.unit_weight
             events = float(np.sum(sw[rows] * (self.y[rows] % 2)))
-            return _CoxnetFold(self.design, self.y, np.flatnonzero(train), events), None, None
+            fold = _CoxnetFold(self.design, self.y, np.flatnonzero(train), events, rows)
+            return fold, None, None
         return design, self.y[rows], design.sample_weight
 
     def score(self, solution: Any, held_out: tuple, scoring: str) -> float:
@@ -299,17 +303,17 @@ class PathData:
             A fit on the other rows.
         held_out : tuple
             From :meth:`held_out`.
-        scoring : {"deviance", "mse", "auc"}
+        scoring : {"deviance", "mse", "auc", "concordance"}
             Criterion.
 
         Returns
         -------
         float
-            The score (lower is better, except for AUC).
+            The score (lower is better, except for AUC and concordance).
         """
         design, y, sw = held_out
         if isinstance(design, _CoxnetFold):
-            return design.score(self.family, solution)
+            return design.score(self.family, solution, scoring)
         eta = design.linear_predictor(solution.coef, solution.dense_coef, solution.intercept)
         return score(self.family, scoring, y, eta, sw)
 
@@ -317,12 +321,15 @@ class PathData:
 class _CoxnetFold:
     """A held-out fold of a loss that is not a sum over rows (Cox): glmnet's coxnet rule.
 
-    The score is [D(all rows) − D(training rows)] / (weighted events in the fold), both
-    deviances at the fold's fit (``cv.glmnet(family="cox", grouped=TRUE)``).
+    The deviance score is [D(all rows) − D(training rows)] / (weighted events in the
+    fold), both deviances at the fold's fit (``cv.glmnet(family="cox", grouped=TRUE)``);
+    the concordance score is Harrell's C on the fold's rows (``type.measure="C"``), pairs
+    compared within strata.
     """
 
-    def __init__(self, full, y, train_rows, events):
+    def __init__(self, full, y, train_rows, events, test_rows=None):
         self.full, self.train_rows, self.events = full, train_rows, events
+        self.test_rows = test_rows
         # kept: the family caches the sort of a response array while it lives
         self.y, self.y_train = y, y[train_rows]
         self.sw, self.sw_train = full.unit_weight, full.unit_weight[train_rows]
@@ -330,11 +337,17 @@ class _CoxnetFold:
         self.sat = _cox.saturated_loss(self.y, self.sw)
         self.sat_train = _cox.saturated_loss(self.y_train, self.sw_train)
 
-    def score(self, family, solution) -> float:
-        # the deviances from η itself (the partial likelihood is shift-invariant): no
-        # round trip through e^η, whose clip at η = 700 scored huge-η folds wrongly
+    def score(self, family, solution, scoring="deviance") -> float:
         args = (solution.coef, solution.dense_coef, solution.intercept)
         eta_all = self.full.linear_predictor(*args)
+        if scoring == "concordance":
+            rows = self.test_rows
+            stratum, rank, event = _cox.decode(self.y[rows])
+            # time ranks order the rows as the times do (ties kept): all C needs
+            return _cox.concordance_index(rank, event, eta_all[rows],
+                                          sample_weight=self.sw[rows], strata=stratum)  # fmt: skip
+        # the deviances from η itself (the partial likelihood is shift-invariant): no
+        # round trip through e^η, whose clip at η = 700 scored huge-η folds wrongly
         eta_tr = eta_all[self.train_rows]  # one pass over the codes, not two
         dev_all = family.deviance_eta(self.y, eta_all, self.sw, saturated=self.sat)
         dev_tr = family.deviance_eta(self.y_train, eta_tr, self.sw_train, saturated=self.sat_train)
@@ -767,7 +780,7 @@ def check_scoring(scoring: Any, family: Any, y: np.ndarray) -> str:
 
     Parameters
     ----------
-    scoring : {"deviance", "mse", "auc"}
+    scoring : {"deviance", "mse", "auc", "concordance"}
         The argument.
     family : Family
         Distribution (``"auc"`` needs a binary one).
@@ -781,11 +794,14 @@ def check_scoring(scoring: Any, family: Any, y: np.ndarray) -> str:
     """
     if scoring not in SCORINGS:
         raise ValueError(f"scoring must be one of {SCORINGS}; got {scoring!r}.")
-    if getattr(family, "survival", False) and scoring != "deviance":
+    if getattr(family, "survival", False) and scoring not in ("deviance", "concordance"):
         raise ValueError(
             f"scoring={scoring!r} does not apply to family='cox'; use scoring='deviance' "
-            "(the partial-likelihood deviance, glmnet's coxnet rule)."
+            "(the partial-likelihood deviance, glmnet's coxnet rule) or 'concordance' "
+            "(Harrell's C)."
         )
+    if scoring == "concordance" and not getattr(family, "survival", False):
+        raise ValueError("scoring='concordance' (Harrell's C) needs family='cox'.")
     if scoring == "auc" and not family.binary:
         raise ValueError("scoring='auc' needs family='binomial'.")
     if scoring == "auc" and not np.all((y == 0) | (y == 1)):
@@ -1231,7 +1247,7 @@ def cross_validate(
     folds : Folds or ndarray of shape (n,)
         The splits (:func:`resolve_folds`), or a fold-id array of values 0..K−1
         (:func:`fold_ids`, :func:`group_fold_ids`).
-    scoring : {"deviance", "mse", "auc"}, default="deviance"
+    scoring : {"deviance", "mse", "auc", "concordance"}, default="deviance"
         Held-out criterion (AUC is maximised, the others minimised).
     opts : dict, optional
         ``solver``, ``tol``, ``max_iter`` of the fits on all rows.
@@ -1272,7 +1288,7 @@ def cross_validate(
     if not isinstance(folds, Folds):
         folds = Folds.from_fold_ids(folds)
     n_folds = folds.n_folds
-    sign = -1.0 if scoring == "auc" else 1.0  # lower sign * score is better
+    sign = -1.0 if scoring in HIGHER_IS_BETTER else 1.0  # lower sign * score is better
     rows = [train for train, _ in folds.splits]
     held_out = [data.held_out(test) for _, test in folds.splits]
     if keep is None:
@@ -1464,7 +1480,7 @@ def select_lambda(fold_scores: np.ndarray, scoring: str) -> tuple:
     ----------
     fold_scores : ndarray of shape (K, m)
         Held-out scores, the grid decreasing.
-    scoring : {"deviance", "mse", "auc"}
+    scoring : {"deviance", "mse", "auc", "concordance"}
         AUC is maximised, the others minimised.
 
     Returns
@@ -1487,10 +1503,11 @@ def select_lambda(fold_scores: np.ndarray, scoring: str) -> tuple:
         # e.g. scoring="auc" when no held-out fold contains both classes
         raise ValueError(
             f"scoring={scoring!r} is undefined on every fold (for 'auc' each held-out "
-            "fold needs both classes); use fewer folds or scoring='deviance'."
+            "fold needs both classes, for 'concordance' a comparable pair); use fewer "
+            "folds or scoring='deviance'."
         )
     mean, se = cv_mean_se(fold_scores)
-    sign = -1.0 if scoring == "auc" else 1.0  # minimise sign * score
+    sign = -1.0 if scoring in HIGHER_IS_BETTER else 1.0  # minimise sign * score
     loss = sign * mean
     idx_min = int(np.nanargmin(loss))
     bound = loss[idx_min] + se[idx_min]
@@ -1564,7 +1581,7 @@ def score(family: Any, scoring: str, y: np.ndarray, eta: np.ndarray, sw: np.ndar
     ----------
     family : Family
         Distribution.
-    scoring : {"deviance", "mse", "auc"}
+    scoring : {"deviance", "mse", "auc", "concordance"}
         Criterion.
     y, eta, sw : ndarray of shape (n,)
         Response, linear predictor (offset included) and weights.

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ._path import Folds, select_lambda, strip_eta
+from ._path import HIGHER_IS_BETTER, Folds, select_lambda, strip_eta
 from ._results import BinarsityResults
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -153,7 +153,7 @@ class CVResults:
         The λ grid (from the full data), decreasing.
     fold_scores : ndarray of shape (K, m)
         Held-out score of every fold at every λ.
-    scoring : {"deviance", "mse", "auc"}
+    scoring : {"deviance", "mse", "auc", "concordance"}
         Criterion (AUC is maximised, the others minimised).
     fold_ids : ndarray of shape (n,)
         Fold of every training row.
@@ -470,7 +470,7 @@ class RelaxedCVResults(CVResults):
         Held-out score of every γ, fold and λ.
     gammas : sequence of float
         The γ values (G of them).
-    scoring : {"deviance", "mse", "auc"}
+    scoring : {"deviance", "mse", "auc", "concordance"}
         Criterion.
     fold_ids : ndarray of shape (n,)
         Fold of every row.
@@ -508,7 +508,7 @@ class RelaxedCVResults(CVResults):
     ) -> None:
         self.gammas = tuple(float(g) for g in gammas)
         self.relaxed_scores = np.asarray(relaxed_scores, dtype=np.float64)
-        sign = -1.0 if scoring == "auc" else 1.0
+        sign = -1.0 if scoring in HIGHER_IS_BETTER else 1.0
         best = []
         for g in range(len(self.gammas)):
             mean, _, idx, _ = select_lambda(self.relaxed_scores[g], scoring)

@@ -307,3 +307,45 @@ def test_reported_deviances_are_exact_with_huge_offsets():
     eta = res.predict(dfb, type="link")
     np.testing.assert_allclose(res.deviance, n * _ref_mean("binomial", yb, eta, np.ones(n)),
                                rtol=1e-10)  # fmt: skip
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cox_concordance_fold_scores_are_harrell_c_of_the_held_out_rows(weighted):
+    """scoring='concordance' (glmnet's type.measure="C"): each fold's score is Harrell's
+    C of its held-out rows at the fold's fit (pairs within strata, case weights), and the
+    higher mean wins λ."""
+    rng = np.random.RandomState(8)
+    time, event, _, codes, bp, w, X = _cox_data(seed=8, n=150, low=0.0)
+    n = time.size
+    g = rng.randint(0, 2, n)
+    sw = rng.uniform(0.5, 2.0, n) if weighted else np.ones(n)
+    y = _cox.encode(time, event, g)
+    data = PathData(codes, bp, y, "cox", w, sample_weight=sw, fit_intercept=False)
+    folds = np.arange(n) % 3
+    lams = data.lambda_max() * np.array([0.5, 0.1, 0.02])
+    cv = cross_validate(data, lams, folds, scoring="concordance", opts=_OPTS,
+                        early_stopping=False)  # fmt: skip
+    for f in range(3):
+        tr, te = folds != f, folds == f
+        for i, lam in enumerate(lams):
+            sol = _solvers.solve(codes[:, tr], bp, y[tr], family="cox", lam=lam,
+                                 penalty_weights=w, sample_weight=sw[tr],
+                                 fit_intercept=False, **_OPTS)  # fmt: skip
+            expected = _cox.concordance_index(time[te], event[te], (X @ sol.coef)[te],
+                                              sample_weight=sw[te], strata=g[te])  # fmt: skip
+            assert cv.fold_scores[f, i] == pytest.approx(expected, abs=1e-12)
+    assert cv.idx_min == int(np.nanargmax(np.nanmean(cv.fold_scores, axis=0)))
+
+
+def test_concordance_scoring_is_for_cox_only_and_named_in_errors():
+    import pandas as pd
+
+    import binarsity_stats as bs
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.uniform(size=60), "y": rng.normal(size=60)})
+    with pytest.raises(ValueError, match="scoring='concordance'.*needs family='cox'"):
+        bs.glm("y ~ bin(x, 4)", df).fit_cv(folds=3, scoring="concordance")
+    with pytest.raises(ValueError, match="does not apply to family='cox'.*'concordance'"):
+        df["t"], df["e"] = rng.exponential(size=60), 1
+        bs.glm("Surv(t, e) ~ bin(x, 4)", df, family="cox").fit_cv(folds=3, scoring="mse")
