@@ -922,13 +922,15 @@ class CoxPH(Family):
     def dispersion(self, y, mu, sample_weight, df=0.0, nobs=None):
         return 1.0
 
-    def log_likelihood(self, y, mu, var_weights=None, freq_weights=None, df=0.0):
+    def log_likelihood(self, y, mu, var_weights=None, freq_weights=None, df=0.0, eta=None):
+        # eta: the linear predictor itself when known (μ = e^η is clipped at η = 700)
         w = np.ones_like(y)
         if var_weights is not None:
             w = w * var_weights
         if freq_weights is not None:
             w = w * freq_weights
-        eta = np.log(np.maximum(mu, 1e-300))
+        if eta is None:
+            eta = np.log(np.maximum(mu, 1e-300))
         return -_cox.loss_grad_hess(eta, y, w, ties=self.ties)
 
     def to_statsmodels(self):

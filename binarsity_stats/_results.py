@@ -466,12 +466,16 @@ class BinarsityResults:
         m = self.model
         mu = self.fittedvalues
         var_w, freq_w = m.var_weights, m.freq_weights
+        # Cox: the partial likelihood from η itself (μ = e^η is clipped at η = 700)
+        eta = self.linear_predictor if getattr(m.family, "survival", False) else None
         if var_w is not None:
             keep = var_w > 0  # a zero analytic weight removes the row (as R's glm does)
-            return float(
-                m.family.log_likelihood(m.y[keep], mu[keep], var_weights=var_w[keep], df=self.df)
-            )
-        return float(m.family.log_likelihood(m.y, mu, freq_weights=freq_w, df=self.df))
+            kw = {} if eta is None else {"eta": eta[keep]}
+            return float(m.family.log_likelihood(
+                m.y[keep], mu[keep], var_weights=var_w[keep], df=self.df, **kw
+            ))  # fmt: skip
+        kw = {} if eta is None else {"eta": eta}
+        return float(m.family.log_likelihood(m.y, mu, freq_weights=freq_w, df=self.df, **kw))
 
     @property
     def aic(self) -> float:

@@ -295,6 +295,8 @@ def test_reported_deviances_are_exact_with_huge_offsets():
     np.testing.assert_allclose(res.deviance, want, rtol=1e-10)
     want0 = 2 * (_decimal_cox_loss(off, time, event, one) - sat)
     np.testing.assert_allclose(res.null_deviance, want0, rtol=1e-10)
+    # the partial log-likelihood too (−L(η))
+    np.testing.assert_allclose(res.llf, -_decimal_cox_loss(eta, time, event, one), rtol=1e-10)
 
     rng = np.random.RandomState(8)
     n = 60
