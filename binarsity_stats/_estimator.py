@@ -519,6 +519,11 @@ class BinarsityGLM(BaseEstimator):
         Per feature: the levels of its group column (block order), or None.
     strata_ : list
         The strata columns (names, or positions), empty without strata.
+    column_kinds_ : dict or None
+        Fitted on a DataFrame: the kind of every column (``"bool"``, ``"int"``,
+        ``"float"``, ``"category"`` or ``"object"``), written to ``to_spec()`` as
+        ``column_kinds`` (``to_sql`` reads a boolean column as 1/0). Not set when fitted
+        on an array.
     categories_ : list of ndarray
         The levels of every categorical feature, in column order.
     categorical_missing_ : ndarray of bool
