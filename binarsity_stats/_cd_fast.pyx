@@ -29,6 +29,8 @@ from binarsity_stats._fused_lasso cimport (
     fused_lasso_work_size,
 )
 from binarsity_stats._isotonic cimport monotone_fused_lasso, monotone_work_size
+from binarsity_stats._kkt cimport block_violation as _block_violation
+from binarsity_stats._kkt cimport constrained_suffix_sums
 from libc.math cimport INFINITY
 
 ctypedef fused code_t:
@@ -51,44 +53,6 @@ STEP_DECREASING = _STEP_DECREASING
 KERNEL_STEPS = (STEP_FUSED, STEP_INCREASING, STEP_DECREASING)
 
 
-cdef inline double _block_violation(
-    Py_ssize_t K, const double* g, const double* theta, const double* lam_w,
-    const double* counts, bint fit_intercept, double* S,
-) noexcept nogil:
-    """Largest KKT violation of one block (design.md §2) for the bin gradients g.
-
-    NumPy equivalent: ``S = suffix sums of g``; violation at l ≥ 1 is
-    ``|S_l + λω_l sign(θ_l − θ_{l−1})|`` at a jump, ``max(|S_l| − λω_l, 0)`` elsewhere;
-    without an intercept S_l is first corrected by the multiplier μ = −S_0 / Σ n.
-    """
-    cdef Py_ssize_t k
-    cdef double acc = 0.0, nacc = 0.0, mu = 0.0, v, s, worst = 0.0
-    for k in range(K - 1, -1, -1):
-        acc += g[k]
-        S[k] = acc
-    if not fit_intercept:
-        for k in range(K):
-            nacc += counts[k]
-        if nacc > 0:
-            mu = -S[0] / nacc
-        nacc = 0.0
-        for k in range(K - 1, -1, -1):
-            nacc += counts[k]
-            S[k] += mu * nacc
-    for k in range(1, K):
-        s = S[k]
-        if theta[k] != theta[k - 1]:
-            if theta[k] > theta[k - 1]:
-                v = fabs(s + lam_w[k])
-            else:
-                v = fabs(s - lam_w[k])
-        else:
-            v = fabs(s) - lam_w[k]
-        if v > worst:
-            worst = v
-    return worst
-
-
 cdef inline double _monotone_violation(
     Py_ssize_t K, const double* g, const double* theta, const double* lam_w,
     const double* counts, bint fit_intercept, const unsigned char* linked, double sgn,
@@ -101,19 +65,8 @@ cdef inline double _monotone_violation(
     max(−s − λω_l, 0)), a jump the wrong way is infeasible (∞); an unlinked edge |S_l|.
     """
     cdef Py_ssize_t k
-    cdef double acc = 0.0, nacc = 0.0, mu = 0.0, v, s, d, worst = 0.0
-    for k in range(K - 1, -1, -1):
-        acc += g[k]
-        S[k] = acc
-    if not fit_intercept:
-        for k in range(K):
-            nacc += counts[k]
-        if nacc > 0:
-            mu = -S[0] / nacc
-        nacc = 0.0
-        for k in range(K - 1, -1, -1):
-            nacc += counts[k]
-            S[k] += mu * nacc
+    cdef double v, s, d, worst = 0.0
+    constrained_suffix_sums(K, g, counts, fit_intercept, S)
     for k in range(1, K):
         if linked != NULL and linked[k] == 0:
             v = S[k] if S[k] >= 0 else -S[k]

@@ -26,6 +26,7 @@ from binarsity_stats._fused_lasso cimport (
     constrained_fused_lasso,
     fused_lasso_work_size,
 )
+from binarsity_stats._kkt cimport block_violation as _block_violation
 
 ctypedef fused code_t:
     uint8_t
@@ -134,44 +135,6 @@ def bin_free_sums(
                 for c in range(m):
                     BU_out[s + k, c] += wi * U[i, c]
     return bad
-
-
-cdef inline double _block_violation(
-    Py_ssize_t K, const double* g, const double* theta, const double* lam_w,
-    const double* counts, bint fit_intercept, double* S,
-) noexcept nogil:
-    """Largest KKT violation of one block (design.md §2) for the bin gradients g.
-
-    The same rule as ``_cd_fast._block_violation``: S = suffix sums of g (corrected by
-    the constraint's multiplier without an intercept); |S_l + λω_l sign| at a jump,
-    |S_l| − λω_l elsewhere.
-    """
-    cdef Py_ssize_t k
-    cdef double acc = 0.0, nacc = 0.0, mu = 0.0, v, s, worst = 0.0
-    for k in range(K - 1, -1, -1):
-        acc += g[k]
-        S[k] = acc
-    if not fit_intercept:
-        for k in range(K):
-            nacc += counts[k]
-        if nacc > 0:
-            mu = -S[0] / nacc
-        nacc = 0.0
-        for k in range(K - 1, -1, -1):
-            nacc += counts[k]
-            S[k] += mu * nacc
-    for k in range(1, K):
-        s = S[k]
-        if theta[k] != theta[k - 1]:
-            if theta[k] > theta[k - 1]:
-                v = fabs(s + lam_w[k])
-            else:
-                v = fabs(s - lam_w[k])
-        else:
-            v = fabs(s) - lam_w[k]
-        if v > worst:
-            worst = v
-    return worst
 
 
 def gram_cd_sweep(
