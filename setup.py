@@ -1,6 +1,6 @@
 """Build the Cython kernels of binarsity_stats.
 
-Every ``binarsity_stats/*.pyx`` file becomes an extension module. Set the
+Every ``binarsity_stats/kernels/*.pyx`` file becomes an extension module. Set the
 environment variable ``BINARSITY_BOUNDSCHECK=1`` to build the kernels with
 bounds and initialisation checks on (the hardening CI job does this).
 """
@@ -26,13 +26,13 @@ directives = {
 
 extensions = [
     Extension(
-        f"binarsity_stats.{pyx.stem}",
+        f"binarsity_stats.kernels.{pyx.stem}",
         [str(pyx.relative_to(HERE))],
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=["-O3"],
     )
-    for pyx in sorted((HERE / "binarsity_stats").glob("*.pyx"))
+    for pyx in sorted((HERE / "binarsity_stats" / "kernels").glob("*.pyx"))
 ]
 
 setup(ext_modules=cythonize(extensions, compiler_directives=directives))

@@ -36,10 +36,11 @@ _SOURCE = _ROOT / "binarsity_stats"
 
 def _is_compiled(folder: Path) -> bool:
     """Whether every Cython kernel of a ``binarsity_stats`` folder has its extension."""
-    stems = [p.stem for p in folder.glob("*.pyx")]
+    kernels = folder / "kernels"
+    stems = [p.stem for p in kernels.glob("*.pyx")]
     suffixes = importlib.machinery.EXTENSION_SUFFIXES
     return bool(stems) and all(
-        any((folder / (stem + suffix)).exists() for suffix in suffixes) for stem in stems
+        any((kernels / (stem + suffix)).exists() for suffix in suffixes) for stem in stems
     )
 
 

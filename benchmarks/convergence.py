@@ -54,9 +54,9 @@ def _wide(seed: int):
 
 def _prepared(X, y, family):
     from binarsity_stats import Binarizer
-    from binarsity_stats._histogram import bin_sums_all
-    from binarsity_stats._penalty import penalty_weights
-    from binarsity_stats._solvers import Prepared, lambda_max
+    from binarsity_stats.kernels._histogram import bin_sums_all
+    from binarsity_stats.penalty._penalty import penalty_weights
+    from binarsity_stats.engine._solvers import Prepared, lambda_max
 
     b = Binarizer(n_bins=50)
     codes = np.ascontiguousarray(b.fit_transform(X).T)
@@ -70,7 +70,7 @@ def _prepared(X, y, family):
 
 @contextlib.contextmanager
 def _polish(on: bool):
-    from binarsity_stats import _polish
+    from binarsity_stats.engine import _polish
 
     ready = _polish.Polisher.ready
     run = _polish.Polisher.run

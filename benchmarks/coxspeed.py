@@ -48,7 +48,7 @@ FORMULA = "Surv(t, e) ~ bin(x0) + bin(x1) + bin(x2) + bin(x3) + strata(g)"
 
 
 def _kernel(out: SuiteOutput, sizes, repeats: int) -> None:
-    from binarsity_stats import _cox
+    from binarsity_stats.families import _cox
 
     for n in sizes:
         df = _frame(n)
@@ -80,7 +80,8 @@ def _kernel(out: SuiteOutput, sizes, repeats: int) -> None:
 
 
 def _run_config(before: bool, fn):
-    from binarsity_stats import _cox, _gram
+    from binarsity_stats.families import _cox
+    from binarsity_stats.engine import _gram
 
     saved = (_cox.loss_grad_hess, _gram.MIN_THREADED_CELLS)
     if before:

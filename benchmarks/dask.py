@@ -106,8 +106,8 @@ def run(out, quick: bool = False, data_dir=None, repeats: int = 3, only=None) ->
     """Run the suite (see the module docstring)."""
     from distributed import Client, LocalCluster
 
-    from binarsity_stats._dask_solve import DaskProblem
-    from binarsity_stats._solvers import solve
+    from binarsity_stats.distributed._dask_solve import DaskProblem
+    from binarsity_stats.engine._solvers import solve
 
     n_gap = 100_000 if quick else 1_000_000
     sizes = [100_000, 1_000_000] if quick else [1_000_000, 10_000_000]

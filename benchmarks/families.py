@@ -113,7 +113,7 @@ def _binned(X: np.ndarray, n_bins: int = 50):
 
 
 def _counts(codes: np.ndarray, bp: np.ndarray) -> np.ndarray:
-    from binarsity_stats._histogram import bin_sums_all
+    from binarsity_stats.kernels._histogram import bin_sums_all
 
     counts = np.zeros(bp[-1])
     bin_sums_all(codes, bp, np.ones(codes.shape[1]), counts)
@@ -165,9 +165,9 @@ def run(
 def _kernels(out: SuiteOutput, quick: bool, repeats: int) -> None:
     import statsmodels.api as sm
 
-    from binarsity_stats._families import StatsmodelsFamily, get_family
-    from binarsity_stats._penalty import penalty_weights
-    from binarsity_stats._solvers import Prepared, lambda_max
+    from binarsity_stats.families._families import StatsmodelsFamily, get_family
+    from binarsity_stats.penalty._penalty import penalty_weights
+    from binarsity_stats.engine._solvers import Prepared, lambda_max
 
     log = sm.families.links.Log()
     twins = {
@@ -280,9 +280,9 @@ def _glum(out: SuiteOutput, quick: bool, repeats: int) -> None:
         out.note(f"glum is not importable ({exc}): pip install '.[bench]'")
         out.write()
         return
-    from binarsity_stats._families import get_family
-    from binarsity_stats._penalty import penalty_weights
-    from binarsity_stats._solvers import Prepared, lambda_max
+    from binarsity_stats.families._families import get_family
+    from binarsity_stats.penalty._penalty import penalty_weights
+    from binarsity_stats.engine._solvers import Prepared, lambda_max
 
     families = {
         "gamma": (get_family("gamma"), "gamma"),
@@ -507,7 +507,7 @@ def _methods() -> dict[str, Any]:
 
 
 def _heldout(out: SuiteOutput, quick: bool, n: int = 30_000) -> None:
-    from binarsity_stats._families import get_family
+    from binarsity_stats.families._families import get_family
 
     fam = get_family(("tweedie", 1.5))
     methods = _methods()

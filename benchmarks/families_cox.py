@@ -88,7 +88,7 @@ def _rossi():
 
 
 def _c_index(df, risk) -> float:
-    from binarsity_stats._cox import concordance_index
+    from binarsity_stats.families._cox import concordance_index
 
     return float(concordance_index(df["t"].to_numpy(), df["e"].to_numpy(), risk))
 

@@ -364,7 +364,7 @@ def paired_auc_ci(y, score_a, score_b, n_boot: int = 2000, seed: int = 0):
     diff, lo, hi : float
         The observed difference and the 2.5% / 97.5% bootstrap quantiles.
     """
-    from binarsity_stats._model import weighted_auc
+    from binarsity_stats.model._model import weighted_auc
 
     y = np.asarray(y, dtype=np.float64)
     rng = np.random.default_rng(seed)

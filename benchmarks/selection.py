@@ -94,7 +94,7 @@ def simulate(scenario: str, family: str, n: int, rng: np.random.Generator):
 def fit_methods(df, family: str, seed: int, methods=METHODS, formula: str = FORMULA) -> dict:
     """Every method's fit (a BinarsityResults) on one data set."""
     import binarsity_stats as bs
-    from binarsity_stats._path import select_lambda
+    from binarsity_stats.engine._path import select_lambda
 
     out = {}
     cv_kw = dict(folds=FOLDS, n_lambdas=N_LAMBDAS, random_state=seed)
@@ -153,7 +153,7 @@ def first_cut_deciles(n: int, reps: int, family: str, seed: int = 0) -> dict[str
     package's quantile bins (design.md §6: the k-th cut is x_(⌈kn/d⌉)), computed here
     directly for a continuous x.
     """
-    from binarsity_stats._penalty import block_suffix_sums, penalty_weights
+    from binarsity_stats.penalty._penalty import block_suffix_sums, penalty_weights
 
     rng = np.random.default_rng(seed)
     counts = {w: np.zeros(10) for w in ("uniform", "theory", "balanced")}

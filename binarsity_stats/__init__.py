@@ -14,38 +14,42 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import _moved
 from ._version import __version__ as __version__
+
+# pickles of v0.1.0 name the flat module paths (binarsity_stats.model._model, ...)
+_moved.install()
 
 #: public name → the module that defines it
 _LAZY: dict[str, str] = {
     # Engine: binning, estimators, solvers
-    "Binarizer": "._binarizer",
-    "BinarsityGLM": "._estimator",
-    "BinarsityClassifier": "._estimator",
-    "BinarsityGLMCV": "._estimator_cv",
-    "BinarsityClassifierCV": "._estimator_cv",
-    "ConvergenceWarning": "._solvers",
-    "prox_binarsity": "._prox",
-    "prox_tv": "._prox",
+    "Binarizer": ".design._binarizer",
+    "BinarsityGLM": ".sklearn._estimator",
+    "BinarsityClassifier": ".sklearn._estimator",
+    "BinarsityGLMCV": ".sklearn._estimator_cv",
+    "BinarsityClassifierCV": ".sklearn._estimator_cv",
+    "ConvergenceWarning": ".engine._solvers",
+    "prox_binarsity": ".penalty._prox",
+    "prox_tv": ".penalty._prox",
     # Modelling layer (formulas, results, plots live behind these names)
-    "glm": "._model",
-    "BinarsityModel": "._model",
-    "BinarsityResults": "._results",
-    "PathResults": "._path_results",
-    "CVResults": "._path_results",
-    "RefitResults": "._refit",
-    "BootstrapResults": "._bootstrap",
+    "glm": ".model._model",
+    "BinarsityModel": ".model._model",
+    "BinarsityResults": ".model._results",
+    "PathResults": ".model._path_results",
+    "CVResults": ".model._path_results",
+    "RefitResults": ".model._refit",
+    "BootstrapResults": ".model._bootstrap",
     "load_fair": "._datasets",
     # Model comparison
-    "anova": "._compare",
-    "compare": "._compare",
+    "anova": ".model._compare",
+    "compare": ".model._compare",
     # The neutral model description (to_spec / from_spec)
-    "from_spec": "._spec",
-    "SpecModel": "._spec",
+    "from_spec": ".design._spec",
+    "SpecModel": ".design._spec",
     # Exports (read only the description)
-    "to_sql": "._export_sql",
-    "scorecard": "._scorecard",
-    "Scorecard": "._scorecard",
+    "to_sql": ".export._sql",
+    "scorecard": ".export._scorecard",
+    "Scorecard": ".export._scorecard",
 }
 
 __all__ = [
@@ -75,21 +79,21 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
-    from ._binarizer import Binarizer
-    from ._bootstrap import BootstrapResults
-    from ._compare import anova, compare
+    from .design._binarizer import Binarizer
+    from .model._bootstrap import BootstrapResults
+    from .model._compare import anova, compare
     from ._datasets import load_fair
-    from ._estimator import BinarsityClassifier, BinarsityGLM
-    from ._estimator_cv import BinarsityClassifierCV, BinarsityGLMCV
-    from ._export_sql import to_sql
-    from ._model import BinarsityModel, glm
-    from ._path_results import CVResults, PathResults
-    from ._prox import prox_binarsity, prox_tv
-    from ._refit import RefitResults
-    from ._results import BinarsityResults
-    from ._scorecard import Scorecard, scorecard
-    from ._solvers import ConvergenceWarning
-    from ._spec import SpecModel, from_spec
+    from .sklearn._estimator import BinarsityClassifier, BinarsityGLM
+    from .sklearn._estimator_cv import BinarsityClassifierCV, BinarsityGLMCV
+    from .export._sql import to_sql
+    from .model._model import BinarsityModel, glm
+    from .model._path_results import CVResults, PathResults
+    from .penalty._prox import prox_binarsity, prox_tv
+    from .model._refit import RefitResults
+    from .model._results import BinarsityResults
+    from .export._scorecard import Scorecard, scorecard
+    from .engine._solvers import ConvergenceWarning
+    from .design._spec import SpecModel, from_spec
 
 
 def __getattr__(name: str) -> Any:

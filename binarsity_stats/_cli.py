@@ -86,7 +86,7 @@ curve when it came from --cv); the options that would change the fit are refused
 
 
 def _family(value: str) -> Any:
-    from ._families import family_from_text
+    from .families._families import family_from_text
 
     try:
         return family_from_text(value)
@@ -397,7 +397,7 @@ def _report(model: Any, args: argparse.Namespace, out) -> Any:
 
 def _write_plots(res: Any, cv: Any, model: Any, args: argparse.Namespace, out) -> None:
     os.environ.setdefault("MPLBACKEND", "Agg")
-    from ._plotting import save_figure
+    from .report._plotting import save_figure
 
     args.plots.mkdir(parents=True, exist_ok=True)
     written = []
@@ -493,7 +493,7 @@ def _model_from_args(args: argparse.Namespace) -> Any:
     Shared by ``fit`` and ``report``; a note on stderr says how --data and --family were
     read when that was a guess or a translation.
     """
-    from ._model import glm
+    from .model._model import glm
 
     data, detected = _read_data(args.data, args.sep, args.encoding)
     if detected is not None:
@@ -555,7 +555,7 @@ def _load_model(path: Path) -> Any:
     """The results saved by ``fit --save``; every failure names the file."""
     import pickle
 
-    from ._results import BinarsityResults
+    from .model._results import BinarsityResults
 
     if path.is_dir() or not path.is_file():
         raise ValueError(f"model file {path}: no such file.")
@@ -578,7 +578,7 @@ def _predictions(res: Any, new: Any, args: argparse.Namespace) -> Any:
     """The output table of ``predict``: [id], prediction[, lower, upper]."""
     import pandas as pd
 
-    from ._formula import predict_complete
+    from .formula._formula import predict_complete
 
     if args.interval is None:
         values = res.predict(new, type=args.type, missing=args.missing)
@@ -608,7 +608,7 @@ def _run_predict(args: argparse.Namespace, out) -> int:
     res = _load_model(args.model)
     new, _ = _read_data(args.new, args.sep, args.encoding, flag="NEW")
     if args.id is not None and args.id not in new.columns:
-        from ._formula import did_you_mean
+        from .formula._formula import did_you_mean
 
         raise ValueError(
             f"--id {args.id!r} is not a column of {args.new}." + did_you_mean(args.id, new.columns)
@@ -732,7 +732,7 @@ def _run_report(args: argparse.Namespace, out) -> int:
 
 def _run_demo(args: argparse.Namespace, out) -> int:
     from ._datasets import FAIR_FORMULA, load_fair
-    from ._model import glm
+    from .model._model import glm
 
     _check_plots_dir(args.plots)
     data = load_fair()

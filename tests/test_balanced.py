@@ -13,7 +13,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 import binarsity_stats as bs
-from binarsity_stats._penalty import block_suffix_sums, penalty_weights
+from binarsity_stats.penalty._penalty import block_suffix_sums, penalty_weights
 
 
 def _balanced_numpy(codes, sizes, sw, chain):

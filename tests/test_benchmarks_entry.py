@@ -35,13 +35,14 @@ def _checkout(root: Path, compiled: bool) -> Path:
                     ignore=shutil.ignore_patterns("results", "__pycache__"))  # fmt: skip
     src = root / "binarsity_stats"
     src.mkdir()
-    for pattern in ("*.py", "*.pyx", "*.pxd"):
+    for pattern in ("*.py", "*.pyx", "*.pxd", "*/*.py", "*/*.pyx", "*/*.pxd"):
         for f in INSTALLED.glob(pattern):
-            shutil.copy(f, src / f.name)
+            (src / f.relative_to(INSTALLED)).parent.mkdir(exist_ok=True)
+            shutil.copy(f, src / f.relative_to(INSTALLED))
     if compiled:
         suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-        for f in src.glob("*.pyx"):
-            (src / (f.stem + suffix)).write_bytes(b"")
+        for f in (src / "kernels").glob("*.pyx"):
+            (f.parent / (f.stem + suffix)).write_bytes(b"")
     return src
 
 

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from binarsity_stats._binarizer import (
+from binarsity_stats.design._binarizer import (
     Binarizer,
     _assign_codes_2d_reference,
     _assign_codes_reference,
@@ -35,7 +35,7 @@ from binarsity_stats._binarizer import (
     _unique_counts,
     bin_codes,
 )
-from binarsity_stats._binning import assign_codes, assign_codes_2d, compact_column
+from binarsity_stats.kernels._binning import assign_codes, assign_codes_2d, compact_column
 
 RNG = np.random.default_rng(20190501)
 

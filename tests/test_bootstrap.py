@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 import binarsity_stats as bs
-from binarsity_stats._bootstrap import _resample_counts
-from binarsity_stats._solvers import solve
+from binarsity_stats.model._bootstrap import _resample_counts
+from binarsity_stats.engine._solvers import solve
 
 
 def _step_data(n, seed=0, family="gaussian"):

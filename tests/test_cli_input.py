@@ -115,7 +115,7 @@ def test_plots_path_that_is_a_file_fails_before_fitting(frame, tmp_path, capsys,
     frame.to_csv(path, index=False)
     target = tmp_path / "plots.png"
     target.write_text("not a directory")
-    import binarsity_stats._model as model_module
+    import binarsity_stats.model._model as model_module
 
     def no_fit(*args, **kwargs):  # pragma: no cover - must not be reached
         raise AssertionError("fitted before checking --plots")

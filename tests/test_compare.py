@@ -20,7 +20,7 @@ from scipy import stats
 
 import binarsity_stats as bs
 from binarsity_stats._datasets import load_fair
-from binarsity_stats._model import glm
+from binarsity_stats.model._model import glm
 
 
 @pytest.fixture(scope="module")

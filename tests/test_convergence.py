@@ -16,10 +16,10 @@ from numpy.testing import assert_allclose
 
 from binarsity_stats import Binarizer, BinarsityGLM
 from binarsity_stats._datasets import simulate_collinear_sizes
-from binarsity_stats._histogram import bin_sums_all
-from binarsity_stats._penalty import penalty_weights
-from binarsity_stats._polish import polish
-from binarsity_stats._solvers import Prepared, _Problem, lambda_max
+from binarsity_stats.kernels._histogram import bin_sums_all
+from binarsity_stats.penalty._penalty import penalty_weights
+from binarsity_stats.engine._polish import polish
+from binarsity_stats.engine._solvers import Prepared, _Problem, lambda_max
 
 
 def _design(X, sw=None, n_bins=50):

@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from binarsity_stats import _cox, _solvers
-from binarsity_stats._families import get_family
+from binarsity_stats.families import _cox
+from binarsity_stats.engine import _solvers
+from binarsity_stats.families._families import get_family
 
 
 def _surv(rng, n, n_times=None, strata=False):
@@ -381,7 +382,7 @@ def test_cox_response_errors_name_the_argument():
 def test_cv_scores_are_coxnet_fold_deviances():
     """Fold score = [D(all rows) − D(training rows)] / events in the fold, at the fold's
     fit (glmnet's cv.glmnet(family="cox", grouped=TRUE)), computed here by hand."""
-    from binarsity_stats._path import PathData, cross_validate
+    from binarsity_stats.engine._path import PathData, cross_validate
 
     rng = np.random.RandomState(9)
     n, k = 150, 5

@@ -18,8 +18,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from binarsity_stats import _cox, _cox_fast, _gram
-from binarsity_stats._design import BinnedDesign
+from binarsity_stats.families import _cox
+from binarsity_stats.kernels import _cox_fast
+from binarsity_stats.engine import _gram
+from binarsity_stats.design._design import BinnedDesign
 
 TIES = ("breslow", "efron")
 

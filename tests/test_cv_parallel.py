@@ -28,7 +28,7 @@ from numpy.testing import assert_array_equal
 
 from binarsity_stats import glm
 from binarsity_stats._datasets import simulate_collinear_sizes
-from binarsity_stats._path import cross_validate, fold_ids, fork_available, resolve_backend
+from binarsity_stats.engine._path import cross_validate, fold_ids, fork_available, resolve_backend
 
 needs_fork = pytest.mark.skipif(not fork_available(), reason="fork start method (Linux)")
 

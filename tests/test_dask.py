@@ -17,8 +17,8 @@ dask = pytest.importorskip("dask")
 dd = pytest.importorskip("dask.dataframe")
 
 from binarsity_stats import glm  # noqa: E402
-from binarsity_stats._binarizer import BinarizerCore  # noqa: E402
-from binarsity_stats._dask import (  # noqa: E402
+from binarsity_stats.design._binarizer import BinarizerCore  # noqa: E402
+from binarsity_stats.distributed._dask import (  # noqa: E402
     DaskDesign,
     ValueSummary,
     cuts_from_summary,
@@ -194,7 +194,7 @@ def test_dask_design_partitions_follow_the_agreed_layout():
 
 
 def test_a_sketched_feature_gets_near_quantile_cut_points(monkeypatch):
-    from binarsity_stats import _dask
+    from binarsity_stats.distributed import _dask
 
     monkeypatch.setattr(_dask, "MAX_DISTINCT", 200)
     monkeypatch.setattr(_dask, "SKETCH_SIZE", 64)
@@ -352,7 +352,7 @@ def test_estimators_fit_and_predict_dask_collections():
 
 @pytest.mark.parametrize(("family", "lam"), [("poisson", 1e-3), ("binomial", "theory")])
 def test_fit_with_the_dask_solver_matches_the_in_memory_fit(family, lam):
-    pytest.importorskip("binarsity_stats._dask_solve")
+    pytest.importorskip("binarsity_stats.distributed._dask_solve")
     df = _frame(1500)
     df["event"] = (df.claims > 0).astype(float)
     # (not C(region) for binomial: its level seen in 3 rows only is separated, θ → ∞)

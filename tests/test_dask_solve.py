@@ -17,17 +17,17 @@ pytest.importorskip("dask")
 
 import dask  # noqa: E402
 
-from binarsity_stats._dask_solve import (  # noqa: E402
+from binarsity_stats.distributed._dask_solve import (  # noqa: E402
     DaskProblem,
     fit_cv_dask,
     fit_dask,
     fit_path_dask,
     partitions_from_arrays,
 )
-from binarsity_stats._design import BinnedDesign  # noqa: E402
-from binarsity_stats._families import get_family  # noqa: E402
-from binarsity_stats._problem import InMemoryProblem  # noqa: E402
-from binarsity_stats._solvers import lambda_max, solve  # noqa: E402
+from binarsity_stats.design._design import BinnedDesign  # noqa: E402
+from binarsity_stats.families._families import get_family  # noqa: E402
+from binarsity_stats.engine._problem import InMemoryProblem  # noqa: E402
+from binarsity_stats.engine._solvers import lambda_max, solve  # noqa: E402
 
 
 def _data(family, n=3000, seed=0, weighted=True, offset=True):

@@ -13,11 +13,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from binarsity_stats import _blocks
-from binarsity_stats._blocks import KINDS, get_kind, register_kind
-from binarsity_stats._design import BinnedDesign
-from binarsity_stats._penalty import BinarsityPenalty, penalty_weights
-from binarsity_stats._solvers import Prepared, lambda_max, solve
+from binarsity_stats.penalty import _blocks
+from binarsity_stats.penalty._blocks import KINDS, get_kind, register_kind
+from binarsity_stats.design._design import BinnedDesign
+from binarsity_stats.penalty._penalty import BinarsityPenalty, penalty_weights
+from binarsity_stats.engine._solvers import Prepared, lambda_max, solve
 
 
 def _problem(seed=0, n=300, family="binomial"):
@@ -202,8 +202,8 @@ def test_a_registered_kind_is_used_by_every_rule(toy_kind, solver):
 
 def test_cd_kernel_takes_every_block_step_from_its_kind():
     """``cd_sweep`` dispatches on the blocks' step ids (the kinds'); unknown ids are refused."""
-    from binarsity_stats import _cd_fast
-    from binarsity_stats._fused_lasso import work_size
+    from binarsity_stats.kernels import _cd_fast
+    from binarsity_stats.kernels._fused_lasso import work_size
 
     assert _blocks.KERNEL_STEPS == _cd_fast.KERNEL_STEPS
     codes, bp, y, sw, off, dense, w = _problem(family="gaussian")

@@ -9,7 +9,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from binarsity_stats import BinarsityClassifier, BinarsityGLM
-from binarsity_stats._penalty import BinarsityPenalty
+from binarsity_stats.penalty._penalty import BinarsityPenalty
 
 
 def _data(family="binomial", n=600, p=4, seed=0):
@@ -27,7 +27,7 @@ def _data(family="binomial", n=600, p=4, seed=0):
 
 def _kkt_from_attributes(est, X, y, sw=None, offset=None):
     """design.md §2 checked using only the fitted attributes and the data."""
-    from binarsity_stats._families import get_family
+    from binarsity_stats.families._families import get_family
 
     sw = np.ones(len(y)) if sw is None else sw
     eta = est.decision_function(X, offset=offset)

@@ -42,7 +42,7 @@ def _name_switches(source: str) -> list[str]:
 
 def test_no_code_outside_the_family_module_switches_on_a_family_name():
     offenders = {}
-    for path in sorted(PKG.glob("*.py")):
+    for path in sorted(PKG.rglob("*.py")):
         if path.name == "_families.py":
             continue
         hits = _name_switches(path.read_text(encoding="utf-8"))
@@ -75,10 +75,10 @@ import statsmodels.api as sm  # noqa: E402
 from numpy.testing import assert_allclose  # noqa: E402
 
 from binarsity_stats import BinarsityGLM, glm  # noqa: E402
-from binarsity_stats._families import StatsmodelsFamily, family_from_dict, get_family  # noqa: E402
-from binarsity_stats._histogram import bin_sums_all  # noqa: E402
-from binarsity_stats._penalty import BinarsityPenalty, penalty_weights  # noqa: E402
-from binarsity_stats._solvers import lambda_max, solve  # noqa: E402
+from binarsity_stats.families._families import StatsmodelsFamily, family_from_dict, get_family  # noqa: E402
+from binarsity_stats.kernels._histogram import bin_sums_all  # noqa: E402
+from binarsity_stats.penalty._penalty import BinarsityPenalty, penalty_weights  # noqa: E402
+from binarsity_stats.engine._solvers import lambda_max, solve  # noqa: E402
 
 links = sm.families.links
 SM_BUILTIN = {
@@ -444,7 +444,7 @@ def test_estimator_with_a_statsmodels_family_clones_and_pickles():
 
 def test_the_family_module_imports_statsmodels_lazily():
     """statsmodels is imported inside functions only (the package must import fast)."""
-    tree = ast.parse((PKG / "_families.py").read_text(encoding="utf-8"))
+    tree = ast.parse((PKG / "families" / "_families.py").read_text(encoding="utf-8"))
     top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
     names = [a.name for n in top for a in n.names] + [
         n.module or "" for n in top if isinstance(n, ast.ImportFrom)

@@ -16,9 +16,12 @@ import pytest
 import statsmodels.api as sm
 from numpy.testing import assert_allclose
 
-from binarsity_stats import BinarsityGLM, _families, from_spec, glm
-from binarsity_stats import standalone_scorer as scorer
-from binarsity_stats._families import StatsmodelsFamily, get_family
+from binarsity_stats import BinarsityGLM
+from binarsity_stats.families import _families
+from binarsity_stats import from_spec
+from binarsity_stats import glm
+from binarsity_stats.export import standalone_scorer as scorer
+from binarsity_stats.families._families import StatsmodelsFamily, get_family
 
 NAMED = {"gamma": "gamma", "tweedie": "tweedie", "tweedie13": ("tweedie", 1.3)}
 
@@ -100,7 +103,7 @@ def test_kernels_equal_the_numpy_path_to_rounding(name):
 
 
 def test_kernels_refuse_short_buffers():
-    from binarsity_stats import _glm_kernels as k
+    from binarsity_stats.kernels import _glm_kernels as k
 
     a, b = np.ones(5), np.ones(3)
     with pytest.raises(ValueError, match="same length"):

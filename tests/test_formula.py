@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from binarsity_stats._binarizer import Binarizer
-from binarsity_stats._formula import build_design, format_cut, format_value, transform_context
+from binarsity_stats.design._binarizer import Binarizer
+from binarsity_stats.formula._formula import build_design, format_cut, format_value, transform_context
 
 
 @pytest.fixture

@@ -34,8 +34,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from binarsity_stats import _fused_lasso, _tv_prox
-from binarsity_stats._prox import (
+from binarsity_stats.kernels import _fused_lasso
+from binarsity_stats.kernels import _tv_prox
+from binarsity_stats.penalty._prox import (
     _reference_constrained_fused_lasso,
     _reference_weighted_fused_lasso,
     constrained_fused_lasso,

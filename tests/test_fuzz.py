@@ -23,15 +23,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from binarsity_stats import Binarizer, BinarsityClassifier, BinarsityGLM
-from binarsity_stats._penalty import BinarsityPenalty, block_suffix_sums, penalty_weights
-from binarsity_stats._prox import (
+from binarsity_stats.penalty._penalty import BinarsityPenalty, block_suffix_sums, penalty_weights
+from binarsity_stats.penalty._prox import (
     constrained_fused_lasso,
     paper_algorithm1,
     prox_binarsity,
     prox_tv,
     weighted_fused_lasso,
 )
-from binarsity_stats._solvers import Prepared, Solution, lambda_max, solve
+from binarsity_stats.engine._solvers import Prepared, Solution, lambda_max, solve
 
 FUZZ = settings(
     derandomize=True,

@@ -19,9 +19,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from binarsity_stats import _gram, _solvers
+from binarsity_stats.engine import _gram
+from binarsity_stats.engine import _solvers
 from binarsity_stats._datasets import simulate_collinear_sizes
-from binarsity_stats._design import BinnedDesign
+from binarsity_stats.design._design import BinnedDesign
 
 
 def _design(n, sizes, seed=0, collinear=False):
@@ -149,7 +150,7 @@ def test_gram_backend_equals_rows_on_weighted_offset_data(family):
 
 
 def test_gram_backend_on_near_collinear_sizes_and_ties():
-    from binarsity_stats._binarizer import Binarizer
+    from binarsity_stats.design._binarizer import Binarizer
 
     X, y = simulate_collinear_sizes(5000, seed=1)
     X[:, 0] = np.round(X[:, 0], 1)  # heavy ties in carat
@@ -200,8 +201,8 @@ def test_cost_model_keeps_small_problems_on_rows_and_picks_the_gram_for_long_one
     assert _gram.choose_backend(prep.prob, "auto", sweeps=1) == "rows"
     assert _gram.choose_backend(prep.prob, "rows") == "rows"
     # a gaussian CV fold whose Gram comes from the shared statistics: the Gram backend
-    from binarsity_stats._families import get_family
-    from binarsity_stats._path import PathData
+    from binarsity_stats.families._families import get_family
+    from binarsity_stats.engine._path import PathData
 
     rng, codes, bp, pw = _design(25000, [50, 50, 50, 50], seed=12)
     y = rng.normal(size=25000)
@@ -251,14 +252,14 @@ def test_bad_input_gets_a_clear_error():
 
 
 def test_fold_grams_are_the_training_rows_grams_and_cv_matches_rows(monkeypatch):
-    from binarsity_stats._path import PathData, cross_validate, fold_ids
-    from binarsity_stats._problem import InMemoryProblem
+    from binarsity_stats.engine._path import PathData, cross_validate, fold_ids
+    from binarsity_stats.engine._problem import InMemoryProblem
 
     rng, codes, bp, pw = _design(30000, [10, 12, 8, 10, 9, 11, 10], seed=10, collinear=True)
     Z = rng.normal(size=(30000, 1)) * 10 + 3
     s = rng.exponential(size=30000)
     y = 0.4 * (codes[0] > 4) - 0.3 * (codes[3] > 6) + 0.1 * Z[:, 0] + rng.normal(size=30000)
-    from binarsity_stats._families import get_family
+    from binarsity_stats.families._families import get_family
 
     data = PathData(codes, bp, y, get_family("gaussian"), pw, dense=Z, sample_weight=s)
     rows = np.flatnonzero(rng.random(30000) < 0.8)

@@ -43,7 +43,7 @@ from binarsity_stats import (
     ConvergenceWarning,
     glm,
 )
-from binarsity_stats._prox import prox_binarsity, prox_tv
+from binarsity_stats.penalty._prox import prox_binarsity, prox_tv
 
 # log(0) in a user's offset(log(exposure)) warns in NumPy before we refuse the -inf
 pytestmark = pytest.mark.filterwarnings("ignore:divide by zero encountered in log:RuntimeWarning")
@@ -461,7 +461,7 @@ S_W = np.ones(8)
 
 
 def _solve(codes=S_CODES, block_ptr=S_BP, y=S_Y, **kw):
-    from binarsity_stats._solvers import solve
+    from binarsity_stats.engine._solvers import solve
 
     kw.setdefault("lam", 0.1)
     kw.setdefault("penalty_weights", S_W)
@@ -469,7 +469,7 @@ def _solve(codes=S_CODES, block_ptr=S_BP, y=S_Y, **kw):
 
 
 def _lmax(codes=S_CODES, block_ptr=S_BP, y=S_Y, **kw):
-    from binarsity_stats._solvers import lambda_max
+    from binarsity_stats.engine._solvers import lambda_max
 
     kw.setdefault("penalty_weights", S_W)
     return lambda_max(codes, block_ptr, y, **kw)

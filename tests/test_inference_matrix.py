@@ -30,7 +30,7 @@ from numpy.testing import assert_allclose
 from scipy import stats
 
 import binarsity_stats as bs
-from binarsity_stats._results import BinarsityResults
+from binarsity_stats.model._results import BinarsityResults
 
 FAMILIES = {"gaussian": sm.families.Gaussian, "binomial": sm.families.Binomial,
             "poisson": sm.families.Poisson}  # fmt: skip
@@ -282,7 +282,7 @@ def test_bootstrap_lam_cv_and_groups_bitwise_equal_across_n_jobs():
 def test_relaxed_resamples_are_statsmodels_glms_on_their_own_segments(family, kind, intercept):
     import copy
 
-    from binarsity_stats._bootstrap import _resample_counts
+    from binarsity_stats.model._bootstrap import _resample_counts
 
     d = _frame(family, n=300, seed=6)
     formula = f"y ~ {_rhs('bin(x, 8) + C(g) + offset(off)', intercept)}"

@@ -75,7 +75,7 @@ def test_monotone_refit_keeping_its_direction_says_so_and_does_not_warn():
 
 
 def test_monotone_refit_report_per_by_group_chain():
-    from binarsity_stats._refit import _shape_violations
+    from binarsity_stats.model._refit import _shape_violations
 
     df = _correlated(n=600)
     df["g"] = np.where(np.arange(600) % 2 == 0, "a", "b")
@@ -220,7 +220,7 @@ def test_cli_family_cox_efron_and_bare_tweedie(tmp_path, capsys):
 @pytest.mark.parametrize("spec", [{"format_version": 2}, {}, {"format_version": 2,
                                   "family": {"name": "gaussian", "link": "identity"}}, []])
 def test_standalone_scorer_refuses_other_descriptions_by_their_version(spec):
-    from binarsity_stats import standalone_scorer
+    from binarsity_stats.export import standalone_scorer
 
     with pytest.raises(ValueError, match="of format_version 1; got"):
         standalone_scorer.predict(spec, [{"x": 1.0}])

@@ -5,8 +5,8 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy import special
 
-from binarsity_stats import _glm_kernels as gk
-from binarsity_stats import _histogram as hk
+from binarsity_stats.kernels import _glm_kernels as gk
+from binarsity_stats.kernels import _histogram as hk
 
 RNG = np.random.default_rng(0)
 
@@ -88,7 +88,7 @@ def test_family_kernels_match_numpy(name, kernels):
 
 
 def test_dense_kernels_match_numpy():
-    from binarsity_stats import _dense
+    from binarsity_stats.kernels import _dense
 
     n, q = 1000, 3
     U = np.asfortranarray(RNG.normal(size=(n, q)))
@@ -115,7 +115,7 @@ def test_dense_kernels_match_numpy():
 def _numpy_cd_sweep(codes, bp, active, lam_w, H, counts, theta, z, delta_eta, h):
     """NumPy twin of ``_cd_fast.cd_sweep`` (with an intercept), built on the reference
     fused-lasso twin of ``_prox``."""
-    from binarsity_stats._prox import _reference_weighted_fused_lasso
+    from binarsity_stats.penalty._prox import _reference_weighted_fused_lasso
 
     shift = 0.0
     for j in active:
@@ -132,8 +132,8 @@ def _numpy_cd_sweep(codes, bp, active, lam_w, H, counts, theta, z, delta_eta, h)
 
 
 def test_cd_sweep_matches_numpy_twin():
-    from binarsity_stats import _cd_fast
-    from binarsity_stats._fused_lasso import work_size
+    from binarsity_stats.kernels import _cd_fast
+    from binarsity_stats.kernels._fused_lasso import work_size
 
     n, sizes = 400, np.array([5, 9, 1, 12])
     bp = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)

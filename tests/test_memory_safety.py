@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from binarsity_stats._penalty import BinarsityPenalty, block_suffix_sums, penalty_weights
-from binarsity_stats._prox import paper_algorithm1, prox_binarsity
-from binarsity_stats._solvers import Prepared, lambda_max, solve
-from binarsity_stats._validation import check_block_ptr, check_codes
+from binarsity_stats.penalty._penalty import BinarsityPenalty, block_suffix_sums, penalty_weights
+from binarsity_stats.penalty._prox import paper_algorithm1, prox_binarsity
+from binarsity_stats.engine._solvers import Prepared, lambda_max, solve
+from binarsity_stats.core._validation import check_block_ptr, check_codes
 
 # offsets that pass a check made in their own (unsigned) dtype: np.diff wraps
 WRAPPING = {
@@ -446,7 +446,7 @@ import sys
 sys.modules["sklearn"] = None  # import sklearn -> ImportError
 import numpy as np
 from binarsity_stats import Binarizer, BinarsityGLM
-from binarsity_stats._base import NotFittedError
+from binarsity_stats.core._base import NotFittedError
 b = Binarizer(n_bins=5)
 assert b.get_params() == {"method": "quantile", "missing": "error", "min_bin_count": 1, "n_bins": 5}
 X = np.random.default_rng(0).normal(size=(50, 2))
@@ -468,7 +468,7 @@ else:
 
 
 def test_bin_codes_refuses_an_output_too_narrow_for_its_levels():
-    from binarsity_stats._binarizer import bin_codes
+    from binarsity_stats.design._binarizer import bin_codes
 
     x = np.linspace(0, 2, 10)
     edges = np.linspace(0, 1, 300)  # 301 levels: uint8 codes would wrap
@@ -494,7 +494,7 @@ def test_binarizer_set_output_pandas():
 def test_binned_design_kernels_check_vector_lengths():
     """The engine's design hands θ, row vectors and output buffers to the kernels: a
     wrong length (a solution of another design, say) is an error, not a read past θ."""
-    from binarsity_stats._design import BinnedDesign
+    from binarsity_stats.design._design import BinnedDesign
 
     design = BinnedDesign(CODES, np.array([0, 4, 8]))
     eta = design.linear_predictor(np.arange(8.0))

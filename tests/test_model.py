@@ -16,12 +16,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from binarsity_stats._binarizer import Binarizer
-from binarsity_stats._families import get_family
-from binarsity_stats._model import THEORY_A, fold_ids, glm, weighted_auc
-from binarsity_stats._path import fork_available
-from binarsity_stats._penalty import BinarsityPenalty, penalty_weights
-from binarsity_stats._solvers import solve
+from binarsity_stats.design._binarizer import Binarizer
+from binarsity_stats.families._families import get_family
+from binarsity_stats.model._model import THEORY_A, fold_ids, glm, weighted_auc
+from binarsity_stats.engine._path import fork_available
+from binarsity_stats.penalty._penalty import BinarsityPenalty, penalty_weights
+from binarsity_stats.engine._solvers import solve
 
 
 def simulate(family: str, n: int = 400, seed: int = 0) -> pd.DataFrame:
@@ -210,7 +210,7 @@ def test_cv_early_stopping_truncates_the_grid_without_changing_the_choice():
 def test_cv_on_big_data_prepares_folds_per_chunk_with_identical_results(monkeypatch, n_jobs):
     """Above a memory budget the folds are prepared again for each chunk of λ values
     instead of all being held; the fits, and so every result, are the same."""
-    import binarsity_stats._model as model_module
+    import binarsity_stats.model._model as model_module
 
     df = simulate("binomial", n=300, seed=21)
     model = glm("y ~ bin(x1, 30) + bin(x2, 30) + C(g) + z", df, family="binomial")

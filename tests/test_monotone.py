@@ -18,14 +18,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from binarsity_stats._blocks import KINDS, get_kind
-from binarsity_stats._penalty import BinarsityPenalty
-from binarsity_stats._prox import (
+from binarsity_stats.penalty._blocks import KINDS, get_kind
+from binarsity_stats.penalty._penalty import BinarsityPenalty
+from binarsity_stats.penalty._prox import (
     monotone_fused_lasso,
     monotone_fused_lasso_reference,
     prox_monotone,
 )
-from binarsity_stats._solvers import lambda_max, solve
+from binarsity_stats.engine._solvers import lambda_max, solve
 
 # ----------------------------------------------------------------------------- kernel
 

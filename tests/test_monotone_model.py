@@ -26,7 +26,7 @@ from binarsity_stats import (
     from_spec,
     glm,
 )
-from binarsity_stats import standalone_scorer as scorer
+from binarsity_stats.export import standalone_scorer as scorer
 from binarsity_stats._cli import build_parser, main
 
 
@@ -203,9 +203,9 @@ def test_cli_fits_a_monotone_formula(tmp_path, capsys):
 def test_the_refit_on_segments_is_the_ordered_one():
     # segments {0}, {1}, {2}, {3} of an increasing block whose level means are not
     # ordered: the unpenalised refit must be the isotonic fit on them, not the means
-    from binarsity_stats._design import BinnedDesign
-    from binarsity_stats._relax import unpenalized_on_segments
-    from binarsity_stats._solvers import Solution
+    from binarsity_stats.design._design import BinnedDesign
+    from binarsity_stats.engine._relax import unpenalized_on_segments
+    from binarsity_stats.engine._solvers import Solution
 
     codes = np.repeat(np.arange(4), 25)[None, :].astype(np.uint8)
     y = np.array([0.0, 2.0, 1.0, 3.0])[codes[0]]

@@ -1,4 +1,4 @@
-"""Engine-level paths and K-fold CV (``binarsity_stats._path``).
+"""Engine-level paths and K-fold CV (``binarsity_stats.engine._path``).
 
 What is proved here:
 
@@ -29,16 +29,16 @@ import pytest
 from numpy.testing import assert_array_equal
 
 from binarsity_stats import Binarizer, glm
-from binarsity_stats._families import get_family
-from binarsity_stats._histogram import bin_sums_all
-from binarsity_stats._path import (
+from binarsity_stats.families._families import get_family
+from binarsity_stats.kernels._histogram import bin_sums_all
+from binarsity_stats.engine._path import (
     PathData,
     cross_validate,
     fold_ids,
     lambda_grid,
     select_lambda,
 )
-from binarsity_stats._penalty import penalty_weights
+from binarsity_stats.penalty._penalty import penalty_weights
 
 
 def _data(n=400, seed=0):

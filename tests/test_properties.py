@@ -31,8 +31,8 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
 from binarsity_stats import BinarsityGLM, ConvergenceWarning
-from binarsity_stats._prox import paper_algorithm1, prox_binarsity, prox_tv
-from binarsity_stats._solvers import lambda_max
+from binarsity_stats.penalty._prox import paper_algorithm1, prox_binarsity, prox_tv
+from binarsity_stats.engine._solvers import lambda_max
 
 FAMILIES = ("gaussian", "binomial", "poisson")
 

@@ -23,8 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from binarsity_stats import _prox
-from binarsity_stats._prox import (
+from binarsity_stats.penalty import _prox
+from binarsity_stats.penalty._prox import (
     paper_algorithm1,
     prox_binarsity,
     prox_tv,

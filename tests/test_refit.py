@@ -290,7 +290,7 @@ def _design_from_cuts(x: np.ndarray, cuts: np.ndarray, z: np.ndarray) -> np.ndar
 
 
 def test_split_refit_selects_on_one_half_and_estimates_on_the_other():
-    from binarsity_stats._results import BinarsityResults
+    from binarsity_stats.model._results import BinarsityResults
 
     d = _split_data()
     model = glm("y ~ bin(x, 20) + z", d, sample_weight="w")

@@ -14,8 +14,8 @@ import statsmodels.api as sm
 from numpy.testing import assert_allclose
 
 import binarsity_stats as bs
-from binarsity_stats._penalty import block_suffix_sums
-from binarsity_stats._relax import FUSED_FACTOR, adaptive_weights, segment_maps
+from binarsity_stats.penalty._penalty import block_suffix_sums
+from binarsity_stats.engine._relax import FUSED_FACTOR, adaptive_weights, segment_maps
 
 
 def _data(n=1500, seed=0):

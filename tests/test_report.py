@@ -18,9 +18,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from binarsity_stats._model import glm  # noqa: E402
-from binarsity_stats._plotting import calibration_table  # noqa: E402
-from binarsity_stats._report import SECTIONS  # noqa: E402
+from binarsity_stats.model._model import glm  # noqa: E402
+from binarsity_stats.report._plotting import calibration_table  # noqa: E402
+from binarsity_stats.report._report import SECTIONS  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -320,7 +320,7 @@ def test_text_from_the_data_is_escaped():
 
 
 def test_report_writes_utf8_and_returns_the_path_or_the_page(tmp_path):
-    from binarsity_stats import _report
+    from binarsity_stats.report import _report
 
     res, _ = fitted("binomial")
     calls = []

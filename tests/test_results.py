@@ -13,8 +13,8 @@ import pytest
 import statsmodels.api as sm
 
 from binarsity_stats._datasets import load_fair
-from binarsity_stats._model import glm
-from binarsity_stats._summary import _fmt
+from binarsity_stats.model._model import glm
+from binarsity_stats.report._summary import _fmt
 
 
 @pytest.fixture(scope="module")

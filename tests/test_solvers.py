@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from binarsity_stats._histogram import bin_sums_all
-from binarsity_stats._penalty import BinarsityPenalty, penalty_weights
-from binarsity_stats._solvers import ConvergenceWarning, Prepared, lambda_max, solve
+from binarsity_stats.kernels._histogram import bin_sums_all
+from binarsity_stats.penalty._penalty import BinarsityPenalty, penalty_weights
+from binarsity_stats.engine._solvers import ConvergenceWarning, Prepared, lambda_max, solve
 
 FAMILIES = ["gaussian", "binomial", "poisson"]
 
@@ -100,7 +100,7 @@ def test_matches_cvxpy_with_weights_and_offset(family, solver):
 
 def _kkt_from_solution(sol, codes, bp, y, family, lam, w, sw, offset):
     """Recompute the KKT violation from scratch (independent of the solver's own)."""
-    from binarsity_stats._families import get_family
+    from binarsity_stats.families._families import get_family
 
     fam = get_family(family)
     W = sw.sum()

@@ -1,4 +1,4 @@
-"""One model representation: ``to_spec()`` / ``from_spec()`` (``binarsity_stats._spec``).
+"""One model representation: ``to_spec()`` / ``from_spec()`` (``binarsity_stats.design._spec``).
 
 What is proved here: for every kind of term — ``bin()`` with and without a missing
 level, ``bin()`` of an expression, ``C()`` (with a missing level; an unseen level is
@@ -22,7 +22,7 @@ from _export_data import export_frame
 from numpy.testing import assert_array_equal
 
 from binarsity_stats import BinarsityClassifier, BinarsityGLM, SpecModel, from_spec, glm
-from binarsity_stats._spec import SPEC_FORMAT, SPEC_VERSION
+from binarsity_stats.design._spec import SPEC_FORMAT, SPEC_VERSION
 
 TRAIN, NEW = export_frame(300, 0), export_frame(80, 1)
 NEW.loc[0, "x1"], NEW.loc[1, "x1"], NEW.loc[2, "x2"] = 1e6, -1e6, 1e-9  # out of range

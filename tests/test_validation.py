@@ -1,4 +1,4 @@
-"""One answer per bad argument, whatever the entry (binarsity_stats._validation).
+"""One answer per bad argument, whatever the entry (binarsity_stats.core._validation).
 
 Each bad value of an argument is given to every entry that takes the argument — glm()
 and its fit/fit_path/fit_cv, the estimators, the Binarizer, the engine's solve and
@@ -17,9 +17,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from binarsity_stats import Binarizer, BinarsityClassifier, BinarsityGLM, _solvers, _validation, glm
-from binarsity_stats._solvers import ConvergenceWarning, Prepared, lambda_max, solve
-from binarsity_stats._spec import from_spec
+from binarsity_stats import Binarizer
+from binarsity_stats import BinarsityClassifier
+from binarsity_stats import BinarsityGLM
+from binarsity_stats.engine import _solvers
+from binarsity_stats.core import _validation
+from binarsity_stats import glm
+from binarsity_stats.engine._solvers import ConvergenceWarning, Prepared, lambda_max, solve
+from binarsity_stats.design._spec import from_spec
 
 N = 60
 RNG = np.random.default_rng(3)

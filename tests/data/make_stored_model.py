@@ -21,7 +21,7 @@ It writes, for the installed ``binarsity_stats.__version__`` (say 0.1.0):
   can no longer unpickle an old file.
 
   Since ``FORMAT_VERSION`` 2 each model of the JSON file is the package's own model
-  description, ``to_spec()`` (``binarsity_stats._spec``), which ``from_spec()`` reads
+  description, ``to_spec()`` (``binarsity_stats.design._spec``), which ``from_spec()`` reads
   back; :func:`upgrade_v1` turns the models of a version-1 file (v0.1.0) into such
   descriptions, so the stored v0.1.0 models load through ``from_spec`` too.
 
@@ -138,7 +138,7 @@ def upgrade_v1(doc: dict) -> dict:
     the description has one term per block with ``theta``, the family by name and
     link, and the offset terms. Only the fields the models of that file use are read.
     """
-    from binarsity_stats._spec import SPEC_FORMAT
+    from binarsity_stats.design._spec import SPEC_FORMAT
 
     links = {"gaussian": "identity", "binomial": "logit", "poisson": "log"}
 

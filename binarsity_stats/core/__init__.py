@@ -1,0 +1,1 @@
+"""Argument validation and the scikit-learn base stand-ins every layer uses."""

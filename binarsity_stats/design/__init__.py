@@ -1,0 +1,1 @@
+"""The binned design: binarizer, BinnedDesign, estimator feature kinds, the model description."""

@@ -1,0 +1,799 @@
+"""One model representation: a versioned, JSON-serialisable description of a fitted model.
+
+``to_spec()`` of formula results (``BinarsityResults``) and of the estimators
+(``BinarsityGLM``, ``BinarsityClassifier``) returns the same kind of document, and
+:func:`from_spec` rebuilds from it a :class:`SpecModel` that predicts bit for bit what
+the fitted object predicts. Exporters (SQL, scorecards, a standalone scorer) read only
+this document; it holds plain JSON values (numbers, strings, booleans, lists, dicts),
+floats written with ``repr`` so that ``json`` round trips them exactly.
+
+The document (``format_version`` 1)::
+
+    {"format": "binarsity_stats.model_spec", "format_version": 1,
+     "package_version": "0.2.0", "source": "BinarsityResults",
+     "family": {"name": "poisson", "link": "log"},          # + "statsmodels": {...}
+     "intercept": -0.42, "fit_intercept": true, "lam": 0.001,
+     "response": {"name": "y"},                              # + "classes" / "event"
+     "terms": [
+       {"kind": "bin", "name": "bin(x1, 8)", "expr": "x1", "column": "x1",
+        "edges": [...], "intervals": "right-closed", "missing_level": false,
+        "penalty": "tv", "theta": [...]},
+       {"kind": "categorical", "name": "C(g)", "expr": "g", "column": "g",
+        "levels": ["a", "b"], "missing_level": false, "unseen": "error",
+        "reference": "b", "penalty": "free", "theta": [...]},      # reference: optional
+       {"kind": "linear", "name": "x:z", "factors": ["x", "z"], "coef": 0.3}],
+     "offset": {"terms": ["log(exposure)"], "column": null},
+     "missing": {"drop_columns": ["x1", "g"]},               # optional
+     "column_kinds": {"x1": "float", "flag": "bool"},        # optional
+     "penalty": {"weights": "balanced"}}                     # optional; + "relax": γ
+
+The linear predictor of a row is, in this order (the order the fitted objects sum in)::
+
+    η = intercept + offset + Σ_terms θ_term[code] + Σ_linear coef · Π factors
+
+* ``bin``: ``code = searchsorted(edges, x, side="left")`` — level k holds
+  (edges[k−1], edges[k]], the end levels reach ±∞ — and, with ``missing_level``, NaN
+  gets the last code ``len(edges) + 1``.
+* ``penalty`` of a ``bin`` or ``categorical`` term: the block's kind in the engine
+  (``_blocks.KINDS``): "tv", the TV chain of the paper; "free", unpenalised levels (a
+  ``C()`` term; "tv" when a ``penalty_weights`` array penalised its levels) — and the
+  kinds registered later (monotone chains, chains with breaks). Prediction does not
+  depend on it.
+* ``bin`` with ``"by": {"column": "g", "levels": [...], "main": false}`` (a varying
+  coefficient ``bin(x):C(g)``): one chain of ``len(edges) + 1`` levels per level of g
+  (no missing level), ``theta`` = the chains one after the other; the code of a row is
+  ``i · (len(edges) + 1) + code(x)``, i the position of its g among ``levels`` (an
+  unseen level is an error). With ``"main": true`` (a main ``bin(x)`` term too) the
+  first level of g has one level, code 0, and level i ≥ 1 starts at
+  ``1 + (i − 1) · (len(edges) + 1)``.
+* ``categorical``: code = position of the value in ``levels``; NaN → the missing level
+  (last) when there is one; ``unseen`` says what an unseen value does ("error").
+  ``reference`` (optional) is the level of a ``C(g, Treatment(level))`` term, the one
+  the reference-coded tables compare the others with; θ and predictions do not depend
+  on it.
+* ``linear``: the product of its factors, each an expression over the data columns
+  (formulaic syntax: ``log(x)``, ``I(z ** 2)``, a column name), a column position (an
+  estimator's linear feature fitted on an array), or, for a categorical
+  factor of an interaction (``z:g`` → ``z:g[a]``...), the 0/1 indicator of one level,
+  ``{"column": "g", "levels": ["a", "b", "c"], "level": "a"}``.
+* ``offset``: the sum of the ``offset(...)`` terms' expressions, plus the data column
+  ``offset.column`` when the model was given ``offset="column"``.
+* ``family``: the mean is the inverse link of η (statsmodels families keep their class,
+  link and parameters, e.g. Tweedie's ``var_power``).
+* ``missing`` (optional): a model fitted with ``missing="drop"`` (or ``bin(x,
+  missing="drop")``) lists the data columns whose missing values dropped training rows;
+  a new row missing a value in one of them is predicted as NaN (R's ``na.exclude``),
+  the other rows as usual. Without it, a missing value outside a missing level is an
+  error.
+* ``column_kinds`` (optional; descriptions written before it lack it): the kind of
+  each data column the model reads, as it was at fit time — ``"bool"``, ``"int"``,
+  ``"float"``, ``"category"`` or ``"object"``. Prediction does not read it; exporters
+  do: a boolean column used as a number is 1/0 (``CASE WHEN flag THEN 1.0 …`` in SQL,
+  where DuckDB and PostgreSQL refuse ``double * boolean``), and a float column may
+  hold NaN, which PostgreSQL and DuckDB do not treat as NULL.
+* ``theta`` of a term with a missing level has ``len(edges) + 2`` values (bin) or
+  ``len(levels) + 1`` (categorical); the missing level is last.
+
+Estimators have one term per feature in column order — ``bin``, ``categorical``
+(``categorical_features``) or ``linear`` (``linear_features``, written after the
+others: the order of the coefficient vector) — whose ``column`` is the feature name,
+or its position when fitted on an array; no offset terms (an offset is passed to
+``predict``), and a classifier's ``response.classes`` (``classes[1]`` is the event).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ._design import BinnedDesign
+from ..core._validation import check_offset, code_dtype
+from .._version import __version__
+
+__all__ = ["SPEC_FORMAT", "SPEC_VERSION", "SpecModel", "from_spec", "make_spec"]
+
+SPEC_FORMAT = "binarsity_stats.model_spec"
+SPEC_VERSION = 1
+_KINDS = ("bin", "categorical", "linear")
+#: The kinds of data column ``column_kinds`` records
+COLUMN_KINDS = ("bool", "int", "float", "category", "object")
+
+
+# ---------------------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------------------
+
+
+def _floats(values: Any) -> list[float]:
+    return [float(v) for v in np.asarray(values, dtype=np.float64).ravel()]
+
+
+def json_value(value: Any) -> Any:
+    """A category level or label as a plain JSON value (str, int, float, bool or None).
+
+    Parameters
+    ----------
+    value : Any
+        A NumPy or Python scalar.
+
+    Returns
+    -------
+    Any
+        The same value as a Python scalar; anything else as its ``str``.
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    return str(value)
+
+
+def family_spec(family: Any) -> dict[str, Any]:
+    """The ``family`` entry: name and link, and a statsmodels family's class and parameters.
+
+    Parameters
+    ----------
+    family : Family
+        The fitted model's family.
+
+    Returns
+    -------
+    dict
+        ``{"name", "link"}`` (+ ``"statsmodels": {"family", "link", "params"}``).
+    """
+    out: dict[str, Any] = {"name": str(family.name), "link": str(family.link)}
+    key = getattr(family, "_key_", None)
+    if key is not None:  # a statsmodels family instance (generic path)
+        fam, link, params = key
+        out["statsmodels"] = {
+            "family": fam, "link": link, "params": {k: float(v) for k, v in params},
+        }  # fmt: skip
+    return out
+
+
+def _family_from_spec(entry: Mapping[str, Any]) -> Any:
+    from ..families._families import get_family
+
+    sm = entry.get("statsmodels")
+    if sm is not None:
+        from ..families._families import _from_key
+
+        return _from_key(sm["family"], sm["link"], tuple(sorted(sm["params"].items())))
+    return get_family(entry["name"])
+
+
+def parse_expression(expr: str) -> tuple[ast.expr, dict[str, str]] | None:
+    """Parse a formula expression as Python, backtick names standing in as placeholders.
+
+    Parameters
+    ----------
+    expr : str
+        An expression as formulaic writes it (``log(x)``, ```x 1` * 2``).
+
+    Returns
+    -------
+    tuple or None
+        The expression's AST and the map placeholder → backtick name (``"__bq0__"`` →
+        ```x 1```); None when it is not valid Python.
+    """
+    names: dict[str, str] = {}
+    source = expr
+    for i, quoted in enumerate(re.findall(r"`[^`]*`", expr)):  # not Python names
+        names[f"__bq{i}__"] = quoted
+        source = source.replace(quoted, f"__bq{i}__", 1)
+    try:
+        return ast.parse(source, mode="eval").body, names
+    except SyntaxError:
+        return None
+
+
+def argument_expr(term: str) -> str:
+    """The first argument of a call term: ``bin(log(x), 8)`` → ``log(x)``.
+
+    Parameters
+    ----------
+    term : str
+        A ``bin(...)`` or ``C(...)`` term as formulaic writes it.
+
+    Returns
+    -------
+    str
+        The argument's source text (the term itself when it is not a call).
+    """
+    parsed = parse_expression(term)
+    if parsed is None or not (isinstance(parsed[0], ast.Call) and parsed[0].args):
+        return term
+    node, names = parsed
+    arg = ast.unparse(node.args[0])
+    for key, quoted in names.items():
+        arg = arg.replace(key, quoted)
+    return arg
+
+
+def column_kind(values: Any) -> str:
+    """The kind of a data column, as ``column_kinds`` of a description records it.
+
+    Parameters
+    ----------
+    values : Series or array-like
+        A training column.
+
+    Returns
+    -------
+    str
+        ``"bool"``, ``"int"``, ``"float"``, ``"category"`` or ``"object"`` (anything else:
+        strings, mixed values).
+    """
+    import pandas as pd
+
+    dtype = values.dtype if hasattr(values, "dtype") else np.asarray(values).dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "category"
+    if pd.api.types.is_bool_dtype(dtype):
+        return "bool"
+    if pd.api.types.is_integer_dtype(dtype):
+        return "int"
+    if pd.api.types.is_float_dtype(dtype):
+        return "float"
+    return "object"
+
+
+def column_kinds(data: Any, columns: Sequence[Any]) -> dict[str, str] | None:
+    """``column_kinds`` of a description: the kind of each of ``columns`` found in ``data``.
+
+    Parameters
+    ----------
+    data : DataFrame or mapping of columns
+        The training data.
+    columns : sequence of str
+        The data columns the model reads.
+
+    Returns
+    -------
+    dict or None
+        Column name → kind (see :func:`column_kind`); None when no column is found.
+    """
+    keys = data.columns if hasattr(data, "columns") else data
+    out = {str(c): column_kind(data[c]) for c in columns if isinstance(c, str) and c in keys}
+    return out or None
+
+
+def make_spec(
+    *,
+    source: str,
+    family: Any,
+    intercept: float,
+    fit_intercept: bool,
+    terms: list[dict[str, Any]],
+    lam: float | None = None,
+    response: dict[str, Any] | None = None,
+    offset_terms: Sequence[str] = (),
+    offset_column: str | None = None,
+    penalty: Mapping[str, Any] | None = None,
+    drop_columns: Sequence[Any] | None = None,
+    kinds: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Assemble (and check) a model description.
+
+    Parameters
+    ----------
+    source : str
+        The class that wrote it (``"BinarsityResults"``, ``"BinarsityGLM"``...).
+    family : Family
+        Distribution and link.
+    intercept : float
+        β0 as the fitted object reports it.
+    fit_intercept : bool
+        Whether the model has an intercept.
+    terms : list of dict
+        The terms, in the order of the fitted coefficient vector.
+    lam : float, optional
+        λ of the fit.
+    response : dict, optional
+        ``name`` and, for classifiers, ``classes``.
+    offset_terms : sequence of str, optional
+        Expressions of ``offset(...)`` terms.
+    offset_column : str, optional
+        Data column read as an offset at predict time.
+    penalty : dict, optional
+        How the coefficients were penalised (descriptive; prediction does not read it):
+        ``weights`` (``"theory"``, ``"uniform"``, ``"balanced"``, ``"adaptive"`` or
+        ``"array"``) and, for a relaxed fit, ``relax`` (its γ).
+    drop_columns : sequence of str, optional
+        Data columns whose missing values dropped training rows (``missing="drop"``):
+        new rows missing one of them are predicted as NaN.
+    kinds : dict, optional
+        ``column_kinds``: the kind of each data column read (see :func:`column_kind`).
+
+    Returns
+    -------
+    dict
+        The JSON-serialisable description.
+    """
+    spec = {
+        "format": SPEC_FORMAT,
+        "format_version": SPEC_VERSION,
+        "package_version": __version__,
+        "source": source,
+        "family": family_spec(family),
+        "intercept": float(intercept),
+        "fit_intercept": bool(fit_intercept),
+        "lam": None if lam is None else float(lam),
+        "response": dict(response or {}),
+        "terms": terms,
+        "offset": {"terms": list(offset_terms), "column": offset_column},
+    }
+    if penalty is not None:
+        spec["penalty"] = {str(k): json_value(v) for k, v in penalty.items()}
+    if drop_columns:
+        spec["missing"] = {"drop_columns": [json_value(c) for c in drop_columns]}
+    if kinds:
+        spec["column_kinds"] = {str(k): str(v) for k, v in kinds.items()}
+    check_spec(spec)
+    return spec
+
+
+def bin_term(
+    name: str,
+    expr: str,
+    column: Any,
+    edges: Any,
+    missing_level: bool,
+    theta: Any,
+    penalty: str = "tv",
+) -> dict[str, Any]:
+    """A ``bin`` term entry (see the module docstring).
+
+    Parameters
+    ----------
+    name : str
+        Term label.
+    expr : str
+        Expression of the binned variable (a column name, or e.g. ``log(x)``).
+    column : str or int
+        The data column it reads (a position for an estimator fitted on an array).
+    edges : array-like
+        Interior cut points, increasing.
+    missing_level : bool
+        Whether NaN has a level (the last).
+    theta : array-like
+        The levels.
+    penalty : str, default="tv"
+        The block's kind in the engine (``_blocks.KINDS``).
+
+    Returns
+    -------
+    dict
+        The entry.
+    """
+    return {
+        "kind": "bin", "name": str(name), "expr": str(expr), "column": column,
+        "edges": _floats(edges), "intervals": "right-closed",
+        "missing_level": bool(missing_level), "penalty": str(penalty), "theta": _floats(theta),
+    }  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------------------
+
+
+def check_spec(spec: Any) -> None:
+    """Refuse a document that is not a model description this version can read.
+
+    Parameters
+    ----------
+    spec : dict
+        A description.
+
+    Raises
+    ------
+    ValueError
+        Naming what is wrong (format, version, a term).
+    """
+    if not isinstance(spec, Mapping) or spec.get("format") != SPEC_FORMAT:
+        raise ValueError(f"not a model description: expected 'format': {SPEC_FORMAT!r}.")
+    version = spec.get("format_version")
+    if version != SPEC_VERSION:
+        raise ValueError(
+            f"model description format_version {version!r} is not supported by this "
+            f"version (it reads {SPEC_VERSION})."
+        )
+    for key in ("family", "intercept", "terms", "offset"):
+        if key not in spec:
+            raise ValueError(f"model description has no {key!r}.")
+    for i, term in enumerate(spec["terms"]):
+        kind = term.get("kind")
+        if kind not in _KINDS:
+            raise ValueError(f"term {i} ({term.get('name')!r}) has unknown kind {kind!r}.")
+        if kind == "bin":
+            n = len(term["edges"]) + 1 + int(term["missing_level"])
+            by = term.get("by")
+            if by is not None:
+                if not (isinstance(by, Mapping) and {"column", "levels", "main"} <= set(by)
+                        and len(by["levels"]) > 0 and not term["missing_level"]):  # fmt: skip
+                    raise ValueError(
+                        f"term {term['name']!r}: 'by' needs 'column', 'levels' and 'main' "
+                        "(and no missing level)."
+                    )
+                G = len(by["levels"])
+                n = 1 + (G - 1) * n if by["main"] else G * n
+            if len(term["theta"]) != n or term.get("intervals", "right-closed") != "right-closed":
+                raise ValueError(f"term {term['name']!r}: theta needs {n} values.")
+        elif kind == "categorical":
+            n = len(term["levels"]) + int(term["missing_level"])
+            if len(term["theta"]) != n:
+                raise ValueError(f"term {term['name']!r}: theta needs {n} values.")
+            if term.get("unseen", "error") != "error":
+                raise ValueError(f"term {term['name']!r}: unseen={term['unseen']!r} unknown.")
+            if term.get("reference") is not None and term["reference"] not in term["levels"]:
+                raise ValueError(
+                    f"term {term['name']!r}: reference {term['reference']!r} is not one of "
+                    "its levels."
+                )
+        elif kind == "linear":
+            for f in term["factors"]:
+                if isinstance(f, str | int) and not isinstance(f, bool):
+                    continue
+                if not (isinstance(f, Mapping) and {"column", "levels", "level"} <= set(f)
+                        and f["level"] in f["levels"]):  # fmt: skip
+                    raise ValueError(
+                        f"term {term['name']!r}: a factor must be an expression, a column "
+                        "position or "
+                        "{'column', 'levels', 'level'} with level among levels."
+                    )
+    kinds = spec.get("column_kinds")
+    if kinds is not None and not (
+        isinstance(kinds, Mapping) and all(v in COLUMN_KINDS for v in kinds.values())
+    ):
+        raise ValueError(
+            f"model description: 'column_kinds' must map columns to one of {COLUMN_KINDS}."
+        )
+    missing = spec.get("missing")
+    if missing is not None:
+        columns = missing.get("drop_columns") if isinstance(missing, Mapping) else None
+        if not isinstance(columns, list) or not all(
+            isinstance(c, str | int) and not isinstance(c, bool) for c in columns
+        ):
+            raise ValueError(
+                "model description: 'missing' must be {'drop_columns': [column, ...]}."
+            )
+
+
+def from_spec(spec: Mapping[str, Any] | str) -> SpecModel:
+    """Rebuild a model from its description (a dict or its JSON text).
+
+    Parameters
+    ----------
+    spec : dict or str
+        What ``to_spec()`` returned (or ``json.dumps`` of it).
+
+    Returns
+    -------
+    SpecModel
+        Predicts exactly what the described model predicted.
+
+    Examples
+    --------
+    >>> import json
+    >>> from binarsity_stats import from_spec
+    >>> model = from_spec(json.loads(text))  # doctest: +SKIP
+    >>> model.predict(new_data)  # doctest: +SKIP
+    """
+    if isinstance(spec, str):
+        spec = json.loads(spec)
+    check_spec(spec)
+    return SpecModel(spec)
+
+
+def _is_name(expr: str) -> bool:
+    return expr.isidentifier()
+
+
+def _column(data: Any, key: Any) -> Any:
+    """Column ``key`` of a DataFrame / mapping, or column ``key`` (an int) of an array."""
+    if isinstance(key, int) and not (hasattr(data, "columns") or isinstance(data, Mapping)):
+        arr = np.asarray(data)
+        if arr.ndim != 2 or key >= arr.shape[1]:
+            raise ValueError(f"X needs at least {key + 1} columns (2-D); got shape {arr.shape}.")
+        return arr[:, key]
+    columns = data.columns if hasattr(data, "columns") else data
+    if key not in columns:
+        raise ValueError(f"column {key!r} (used by the model) is missing from the data.")
+    return data[key]
+
+
+def _numeric(values: Any, label: Any) -> np.ndarray:
+    if hasattr(values, "to_numpy"):
+        try:
+            return values.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            raise TypeError(f"column {label!r} must be numeric.") from None
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "biuf":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"column {label!r} must be numeric.") from None
+    return np.ascontiguousarray(arr, dtype=np.float64).ravel()
+
+
+class SpecModel:
+    """A model rebuilt from its description: predicts, and writes the description back.
+
+    Parameters
+    ----------
+    spec : dict
+        A checked description (see :func:`from_spec`).
+
+    Attributes
+    ----------
+    spec : dict
+        The description.
+    family : Family
+        The distribution and link.
+    """
+
+    def __init__(self, spec: Mapping[str, Any]) -> None:
+        self.spec = json.loads(json.dumps(spec))  # a private copy of plain values
+        self.family = _family_from_spec(self.spec["family"])
+        blocks = [t for t in self.spec["terms"] if t["kind"] != "linear"]
+        sizes = [len(t["theta"]) for t in blocks]
+        self._block_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+        self._theta = np.asarray([v for t in blocks for v in t["theta"]], dtype=np.float64)
+        self._blocks = blocks
+        self._linear = [t for t in self.spec["terms"] if t["kind"] == "linear"]
+        self._coef = np.asarray([t["coef"] for t in self._linear], dtype=np.float64)
+
+    def to_spec(self) -> dict[str, Any]:
+        """The description this model was built from.
+
+        Returns
+        -------
+        dict
+            A copy.
+        """
+        return json.loads(json.dumps(self.spec))
+
+    # -- the pieces of η ------------------------------------------------------------------
+    def _n_rows(self, data: Any) -> int:
+        if hasattr(data, "shape"):
+            return int(data.shape[0])
+        if isinstance(data, Mapping):
+            return len(next(iter(data.values()))) if data else 0
+        return len(data)
+
+    def _evaluate(self, data: Any, exprs: list[str]) -> list[np.ndarray]:
+        """Values of numeric expressions over the data columns (formulaic's semantics)."""
+        out: dict[str, np.ndarray] = {}
+        todo = [e for e in exprs if not _is_name(e)]
+        for e in exprs:
+            if _is_name(e):
+                out[e] = _numeric(_column(data, e), e)
+        if todo:
+            import pandas as pd
+            from formulaic import model_matrix
+
+            frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(dict(data))
+            mm = model_matrix("0 + " + " + ".join(todo), frame, na_action="ignore")
+            for e in todo:
+                out[e] = mm[e].to_numpy(dtype=np.float64)
+        return [out[e] for e in exprs]
+
+    def _codes(self, data: Any, n: int) -> np.ndarray:
+        from ._binarizer import bin_codes
+
+        most = max((len(t["theta"]) for t in self._blocks), default=1)
+        codes = np.empty((len(self._blocks), n), dtype=code_dtype(most))
+        for j, t in enumerate(self._blocks):
+            if t["kind"] == "bin":
+                if isinstance(t["column"], int) or t["expr"] == t["column"]:
+                    x = _numeric(_column(data, t["column"]), t["column"])
+                else:  # an expression such as log(x)
+                    (x,) = self._evaluate(data, [t["expr"]])
+                edges = np.asarray(t["edges"], dtype=np.float64)
+                c, bad = bin_codes(x, edges, bool(t["missing_level"]))
+                if bad >= 0:
+                    what = "missing values (NaN) but the model has no missing level for it"
+                    if not np.isnan(x[bad]):
+                        what = "infinite values"
+                    raise ValueError(f"column {t['column']!r} contains {what}.")
+                by = t.get("by")
+                if by is not None:  # one chain per level of the group column
+                    g = self._categorical_codes(
+                        _column(data, by["column"]),
+                        {"levels": by["levels"], "missing_level": False, "column": by["column"]},
+                    )
+                    d = len(edges) + 1
+                    c = np.where(g == 0, 0, 1 + (g - 1) * d + c) if by["main"] else g * d + c
+                codes[j] = c
+            else:
+                codes[j] = self._categorical_codes(_column(data, t["column"]), t)
+        return codes
+
+    @staticmethod
+    def _categorical_codes(values: Any, term: Mapping[str, Any]) -> np.ndarray:
+        import pandas as pd
+
+        from ._binarizer import level_codes
+
+        series = values if isinstance(values, pd.Series) else pd.Series(np.asarray(values, object))
+        isna = series.isna().to_numpy()
+        levels = term["levels"]
+        out = np.empty(len(series), dtype=np.intp)
+        return level_codes(
+            series.tolist(), isna, levels, bool(term["missing_level"]), str(term["column"]), out
+        )
+
+    def _offset(self, data: Any, n: int, offset: Any) -> np.ndarray | None:
+        entry = self.spec["offset"]
+        off = None
+        if entry["terms"]:
+            cols = self._evaluate(data, list(entry["terms"]))
+            off = np.column_stack(cols).sum(axis=1)
+            if not np.all(np.isfinite(off)):
+                raise ValueError(f"offset term {entry['terms']} has missing or infinite values.")
+        extra = None
+        if offset is not None:
+            extra = check_offset(offset, n, rows_of="the data")
+        elif entry.get("column") is not None:
+            extra = _numeric(_column(data, entry["column"]), entry["column"])
+            extra = check_offset(extra, n, "the data", f"offset (column '{entry['column']}')")
+        if extra is not None:
+            off = extra if off is None else off + extra
+        return off
+
+    def _indicator(self, data: Any, factor: Mapping[str, Any]) -> np.ndarray:
+        """The 0/1 column of one level of a categorical factor (an interaction's dummy)."""
+        term = {"column": factor["column"], "levels": factor["levels"], "missing_level": False}
+        codes = self._categorical_codes(_column(data, factor["column"]), term)
+        return (codes == factor["levels"].index(factor["level"])).astype(np.float64)
+
+    def _dense(self, data: Any) -> np.ndarray | None:
+        if not self._linear:
+            return None
+        columns = []
+        for t in self._linear:
+            numeric = [f for f in t["factors"] if isinstance(f, str)]
+            values = dict(zip(numeric, self._evaluate(data, numeric), strict=True))
+            values = [values[f] if isinstance(f, str)
+                      else _numeric(_column(data, f), f) if isinstance(f, int)
+                      else self._indicator(data, f) for f in t["factors"]]  # fmt: skip
+            col = values[0]
+            for v in values[1:]:
+                col = col * v
+            columns.append(col)
+        dense = np.ascontiguousarray(np.column_stack(columns), dtype=np.float64)
+        if not np.all(np.isfinite(dense)):
+            bad = int(np.nonzero(~np.isfinite(dense).all(axis=0))[0][0])
+            raise ValueError(f"term '{self._linear[bad]['name']}' has missing or infinite values.")
+        return dense
+
+    # -- prediction -----------------------------------------------------------------------
+    def _incomplete_rows(self, data: Any, n: int, missing: Any) -> np.ndarray | None:
+        """Rows missing a value in a ``missing.drop_columns`` column (None: no such row)."""
+        if missing not in (None, "nan", "error"):
+            raise ValueError(f"missing must be None, 'nan' or 'error'; got {missing!r}.")
+        columns = (self.spec.get("missing") or {}).get("drop_columns") or []
+        if not columns or missing == "error":
+            return None
+        import pandas as pd
+
+        na = np.zeros(n, dtype=bool)
+        for col in columns:
+            try:
+                values = _column(data, col)
+            except ValueError:
+                continue  # the replay names a column the terms need
+            na |= np.asarray(pd.isna(pd.Series(np.asarray(values, dtype=object))), dtype=bool)
+        return na if na.any() else None
+
+    @staticmethod
+    def _rows(data: Any, rows: np.ndarray) -> Any:
+        """The given rows of a DataFrame, a mapping of columns or a 2-D array."""
+        if hasattr(data, "iloc"):
+            return data.iloc[rows]
+        if isinstance(data, Mapping):
+            return {k: np.asarray(v)[rows] for k, v in data.items()}
+        return np.asarray(data)[rows]
+
+    def decision_function(
+        self, data: Any, offset: Any = None, missing: str | None = None
+    ) -> np.ndarray:
+        """The linear predictor η of every row.
+
+        Parameters
+        ----------
+        data : DataFrame, mapping of columns or 2-D array
+            New rows (an array only for a model whose terms name column positions).
+        offset : array-like of shape (n,), optional
+            Offset; replaces the ``offset.column`` of the description.
+        missing : {None, "nan", "error"}, optional
+            Rows with a missing value in a column of the description's
+            ``missing.drop_columns`` (a model fitted with ``missing="drop"``): NaN (the
+            default, as the fitted model's ``predict``) or ``"error"``, which raises
+            naming the column. Other descriptions raise for a missing value outside a
+            missing level.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            η, summed in the fitted object's order (NaN for the rows above).
+        """
+        n = self._n_rows(data)
+        na = self._incomplete_rows(data, n, missing)
+        if na is not None:
+            eta = np.full(n, np.nan)
+            keep = np.flatnonzero(~na)
+            if keep.size:
+                off = None if offset is None else check_offset(offset, n, rows_of="the data")
+                eta[keep] = self._eta(self._rows(data, keep), None if off is None else off[keep])
+            return eta
+        return self._eta(data, offset)
+
+    def _eta(self, data: Any, offset: Any) -> np.ndarray:
+        n = self._n_rows(data)
+        codes = self._codes(data, n)
+        off = self._offset(data, n, offset)
+        dense = self._dense(data)
+        # the codes are checked against the blocks before the gather reads θ with them
+        design = BinnedDesign(codes, self._block_ptr, dense=dense, offset=off)
+        return design.linear_predictor(self._theta, self._coef, float(self.spec["intercept"]))
+
+    def predict(
+        self,
+        data: Any,
+        type: str = "response",  # noqa: A002
+        offset: Any = None,
+        missing: str | None = None,
+    ) -> np.ndarray:
+        """Mean response, linear predictor or (classifiers) class label of every row.
+
+        Parameters
+        ----------
+        data : DataFrame, mapping of columns or 2-D array
+            New rows.
+        type : {"response", "link", "class"}, default="response"
+            μ = g⁻¹(η), η, or the label ``classes[η > 0]`` of a classifier.
+        offset : array-like of shape (n,), optional
+            Offset (see :meth:`decision_function`).
+        missing : {None, "nan", "error"}, optional
+            Rows missing a value in a ``missing.drop_columns`` column: NaN (None as the
+            label) or an error (see :meth:`decision_function`).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            One value per row.
+        """
+        if type not in ("response", "link", "class"):
+            raise ValueError(f"type must be 'response', 'link' or 'class'; got {type!r}.")
+        eta = self.decision_function(data, offset=offset, missing=missing)
+        if type == "link":
+            return eta
+        if type == "class":
+            classes = self.spec["response"].get("classes")
+            if classes is None:
+                raise ValueError("type='class' needs a classifier's description (classes).")
+            labels = np.asarray(classes)[(eta > 0).astype(int)]
+            if np.isnan(eta).any():
+                labels = labels.astype(object)
+                labels[np.isnan(eta)] = None
+            return labels
+        return self.family.mean(eta)
+
+    def __repr__(self) -> str:
+        kinds = [t["kind"] for t in self.spec["terms"]]
+        return (
+            f"<SpecModel from {self.spec['source']} ({self.spec['family']['name']}, "
+            f"{len(kinds)} terms, package {self.spec['package_version']})>"
+        )

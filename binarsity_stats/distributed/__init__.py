@@ -1,0 +1,1 @@
+"""Dask: per-partition summaries, the Dask formula door and the Dask solver."""

@@ -1,0 +1,810 @@
+"""The data side of fits on Dask collections: mergeable binning and codes per partition.
+
+Nothing here imports dask at module level (``import binarsity_stats`` stays light); the
+functions that build task graphs import it when called.
+
+**Binning from mergeable summaries.** A ``bin()`` feature's cut points depend on the
+training values only through their distinct values and the (weighted) count of each
+(``Binarizer`` Notes: the rule is a function of the multiset of values). So each
+partition sends :class:`ValueSummary` — its distinct values with their row counts and
+their weights in the Binarizer's exact fixed point — and summaries merge by adding the
+counts of equal values. While the merged feature has at most ``max_distinct`` distinct
+values (:data:`MAX_DISTINCT`, 100,000: ages, amounts in cents, ratings, counts), the
+cut points, bin counts, missing level and ``min_count`` merges are *identical* to those
+of the in-memory ``Binarizer`` on the concatenated data, whatever the partitioning.
+
+Beyond that bound the summary becomes a *quantile sketch*: the distinct values are
+thinned to at most ``sketch_size`` (:data:`SKETCH_SIZE`, 16,384) kept values, each
+carrying the mass of the dropped values just below it. One thinning moves any
+value's rank (its cumulative mass) by less than M / k (M the mass of the thinned
+summary, k the sketch size): the mass between two kept values is below one k-th.
+Merging adds the errors, so after thinning at L levels of the merge tree the rank of
+every value is off by at most L · M / k, i.e. a cut point's quantile level is within
+``rank_error`` (= L / k, stored on the summary, 6.1e-5 per level at the default) of
+the exact one; with 50 bins (2% of the mass each) that is far below a bin's width.
+The sketch keeps the exact minimum and maximum. Its cut points are those of the
+Binarizer rule applied to the sketch (ties, big values and the Sainte-Laguë sharing
+work on it unchanged); ``min_count`` merges use the sketch's approximate row counts.
+
+**Codes per partition.** :class:`DaskDesign` is the solver's view: per partition a
+dict with the codes (p, n_i) (uint8/uint16, block-major as ``BinnedDesign.codes``),
+the dense columns, y, weights and offset, plus the block layout (``block_ptr``,
+``kinds``) and the row count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..design._binarizer import _bin_sums, _merge_small_bins, _tie_aware_cuts
+
+#: Largest number of distinct values of a feature binned exactly (beyond: a sketch).
+MAX_DISTINCT = 100_000
+#: Values kept by one thinning of a quantile sketch (rank error 1 / SKETCH_SIZE per level).
+SKETCH_SIZE = 16_384
+#: Summaries merged per node of the reduction tree.
+SPLIT_EVERY = 8
+
+
+def is_dask_collection(obj: Any) -> bool:
+    """Whether ``obj`` is a Dask collection (DataFrame, Series, Array), without importing dask.
+
+    Parameters
+    ----------
+    obj : object
+        Anything.
+
+    Returns
+    -------
+    bool
+    """
+    module = type(obj).__module__ or ""
+    return module.split(".")[0] == "dask" and hasattr(obj, "__dask_graph__")
+
+
+# =====================================================================================
+# Fixed-point weights (the Binarizer's, with the shift fixed by the whole data)
+# =====================================================================================
+
+
+def fixed_point_shift(n_rows: int, max_weight: float) -> tuple[int, int]:
+    """``(e, bits)`` of the Binarizer's fixed point for ``n_rows`` rows of max weight.
+
+    ``_binarizer._fixed_point`` computes ``q = rint(w / 2**e * 2**bits)`` with ``e`` the
+    exponent of max(w) and ``bits = 61 - bit_length(n)``; fixing them from the whole
+    data's n and max(w) makes every partition's q identical to the in-memory ones.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows of the whole data (missing values included).
+    max_weight : float
+        The largest weight.
+
+    Returns
+    -------
+    tuple of int
+    """
+    _, e = np.frexp(float(max_weight))
+    return int(e), 61 - int(n_rows).bit_length()
+
+
+def to_fixed(w: np.ndarray, shift: tuple[int, int]) -> np.ndarray:
+    """Weights as int64 multiples of the fixed-point unit (see :func:`fixed_point_shift`)."""
+    e, bits = shift
+    return np.rint(np.ldexp(np.ldexp(np.asarray(w, dtype=np.float64), -e), bits)).astype(np.int64)
+
+
+# =====================================================================================
+# Mergeable summary of one numeric feature
+# =====================================================================================
+
+
+@dataclass
+class ValueSummary:
+    """Distinct values of a feature with their counts: exact, or a quantile sketch.
+
+    Attributes
+    ----------
+    values : ndarray of float64
+        Strictly increasing values (all distinct non-missing values when exact).
+    rows : ndarray of int64
+        Rows holding each value (zero-weight rows included).
+    rows_pos : ndarray of int64
+        Rows of positive weight holding each value.
+    mass : ndarray of int64
+        Fixed-point weight of each value (``rows_pos`` when unweighted).
+    exact : bool
+        Whether the summary holds every distinct value.
+    rank_error : float
+        Bound on the error of any value's cumulative mass, as a fraction of the total.
+    nan_rows : int
+        Missing rows.
+    vmin, vmax : float
+        Smallest and largest non-missing value (NaN when none).
+    qmin, qmax : int
+        Smallest and largest positive fixed-point weight (-1 when none or unweighted).
+    """
+
+    values: np.ndarray
+    rows: np.ndarray
+    rows_pos: np.ndarray
+    mass: np.ndarray
+    exact: bool = True
+    rank_error: float = 0.0
+    nan_rows: int = 0
+    vmin: float = np.nan
+    vmax: float = np.nan
+    qmin: int = -1
+    qmax: int = -1
+    levels: int = field(default=0)  # thinning levels behind rank_error
+    nan_mass: int = 0  # fixed-point weight of the missing rows (nan_rows when unweighted)
+
+    @classmethod
+    def of(
+        cls,
+        x: np.ndarray,
+        q: np.ndarray | None = None,
+        max_distinct: int = MAX_DISTINCT,
+        sketch_size: int = SKETCH_SIZE,
+    ) -> ValueSummary:
+        """Summary of one partition's values ``x`` (float, NaN = missing).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n,)
+            Values; ±inf must have been refused by the caller.
+        q : ndarray of int64, shape (n,), optional
+            Fixed-point weights (:func:`to_fixed`).
+        max_distinct, sketch_size : int
+            Beyond ``max_distinct`` distinct values the summary is thinned to a sketch.
+
+        Returns
+        -------
+        ValueSummary
+        """
+        x = np.asarray(x, dtype=np.float64)
+        nan = np.isnan(x)
+        keep = ~nan
+        xv = x[keep] + 0.0  # -0.0 → 0.0, as the Binarizer compares values
+        order = np.argsort(xv, kind="stable")
+        xs = xv[order]
+        if xs.size == 0:
+            empty_f, empty_i = np.empty(0), np.empty(0, dtype=np.int64)
+            nan_mass = int(nan.sum()) if q is None else int(np.asarray(q, np.int64)[nan].sum())
+            return cls(empty_f, empty_i, empty_i, empty_i, nan_rows=int(nan.sum()),
+                       nan_mass=nan_mass)  # fmt: skip
+        first = np.empty(xs.size, dtype=bool)
+        first[0] = True
+        np.not_equal(xs[1:], xs[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        values = xs[starts]
+        rows = np.diff(starts, append=xs.size).astype(np.int64)
+        qmin = qmax = -1
+        if q is None:
+            rows_pos, mass = rows, rows
+        else:
+            qs = np.asarray(q, dtype=np.int64)[keep][order]
+            pos = qs > 0
+            rows_pos = np.add.reduceat(pos.astype(np.int64), starts)
+            mass = np.add.reduceat(qs, starts)
+            positive = np.asarray(q, dtype=np.int64)
+            positive = positive[positive > 0]
+            if positive.size:
+                qmin, qmax = int(positive.min()), int(positive.max())
+        nan_mass = int(nan.sum()) if q is None else int(np.asarray(q, np.int64)[nan].sum())
+        out = cls(values, rows, rows_pos, mass, nan_rows=int(nan.sum()),
+                  vmin=float(values[0]), vmax=float(values[-1]), qmin=qmin, qmax=qmax,
+                  nan_mass=nan_mass)  # fmt: skip
+        if values.size > max_distinct:
+            out = out.thinned(sketch_size)
+        return out
+
+    @property
+    def total_mass(self) -> int:
+        """Total fixed-point weight (rows of positive weight when unweighted)."""
+        return int(self.mass.sum())
+
+    def thinned(self, k: int) -> ValueSummary:
+        """A sketch of at most about ``k`` values; adds 1 / k to ``rank_error``.
+
+        Kept: the first value of positive mass reaching each multiple of M / k in
+        cumulative mass, plus the first and last such value; every kept value carries
+        the mass (and rows) of the values dropped just below it.
+        """
+        live = self.mass > 0
+        values, mass = self.values[live], self.mass[live]
+        rows, rows_pos = self.rows[live], self.rows_pos[live]
+        if values.size <= k:
+            return ValueSummary(values, rows, rows_pos, mass, exact=False,
+                                rank_error=self.rank_error, nan_rows=self.nan_rows,
+                                vmin=self.vmin, vmax=self.vmax, qmin=self.qmin,
+                                qmax=self.qmax, levels=self.levels,
+                                nan_mass=self.nan_mass)  # fmt: skip
+        cum = np.cumsum(mass)
+        total = int(cum[-1])
+        j = np.arange(1, k + 1, dtype=np.float64)
+        targets = np.ceil(j * (total / k)).astype(np.int64)
+        idx = np.unique(np.concatenate([[0, values.size - 1],
+                                        np.searchsorted(cum, targets, side="left")]))  # fmt: skip
+        idx = idx[idx < values.size]
+        bounds = np.concatenate([[0], idx[:-1] + 1])
+
+        def add(a: np.ndarray) -> np.ndarray:
+            return np.add.reduceat(a, bounds)
+
+        return ValueSummary(values[idx], add(rows), add(rows_pos), add(mass), exact=False,
+                            rank_error=self.rank_error + 1.0 / k, nan_rows=self.nan_rows,
+                            vmin=self.vmin, vmax=self.vmax, qmin=self.qmin, qmax=self.qmax,
+                            levels=self.levels + 1, nan_mass=self.nan_mass)  # fmt: skip
+
+    @staticmethod
+    def merge(
+        parts: list[ValueSummary],
+        max_distinct: int = MAX_DISTINCT,
+        sketch_size: int = SKETCH_SIZE,
+    ) -> ValueSummary:
+        """Merge summaries: add the counts of equal values (exact while it fits the bound).
+
+        Parameters
+        ----------
+        parts : list of ValueSummary
+            Summaries of disjoint sets of rows.
+        max_distinct, sketch_size : int
+            As in :meth:`of`.
+
+        Returns
+        -------
+        ValueSummary
+        """
+        parts = [p for p in parts if p is not None]
+        values = np.concatenate([p.values for p in parts])
+        order = np.argsort(values, kind="stable")
+        xs = values[order]
+        exact = all(p.exact for p in parts)
+        err = max((p.rank_error for p in parts), default=0.0)
+        levels = max((p.levels for p in parts), default=0)
+        qs = [p for p in parts if p.qmin >= 0]
+        qmin = min((p.qmin for p in qs), default=-1)
+        qmax = max((p.qmax for p in qs), default=-1)
+        vmin = np.nanmin([p.vmin for p in parts]) if any(p.values.size for p in parts) else np.nan
+        vmax = np.nanmax([p.vmax for p in parts]) if any(p.values.size for p in parts) else np.nan
+        nan_rows = sum(p.nan_rows for p in parts)
+        nan_mass = sum(p.nan_mass for p in parts)
+        if xs.size == 0:
+            e = np.empty(0, dtype=np.int64)
+            return ValueSummary(np.empty(0), e, e, e, exact, err, nan_rows, vmin, vmax, qmin,
+                                qmax, levels, nan_mass)  # fmt: skip
+        first = np.empty(xs.size, dtype=bool)
+        first[0] = True
+        np.not_equal(xs[1:], xs[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+
+        def add(name: str) -> np.ndarray:
+            return np.add.reduceat(np.concatenate([getattr(p, name) for p in parts])[order],
+                                   starts)  # fmt: skip
+
+        out = ValueSummary(xs[starts], add("rows"), add("rows_pos"), add("mass"), exact, err,
+                           nan_rows, float(vmin), float(vmax), qmin, qmax, levels,
+                           nan_mass)  # fmt: skip
+        if out.values.size > max_distinct or (not exact and out.values.size > 2 * sketch_size):
+            out = out.thinned(sketch_size)
+        return out
+
+
+def cuts_from_summary(
+    s: ValueSummary, n_bins: int, min_count: int = 1, weighted: bool = False, label: str = "x"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Interior cut points and chain-bin row counts by the Binarizer's quantile rule.
+
+    With an exact summary the cut points are those of
+    ``Binarizer(n_bins, min_bin_count=min_count).fit`` on the summarised rows (same
+    weights) — the function of the distinct values and their counts that the
+    Binarizer computes, including its equal-weights shortcut.
+
+    Parameters
+    ----------
+    s : ValueSummary
+        The merged summary of the feature.
+    n_bins : int
+        Largest number of chain bins.
+    min_count : int, default=1
+        ``min_bin_count``: bins of fewer rows (of positive weight) are merged.
+    weighted : bool, default=False
+        Whether ``mass`` holds fixed-point weights.
+    label : str, default="x"
+        How the feature is named in errors (e.g. ``"column 'age'"``).
+
+    Returns
+    -------
+    edges : ndarray of float64
+    rows : ndarray of int64
+        Rows (of positive weight) per chain bin (approximate for a sketch).
+    """
+    if s.values.size == 0:
+        raise ValueError(f"{label} has no non-missing value: no cut point can be placed.")
+    live = s.rows_pos > 0
+    if not np.any(live):
+        raise ValueError(f"{label} has no non-missing value with a positive weight.")
+    values, rows = s.values[live], s.rows_pos[live]
+    equal = (not weighted) or s.qmin == s.qmax
+    counts = rows if equal else s.mass[live]
+    edges = values[_tie_aware_cuts(np.asarray(counts, dtype=np.int64), int(n_bins))]
+    bin_rows = _bin_sums(values, rows, edges)
+    if min_count > 1:
+        edges, bin_rows, _ = _merge_small_bins(edges, bin_rows, bin_rows, int(min_count))
+    return np.asarray(edges, dtype=np.float64), np.asarray(bin_rows, dtype=np.int64)
+
+
+def distinct_per_bin(s: ValueSummary, edges: np.ndarray) -> tuple[list[int], list[float]] | None:
+    """Per chain bin, the number of distinct values (capped at 2) and the single value.
+
+    What ``_formula._distinct_per_bin`` computes on the rows; None for a sketch (the
+    distinct values are not all known).
+    """
+    if not s.exact:
+        return None
+    n_chain = len(edges) + 1
+    codes = np.searchsorted(edges, s.values, side="left")
+    count = np.bincount(codes, minlength=n_chain)
+    ref = np.full(n_chain, np.nan)
+    ones = np.flatnonzero(count == 1)
+    ref[codes[np.isin(codes, ones)]] = s.values[np.isin(codes, ones)]
+    distinct = np.minimum(count, 2)
+    return [int(k) for k in distinct], [float(u) for u in ref]
+
+
+# =====================================================================================
+# The solver's view of the data
+# =====================================================================================
+
+
+@dataclass
+class DaskDesign:
+    """The binned design of a Dask collection, partition by partition (design.md §9).
+
+    Attributes
+    ----------
+    block_ptr : ndarray of int64, shape (p + 1,)
+        Offsets of the blocks in θ.
+    kinds : tuple of str
+        Kind of every block (``"tv"``, ``"free"``...; ``_blocks``).
+    n_dense : int
+        Dense (unpenalised numeric) columns q.
+    partitions : list of dask.delayed
+        Each computes ``dict(codes=(p, n_i) uint8|uint16 C-contiguous, dense=(n_i, q)
+        float64 | None, y=(n_i,) float64, weight=(n_i,) float64 | None, offset=(n_i,)
+        float64 | None, fold=None)``. Values are validated (finite, codes in range).
+    n_rows : int
+        Total rows.
+    labels : list of str or None
+        Names of θ (one per level).
+    counts : ndarray of int64 or None
+        Exact unweighted rows per level when every binning was exact, else None.
+    dense_names : list of str or None
+        Names of the dense columns.
+    partition_rows : list of int or None
+        Rows of each partition.
+    """
+
+    block_ptr: np.ndarray
+    kinds: tuple
+    n_dense: int
+    partitions: list
+    n_rows: int
+    labels: list | None = None
+    counts: np.ndarray | None = None
+    dense_names: list | None = None
+    partition_rows: list | None = None
+
+    @property
+    def n_blocks(self) -> int:
+        """Number of code blocks p."""
+        return int(len(self.block_ptr) - 1)
+
+    def persist(self, client: Any = None) -> DaskDesign:
+        """The same design with its partitions computed and kept in (cluster) memory.
+
+        Parameters
+        ----------
+        client : distributed.Client, optional
+            Persist on this client's cluster (default: the current dask scheduler).
+
+        Returns
+        -------
+        DaskDesign
+        """
+        import dask
+
+        parts = (
+            client.persist(self.partitions)
+            if client is not None
+            else dask.persist(*self.partitions)
+        )
+        out = DaskDesign(**{**self.__dict__})
+        out.partitions = list(parts)
+        return out
+
+    def collect(self) -> dict[str, Any]:
+        """All partitions concatenated in memory (for data that fits on one machine).
+
+        Returns
+        -------
+        dict
+            ``codes`` (p, n), ``dense`` (n, q) or None, ``y``, ``weight``, ``offset``.
+        """
+        import dask
+
+        parts = dask.compute(*self.partitions)
+        return concat_partitions(parts, self.n_blocks)
+
+
+def concat_partitions(parts: Any, n_blocks: int) -> dict[str, Any]:
+    """Concatenate partition dicts (see :class:`DaskDesign`) along the rows."""
+    parts = list(parts)
+    out: dict[str, Any] = {}
+    if parts:
+        dtype = parts[0]["codes"].dtype
+    else:  # pragma: no cover - a collection always has a partition
+        dtype = np.uint8
+    out["codes"] = np.ascontiguousarray(
+        np.concatenate([p["codes"] for p in parts], axis=1)
+        if parts else np.empty((n_blocks, 0), dtype=dtype)
+    )  # fmt: skip
+    for key in ("dense", "y", "weight", "offset"):
+        pieces = [p[key] for p in parts]
+        out[key] = None if pieces[0] is None else np.concatenate(pieces, axis=0)
+    return out
+
+
+# =====================================================================================
+# The estimators on Dask collections: the Binarizer from summaries, codes per partition
+# =====================================================================================
+
+
+def _dask_module() -> Any:
+    try:
+        import dask
+    except ImportError as exc:  # pragma: no cover - the dask extra
+        raise ImportError(
+            "fits on Dask collections need dask: pip install 'binarsity-stats[dask]'."
+        ) from exc
+    return dask
+
+
+def row_partitions(X: Any) -> list:
+    """Delayed row blocks of a Dask DataFrame or 2-D Dask Array (all columns per block)."""
+    if hasattr(X, "to_delayed") and hasattr(X, "columns"):
+        return list(X.to_delayed())
+    if getattr(X, "ndim", 0) != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features); got {X.ndim}-D.")
+    blocks = X.rechunk({1: -1}).to_delayed()
+    return list(np.asarray(blocks).reshape(-1))
+
+
+def partition_lengths(X: Any) -> list[int]:
+    """Rows of every row block of a Dask X (one small task per block)."""
+    dask = _dask_module()
+    return [int(v) for v in dask.compute(*[dask.delayed(len)(p) for p in row_partitions(X)])]
+
+
+def _aligned(value: Any, name: str, X: Any, lengths: list[int] | None) -> list | None:
+    """A per-row argument (y, sample_weight, offset) cut like the row blocks of X."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.startswith("__binarsity_"):  # see with_row_columns
+        return [("column", value)] * len(lengths)
+    if isinstance(value, str):
+        raise TypeError(f"{name} must be values (an array or a Dask collection), not {value!r}.")
+    if is_dask_collection(value):
+        if getattr(value, "ndim", 1) != 1:
+            raise ValueError(f"{name} must be 1-D; got a {value.ndim}-D Dask collection.")
+        if hasattr(value, "to_delayed") and hasattr(value, "npartitions"):
+            parts = list(value.to_delayed())
+        else:  # a dask Array: its chunks must be X's row blocks
+            chunks_x = X.chunks[0] if hasattr(X, "chunks") else None
+            if chunks_x is not None and tuple(value.chunks[0]) != tuple(chunks_x):
+                value = value.rechunk({0: chunks_x})
+            parts = list(np.asarray(value.to_delayed()).reshape(-1))
+        n_blocks = len(row_partitions(X))
+        if len(parts) != n_blocks:
+            raise ValueError(
+                f"{name} has {len(parts)} partitions but X has {n_blocks}: give a column of the "
+                "same Dask DataFrame (or a Dask collection partitioned like X)."
+            )
+        return parts
+    arr = np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value)
+    total = sum(lengths)
+    if arr.ndim != 1 or arr.shape[0] != total:
+        raise ValueError(f"{name} has {arr.shape[0] if arr.ndim else 1} rows but X has {total}.")
+    bounds = np.cumsum([0, *lengths])
+    return [arr[bounds[i] : bounds[i + 1]] for i in range(len(lengths))]
+
+
+def with_row_columns(X: Any, **values: Any) -> tuple[Any, dict, list[str]]:
+    """Per-row Dask Series (y, weights, offset) as extra columns of a Dask DataFrame X.
+
+    Dask may partition two collections of one frame differently (a column read alone
+    from Parquet can be fused into fewer partitions), so they are assigned to X — aligned
+    by Dask — and read back per partition by name. Returns ``(X, values, extra_names)``
+    with the Series replaced by their column names.
+    """
+    if not (hasattr(X, "assign") and hasattr(X, "columns")):
+        return X, values, []
+    extra = {}
+    out = dict(values)
+    for key, v in values.items():
+        if is_dask_collection(v) and getattr(v, "ndim", 2) == 1 and hasattr(v, "npartitions"):
+            name = f"__binarsity_{key}__"
+            extra[name] = v
+            out[key] = name
+    if not extra:
+        return X, values, []
+    return X.assign(**extra), out, list(extra)
+
+
+def _piece(part: Any, value: Any) -> Any:
+    """One partition's per-row values: a column of the partition, or the values."""
+    if isinstance(value, tuple) and len(value) == 2 and value[0] == "column":
+        return part[value[1]]
+    return value
+
+
+def _features(part: Any, extra: list[str]) -> Any:
+    return part.drop(columns=extra) if extra else part
+
+
+def _as_1d(part: Any) -> np.ndarray:
+    return np.asarray(part.to_numpy() if hasattr(part, "to_numpy") else part).reshape(-1)
+
+
+def _weights_stats(part: Any, w: Any) -> dict:
+    from ..core._validation import check_sample_weight
+
+    w = _as_1d(_piece(part, w))
+    if w.size == 0:
+        return {"rows": 0, "wmax": 0.0}
+    w = np.asarray(w, dtype=np.float64)
+    if not np.all(np.isfinite(w)):
+        raise ValueError("sample_weight has missing or infinite values.")
+    if np.any(w < 0):
+        raise ValueError("sample_weight must be non-negative.")
+    check_sample_weight(w if np.any(w > 0) else None, w.size)
+    return {"rows": int(w.size), "wmax": float(w.max())}
+
+
+def _with_weight(features: Any, part: Any, w: Any) -> tuple:
+    return features, _as_1d(_piece(part, w))
+
+
+def _binned_summaries(part: Any, w: Any, binned: np.ndarray, missing: str, shift: Any,
+                      bounds: tuple[int, int]) -> dict:  # fmt: skip
+    """One block's summaries of the binned columns (validated as the Binarizer does)."""
+    from ..design._binarizer import _as_columns, _raise_bad_value
+
+    if isinstance(part, tuple):  # (features, weights)
+        part, w = part
+    sub = part.iloc[:, binned] if hasattr(part, "iloc") else np.asarray(part)[:, binned]
+    cols = _as_columns(sub) if len(part) else None
+    q = None if w is None or shift is None else to_fixed(_as_1d(w), shift)
+    out = []
+    for k in range(len(binned)):
+        if cols is None:
+            out.append(ValueSummary.of(np.empty(0), None if q is None else q))
+            continue
+        x = np.asarray(cols.get(k), dtype=np.float64)
+        bad = np.isinf(x)
+        if bad.any():
+            _raise_bad_value(float(x[bad][0]), cols.label(k), int(np.flatnonzero(bad)[0]))
+        if missing == "error" and np.isnan(x).any():
+            _raise_bad_value(np.nan, cols.label(k), int(np.flatnonzero(np.isnan(x))[0]))
+        out.append(ValueSummary.of(x, q, *bounds))
+    return {"rows": len(part), "summaries": out, "bounds": bounds}
+
+
+def _merge_binned(*nodes: dict) -> dict:
+    bounds = nodes[0]["bounds"]
+    k = len(nodes[0]["summaries"])
+    return {
+        "rows": sum(n["rows"] for n in nodes),
+        "summaries": [
+            ValueSummary.merge([n["summaries"][j] for n in nodes], *bounds) for j in range(k)
+        ],  # fmt: skip
+        "bounds": bounds,
+    }
+
+
+def _reduce_tree(dask: Any, leaves: list, merge: Any) -> Any:
+    level = list(leaves)
+    task = dask.delayed(merge, pure=True)
+    while len(level) > 1:
+        level = [task(*level[i : i + SPLIT_EVERY]) for i in range(0, len(level), SPLIT_EVERY)]
+    return level[0]
+
+
+def fit_binarizer_dask(
+    binarizer: Any,
+    X: Any,
+    binned: np.ndarray,
+    names: np.ndarray | None,
+    sample_weight: Any = None,
+    max_distinct: int | None = None,
+    sketch_size: int | None = None,
+    extra: list[str] | None = None,
+) -> dict:
+    """Fit ``binarizer`` (a ``BinarizerCore``) on the binned columns of a Dask X.
+
+    The fitted state is that of ``binarizer.fit`` on the concatenated rows while every
+    feature has at most ``max_distinct`` distinct values (module docstring).
+
+    Parameters
+    ----------
+    binarizer : BinarizerCore
+        Unfitted; its ``n_bins``, ``missing`` and ``min_bin_count`` are used.
+    X : dask DataFrame or 2-D dask Array
+        The features.
+    binned : ndarray of int
+        Positions of the binned columns.
+    names : ndarray or None
+        Column names of X (a DataFrame), else None.
+    sample_weight : dask collection or array-like, optional
+        Row weights (weighted quantiles, as the Binarizer).
+    max_distinct, sketch_size : int, optional
+        Defaults :data:`MAX_DISTINCT`, :data:`SKETCH_SIZE`.
+    extra : list of str, optional
+        Columns of X that are not features (:func:`with_row_columns`).
+
+    Returns
+    -------
+    dict
+        ``rows`` (per partition), ``exact`` (per binned feature) and ``rank_error``.
+    """
+    from ..core._base import publish_fitted
+    from ..design._binarizer import _check_n_bins, _from_fixed
+    from ..core._validation import check_min_bin_count
+
+    dask = _dask_module()
+    bounds = (
+        MAX_DISTINCT if max_distinct is None else int(max_distinct),
+        SKETCH_SIZE if sketch_size is None else int(sketch_size),
+    )
+    missing = binarizer.missing if binarizer.missing in ("error", "separate") else None
+    if missing is None:
+        raise ValueError(f"missing must be 'error' or 'separate'; got {binarizer.missing!r}.")
+    parts = row_partitions(X)
+    lengths = partition_lengths(X)
+    weights = _aligned(sample_weight, "sample_weight", X, lengths)
+    shift = None
+    if weights is not None:
+        stats = dask.compute(*[dask.delayed(_weights_stats)(p, w)
+                               for p, w in zip(parts, weights, strict=True)])  # fmt: skip
+        wmax = max(s["wmax"] for s in stats)
+        if not wmax > 0:
+            raise ValueError("sample_weight is zero for every row; at least one must be positive.")
+        shift = fixed_point_shift(sum(lengths), wmax)
+    n_bins = _check_n_bins(binarizer.n_bins, len(binned), missing)
+    min_count = check_min_bin_count(binarizer.min_bin_count)
+    task = dask.delayed(_binned_summaries, pure=True)
+    feats = [dask.delayed(_features)(p, extra or []) for p in parts] if extra else parts
+    leaves = [task(f, None, binned, missing, shift, bounds) if weights is None else
+              task(dask.delayed(_with_weight)(f, p, weights[i]), "w", binned, missing, shift,
+                   bounds)
+              for i, (f, p) in enumerate(zip(feats, parts, strict=True))]  # fmt: skip
+    (merged,) = dask.compute(_reduce_tree(dask, leaves, _merge_binned))
+    if merged["rows"] == 0:
+        raise ValueError("X has no rows: at least one sample is needed to fit.")
+    edges, counts, has_nan, exact, err = [], [], [], [], []
+    for k, s in enumerate(merged["summaries"]):
+        label = f"column {names[binned[k]]!r}" if names is not None else f"column {k}"
+        e, _ = cuts_from_summary(s, int(n_bins[k]), min_count, shift is not None, label)
+        live = s.rows_pos > 0
+        c = _bin_sums(s.values[live], s.mass[live], e)
+        any_nan = s.nan_rows > 0
+        nan_c: Any = s.nan_rows
+        if shift is not None:
+            c = _from_fixed(c, shift[1] - shift[0])
+            nan_c = float(_from_fixed(s.nan_mass, shift[1] - shift[0]))
+        edges.append(np.asarray(e, dtype=np.float64))
+        counts.append(np.append(c, nan_c) if any_nan else c)
+        has_nan.append(any_nan)
+        exact.append(bool(s.exact))
+        err.append(float(s.rank_error))
+    has_nan = np.asarray(has_nan, dtype=bool)
+    n_bins_ = np.array([len(e) + 1 + m for e, m in zip(edges, has_nan, strict=True)], np.int64)
+    publish_fitted(
+        binarizer,
+        {
+            "edges_": edges,
+            "has_missing_level_": has_nan,
+            "n_bins_": n_bins_,
+            "bin_counts_": counts,
+            "n_features_in_": len(binned),
+            "feature_names_in_": None if names is None else np.asarray(names[binned], object),
+        },
+    )
+    return {"rows": lengths, "exact": exact, "rank_error": err}
+
+
+def _code_block(
+    part: Any, binarizer: Any, binned: np.ndarray, y: Any, w: Any, off: Any, extra: list
+) -> dict:
+    """One block: codes of the binned columns, the block with them in place, y, w, offset."""
+    y, w, off = _piece(part, y), _piece(part, w), _piece(part, off)
+    part = _features(part, extra)
+    n = len(part)
+    is_frame = hasattr(part, "iloc")
+    if n and binarizer is not None:
+        sub = part.iloc[:, binned] if is_frame else np.asarray(part)[:, binned]
+        codes = binarizer.transform_codes(sub)
+    else:
+        codes = np.empty((len(binned), 0), dtype=np.uint8)
+    if is_frame:
+        local = part.copy()
+        for k, j in enumerate(binned):
+            local[local.columns[j]] = codes[k]
+    else:
+        local = np.array(part, dtype=np.float64 if np.asarray(part).dtype.kind != "O" else object)
+        for k, j in enumerate(binned):
+            local[:, j] = codes[k]
+    return {
+        "codes": codes,
+        "X": local,
+        "y": None if y is None else (y if hasattr(y, "iloc") else _as_1d(y)),
+        "weight": None if w is None else _as_1d(w).astype(np.float64),
+        "offset": None if off is None else _as_1d(off).astype(np.float64),
+    }
+
+
+def collect_estimator_data(
+    X: Any, y: Any, binarizer: Any, binned: np.ndarray, lengths: list[int],
+    sample_weight: Any = None, offset: Any = None, extra: list | None = None,
+) -> dict:  # fmt: skip
+    """Code every block of a Dask X on the workers and gather the codes on the client.
+
+    Returns ``X`` (the features with every binned column replaced by its codes, in
+    memory), ``codes`` (k, n), ``y``, ``sample_weight`` and ``offset`` (None when not
+    given).
+    """
+    import pandas as pd
+
+    dask = _dask_module()
+    parts = row_partitions(X)
+    ys = _aligned(y, "y", X, lengths)
+    ws = _aligned(sample_weight, "sample_weight", X, lengths)
+    offs = _aligned(offset, "offset", X, lengths)
+    task = dask.delayed(_code_block, pure=True)
+    blocks = dask.compute(*[
+        task(p, binarizer, binned, ys[i], None if ws is None else ws[i],
+             None if offs is None else offs[i], extra or [])
+        for i, p in enumerate(parts)
+    ])  # fmt: skip
+    frames = [b["X"] for b in blocks]
+    if hasattr(frames[0], "iloc"):
+        local = pd.concat(frames, axis=0, ignore_index=True)
+    else:
+        local = np.concatenate(frames, axis=0)
+    yy = [b["y"] for b in blocks]
+    y_all = (pd.concat(yy, ignore_index=True) if hasattr(yy[0], "iloc")
+             else np.concatenate(yy))  # fmt: skip
+
+    def cat(key: str) -> Any:
+        pieces = [b[key] for b in blocks]
+        return None if pieces[0] is None else np.concatenate(pieces)
+
+    return {
+        "X": local,
+        "codes": np.ascontiguousarray(np.concatenate([b["codes"] for b in blocks], axis=1)),
+        "y": y_all,
+        "sample_weight": cat("weight"),
+        "offset": cat("offset"),
+    }
+
+
+def meta_of(X: Any) -> Any:
+    """An empty in-memory X with the columns and dtypes of a Dask X (for feature kinds)."""
+    if hasattr(X, "_meta") and hasattr(X, "columns"):
+        return X._meta
+    return np.empty((0, X.shape[1]), dtype=X.dtype)

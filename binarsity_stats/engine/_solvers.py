@@ -1,0 +1,886 @@
+"""Solvers for the binarsity-penalised GLM (design.md §4).
+
+Both solvers minimise, over the intercept β0, the binned levels θ and the coefficients
+β of unpenalised dense columns Z,
+
+    F = (1/W) Σ_i s_i [b(η_i) − y_i η_i] + λ Σ_j Σ_{k≥1} ω_jk |θ_jk − θ_j,k−1|,
+    η_i = offset_i + β0 + Σ_j θ_j[c_ij] + Z_i β,   subject to n_jᵀθ_j = 0 ∀ j,
+
+and stop when the largest violation of the KKT conditions of design.md §2 is ≤ ``tol``
+(the conditions are on the normalised gradient, so ``tol`` is in units of the average
+per-row loss gradient).
+
+* ``"cd"``: proximal Newton (IRLS) outer loop; inner Gauss–Seidel sweeps over the
+  blocks with exact block steps (weighted fused-lasso DP), screening of flat blocks by
+  their KKT condition, a backtracking line search on F for binomial and poisson.
+* ``"fista"``: accelerated proximal gradient with backtracking and function-value
+  restart, using the exact binarsity prox (``_prox.prox_binarsity``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg
+
+from ..design._design import BinnedDesign
+from ..families._families import Family
+from ..kernels._fused_lasso import work_size as fused_lasso_work_size_py
+from ._gram import BACKENDS, choose_backend, gram_cd
+from ..penalty._metric import DiagonalMetric
+from ._polish import Polisher
+from ._problem import InMemoryProblem, SolverData
+from ..core._validation import check_lam, check_max_iter, check_tol, check_warm_start
+
+__all__ = [
+    "Solution",
+    "solve",
+    "Prepared",
+    "lambda_max",
+    "design_lambda_max",
+    "ConvergenceWarning",
+    "SOLVERS",
+    "BACKENDS",
+]
+
+SOLVERS = ("cd", "fista")
+
+
+class ConvergenceWarning(UserWarning):
+    """The solver stopped at ``max_iter`` before the KKT violation fell below ``tol``."""
+
+
+@dataclass
+class Solution:
+    """What a solver returns.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (d,)
+        Binned and categorical levels θ (re-centred: n_jᵀθ_j = 0).
+    dense_coef : ndarray of shape (q,)
+        Coefficients of the unpenalised dense columns.
+    intercept : float
+        β0 (0 without an intercept).
+    lam : float
+        λ.
+    objective : float
+        F at the solution.
+    kkt_violation : float
+        Largest violation of the optimality conditions.
+    converged : bool
+        Whether ``kkt_violation <= tol``.
+    n_iter : int
+        Outer iterations (cd: Newton steps; fista: proximal gradient steps).
+    n_sweeps : int
+        Passes over the active blocks (cd) or gradient evaluations (fista).
+    eta : ndarray of shape (n,)
+        Linear predictor at the solution, offset included.
+    bin_counts : ndarray of shape (d,)
+        Weighted bin counts n_jk.
+    """
+
+    coef: np.ndarray
+    dense_coef: np.ndarray
+    intercept: float
+    lam: float
+    objective: float
+    kkt_violation: float
+    converged: bool
+    n_iter: int
+    n_sweeps: int
+    eta: np.ndarray = field(repr=False)
+    bin_counts: np.ndarray = field(repr=False)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+class _Problem(InMemoryProblem):
+    """An :class:`~binarsity_stats.engine._problem.InMemoryProblem` from raw arrays (validated).
+
+    The solvers take any ``_problem.SolverData``; this keeps the engine's former
+    constructor for callers that hold arrays rather than a ``BinnedDesign``.
+    """
+
+    def __init__(
+        self, codes, block_ptr, y, family, penalty_weights, dense=None, sample_weight=None,
+        offset=None, fit_intercept=True, block_kinds=None,
+    ) -> None:  # fmt: skip
+        design = BinnedDesign(
+            codes, block_ptr, kinds=block_kinds, dense=dense, offset=offset,
+            sample_weight=sample_weight,
+        )  # fmt: skip
+        super().__init__(design, y, family, penalty_weights, fit_intercept)
+
+
+def make_problem(design: BinnedDesign, y, family, penalty_weights, fit_intercept) -> SolverData:
+    """The solvers' data of one fit: where a backend is chosen for its design.
+
+    Today every design is in memory (:class:`~binarsity_stats.engine._problem.InMemoryProblem`);
+    a distributed design would get its backend's ``SolverData`` here. Everything below
+    (CD, FISTA, the polish, λ_max, paths, CV) uses only the protocol's members.
+
+    Parameters
+    ----------
+    design : BinnedDesign
+        Codes, blocks and kinds, dense columns, offset and weights.
+    y, family, penalty_weights, fit_intercept
+        As in :func:`solve`.
+
+    Returns
+    -------
+    SolverData
+    """
+    return InMemoryProblem(design, y, family, penalty_weights, fit_intercept)
+
+
+def _check_warm_start(prob: SolverData, warm_start) -> None:
+    """A warm start must match the design's levels and columns and be finite."""
+    check_warm_start(warm_start, prob.n_levels, prob.n_dense)
+
+
+def _initial_point(prob: SolverData, warm_start):
+    theta = np.zeros(prob.n_levels)
+    beta = np.zeros(prob.n_dense)
+    b0 = 0.0
+    if warm_start is not None:
+        _check_warm_start(prob, warm_start)
+        theta = warm_start.coef.astype(np.float64, copy=True)
+        beta = warm_start.dense_coef.astype(np.float64, copy=True)
+        b0 = float(warm_start.intercept) if prob.fit_intercept else 0.0
+        b0 += float(prob.dense_center @ beta)
+        beta *= prob.dense_scale
+    elif prob.fit_intercept:
+        # the intercept(+offset)-only fit, a good start for every family
+        b0 = prob.null_intercept()
+    return theta, beta, b0
+
+
+# --------------------------------------------------------------------------- CD
+
+
+def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> Solution:
+    theta, beta, b0 = _initial_point(prob, warm_start)
+    b0 += prob.recenter(theta) if prob.fit_intercept else 0.0
+    lam_w = np.ascontiguousarray(lam * prob.weights)
+    eta = prob.linear_predictor(theta, beta, b0)
+    quadratic = prob.family.quadratic
+    n_blocks = prob.n_blocks
+    sizes = np.diff(prob.block_ptr)
+    maxK = int(sizes.max()) if n_blocks else 1
+    work = np.empty(7 * maxK + fused_lasso_work_size_py(maxK))
+    always_active = ~prob.penalty.screened_block if n_blocks else np.zeros(0, bool)
+    z = prob.row_vector()
+    delta_eta = prob.row_vector()
+    r_try, h_try = prob.row_vector(), prob.row_vector()
+    n_sweeps = 0
+    n_outer = 0
+    converged = False
+    kkt = np.inf
+    loss = prob.grad_hess(eta)
+    F = loss + lam * prob.penalty.value(theta)
+    # the unpenalised columns (intercept first) are updated jointly by a Newton step
+    n_free = prob.n_free
+    polisher = Polisher(prob)
+    while True:
+        r, h = prob.r, prob.h
+        G, H = prob.histograms2(r, h)
+        kkt, per_block, _ = prob.kkt(r, theta, lam, G)
+        if kkt <= tol:
+            converged = True
+            break
+        if n_sweeps >= max_iter:
+            break
+        if polisher.ready():
+            # the jump set has settled: Newton on its segments (design.md §9)
+            res = polisher.run(theta, beta, b0, lam, tol, F)
+            if res is not None:
+                theta, beta, b0, eta, F = res.theta, res.beta, res.b0, res.eta, res.objective
+                loss = prob.grad_hess(eta)
+                continue
+        n_outer += 1
+        # working set: blocks that have a jump, violate their condition, or are free
+        if n_blocks:
+            has_jump = np.logical_or.reduceat(prob.penalty.jumps(theta), prob.block_ptr[:-1])
+            active = np.flatnonzero(has_jump | (per_block > tol) | always_active).astype(np.intp)
+        else:
+            active = np.zeros(0, np.intp)
+        ridge = 1e-12 * max(prob.row_sum(h), 1e-300)
+        H += ridge
+        if n_free:
+            # the free columns' Gram Uᵀ diag(h) U (intercept's column first)
+            gram = prob.free_gram(h)
+            # the inverse once per Newton step: the sweeps then need a tiny mat-vec only
+            if n_free == 1:
+                gram_inv = 1.0 / (gram + ridge)  # the intercept alone: no factorisation
+            else:
+                eye = np.eye(n_free)
+                gram_inv = scipy.linalg.cho_solve(scipy.linalg.cho_factor(gram + ridge * eye), eye)
+        z[:] = r
+        delta_eta[:] = 0.0
+        theta_old, beta_old, b0_old = theta.copy(), beta.copy(), b0
+        # inner loop on the quadratic model: its own KKT decides when to stop
+        inner_tol = tol if quadratic else max(0.1 * kkt, 0.2 * tol)
+        history = []
+        while True:
+            viol, shift, _ = prob.cd_sweep(active, lam_w, H, theta, z, delta_eta, h, work)
+            n_sweeps += 1
+            b0 += shift
+            if n_free:
+                g_free = prob.free_dot(z)
+                viol = max(viol, float(np.abs(g_free).max()))
+                step = -(gram_inv @ g_free)
+                prob.free_step(step, h, z, delta_eta)
+                if prob.fit_intercept:
+                    b0 += step[0]
+                    beta += step[1:]
+                else:
+                    beta += step
+            polisher.observe(theta)
+            if viol <= inner_tol or n_sweeps >= max_iter or polisher.ready():
+                break
+            # Anderson extrapolation of the sweeps (as skglm does for CD): on
+            # ill-conditioned problems (near-duplicate features, tiny λ) Gauss–Seidel
+            # converges linearly with a rate near 1; a combination of the last iterates
+            # that lowers the model objective is taken instead.
+            free_now = np.concatenate([[b0], beta])
+            history.append((theta.copy(), free_now))
+            if len(history) == _ANDERSON_DEPTH + 1:
+                cand = _anderson(history)
+                history.clear()
+                if cand is not None and prob.penalty.shape_violation(cand[0]) > 0:
+                    cand = None  # an affine mix of ordered blocks need not be ordered
+                if cand is not None:
+                    th_e, free_e = cand
+                    de = prob.row_vector(0.0)
+                    prob.gather_add_blocks(active, th_e - theta_old, de)
+                    if n_free:
+                        # the free columns, the intercept's first when fitted
+                        dfree = free_e - np.concatenate([[b0_old], beta_old])
+                        dfree = dfree if prob.fit_intercept else dfree[1:]
+                        prob.free_matvec_add(dfree, de)
+                    m_cur = prob.quadratic_model(r, h, delta_eta) + lam * prob.penalty.value(theta)
+                    m_ext = prob.quadratic_model(r, h, de) + lam * prob.penalty.value(th_e)
+                    if m_ext < m_cur - 1e-9 * abs(m_cur):
+                        theta[:] = th_e
+                        b0 = float(free_e[0])
+                        beta = free_e[1:].copy()
+                        delta_eta[:] = de
+                        np.multiply(h, de, out=z)
+                        z += r
+        if quadratic:
+            eta = eta + delta_eta
+            loss = prob.grad_hess(eta)
+            F = loss + lam * prob.penalty.value(theta)
+            continue
+        # backtracking line search on F along the Newton direction
+        pen_old = prob.penalty.value(theta_old)
+        pen_new = prob.penalty.value(theta)
+        decrease = prob.row_dot(r, delta_eta) + lam * (pen_new - pen_old)
+        dtheta, dbeta, db0 = theta - theta_old, beta - beta_old, b0 - b0_old
+        alpha = 1.0
+        accepted = False
+        for _ in range(50):
+            eta_try = eta + alpha * delta_eta
+            th_try = theta_old + alpha * dtheta
+            if alpha != 1.0:
+                # a monotone block stays ordered under the rounding of the combination
+                prob.penalty.enforce_shape(th_try)
+            if alpha == 1.0:
+                # the full step is usually accepted: get its derivatives in the same pass
+                loss_try = prob.grad_hess_into(eta_try, r_try, h_try)
+                F_try = loss_try + lam * prob.penalty.value(th_try)
+            else:
+                F_try = prob.loss(eta_try) + lam * prob.penalty.value(th_try)
+            # Armijo, with slack for the rounding of F itself: near the optimum the
+            # predicted decrease is below the resolution of F and a full step is right
+            slack = 64 * np.finfo(float).eps * abs(F)
+            if np.isfinite(F_try) and F_try <= F + 1e-4 * alpha * min(decrease, 0.0) + slack:
+                accepted = True
+                break
+            alpha *= 0.5
+        if not accepted:
+            # no step lowers F: stay at the last point and report its KKT violation
+            theta, beta, b0 = theta_old, beta_old, b0_old
+            loss = prob.grad_hess(eta)
+            kkt, _, _ = prob.kkt(prob.r, theta, lam)
+            converged = kkt <= tol
+            break
+        else:
+            theta = th_try
+            beta = beta_old + alpha * dbeta
+            b0 = b0_old + alpha * db0
+            eta = eta_try
+        # F_try is F at the accepted point: only the derivatives may be missing
+        if alpha == 1.0:
+            r_try, h_try = prob.set_working(r_try, h_try)
+        else:
+            prob.grad_hess_only(eta)
+        F = F_try
+    if prob.fit_intercept:
+        b0 += prob.recenter(theta)
+    return _finish(prob, theta, beta, b0, lam, eta, kkt, converged, n_outer, n_sweeps, tol)
+
+
+_ANDERSON_DEPTH = 5
+
+
+def _gram_solve(prob: SolverData, lam, tol, max_iter, warm_start, cache) -> Solution:
+    """CD with every quadratic model solved from its Gram (``_gram.gram_cd``)."""
+    theta, beta, b0 = _initial_point(prob, warm_start)
+    theta, beta, b0, eta, kkt, converged, n_outer, n_sweeps = gram_cd(
+        prob, lam, tol, max_iter, theta, beta, b0, cache
+    )
+    return _finish(prob, theta, beta, b0, lam, eta, kkt, converged, n_outer, n_sweeps, tol)
+
+
+def _anderson(history):
+    """Anderson extrapolation of fixed-point iterates (Anderson 1965; skglm's CD).
+
+    With U the matrix of successive differences of the iterates, the weights c
+    minimise ‖U c‖ subject to Σ c = 1; the candidate is Σ_i c_i x_{i+1}.
+    Returns None when the system is singular.
+    """
+    thetas = np.array([t for t, _ in history])
+    frees = np.array([f for _, f in history])
+    X = np.hstack([thetas, frees])
+    U = np.diff(X, axis=0)
+    C = U @ U.T
+    # a little Tikhonov regularisation keeps the weights stable (and so the iterates
+    # reproducible under rounding) when successive differences are nearly collinear
+    C += 1e-9 * max(np.trace(C), np.finfo(float).tiny) * np.eye(len(C))
+    try:
+        c = np.linalg.solve(C, np.ones(len(C)))
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(np.isfinite(c)) or c.sum() == 0:
+        return None
+    c /= c.sum()
+    return c @ thetas[1:], c @ frees[1:]
+
+
+def _finish(prob, theta, beta, b0, lam, eta, kkt, converged, n_iter, n_sweeps, tol):
+    # re-centring moved levels into the intercept without changing η
+    loss = prob.loss(eta)
+    beta = beta / prob.dense_scale
+    intercept = float(b0 - prob.dense_center @ beta)
+    objective = float(loss + lam * prob.penalty.value(theta))
+    finite = bool(
+        np.isfinite(objective) and np.isfinite(intercept) and np.isfinite(kkt)
+        and np.all(np.isfinite(theta)) and np.all(np.isfinite(beta))
+    )  # fmt: skip
+    if not finite:
+        # a NaN or infinite number is never an answer, whatever the KKT test said
+        converged = False
+        warnings.warn(
+            f"The solver ended on non-finite values (objective {objective:.3g}, intercept "
+            f"{intercept:.3g}): the fit failed; check the scale of y, the offset and the "
+            "weights.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    elif not converged:
+        warnings.warn(
+            f"The solver stopped after {n_iter} iterations ({n_sweeps} passes) with a KKT "
+            f"violation of {kkt:.3g} > tol={tol:.3g}; increase max_iter or tol.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    return Solution(
+        coef=theta,
+        dense_coef=beta,
+        intercept=intercept,
+        lam=float(lam),
+        objective=objective,
+        kkt_violation=float(kkt),
+        converged=bool(converged),
+        n_iter=int(n_iter),
+        n_sweeps=int(n_sweeps),
+        eta=eta,
+        bin_counts=prob.counts * prob.weight_scale,  # in the user's units of weight
+    )
+
+
+# --------------------------------------------------------------------------- FISTA
+
+
+def _fista(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> Solution:
+    theta, beta, b0 = _initial_point(prob, warm_start)
+    if prob.fit_intercept:
+        b0 += prob.recenter(theta)
+    else:
+        theta = prob.penalty.prox(theta, 0.0)
+    fit_b0 = prob.fit_intercept
+    eta = prob.linear_predictor(theta, beta, b0)
+    prob.grad_hess(eta)
+    # variable metric: the curvature diagonal (bin sums of the working weights), in
+    # which the exact prox is the weighted constrained DP; since each row sits in one
+    # bin per block, Hess ≤ (p + 1) D and the backtracking constant L is O(1)..p + 1
+    metric = DiagonalMetric(prob, prob.h)
+    L = 1.0
+    polisher = Polisher(prob)
+    x_theta, x_beta, x_b0 = theta, beta, b0
+    y_theta, y_beta, y_b0 = theta.copy(), beta.copy(), b0
+    t = 1.0
+    F_x = prob.objective(eta, theta, lam)
+    kkt = np.inf
+    converged = False
+    n_eval = 0
+    it = 0
+    restarted = False
+    for it in range(1, max_iter + 1):
+        eta_y = prob.linear_predictor(y_theta, y_beta, y_b0)
+        f_y = prob.grad_hess(eta_y)
+        r = prob.r
+        g_theta = prob.histogram(r)
+        g_beta = prob.dense_dot(r)
+        g_b0 = prob.row_sum(r) if fit_b0 else 0.0
+        n_eval += 1
+        L = max(L * 0.7, 1e-12)
+        while True:
+            step = 1.0 / L
+            n_theta = metric.prox(y_theta - step * g_theta / metric.theta, step * lam)
+            n_beta = y_beta - step * g_beta / metric.beta
+            n_b0 = y_b0 - step * g_b0 / metric.b0
+            d_theta, d_beta, d_b0 = n_theta - y_theta, n_beta - y_beta, n_b0 - y_b0
+            eta_n = prob.linear_predictor(n_theta, n_beta, n_b0)
+            f_n = prob.loss(eta_n)
+            n_eval += 1
+            lin = float(g_theta @ d_theta + g_beta @ d_beta + g_b0 * d_b0)
+            sq = metric.norm2(d_theta, d_beta, d_b0)
+            if np.isfinite(f_n) and f_n <= f_y + lin + 0.5 * L * sq + 1e-15 * abs(f_y):
+                break
+            L *= 2.0
+            if L > 1e300:
+                break
+        F_n = f_n + lam * prob.penalty.value(n_theta)
+        if F_n > F_x + 64 * np.finfo(float).eps * abs(F_x) and not restarted:
+            # function-value restart: drop the momentum and step from x instead
+            t = 1.0
+            y_theta, y_beta, y_b0 = x_theta.copy(), x_beta.copy(), x_b0
+            restarted = True
+            if not prob.family.quadratic:
+                metric = DiagonalMetric(prob, prob.h)  # the curvature has moved
+            continue
+        restarted = False
+        t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
+        mom = (t - 1.0) / t_next
+        y_theta = n_theta + mom * (n_theta - x_theta)
+        y_beta = n_beta + mom * (n_beta - x_beta)
+        y_b0 = n_b0 + mom * (n_b0 - x_b0)
+        x_theta, x_beta, x_b0, F_x, t = n_theta, n_beta, n_b0, F_n, t_next
+        eta = eta_n
+        if it % 5 == 0 or sq < 1e-30:
+            prob.grad_hess(eta)
+            kkt, _, _ = prob.kkt(prob.r, x_theta, lam)
+            if kkt <= tol:
+                converged = True
+                break
+            polisher.observe(x_theta, passes=5.0)
+            if polisher.ready():
+                # the jump set has settled: Newton on its segments (design.md §9)
+                res = polisher.run(x_theta, x_beta, x_b0, lam, tol, F_x)
+                if res is not None:
+                    x_theta, x_beta, x_b0, F_x, eta = (
+                        res.theta, res.beta, res.b0, res.objective, res.eta
+                    )
+                    kkt = res.kkt
+                    if kkt <= tol:
+                        converged = True
+                        break
+                    t = 1.0  # restart the momentum from the polished point
+                    y_theta, y_beta, y_b0 = x_theta.copy(), x_beta.copy(), x_b0
+    else:
+        prob.grad_hess(prob.linear_predictor(x_theta, x_beta, x_b0))
+        kkt, _, _ = prob.kkt(prob.r, x_theta, lam)
+        converged = kkt <= tol
+    theta = x_theta.copy()
+    b0 = x_b0
+    if prob.fit_intercept:
+        b0 += prob.recenter(theta)
+    eta = prob.linear_predictor(theta, x_beta, b0)
+    return _finish(prob, theta, x_beta, b0, lam, eta, kkt, converged, it, n_eval, tol)
+
+
+# --------------------------------------------------------------------------- API
+
+
+def solve(
+    codes,
+    block_ptr,
+    y,
+    *,
+    family: str | Family = "gaussian",
+    lam: float,
+    penalty_weights,
+    dense=None,
+    sample_weight=None,
+    offset=None,
+    fit_intercept: bool = True,
+    solver: str = "cd",
+    tol: float = 1e-7,
+    max_iter: int = 1000,
+    warm_start: Solution | None = None,
+    block_kinds=None,
+    backend: str = "auto",
+) -> Solution:
+    """Fit the binarsity-penalised GLM on a compact binned design.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (p, n), uint8 or uint16
+        Level codes, one row per block (binned features and categorical terms).
+    block_ptr : ndarray of shape (p + 1,)
+        Offsets of the blocks in θ.
+    y : ndarray of shape (n,)
+        Response.
+    family : {"gaussian", "binomial", "poisson"}, statsmodels family or Family
+        Distribution (see ``_families.get_family``).
+    lam : float
+        λ ≥ 0.
+    penalty_weights : ndarray of shape (d,)
+        ω_jk (block starts ignored; 0 on the blocks of an unpenalised kind).
+    dense : ndarray of shape (n, q), optional
+        Unpenalised numeric columns.
+    sample_weight, offset : ndarray of shape (n,), optional
+        Row weights s_i ≥ 0 and offsets of the linear predictor.
+    fit_intercept : bool
+        Whether to fit β0.
+    solver : {"cd", "fista"}
+        Block coordinate descent (default) or accelerated proximal gradient.
+    tol : float
+        Stop when the KKT violation is at most ``tol`` times the gradient's units
+        (the weighted sd of y for gaussian, max(1, mean of y) for poisson, 1 for binomial;
+        ``_families.Family.gradient_units``).
+    max_iter : int
+        Cap on passes over the data (cd) or iterations (fista).
+    warm_start : Solution, optional
+        Starting point (e.g. the solution at a nearby λ).
+    block_kinds : sequence of str, optional
+        Kind of every block (``_blocks.KINDS``: ``"tv"``, ``"free"``). Default: a block
+        with a positive edge weight is a TV chain, the others are free levels.
+    backend : {"auto", "rows", "gram"}
+        CD's data backend: sweeps over the rows, or block steps solved from the Gram of
+        the one-hot design (design.md §9; ``_gram``); ``"auto"`` chooses by a cost
+        model (``_gram.choose_backend``).
+
+    Returns
+    -------
+    Solution
+    """
+    prepared = Prepared(
+        codes, block_ptr, y, family=family, penalty_weights=penalty_weights, dense=dense,
+        sample_weight=sample_weight, offset=offset, fit_intercept=fit_intercept,
+        block_kinds=block_kinds,
+    )  # fmt: skip
+    return prepared.solve(lam, solver=solver, tol=tol, max_iter=max_iter, warm_start=warm_start,
+                          backend=backend)  # fmt: skip
+
+
+class Prepared:
+    """A validated design ready to be solved at many λ (what :func:`solve` does once).
+
+    Validation, bin counts, the penalty and the detection of identical blocks depend on
+    the data only, so a λ path (or every fold of a CV) prepares its design once and
+    calls :meth:`solve` per λ. Not thread-safe: one instance per thread (it holds
+    scratch buffers). :meth:`from_design` prepares an already validated
+    :class:`~binarsity_stats.design._design.BinnedDesign` (the modelling layers' route).
+
+    Parameters
+    ----------
+    codes, block_ptr, y, family, penalty_weights, dense, sample_weight, offset, fit_intercept
+        As in :func:`solve`.
+    block_kinds : sequence of str, optional
+        As in :func:`solve`.
+    """
+
+    def __init__(
+        self,
+        codes,
+        block_ptr,
+        y,
+        *,
+        family: str | Family = "gaussian",
+        penalty_weights,
+        dense=None,
+        sample_weight=None,
+        offset=None,
+        fit_intercept: bool = True,
+        block_kinds=None,
+    ) -> None:
+        design = BinnedDesign(
+            codes, block_ptr, kinds=block_kinds, dense=dense, offset=offset,
+            sample_weight=sample_weight,
+        )  # fmt: skip
+        self._init(design, y, family, penalty_weights, fit_intercept)
+
+    @classmethod
+    def from_design(
+        cls,
+        design: BinnedDesign,
+        y,
+        *,
+        family: str | Family = "gaussian",
+        penalty_weights,
+        fit_intercept: bool = True,
+    ) -> Prepared:
+        """Prepare a validated design (no validation of its arrays, no re-count).
+
+        Parameters
+        ----------
+        design : BinnedDesign
+            Codes, blocks and kinds, dense columns, offset and weights.
+        y, family, penalty_weights, fit_intercept
+            As in :func:`solve`.
+
+        Returns
+        -------
+        Prepared
+        """
+        self = cls.__new__(cls)
+        self._init(design, y, family, penalty_weights, fit_intercept)
+        return self
+
+    def _init(self, design, y, family, penalty_weights, fit_intercept) -> None:
+        self._init_problem(make_problem(design, y, family, penalty_weights, fit_intercept))
+
+    def _init_problem(self, prob: SolverData) -> None:
+        self.prob = prob
+        # the Gram backend (``_gram``): its Gram of a quadratic loss, kept across λ, and
+        # what the cost model has seen (solves so far, the last fit's sweeps)
+        self._gram_cache: dict = {}
+        self._n_solves = 0
+        self._last_sweeps = None
+        self.last_backend: str | None = None
+        self.tol_scale = prob.gradient_scale()
+        self.groups = prob.duplicate_blocks()
+        self.merged: Prepared | None = None
+        if self.groups:
+            self._prepare_merged()
+
+    def set_gram_source(self, source) -> None:
+        """Where the Gram backend gets this problem's Gram for a quadratic loss.
+
+        Parameters
+        ----------
+        source : callable
+            ``source() -> _gram.GramStats`` of this problem's rows with weights
+            proportional to its sample weights (e.g. ``FoldGrams.train(rows)``: all rows'
+            statistics less the held-out fold's). Called at most once, when the Gram
+            backend first needs the Gram.
+        """
+        self._gram_cache["source"] = source
+
+    def lambda_max(self, tol: float = 1e-10) -> float:
+        """λ_max of this design (see :func:`lambda_max`).
+
+        Parameters
+        ----------
+        tol : float
+            KKT tolerance of the null fit.
+
+        Returns
+        -------
+        float
+        """
+        return _lambda_max(self.prob, tol)
+
+    def solve(
+        self,
+        lam: float,
+        *,
+        solver: str = "cd",
+        tol: float = 1e-7,
+        max_iter: int = 1000,
+        warm_start: Solution | None = None,
+        backend: str = "auto",
+    ) -> Solution:
+        """Fit at one λ; arguments and result as in :func:`solve`.
+
+        ``backend`` (CD only): ``"rows"`` sweeps over the rows, ``"gram"`` solves
+        every quadratic model from its Gram (``_gram.gram_cd``; gaussian: one Gram for
+        every λ of this problem), ``"auto"`` chooses by ``_gram.choose_backend``'s cost
+        model. The backend used is in :attr:`last_backend`.
+        """
+        lam = check_lam(lam)
+        if solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}.")
+        if solver == "fista" and backend == "gram":
+            raise ValueError("backend='gram' is a CD backend; use solver='cd'.")
+        tol = check_tol(tol)
+        max_iter = check_max_iter(max_iter)
+        if self.merged is not None:
+            sol = self._solve_merged(lam, solver, tol, int(max_iter), warm_start, backend)
+            self.last_backend = self.merged.last_backend
+            return sol
+        tol = tol * self.tol_scale
+        with np.errstate(over="ignore"):
+            if solver == "fista":
+                self.last_backend = "rows"
+                return _fista(self.prob, lam, tol, int(max_iter), warm_start)
+            self._n_solves += 1
+            chosen = choose_backend(
+                self.prob, backend, n_lambdas=self._n_solves, sweeps=self._last_sweeps,
+                gram_cached="gram" in self._gram_cache or "source" in self._gram_cache,
+            )  # fmt: skip
+            self.last_backend = chosen
+            if chosen == "gram":
+                return _gram_solve(self.prob, lam, tol, int(max_iter), warm_start,
+                                   self._gram_cache)  # fmt: skip
+            sol = _cd(self.prob, lam, tol, int(max_iter), warm_start)
+            self._last_sweeps = sol.n_sweeps
+            return sol
+
+    def _prepare_merged(self) -> None:
+        """The problem with every group of identical blocks merged into one, exactly.
+
+        For blocks with identical codes, only the sum s = Σ_g θ_g enters η, and the
+        least penalty of a given s is Σ_k min_g ω_gk |s_k − s_{k−1}| (each jump is put
+        where it is cheapest). So the merged problem has weights min_g ω_gk; its
+        solution is split back by giving every jump to the block with the smallest
+        weight on that edge (the first on ties). The KKT conditions then hold for every
+        original block.
+        """
+        merged, self.take = self.prob.merge_blocks(self.groups)
+        self.merged = Prepared.__new__(Prepared)
+        self.merged._init_problem(merged)
+
+    def _solve_merged(self, lam, solver, tol, max_iter, warm_start, backend="auto") -> Solution:
+        prob, groups, take = self.prob, self.groups, self.take
+        bp, sizes = prob.block_ptr, np.diff(prob.block_ptr)
+        ws = None
+        if warm_start is not None:
+            _check_warm_start(prob, warm_start)
+            theta = warm_start.coef.astype(float, copy=True)
+            for g in groups:
+                s, K = bp[g[0]], sizes[g[0]]
+                theta[s : s + K] = np.sum([warm_start.coef[bp[j] : bp[j] + K] for j in g], axis=0)
+            ws = Solution(
+                coef=theta[take], dense_coef=warm_start.dense_coef,
+                intercept=warm_start.intercept, lam=warm_start.lam, objective=np.nan,
+                kkt_violation=np.nan, converged=False, n_iter=0, n_sweeps=0,
+                eta=warm_start.eta, bin_counts=prob.counts[take],
+            )  # fmt: skip
+        sol = self.merged.solve(lam, solver=solver, tol=tol, max_iter=max_iter, warm_start=ws,
+                                backend=backend)  # fmt: skip
+        theta = np.zeros(prob.n_levels)
+        theta[take] = sol.coef
+        for g in groups:
+            s0, K = bp[g[0]], sizes[g[0]]
+            merged = theta[s0 : s0 + K].copy()
+            jumps = np.diff(merged)
+            owner = np.argmin([prob.weights[bp[j] + 1 : bp[j] + K] for j in g], axis=0)
+            counts = prob.counts[s0 : s0 + K]
+            for m, j in enumerate(g):
+                lev = np.concatenate([[0.0], np.cumsum(np.where(owner == m, jumps, 0.0))])
+                if counts.sum() > 0:
+                    lev -= counts @ lev / counts.sum()
+                theta[bp[j] : bp[j] + K] = lev
+        sol.coef = theta
+        sol.bin_counts = prob.counts * prob.weight_scale
+        return sol
+
+
+def lambda_max(
+    codes,
+    block_ptr,
+    y,
+    *,
+    family: str | Family = "gaussian",
+    penalty_weights,
+    dense=None,
+    sample_weight=None,
+    offset=None,
+    fit_intercept: bool = True,
+    tol: float = 1e-10,
+    block_kinds=None,
+) -> float:
+    """The smallest λ at which every penalised chain is flat (design.md §2).
+
+    The null model (intercept, offset, unpenalised columns and levels, every penalised
+    chain fused) is fitted exactly, then λ_max = max_{j, l≥1, ω_jl>0} |S_jl| / ω_jl.
+
+    Parameters
+    ----------
+    codes, block_ptr, y, family, penalty_weights, dense, sample_weight, offset, fit_intercept
+        As in :func:`solve`.
+    tol : float
+        KKT tolerance of the null fit.
+    block_kinds : sequence of str, optional
+        As in :func:`solve`.
+
+    Returns
+    -------
+    float
+    """
+    design = BinnedDesign(
+        codes, block_ptr, kinds=block_kinds, dense=dense, offset=offset,
+        sample_weight=sample_weight,
+    )  # fmt: skip
+    return _lambda_max(make_problem(design, y, family, penalty_weights, fit_intercept), tol)
+
+
+def design_lambda_max(
+    design: BinnedDesign,
+    y,
+    *,
+    family: str | Family = "gaussian",
+    penalty_weights,
+    fit_intercept: bool = True,
+    tol: float = 1e-10,
+) -> float:
+    """:func:`lambda_max` of a validated :class:`~binarsity_stats.design._design.BinnedDesign`.
+
+    Parameters
+    ----------
+    design : BinnedDesign
+        Codes, blocks and kinds, dense columns, offset and weights.
+    y, family, penalty_weights, fit_intercept, tol
+        As in :func:`lambda_max`.
+
+    Returns
+    -------
+    float
+    """
+    return _lambda_max(make_problem(design, y, family, penalty_weights, fit_intercept), tol)
+
+
+def _lambda_max(prob: SolverData, tol: float) -> float:
+    null = _null_fit(prob, tol * prob.gradient_scale())  # tol in the gradient's units
+    r = prob.row_vector()
+    h = prob.row_vector()
+    prob.grad_hess_into(null.eta, r, h)
+    return prob.penalty.lambda_max(prob.histogram(r))
+
+
+def _null_fit(prob: SolverData, tol: float) -> Solution:
+    """Fit the model with every penalised edge fused (λ = ∞), exactly.
+
+    Levels joined by positive-weight edges form one segment; the null model is the
+    unpenalised GLM on the segments of blocks that have more than one, which we solve by
+    the same CD on a reduced design whose codes are the segment indices.
+    """
+    bp, w = prob.block_ptr, prob.weights
+    maps = []
+    for j in range(prob.n_blocks):
+        s, e = bp[j], bp[j + 1]
+        new_seg = np.ones(e - s, dtype=bool)
+        new_seg[1:] = w[s + 1 : e] == 0
+        maps.append((j, np.cumsum(new_seg) - 1))
+    sub = prob.segment_problem([seg for _, seg in maps])
+    sbp = sub.block_ptr
+    sol = _cd(sub, 0.0, tol, 10_000, None)
+    theta = np.zeros(prob.n_levels)
+    k = 0
+    for j, seg in maps:
+        if seg[-1] > 0:
+            theta[bp[j] : bp[j + 1]] = sol.coef[sbp[k] + seg]
+            k += 1
+    sol.coef = theta
+    sol.bin_counts = prob.counts.copy()
+    return sol

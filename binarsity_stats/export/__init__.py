@@ -1,0 +1,1 @@
+"""Exports that read the model description: SQL, scorecard, the standalone scorer."""

@@ -1,0 +1,404 @@
+"""SQL export: one ``SELECT`` that scores a table with a fitted model, in the database.
+
+Reads only the model description of :mod:`._spec` (``to_spec()``), so formula results,
+the estimators and models rebuilt by ``from_spec`` export alike. The linear predictor
+is written term by term as in the description,
+
+    η = intercept + offset + Σ_terms θ_term[level] + Σ_linear coef · Π factors,
+
+a binned term as ``CASE WHEN x IS NULL THEN θ_missing WHEN x <= e_1 THEN θ_1 … ELSE
+θ_last END`` on the right-closed intervals (e_{k−1}, e_k], a categorical term as
+``CASE WHEN g = 'a' THEN … END`` (a by-group term ``bin(x):C(g)``: one binned CASE
+per level of g inside a CASE on g), and the mean as the inverse link of η. Numbers are
+written with 17 significant digits in exponent form, which SQLite and DuckDB read as a
+double (DuckDB reads a plain decimal such as ``0.1`` as DECIMAL); PostgreSQL reads any
+such constant as NUMERIC (exact decimal arithmetic, a NUMERIC result), so there each
+number is cast, ``1.0000000000000000e-01::float8``. The database thus computes what
+``predict`` computes up to the rounding of the sums.
+
+PostgreSQL raises an error, aborting the whole query, where SQLite and DuckDB return a
+value: ``EXP`` overflowing or underflowing a double, ``LN``/``LOG`` of a number ≤ 0,
+``SQRT`` of a negative number, a division by zero, a negative number to a fractional
+power. Its query therefore evaluates the inverse link on η in a scalar sub-query that
+names η once and saturates where the double range ends (``Infinity``/``0``/``1``, the
+values ``predict`` gives there), and guards the functions of term expressions so that
+an argument outside their domain gives NULL, as SQLite does. A Cox model's relative
+risk is e^min(η, 700) in every dialect, as ``predict`` computes it (same sub-query).
+
+Where ``predict`` raises, the query gives NULL: a missing value of a term without a
+missing level, an unseen level of a categorical term. Where ``predict`` gives NaN (a
+model fitted with ``missing="drop"``: a row missing a value in one of the description's
+``missing.drop_columns``), the query gives NULL too, by an explicit ``CASE WHEN col IS
+NULL … THEN NULL`` around the prediction.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..families._families import _LOG_ETA_MAX
+from ..design._spec import parse_expression
+
+__all__ = ["to_sql", "DIALECTS"]
+
+#: Supported dialects: the double type, how log10 is written, how a number is typed as a
+#: double and whether math errors abort the query (then the query guards them).
+DIALECTS: dict[str, dict[str, Any]] = {
+    "sqlite": {"double": "REAL", "log10": "LOG10", "typed": "{}", "strict": False,
+               "nan": None},  # SQLite stores a NaN as NULL
+    "duckdb": {"double": "DOUBLE", "log10": "LOG10", "typed": "{}", "strict": False,
+               "nan": "CAST('NaN' AS DOUBLE)"},
+    "postgresql": {"double": "DOUBLE PRECISION", "log10": "LOG", "typed": "{}::float8",
+                   "strict": True, "nan": "'NaN'::float8"},
+}  # fmt: skip
+
+#: e^x is finite for x ≤ _EXP_MAX (the log of the largest double) and > 0 for x ≥ _EXP_MIN
+_EXP_MAX, _EXP_MIN = 709.782712893384, -745.0
+
+#: Functions of a term expression and their SQL names (None: the dialect's log10)
+_FUNCTIONS = {"log": "LN", "exp": "EXP", "sqrt": "SQRT", "abs": "ABS", "log10": None}
+
+
+def _spec_of(model: Any) -> Mapping[str, Any]:
+    if isinstance(model, Mapping):
+        from ..design._spec import check_spec
+
+        check_spec(model)
+        return model
+    if hasattr(model, "to_spec"):
+        return model.to_spec()
+    raise TypeError(
+        "to_sql needs a fitted model (formula results, an estimator, a SpecModel) or its "
+        f"to_spec() description; got {type(model).__name__}."
+    )
+
+
+class _Writer:
+    def __init__(self, dialect: str, kinds: Mapping[str, str] | None = None) -> None:
+        if dialect not in DIALECTS:
+            raise ValueError(f"dialect must be one of {sorted(DIALECTS)}; got {dialect!r}.")
+        self.d = DIALECTS[dialect]
+        self.strict = bool(self.d["strict"])
+        #: column → kind at fit time (the description's ``column_kinds``; may be empty)
+        self.kinds = dict(kinds or {})
+
+    def no_nan(self, x: str) -> str:
+        """A double value with NaN read as NULL: PostgreSQL and DuckDB keep NaN apart from
+        NULL (NaN = NaN, NaN above every number), ``predict`` takes NaN as missing."""
+        nan = self.d["nan"]
+        return x if nan is None else f"NULLIF({x}, {nan})"
+
+    def number_column(self, column: Any) -> str:
+        """A data column read as a number: a boolean is 1/0 (DuckDB and PostgreSQL refuse
+        ``double * boolean``, NULL stays NULL), a float or unknown column has its NaN as
+        NULL, an integer column is itself."""
+        kind, x = self.kinds.get(str(column)), self.name(column)
+        if kind == "bool":
+            one, zero = self.number(1.0), self.number(0.0)
+            return f"(CASE WHEN {x} THEN {one} WHEN NOT {x} THEN {zero} END)"
+        if kind == "int":
+            return x
+        return self.no_nan(x)
+
+    def missing(self, column: Any) -> str:
+        """The test that a data column is missing (NULL, or NaN in a float column)."""
+        x = self.name(column)
+        if self.kinds.get(str(column)) == "float":
+            x = self.no_nan(x)
+        return f"{x} IS NULL"
+
+    def number(self, value: float) -> str:
+        value = float(value)
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"the model holds a non-finite number ({value}).")
+        return self.d["typed"].format(f"{value:.16e}")
+
+    def saturated_exp(self, e: str) -> str:
+        """e^e of a name ``e``: inf above the double range, 0 below (no overflow error)."""
+        inf = self.d["typed"].format("'Infinity'")
+        return (
+            f"CASE WHEN {e} > {self.number(_EXP_MAX)} THEN {inf} "
+            f"WHEN {e} < {self.number(_EXP_MIN)} THEN {self.number(0.0)} ELSE EXP({e}) END"
+        )
+
+    def exp(self, x: str) -> str:
+        """e^x; where math errors abort the query, saturated as a double does (0, inf)."""
+        if not self.strict:
+            return f"EXP({x})"
+        return f"(SELECT {self.saturated_exp('e')} FROM (SELECT {x} AS e) AS e)"
+
+    def function(self, sql: str, x: str) -> str:
+        """A math function of a term expression: NULL outside its domain (where ``predict``
+        refuses the row), not PostgreSQL's error nor DuckDB's NaN or -inf."""
+        if sql == "EXP":
+            return self.exp(x)
+        if sql in ("LN", "LOG", "LOG10"):
+            return f"{sql}(CASE WHEN {x} > 0 THEN {x} END)"
+        if sql == "SQRT":
+            return f"SQRT(CASE WHEN {x} >= 0 THEN {x} END)"
+        return f"{sql}({x})"
+
+    @staticmethod
+    def power(a: str, b: str, exponent: float | None) -> str:
+        """a ** b, NULL where a constant exponent makes it no finite real number."""
+        if exponent is not None and exponent != int(exponent):  # a negative base
+            a = f"CASE WHEN {a} >= 0 THEN {a} END"
+        if exponent is not None and exponent < 0:  # zero to a negative power
+            a = f"NULLIF({a}, 0)"
+        return f"POWER({a}, {b})"
+
+    @staticmethod
+    def name(column: Any) -> str:
+        text = str(column)
+        return '"' + text.replace('"', '""') + '"'
+
+    @staticmethod
+    def literal(value: Any) -> str:
+        if isinstance(value, bool):
+            return "TRUE" if value else "FALSE"
+        if isinstance(value, (int, float)):
+            return repr(value)
+        return "'" + str(value).replace("'", "''") + "'"
+
+    def expression(self, expr: str) -> str:
+        """A term expression (``log(x)``, ``I(z ** 2)``, a column) as SQL."""
+        parsed = parse_expression(expr)
+        if parsed is None:
+            raise ValueError(f"expression {expr!r} cannot be written in SQL.")
+        tree, quoted = parsed
+        names = {key: q[1:-1] for key, q in quoted.items()}
+
+        def ev(node: ast.AST) -> str:
+            if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+                return self.number(node.value)
+            if isinstance(node, ast.Name):
+                return self.number_column(names.get(node.id, node.id))
+            if isinstance(node, ast.BinOp):
+                a, b = ev(node.left), ev(node.right)
+                if isinstance(node.op, ast.Pow):
+                    exponent = _constant(node.right)
+                    return self.power(a, b, exponent)
+                if isinstance(node.op, ast.Div):  # no integer division of integer columns
+                    # x / 0: NULL (SQLite's), not PostgreSQL's error nor DuckDB's inf
+                    return f"(CAST({a} AS {self.d['double']}) / NULLIF({b}, 0))"
+                ops = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
+                if type(node.op) in ops:
+                    return f"({a} {ops[type(node.op)]} {b})"
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+                return f"(-{ev(node.operand)})" if isinstance(node.op, ast.USub) else ev(node.operand)
+            if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+                f = node.func
+                fname = f.id if isinstance(f, ast.Name) else None
+                if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+                    fname = f.attr if f.value.id in ("np", "numpy", "math") else None
+                if fname == "I":
+                    return ev(node.args[0])
+                if fname in _FUNCTIONS:
+                    sql = _FUNCTIONS[fname] or self.d["log10"]
+                    return self.function(sql, ev(node.args[0]))
+            raise ValueError(
+                f"expression {expr!r} cannot be written in SQL (columns, numbers, + - * / **, "
+                "log, exp, sqrt, abs, log10 only)."
+            )
+
+        return ev(tree)
+
+    def column_value(self, term: Mapping[str, Any]) -> str:
+        if isinstance(term["column"], int):
+            raise ValueError(
+                "the model was fitted on an array (columns are positions): refit it on a "
+                "DataFrame so that its columns have names the query can use."
+            )
+        if term["expr"] == term["column"]:
+            return self.number_column(term["column"])
+        return self.expression(term["expr"])
+
+    def bin_term(self, term: Mapping[str, Any]) -> str:
+        by = term.get("by")
+        if by is not None:  # bin(x):C(g): the chain of the row's level of g
+            g, d, first = self.name(by["column"]), len(term["edges"]) + 1, 0
+            parts = ["CASE"]
+            for i, level in enumerate(by["levels"]):
+                if i == 0 and by["main"]:
+                    value, first = self.number(term["theta"][0]), 1
+                else:
+                    chain = dict(term, theta=term["theta"][first : first + d], by=None)
+                    value, first = f"({self.bin_term(chain)})", first + d
+                parts.append(f"WHEN {g} = {self.literal(level)} THEN {value}")
+            return " ".join(parts) + " END"
+        x = self.column_value(term)
+        if not x.startswith("NULLIF("):  # an expression: log(x) of a NaN x is NaN
+            x = self.no_nan(x)
+        theta, edges = term["theta"], term["edges"]
+        parts = ["CASE"]
+        if term["missing_level"]:
+            parts.append(f"WHEN {x} IS NULL THEN {self.number(theta[len(edges) + 1])}")
+        for k, e in enumerate(edges):  # level k holds (e_{k-1}, e_k]
+            parts.append(f"WHEN {x} <= {self.number(e)} THEN {self.number(theta[k])}")
+        parts.append(f"WHEN {x} IS NOT NULL THEN {self.number(theta[len(edges)])} END")
+        return " ".join(parts)
+
+    def categorical_term(self, term: Mapping[str, Any]) -> str:
+        if isinstance(term["column"], int) or term["expr"] != term["column"]:
+            x = self.column_value(term)
+        else:  # levels compare with the column as it is (text, numbers, booleans)
+            x = self.name(term["column"])
+            if self.kinds.get(str(term["column"])) == "float":  # a NaN is the missing level
+                x = self.no_nan(x)
+        theta = term["theta"]
+        parts = ["CASE"]
+        if term["missing_level"]:
+            parts.append(f"WHEN {x} IS NULL THEN {self.number(theta[len(term['levels'])])}")
+        for level, value in zip(term["levels"], theta, strict=False):
+            parts.append(f"WHEN {x} = {self.literal(level)} THEN {self.number(value)}")
+        return " ".join(parts) + " END"
+
+    def factor(self, factor: Any) -> str:
+        if isinstance(factor, str):
+            return self.expression(factor)
+        if isinstance(factor, int):  # an estimator's linear feature fitted on an array
+            return self.column_value({"column": factor, "expr": None})
+        x = self.name(factor["column"])
+        known = ", ".join(self.literal(v) for v in factor["levels"])
+        return (
+            f"CASE WHEN {x} = {self.literal(factor['level'])} THEN {self.number(1.0)} "
+            f"WHEN {x} IN ({known}) THEN {self.number(0.0)} END"
+        )
+
+    def linear_term(self, term: Mapping[str, Any]) -> str:
+        return " * ".join([self.number(term["coef"])] + [self.factor(f) for f in term["factors"]])
+
+
+def _constant(node: ast.AST) -> float | None:
+    """The value of a numeric constant (or its negative) in an expression, else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _constant(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return node.value if not isinstance(node.value, bool) else None
+    return None
+
+
+def _inverse_link(link: str, eta: str, w: _Writer, cox: bool = False) -> str:
+    if cox:  # predict's relative risk e^min(η, 700), whatever the dialect
+        cap, n = w.number(_LOG_ETA_MAX), w.number
+        low = f"WHEN e < {n(_EXP_MIN)} THEN {n(0.0)} " if w.strict else ""
+        inside = f"CASE WHEN e > {cap} THEN EXP({cap}) {low}ELSE EXP(e) END"
+        return f"(SELECT {inside} FROM (SELECT {eta} AS e) AS eta)"
+    if link == "identity":
+        return eta
+    if link not in ("log", "logit", "cloglog", "loglog"):
+        raise ValueError(f"link {link!r} has no SQL inverse here; export type='link' instead.")
+    one = w.number(1.0)
+    if not w.strict:
+        return {
+            "log": f"EXP({eta})",
+            "logit": f"{one} / ({one} + EXP(-({eta})))",
+            "cloglog": f"{one} - EXP(-EXP({eta}))",
+            "loglog": f"EXP(-EXP(-({eta})))",
+        }[link]
+    # η once, in a scalar sub-query, and no EXP outside the double range: beyond these
+    # bounds each formula is inf, or 0 or 1 to within 1e-300, in doubles as in predict
+    zero, n = w.number(0.0), w.number
+    inside = {
+        "log": w.saturated_exp("e"),
+        "logit": f"CASE WHEN e > {n(709.0)} THEN {one} WHEN e < {n(_EXP_MIN)} THEN {zero} "
+        f"WHEN e < {n(-709.0)} THEN EXP(e) ELSE {one} / ({one} + EXP(-e)) END",
+        "cloglog": f"CASE WHEN e > {n(6.6)} THEN {one} WHEN e < {n(_EXP_MIN)} THEN {zero} "
+        f"ELSE {one} - EXP(-EXP(e)) END",
+        "loglog": f"CASE WHEN e < {n(-6.6)} THEN {zero} WHEN e > {n(-_EXP_MIN)} THEN {one} "
+        f"ELSE EXP(-EXP(-e)) END",
+    }[link]
+    return f"(SELECT {inside} FROM (SELECT {eta} AS e) AS eta)"
+
+
+def to_sql(
+    model: Any,
+    table: str = "t",
+    dialect: str = "sqlite",
+    type: str = "response",  # noqa: A002 - the package's name for it
+    name: str = "prediction",
+    keep: Sequence[str] = (),
+    offset_column: str | None = None,
+) -> str:
+    """One ``SELECT`` statement that scores every row of a table with a fitted model.
+
+    Parameters
+    ----------
+    model : fitted model or dict
+        Formula results, a fitted estimator, a ``SpecModel`` — anything with
+        ``to_spec()`` — or the description itself.
+    table : str, default="t"
+        The table (or view, or sub-query in parentheses) holding the rows; its columns
+        have the names the model was fitted with.
+    dialect : {"sqlite", "duckdb", "postgresql"}, default="sqlite"
+        SQLite needs its math functions (``LN``, ``EXP``; built in since 3.35 in
+        most distributions).
+    type : {"response", "link"}, default="response"
+        The mean response g⁻¹(η) or the linear predictor η.
+    name : str, default="prediction"
+        The output column's name.
+    keep : sequence of str, optional
+        Columns of the table to select beside the prediction (e.g. a row id).
+    offset_column : str, optional
+        A column of the table added to η (the ``offset=`` of ``predict``); by default
+        the offset column the model was fitted with, if any.
+
+    Returns
+    -------
+    str
+        The query, ``SELECT …, <expression> AS "prediction" FROM table``. Rows where
+        ``predict`` raises (a missing value without a missing level, an unseen level)
+        or gives NaN (``missing="drop"`` models) get NULL.
+
+    Raises
+    ------
+    ValueError
+        An unknown dialect or type, a term expression SQL cannot express, a link
+        without an SQL inverse, or a model fitted on an array.
+
+    Examples
+    --------
+    >>> import sqlite3
+    >>> import numpy as np, pandas as pd
+    >>> from binarsity_stats import BinarsityGLM, to_sql
+    >>> X = pd.DataFrame({"x": np.linspace(0, 1, 50)})
+    >>> est = BinarsityGLM(n_bins=4, lam=1e-3).fit(X, np.sin(6 * X["x"]))
+    >>> con = sqlite3.connect(":memory:")
+    >>> _ = X.to_sql("t", con)
+    >>> rows = con.execute(to_sql(est, table="t")).fetchall()
+    >>> bool(np.allclose([r[0] for r in rows], est.predict(X)))
+    True
+    """
+    if type not in ("response", "link"):
+        raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+    spec = _spec_of(model)
+    w = _Writer(dialect, spec.get("column_kinds"))
+    pieces = [w.number(spec["intercept"])]
+    for expr in spec["offset"]["terms"]:
+        pieces.append(w.expression(expr))
+    column = offset_column if offset_column is not None else spec["offset"].get("column")
+    if column is not None:
+        pieces.append(w.no_nan(w.name(column)))
+    for term in spec["terms"]:
+        if term["kind"] == "bin":
+            pieces.append(f"({w.bin_term(term)})")
+        elif term["kind"] == "categorical":
+            pieces.append(f"({w.categorical_term(term)})")
+        else:
+            pieces.append(f"({w.linear_term(term)})")
+    eta = "\n    + ".join(pieces)
+    family = spec["family"]
+    cox = family["name"] == "cox"
+    value = eta if type == "link" else _inverse_link(family["link"], f"\n    {eta}\n", w, cox)
+    drop = (spec.get("missing") or {}).get("drop_columns") or []
+    if drop:  # missing="drop": NULL where predict gives NaN (R's na.exclude)
+        for c in drop:
+            if isinstance(c, int):
+                w.column_value({"column": c, "expr": None})  # the array-fit error
+        na = " OR ".join(w.missing(c) for c in drop)
+        value = f"CASE WHEN {na} THEN NULL ELSE {value} END"
+    selected = [w.name(c) for c in keep] + [f"{value} AS {w.name(name)}"]
+    return "SELECT " + ",\n  ".join(selected) + f"\nFROM {table}"

@@ -1,0 +1,1 @@
+"""The families: loss, gradient, curvature, bounds, deviance (GLM families and Cox)."""

@@ -1,0 +1,262 @@
+# cython: language_level=3
+"""Inner sweep of block coordinate descent with exact block steps (design.md §4).
+
+One outer (proximal-Newton) iteration fixes the working weights h_i = s_i b''(η_i)/W
+and the working gradient r_i = s_i (b'(η_i) − y_i)/W at the current η. The quadratic
+model of the loss in the change Δη of the linear predictor is
+
+    Q(Δη) = Σ_i r_i Δη_i + ½ Σ_i h_i Δη_i²,
+
+whose gradient at the current inner point is z_i = r_i + h_i Δη_i. For block j (with
+the other blocks fixed) and θ⁰ its current levels, the block problem
+
+    min_u  Σ_k [g_k (u_k − θ⁰_k) + ½ H_k (u_k − θ⁰_k)²] + Σ_{k≥1} λω_k |u_k − u_{k−1}|,
+
+g_k = Σ_{i: c_ij = k} z_i (a histogram) and H_k = Σ_{i: c_ij = k} h_i, is a weighted
+fused-lasso signal approximator with targets θ⁰_k − g_k / H_k, solved exactly by the
+dynamic programme of ``_fused_lasso``. With an intercept the block is then re-centred
+(n_jᵀu = 0) and the shift moved into the intercept: η does not change. Without an
+intercept the constrained DP enforces n_jᵀu = 0 directly.
+"""
+
+cimport cython
+from libc.math cimport fabs
+from libc.stdint cimport uint8_t, uint16_t
+
+from binarsity_stats.kernels._fused_lasso cimport (
+    weighted_fused_lasso,
+    constrained_fused_lasso,
+    fused_lasso_work_size,
+)
+from binarsity_stats.kernels._isotonic cimport monotone_fused_lasso, monotone_work_size
+from binarsity_stats.kernels._kkt cimport block_violation as _block_violation
+from binarsity_stats.kernels._kkt cimport constrained_suffix_sums
+from libc.math cimport INFINITY
+
+ctypedef fused code_t:
+    uint8_t
+    uint16_t
+
+# Block steps, by id (``_blocks.BlockKind.step``): a block's kind selects its step.
+cdef enum:
+    _STEP_FUSED = 0
+    _STEP_INCREASING = 1
+    _STEP_DECREASING = 2
+
+#: Id of the weighted fused-lasso step (TV chains; free levels, whose weights are 0).
+STEP_FUSED = _STEP_FUSED
+#: Ids of the monotone chains' steps: weighted isotonic regression of shifted targets
+#: (PAVA, ``_isotonic``; design.md §7), non-decreasing and non-increasing.
+STEP_INCREASING = _STEP_INCREASING
+STEP_DECREASING = _STEP_DECREASING
+#: Every block step this kernel knows.
+KERNEL_STEPS = (STEP_FUSED, STEP_INCREASING, STEP_DECREASING)
+
+
+cdef inline double _monotone_violation(
+    Py_ssize_t K, const double* g, const double* theta, const double* lam_w,
+    const double* counts, bint fit_intercept, const unsigned char* linked, double sgn,
+    double* S,
+) noexcept nogil:
+    """Largest KKT violation of one monotone block (sgn = +1 non-decreasing, −1 not).
+
+    NumPy equivalent (``_blocks._kkt_monotone``): with s = sgn·S_l, a jump the right way
+    needs s = −λω_l (violation |s + λω_l|), a flat edge s ≥ −λω_l (violation
+    max(−s − λω_l, 0)), a jump the wrong way is infeasible (∞); an unlinked edge |S_l|.
+    """
+    cdef Py_ssize_t k
+    cdef double v, s, d, worst = 0.0
+    constrained_suffix_sums(K, g, counts, fit_intercept, S)
+    for k in range(1, K):
+        if linked != NULL and linked[k] == 0:
+            v = S[k] if S[k] >= 0 else -S[k]
+        else:
+            s = sgn * S[k]
+            d = sgn * (theta[k] - theta[k - 1])
+            if d > 0:
+                v = s + lam_w[k]
+                if v < 0:
+                    v = -v
+            elif d < 0:
+                v = INFINITY
+            else:
+                v = -s - lam_w[k]
+        if v > worst:
+            worst = v
+    return worst
+
+
+@cython.boundscheck(False)
+def cd_sweep(
+    const code_t[:, ::1] codes,
+    const Py_ssize_t[::1] block_ptr,
+    const Py_ssize_t[::1] active,
+    const double[::1] lam_w,
+    const double[::1] H,
+    const double[::1] counts,
+    double[::1] theta,
+    double[::1] z,
+    double[::1] delta_eta,
+    const double[::1] h,
+    bint fit_intercept,
+    double constraint_tol,
+    double[::1] work,
+    const unsigned char[::1] steps=None,
+    const unsigned char[::1] linked=None,
+):
+    """One Gauss–Seidel sweep over the ``active`` blocks; updates θ, z and Δη in place.
+
+    Parameters are validated by ``_design.BinnedDesign`` (codes of block j are < its
+    size) and ``_solvers._cd`` (``H > 0`` wherever a bin has rows, ``work`` large
+    enough). ``steps[j]`` is the id of block j's step (its kind's, ``_blocks``; None:
+    every block takes the fused-lasso step); an unknown id is refused. ``linked[k]``
+    (one per level; None: every edge) says whether level k is joined to level k − 1 in
+    its chain: a monotone step orders only linked edges (an unlinked one, such as a
+    "missing" level's, is free whatever λ). Returns
+    ``(max_violation, intercept_shift, max_abs_step)``: the largest block KKT violation
+    of the quadratic model seen *before* each block's update, the total shift moved
+    from the blocks into the intercept, and the largest level change.
+
+    The pass that applies block j's change to z also builds the histogram of the new z
+    for the next active block, so a block costs one pass over the rows, not two.
+    """
+    cdef Py_ssize_t n = codes.shape[1]
+    cdef Py_ssize_t a, j, jn, k, i, K, Kn, start, maxK = 0, n_active = active.shape[0]
+    cdef double worst = 0.0, viol, shift_total = 0.0, c, nsum, dk, zi, step_max = 0.0
+    cdef double *g
+    cdef double *gn
+    cdef double *tmp
+    cdef double *yt
+    cdef double *wt
+    cdef double *u
+    cdef double *dl
+    cdef double *S
+    cdef double *dpw
+    cdef bint moved
+    cdef int status = 0
+    cdef bint has_steps = steps is not None
+    cdef unsigned char stp = _STEP_FUSED
+    cdef const unsigned char* lk = NULL
+
+    if has_steps and steps.shape[0] != block_ptr.shape[0] - 1:
+        raise ValueError("cd_sweep: steps must have one entry per block")
+    for a in range(n_active):
+        j = active[a]
+        K = block_ptr[j + 1] - block_ptr[j]
+        if K > maxK:
+            maxK = K
+        if has_steps and steps[j] > _STEP_DECREASING:
+            raise ValueError(f"cd_sweep: block {j} has an unknown step {steps[j]}")
+    if work.shape[0] < 7 * maxK + fused_lasso_work_size(maxK):
+        raise ValueError("cd_sweep: work buffer too small")
+    if monotone_work_size(maxK) > fused_lasso_work_size(maxK):
+        raise ValueError("cd_sweep: work buffer too small for a monotone step")
+    if linked is not None:
+        if linked.shape[0] != counts.shape[0] or block_ptr[block_ptr.shape[0] - 1] > linked.shape[0]:
+            raise ValueError("cd_sweep: linked must have one entry per level")
+        if linked.shape[0] > 0:
+            lk = &linked[0]
+    if n_active == 0:
+        return 0.0, 0.0, 0.0
+
+    with nogil:
+        g = &work[0]
+        gn = g + maxK
+        yt = gn + maxK
+        wt = yt + maxK
+        u = wt + maxK
+        dl = u + maxK
+        S = dl + maxK
+        dpw = S + maxK
+        # histogram of z for the first active block: g = bincount(codes[j], weights=z)
+        j = active[0]
+        for k in range(block_ptr[j + 1] - block_ptr[j]):
+            g[k] = 0.0
+        for i in range(n):
+            g[codes[j, i]] += z[i]
+        for a in range(n_active):
+            j = active[a]
+            start = block_ptr[j]
+            K = block_ptr[j + 1] - start
+            viol = 0.0
+            if has_steps:
+                stp = steps[j]
+            # the block's kind selects its KKT rule and exact step (one branch per step)
+            if stp == _STEP_FUSED:
+                viol = _block_violation(K, g, &theta[start], &lam_w[start], &counts[start],
+                                        fit_intercept, S)
+                # exact block step: weighted FLSA with targets θ⁰ − g/H
+                for k in range(K):
+                    wt[k] = H[start + k]
+                    if wt[k] > 0:
+                        yt[k] = theta[start + k] - g[k] / wt[k]
+                    else:
+                        yt[k] = theta[start + k]
+                if fit_intercept:
+                    weighted_fused_lasso(K, yt, wt, &lam_w[start], u, dpw)
+                else:
+                    status = constrained_fused_lasso(K, yt, wt, &lam_w[start],
+                                                     &counts[start], u, dpw, constraint_tol)
+            else:
+                # monotone chain: PAVA of the shifted targets (design.md §7); the
+                # numerators H_k θ⁰_k − g_k are the block model's linear term
+                viol = _monotone_violation(
+                    K, g, &theta[start], &lam_w[start], &counts[start], fit_intercept,
+                    (lk + start) if lk != NULL else NULL,
+                    1.0 if stp == _STEP_INCREASING else -1.0, S)
+                for k in range(K):
+                    wt[k] = H[start + k]
+                    yt[k] = wt[k] * theta[start + k] - g[k]
+                status = monotone_fused_lasso(
+                    K, yt, wt, &lam_w[start], &counts[start],
+                    (lk + start) if lk != NULL else NULL,
+                    1 if stp == _STEP_INCREASING else -1, not fit_intercept, u, dpw,
+                    constraint_tol)
+            if viol > worst:
+                worst = viol
+            moved = False
+            for k in range(K):
+                dl[k] = u[k] - theta[start + k]
+                if dl[k] != 0.0:
+                    moved = True
+                if fabs(dl[k]) > step_max:
+                    step_max = fabs(dl[k])
+            if fit_intercept:
+                # re-centre: n_jᵀθ_j = 0, the shift goes to the intercept (η unchanged)
+                c = 0.0
+                nsum = 0.0
+                for k in range(K):
+                    c += counts[start + k] * u[k]
+                    nsum += counts[start + k]
+                if nsum > 0:
+                    c /= nsum
+                    for k in range(K):
+                        u[k] -= c
+                    shift_total += c
+            for k in range(K):
+                theta[start + k] = u[k]
+            if a + 1 < n_active:
+                jn = active[a + 1]
+                Kn = block_ptr[jn + 1] - block_ptr[jn]
+                for k in range(Kn):
+                    gn[k] = 0.0
+                if moved:
+                    # z += h * dl[codes_j]; Δη += dl[codes_j]; gn = bincount(codes_jn, z)
+                    for i in range(n):
+                        dk = dl[codes[j, i]]
+                        zi = z[i] + h[i] * dk
+                        z[i] = zi
+                        delta_eta[i] += dk
+                        gn[codes[jn, i]] += zi
+                else:
+                    for i in range(n):
+                        gn[codes[jn, i]] += z[i]
+                tmp = g
+                g = gn
+                gn = tmp
+            elif moved:
+                for i in range(n):
+                    dk = dl[codes[j, i]]
+                    z[i] += h[i] * dk
+                    delta_eta[i] += dk
+    return worst, shift_total, step_max

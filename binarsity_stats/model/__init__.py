@@ -1,0 +1,1 @@
+"""glm() and BinarsityModel, results, path/CV results, refit, bootstrap, comparison."""

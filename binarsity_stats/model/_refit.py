@@ -1,0 +1,744 @@
+"""The unpenalised refit of a selection (statsmodels GLM on the selected segments).
+
+``BinarsityResults.refit`` builds a :class:`RefitResults`: either conditional on the
+selection (same rows) or honest by sample splitting (select on one part, estimate on the
+other).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ..engine._path import strip_eta
+from ..core._validation import check_sample_weight
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._results import BinarsityResults
+
+__all__ = ["RefitResults"]
+
+_REFERENCE = -1  # a level in the reference segment of the selected design
+_NO_ESTIMATE = -2  # a level whose segment had no training weight
+
+
+class RefitResults:
+    """An unpenalised statsmodels GLM on the selected design.
+
+    Parameters
+    ----------
+    sm_results : statsmodels GLMResults
+        The fitted statsmodels model.
+    parent : BinarsityResults
+        The penalised fit whose selection was refitted.
+    split : dict, optional
+        For a sample-splitting refit: ``{"share", "random_state", "select_rows",
+        "estimate_rows"}``.
+
+    Attributes
+    ----------
+    shape_violations : pandas.DataFrame
+        Where the refit of a monotone term (``bin(x, monotone=...)``,
+        ``ordered(x, monotone=...)``, an estimator's ``monotone=``) goes against its
+        direction: one row per pair of neighbouring segments of a chain (``term``,
+        ``group`` — the level of g of a ``bin(x):C(g)`` chain, else None — ``from``,
+        ``to``, ``change``: the refitted effect of ``to`` minus that of ``from``).
+        Empty when every monotone term keeps its direction (or there is none). The
+        statsmodels refit is unconstrained: the penalised fit is monotone, its refit on
+        the same segments need not be; a violation is also warned about and noted in
+        :meth:`summary`.
+
+    Notes
+    -----
+    By default, standard errors, z-statistics, p-values and confidence intervals are
+    conditional on the selection: they treat the cut-points as fixed in advance,
+    although the same data chose them, so they are too optimistic; and the kept jumps
+    are those that looked largest, so their refitted sizes are biased away from zero
+    (the winner's curse). ``refit(split=)`` avoids both. Any other attribute is looked
+    up on ``sm_results``.
+    """
+
+    NOTE = (
+        "Standard errors, tests and intervals are CONDITIONAL ON THE SELECTION: the "
+        "cut-points were chosen by the binarsity fit on the same data and are treated as "
+        "fixed here, so they understate the uncertainty, and the jumps kept are those that "
+        "looked largest on these data, so their estimates are biased away from zero (the "
+        "winner's curse). refit(split=0.5) gives honest inference by sample splitting."
+    )
+
+    def __init__(self, sm_results: Any, parent: BinarsityResults, split: dict | None = None):
+        self.sm_results = sm_results
+        self.parent = parent
+        self.lam = parent.lam
+        self.weights_kind = parent.model.weights_kind if parent.model.weighted else None
+        self.split = split
+        self.shape_violations = _shape_violations(parent, np.asarray(self.params, dtype=float))
+        #: names of the parameters the selected design does not identify (collinear
+        #: columns): their standard errors are NaN, and refit() warns naming them
+        self.non_identified = [self.names[k] for k in _non_identified(sm_results)]
+        if self.non_identified:
+            warnings.warn(
+                "refit(): " + self._non_identified_text(), UserWarning, stacklevel=3
+            )
+        if len(self.shape_violations):
+            warnings.warn(
+                "refit(): " + _violation_text(self.shape_violations) + " The unpenalised "
+                "refit is not constrained (the penalised fit is monotone); see "
+                "RefitResults.shape_violations.",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    @property
+    def names(self) -> list[str]:
+        """Columns of the selected design (the refit's parameter names)."""
+        return list(self.parent._selection[1])
+
+    @property
+    def params(self) -> pd.Series:
+        """Unpenalised coefficients of the selected design."""
+        return self._named(self.sm_results.params)
+
+    @property
+    def bse(self) -> pd.Series:
+        """Standard errors (conditional on the selection unless the refit was split).
+
+        NaN for a parameter the selected design does not identify (``non_identified``).
+        """
+        bse = self._named(self.sm_results.bse).astype(float)
+        if getattr(self, "non_identified", None):
+            bse = bse.copy()
+            bse[self.non_identified] = np.nan
+        return bse
+
+    def _non_identified_text(self) -> str:
+        return (
+            "the selected design is rank-deficient: the parameter(s) "
+            + ", ".join(self.non_identified)
+            + " are not identified (a column is a linear combination of others, e.g. a "
+            "linear term collinear with a block, C() terms that add up to the intercept, "
+            "or a term constant within the strata of a Cox model); their estimates are "
+            "arbitrary and their standard errors and intervals are reported as NaN. "
+            "Drop or merge the collinear terms."
+        )
+
+    def _named(self, values: Any) -> pd.Series:
+        # statsmodels' PHReg (the Cox refit) returns bare arrays
+        if isinstance(values, pd.Series):
+            return values
+        return pd.Series(np.asarray(values), index=self.names)
+
+    def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
+        """Confidence intervals of the parameters.
+
+        Conditional on the selection, unless the refit was split.
+
+        Parameters
+        ----------
+        alpha : float, default=0.05
+            1 − coverage.
+
+        Returns
+        -------
+        DataFrame
+            Lower and upper bounds per parameter.
+        """
+        ci = self.sm_results.conf_int(alpha=alpha)
+        if getattr(self, "non_identified", None):
+            if isinstance(ci, pd.DataFrame):
+                ci = ci.copy()
+                ci.loc[self.non_identified, :] = np.nan
+            else:  # PHReg: a bare array
+                ci = np.array(ci, dtype=float)
+                ci[[self.names.index(k) for k in self.non_identified]] = np.nan
+        return ci
+
+    def _exog(self, newdata: Any, offset: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        """The selected design and the offset of new rows (the training rows if None)."""
+        if newdata is None:
+            if offset is not None:
+                raise ValueError("offset is only used together with newdata.")
+            m = self.parent.model
+            return self.parent._selected_matrix(m.design), m.offset
+        design, off = self.parent._new_design(newdata, offset)
+        return self.parent._selected_matrix(design), off
+
+    def predict(
+        self,
+        newdata: Any = None,
+        type: str = "response",  # noqa: A002 - R's name
+        offset: Any = None,
+        se_fit: bool = False,
+        missing: str | None = None,
+    ) -> Any:
+        """Predict with the refitted coefficients, replaying the selected design.
+
+        Parameters
+        ----------
+        newdata : DataFrame, optional
+            New rows (the training rows when omitted), read with the training bins,
+            ``C()`` levels and offset terms.
+        type : {"response", "link"}, default="response"
+            Mean response or linear predictor.
+        offset : array-like of shape (n,), optional
+            Extra offset, as in :meth:`BinarsityResults.predict`.
+        se_fit : bool, default=False
+            Also return the standard errors of the predictions (R's ``se.fit``): on the
+            link scale for ``type="link"``, by the delta method for the mean response.
+        missing : {None, "nan", "error"}, optional
+            As in :meth:`BinarsityResults.predict`: NaN (or an error) for new rows with a
+            missing value in a column whose missing values dropped training rows.
+
+        Returns
+        -------
+        ndarray of shape (n,) or DataFrame
+            The predictions; with ``se_fit=True`` a DataFrame with columns ``fit`` and
+            ``se_fit``.
+        """
+        if type not in ("response", "link"):
+            raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        if newdata is not None:
+            from ..formula._formula import predict_complete
+
+            return predict_complete(
+                self.parent.model.spec, newdata, offset, missing,
+                lambda rows, off: self._predict(rows, type, off, se_fit),
+            )  # fmt: skip
+        return self._predict(None, type, offset, se_fit)
+
+    def _predict(self, newdata: Any, type: str, offset: Any, se_fit: bool) -> Any:  # noqa: A002
+        X, off = self._exog(newdata, offset)
+        if self.parent.model.family.survival:  # PHReg: η = X β (+ offset), risk e^η
+            if se_fit:
+                raise ValueError("se_fit is not available for a family='cox' refit.")
+            eta = X @ np.asarray(self.sm_results.params)
+            if off is not None:
+                eta = eta + off
+            return eta if type == "link" else np.exp(eta)
+        which = "mean" if type == "response" else "linear"
+        if not se_fit:
+            return np.asarray(self.sm_results.predict(X, offset=off, which=which))
+        pred = self.sm_results.get_prediction(X, offset=off, which=which)
+        return pd.DataFrame({"fit": np.asarray(pred.predicted), "se_fit": np.asarray(pred.se)})
+
+    def get_prediction(
+        self,
+        newdata: Any = None,
+        offset: Any = None,
+        type: str = "response",  # noqa: A002 - R's name
+        sample_weight: Any = None,
+    ) -> Any:
+        """Predictions with their standard errors and intervals (statsmodels' objects).
+
+        Parameters
+        ----------
+        newdata : DataFrame, optional
+            New rows (the training rows when omitted).
+        offset : array-like of shape (n,), optional
+            Extra offset, as in :meth:`predict`.
+        type : {"response", "link"}, default="response"
+            Intervals for the mean response (the link-scale interval mapped by the
+            inverse link, statsmodels' default) or for the linear predictor.
+        sample_weight : array-like of shape (n,), optional
+            Analytic weights of the new rows for the observation intervals of a family
+            with an estimated dispersion (an observation has variance φ / s; default 1).
+
+        Returns
+        -------
+        PredictionResults
+            ``summary_frame(alpha)`` gives ``mean``, ``mean_se``, ``mean_ci_lower`` and
+            ``mean_ci_upper`` (for ``type="link"``: ``predicted``, ``se``, ``ci_lower``,
+            ``ci_upper`` of η), and for the gaussian (identity link) also the
+            prediction intervals of a new observation ``obs_ci_lower`` and
+            ``obs_ci_upper`` (statsmodels' ``regression`` PredictionResults, t
+            quantiles with the residual df).
+        """
+        if type not in ("response", "link"):
+            raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        X, off = self._exog(newdata, offset)
+        if not self.parent.model.family.quadratic:
+            # statsmodels' GLM default for the mean (columns mean, mean_se, mean_ci_*)
+            which = None if type == "response" else "linear"
+            return self.sm_results.get_prediction(X, offset=off, which=which)
+        # identity link: the mean is the linear predictor; add the observation variance
+        from statsmodels.regression._prediction import PredictionResults
+
+        lin = self.sm_results.get_prediction(X, offset=off, which="linear")
+        n = X.shape[0]
+        if sample_weight is None:
+            w = np.ones(n)
+        else:
+            w = check_sample_weight(sample_weight, n, rows_of="the data")
+            if np.any(w <= 0):  # the observation variance is scale / w
+                row = int(np.flatnonzero(w <= 0)[0])
+                raise ValueError(
+                    f"sample_weight must be positive for a prediction interval; row {row} has 0."
+                )
+        return PredictionResults(
+            np.asarray(lin.predicted), np.asarray(lin.var_pred),
+            var_resid=self.sm_results.scale / w, df=self.sm_results.df_resid,
+            dist="t" if self.sm_results.use_t else "norm",
+        )  # fmt: skip
+
+    def summary(self) -> Any:
+        """statsmodels' summary with what the inference is conditional on.
+
+        Returns
+        -------
+        statsmodels.iolib.summary.Summary
+            The statsmodels report with the weights and the selection noted.
+        """
+        kind = "honest (sample splitting)" if self.split else "conditional on the selection"
+        smry = self.sm_results.summary(
+            title=f"Unpenalised refit on the binarsity selection (lam={self.lam:.4g}), "
+            f"inference {kind}"
+        )
+        notes = []
+        if self.weights_kind is not None and self.parent.model.family.survival:
+            notes.append(
+                f"Sample weights ({self.weights_kind}): case weights s_i of the partial "
+                "likelihood (R coxph's weights=)."
+            )
+        elif self.weights_kind is not None:
+            notes.append(
+                "Sample weights: analytic (statsmodels var_weights: row i has variance "
+                "phi/s_i, and the residual df counts rows)."
+                if self.weights_kind == "analytic"
+                else "Sample weights: frequencies (statsmodels freq_weights; row i counts "
+                "s_i times)."
+            )
+        if self.split:
+            sp = self.split
+            notes.append(
+                f"SAMPLE SPLITTING: the cut-points were selected (same bins, lam="
+                f"{self.lam:.4g}) on {len(sp['select_rows'])} randomly chosen rows (share "
+                f"{sp['share']:g}, random_state={sp['random_state']!r}) and this GLM was "
+                f"estimated on the other {len(sp['estimate_rows'])} rows only, so its "
+                "standard errors, tests and intervals are valid for the selected model."
+            )
+        else:
+            notes.append(self.NOTE)
+        if any(getattr(b, "monotone", None) for b in self.parent.model.spec.blocks):
+            notes.append(
+                "Monotone terms are NOT constrained in this unpenalised refit (the penalised "
+                "fit is monotone); here "
+                + (
+                    _violation_text(self.shape_violations)
+                    if len(self.shape_violations)
+                    else "the refitted segments of every monotone term keep its direction."
+                )
+            )
+        if getattr(self, "non_identified", None):
+            notes.append("NOT IDENTIFIED: " + self._non_identified_text())
+        if hasattr(smry, "add_extra_txt"):
+            smry.add_extra_txt(notes)
+        else:  # PHReg's summary (statsmodels' summary2)
+            for note in notes:
+                smry.add_text(note)
+        return smry
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("sm_results", "parent", "split"):
+            raise AttributeError(name)
+        return getattr(self.sm_results, name)
+
+    def __repr__(self) -> str:
+        how = "split sample" if self.split else "conditional on selection"
+        return f"<RefitResults: {len(self.params)} parameters, {how}>"
+
+
+
+
+def _shape_violations(parent: BinarsityResults, params: np.ndarray) -> pd.DataFrame:
+    """Neighbouring segments of a monotone chain whose refitted effects go the wrong way.
+
+    A level's refitted effect is its segment's coefficient (0 in the reference segment;
+    a segment without training weight has none and is skipped); within a chain every
+    effect is relative to the same reference, so their differences are the refit's
+    jumps.
+    """
+    m = parent.model
+    level_cols = parent._selection[0]
+    rows = []
+    for j, block in enumerate(m.spec.blocks):
+        shape = getattr(block, "monotone", None)
+        if not shape:
+            continue
+        sign = 1.0 if shape == "increasing" else -1.0
+        cols = level_cols[j]
+        for first, length, group in block.chains():
+            segs: list[list] = []  # [column, effect, first level, last level]
+            for k in range(first, first + length):
+                c = int(cols[k])
+                if segs and segs[-1][0] == c:
+                    segs[-1][3] = k
+                    continue
+                effect = params[c] if c >= 0 else (0.0 if c == _REFERENCE else np.nan)
+                segs.append([c, effect, k, k])
+            segs = [s for s in segs if np.isfinite(s[1])]
+            for a, b in zip(segs[:-1], segs[1:], strict=True):
+                change = float(b[1] - a[1])
+                if sign * change < 0:
+                    rows.append((block.term, group, block.segment_label(a[2], a[3]),
+                                 block.segment_label(b[2], b[3]), change))  # fmt: skip
+    return pd.DataFrame(rows, columns=["term", "group", "from", "to", "change"])
+
+
+def _violation_text(violations: pd.DataFrame) -> str:
+    """One sentence naming the segments where a monotone term's refit goes the wrong way."""
+    parts = [
+        f"{term}{'' if group is None else f' (level {group})'}: {a} -> {b} ({change:+.4g})"
+        for term, group, a, b, change in violations.itertuples(index=False, name=None)
+    ]
+    return "the refit goes against the declared direction of " + "; ".join(parts) + "."
+
+
+def _non_identified(sm_results: Any) -> list[int]:
+    """Columns of a refit's design that are not identified (in the null space of X).
+
+    A GLM's design as statsmodels saw it (rows of positive weight); a Cox model's (no
+    constant direction) centred within each stratum that has events, so that a column
+    constant within every stratum — or collinear with others after centring — shows.
+    """
+    model = getattr(sm_results, "model", None)
+    exog = getattr(sm_results, "identify_exog", getattr(model, "exog", None))
+    if exog is None:
+        return []
+    X = np.asarray(exog, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] == 0:
+        return []
+    surv = getattr(model, "surv", None)
+    strata = getattr(sm_results, "identify_strata", None)  # the weighted Cox refit
+    if strata is None and surv is not None:  # PHReg
+        strata = surv.stratum_rows
+    if strata is not None:  # Cox: no constant direction, centred within each stratum
+        parts = [X[r] - X[r].mean(axis=0) for r in strata if len(r)]
+        X = np.vstack(parts) if parts else X[:0]
+    if X.shape[0] == 0:
+        return list(range(X.shape[1]))
+    scale = np.sqrt((X**2).sum(axis=0))
+    scale[scale == 0] = 1.0
+    _, sv, vt = np.linalg.svd(X / scale, full_matrices=True)
+    tol = max(X.shape) * np.finfo(np.float64).eps * (sv[0] if sv.size else 1.0) * 10
+    rank = int(np.sum(sv > tol))
+    null = vt[rank:]
+    if not len(null):
+        return []
+    return [int(k) for k in np.flatnonzero(np.abs(null).max(axis=0) > 1e-8)]
+
+
+def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | None = None) -> Any:
+    """statsmodels' GLM on the selected design of the given training rows."""
+    import statsmodels.api as sm
+
+    m = res.model
+    if X is None:
+        X = res._selected_matrix(m.design, strict=False)
+    names = res._selection[1]
+    if m.family.survival:
+        return _fit_phreg(res, rows, X, names)
+    kwargs: dict[str, Any] = {"family": m.family.to_statsmodels()}
+    fit_kw: dict[str, Any] = {}
+    if m.var_weights is not None:
+        rows = rows[m.var_weights[rows] > 0]  # zero analytic weight: not an observation
+        kwargs["var_weights"] = m.var_weights[rows]
+        if rows.size and not m.family.estimate_dispersion:
+            # statsmodels stops IRLS when deviance / scale changes by less than an
+            # absolute 1e-8; with a fixed scale (binomial, poisson) that is in the
+            # weights' units, so analytic weights of mean 1e-8 stopped after the first
+            # steps (poisson SEs 1% off): below a mean weight of 1, the rule of unit
+            # weights in the weights' units (never looser than statsmodels' default)
+            mean_w = float(np.mean(kwargs["var_weights"]))
+            if mean_w < 1.0:
+                fit_kw["atol"] = 1e-8 * mean_w
+    elif m.freq_weights is not None:
+        kwargs["freq_weights"] = m.freq_weights[rows]
+    if m.offset is not None:
+        kwargs["offset"] = m.offset[rows]
+    exog = pd.DataFrame(X[rows], columns=names)
+    endog = pd.Series(m.y[rows], name=m.response.name)
+    return sm.GLM(endog, exog, **kwargs).fit(use_t=m.family.estimate_dispersion, **fit_kw)
+
+
+def _fit_phreg(res: BinarsityResults, rows: np.ndarray, X: np.ndarray, names: list) -> Any:
+    """statsmodels' PHReg (the family's ties) on the selected design: the Cox refit.
+
+    PHReg has no sample weights: a weighted fit is refitted by :func:`_fit_weighted_cox`
+    (the same model, Newton's method with the exact Hessian).
+    """
+    from statsmodels.duration.hazard_regression import PHReg
+
+    m = res.model
+    if m.survival is None:
+        raise ValueError("refit() needs the survival times of the model (Surv(time, event)).")
+    if not X.shape[1]:
+        raise ValueError("refit(): the selection has no column left (every term is flat).")
+    if m.weighted:
+        return _fit_weighted_cox(res, rows, X, names)
+    exog = pd.DataFrame(X[rows], columns=names)
+    kwargs: dict[str, Any] = {"status": m.survival[rows, 1], "ties": m.family.ties}
+    if m.offset is not None:
+        kwargs["offset"] = m.offset[rows]
+    if getattr(m, "strata", None) is not None:
+        kwargs["strata"] = m.strata[rows]
+    return PHReg(m.survival[rows, 0], exog, **kwargs).fit()
+
+
+def _cox_loglike_derivs(
+    beta: np.ndarray,
+    X: np.ndarray,
+    time: np.ndarray,
+    status: np.ndarray,
+    w: np.ndarray,
+    strata: np.ndarray,
+    offset: np.ndarray | None,
+    ties: str,
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """Weighted log partial likelihood, its gradient and its exact Hessian in β.
+
+    Per stratum, after one sort of the rows by time (groups g of rows with equal time,
+    D_g the weighted risk Σ_{t_j ≥ t_g} w_j e^{η_j}, d_g = Σ_{i∈g} w_i δ_i):
+    Breslow ℓ = Σ w δ η − Σ_g d_g log D_g; Efron (R's coxph with weights, lifelines)
+    replaces d_g log D_g by (d_g/m_g) Σ_{r<m_g} log(D_g − (r/m_g) F_g), F_g the risk of
+    the m_g events of g. Writing c_j for row j's share of the denominators, the gradient
+    is Xᵀ(wδ − w e^η c) and −∂²ℓ = Xᵀ diag(w e^η c) X − Σ_{g,r} (coef/den²) S S ᵀ with
+    S = S1_g − (r/m_g) F1_g the risk-weighted sums of x.
+    """
+    n, p = X.shape
+    eta = X @ beta
+    if offset is not None:
+        eta = eta + offset
+    llf = 0.0
+    coef = np.zeros(n)  # c_j: the rows' shares of the denominators
+    outer = []  # rows of B: −∂²ℓ = Xᵀ diag(w e^η c) X − BᵀB
+    risk = np.zeros(n)
+    for h in np.unique(strata):
+        rows = np.flatnonzero(strata == h)
+        rows = rows[np.argsort(time[rows], kind="stable")]
+        t, e, s, ev = time[rows], eta[rows], w[rows], status[rows]
+        m = float(np.max(e))
+        r = s * np.exp(e - m)  # risk on the shifted scale
+        risk[rows] = r
+        starts = np.flatnonzero(np.r_[True, t[1:] != t[:-1]])
+        sizes = np.diff(np.r_[starts, rows.size])
+        tail = np.cumsum(r[::-1])[::-1]
+        tail1 = np.cumsum((r[:, None] * X[rows])[::-1], axis=0)[::-1]
+        D, S1 = tail[starts], tail1[starts]
+        d = np.add.reduceat(s * ev, starts)
+        # on the shifted scale: the shift m cancels (Σ_g d_g = Σ w δ, also for Efron)
+        llf += float(np.dot(s * ev, e - m))
+        if ties == "efron":
+            mg = np.add.reduceat(ev, starts).astype(np.int64)
+            F = np.add.reduceat(r * ev, starts)
+            F1 = np.add.reduceat((r * ev)[:, None] * X[rows], starts, axis=0)
+            grp = np.repeat(np.arange(mg.size), mg)
+            k = np.arange(grp.size) - np.repeat(np.cumsum(mg) - mg, mg)
+            frac = k / mg[grp]
+            den = D[grp] - frac * F[grp]
+            wbar = (d / np.where(mg > 0, mg, 1))[grp]
+            live = wbar > 0  # a group whose events all weigh 0 adds nothing
+            grp, frac, den, wbar = grp[live], frac[live], den[live], wbar[live]
+            llf -= float(np.sum(wbar * np.log(den)))
+            a = np.bincount(grp, weights=wbar / den, minlength=mg.size)
+            b = np.bincount(grp, weights=wbar * (1 - frac) / den, minlength=mg.size)
+            before = np.repeat(np.cumsum(a) - a, sizes)
+            own = np.where(ev > 0, np.repeat(b, sizes), np.repeat(a, sizes))
+            coef[rows] = before + own
+            Sr = S1[grp] - frac[:, None] * F1[grp]
+            outer.append(Sr * (np.sqrt(wbar) / den)[:, None])
+        else:
+            live = d > 0
+            llf -= float(np.sum(d[live] * np.log(D[live])))
+            ratio = np.where(live, d / np.where(live, D, 1.0), 0.0)
+            coef[rows] = np.repeat(np.cumsum(ratio), sizes)
+            outer.append(S1[live] * (np.sqrt(d[live]) / D[live])[:, None])
+    wr = risk * coef
+    grad = X.T @ (w * status - wr)
+    B = np.vstack(outer) if outer else np.zeros((0, p))
+    info = (X * wr[:, None]).T @ X - B.T @ B
+    return llf, grad, -info
+
+
+def _newton_cox(
+    derivs: Any, p: int, max_iter: int = 100
+) -> tuple[np.ndarray, float, np.ndarray, bool]:
+    """Newton's method with step halving on a concave log partial likelihood."""
+    beta = np.zeros(p)
+    llf, grad, hess = derivs(beta)
+    converged = False
+    for _ in range(max_iter):
+        try:
+            step = np.linalg.solve(-hess, grad)
+        except np.linalg.LinAlgError:
+            step = np.linalg.lstsq(-hess, grad, rcond=None)[0]
+        t = 1.0
+        while True:
+            new = beta + t * step
+            llf_new, grad_new, hess_new = derivs(new)
+            if np.isfinite(llf_new) and llf_new >= llf - 1e-12 * (1.0 + abs(llf)):
+                break
+            t *= 0.5
+            if t < 1e-10:
+                break
+        if t < 1e-10:  # no ascent along the Newton direction: at the maximum
+            converged = bool(np.max(np.abs(step), initial=0.0) < 1e-6)
+            break
+        change = np.max(np.abs(new - beta), initial=0.0)
+        beta, llf, grad, hess = new, llf_new, grad_new, hess_new
+        if change <= 1e-12 * (1.0 + np.max(np.abs(beta), initial=0.0)):
+            converged = True
+            break
+    return beta, llf, hess, converged
+
+
+class _WeightedCoxResults:
+    """The weighted Cox refit: what :class:`RefitResults` reads of statsmodels' PHReg.
+
+    Coefficients maximise the weighted partial likelihood (Newton's method, exact
+    Hessian); standard errors come from the inverse observed information (R coxph's
+    ``se(coef)``, not the robust sandwich).
+    """
+
+    def __init__(self, params, cov, llf, names, nobs, n_events, ties, n_strata, converged):
+        self.params = pd.Series(params, index=names)
+        self._cov = cov
+        self.llf = float(llf)
+        self.nobs = nobs
+        self.n_events = n_events
+        self.ties = ties
+        self.n_strata = n_strata
+        self.converged = converged
+        self.df_model = len(names)
+
+    def cov_params(self) -> pd.DataFrame:
+        """Inverse observed information at the estimate."""
+        idx = self.params.index
+        return pd.DataFrame(self._cov, index=idx, columns=idx)
+
+    @property
+    def bse(self) -> pd.Series:
+        """Model-based standard errors."""
+        return pd.Series(np.sqrt(np.diag(self._cov)), index=self.params.index)
+
+    @property
+    def tvalues(self) -> pd.Series:
+        """Wald z-statistics."""
+        return self.params / self.bse
+
+    @property
+    def pvalues(self) -> pd.Series:
+        """Two-sided normal p-values."""
+        from scipy import stats
+
+        return pd.Series(2 * stats.norm.sf(np.abs(self.tvalues)), index=self.params.index)
+
+    def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
+        """Wald intervals of the log hazard ratios."""
+        from scipy import stats
+
+        q = stats.norm.ppf(1 - alpha / 2)
+        return pd.DataFrame({0: self.params - q * self.bse, 1: self.params + q * self.bse})
+
+    def summary(self, title: str | None = None, alpha: float = 0.05) -> Any:
+        """PHReg's layout (statsmodels' summary2) for the weighted fit."""
+        from statsmodels.iolib import summary2
+
+        smry = summary2.Summary()
+        info = {"Model:": "PH Reg (weighted)", "Ties:": self.ties.capitalize(),
+                "Sample size:": str(self.nobs), "Num. events:": str(self.n_events),
+                "Log-likelihood:": f"{self.llf:.4f}"}  # fmt: skip
+        if self.n_strata > 1:
+            info["Num strata:"] = str(self.n_strata)
+        smry.add_dict(info, align="l")
+        ci = self.conf_int(alpha)
+        lo, hi = f"[{alpha / 2:.3f}", f"{1 - alpha / 2:.3f}]"
+        table = pd.DataFrame({"log HR": self.params, "log HR SE": self.bse,
+                              "HR": np.exp(self.params), "z": self.tvalues,
+                              "P>|z|": self.pvalues, lo: np.exp(ci[0]),
+                              hi: np.exp(ci[1])})  # fmt: skip
+        smry.add_df(table, float_format="%8.3f")
+        smry.add_title(title=title)
+        smry.add_text("Confidence intervals are for the hazard ratios")
+        smry.add_text(
+            "Standard errors: model-based, from the inverse observed information of the "
+            "weighted partial likelihood (R coxph's se(coef), not the robust sandwich); "
+            "they scale as 1/sqrt(c) when every weight is multiplied by c."
+        )
+        if not self.converged:
+            smry.add_text("WARNING: Newton's method did not converge.")
+        return smry
+
+
+def _fit_weighted_cox(
+    res: BinarsityResults, rows: np.ndarray, X: np.ndarray, names: list
+) -> _WeightedCoxResults:
+    """The unpenalised weighted Cox fit on the selected design of the given rows."""
+    m = res.model
+    w = np.asarray(m.sample_weight, dtype=float)
+    rows = rows[w[rows] > 0]  # zero weight: not an observation
+    Xr = np.ascontiguousarray(X[rows], dtype=float)
+    time = np.asarray(m.survival[rows, 0], dtype=float)
+    status = np.asarray(m.survival[rows, 1], dtype=float)
+    strata = (np.zeros(rows.size, dtype=np.int64) if getattr(m, "strata", None) is None
+              else np.unique(np.asarray(m.strata)[rows], return_inverse=True)[1])  # fmt: skip
+    off = None if m.offset is None else np.asarray(m.offset, dtype=float)[rows]
+    wr = w[rows]
+    ties = m.family.ties
+
+    def derivs(beta):
+        return _cox_loglike_derivs(beta, Xr, time, status, wr, strata, off, ties)
+
+    beta, llf, hess, converged = _newton_cox(derivs, Xr.shape[1])
+    if not converged:
+        warnings.warn(
+            "refit(): Newton's method on the weighted partial likelihood did not converge "
+            "(a coefficient may be infinite: a segment with no events, or all events).",
+            UserWarning,
+            stacklevel=4,
+        )
+    cov = np.linalg.pinv(-hess)
+    out = _WeightedCoxResults(beta, cov, llf, list(names), int(rows.size),
+                              int(np.sum(status > 0)), ties, int(np.unique(strata).size),
+                              converged)  # fmt: skip
+    # what _non_identified checks: the design and the strata that have events
+    out.identify_exog = Xr
+    out.identify_strata = [np.flatnonzero(strata == k) for k in np.unique(strata)
+                           if np.any(status[strata == k] > 0)]  # fmt: skip
+    return out
+
+
+def _split_refit(res: BinarsityResults, split: Any, random_state: Any) -> RefitResults:
+    """Select on a random share ``split`` of the rows, estimate on the others."""
+    from ..core._validation import check_random_state
+
+    if isinstance(split, bool) or not isinstance(split, (int, float, np.integer, np.floating)):
+        raise TypeError(f"split must be a number in (0, 1); got {split!r}.")
+    share = float(split)
+    if not 0.0 < share < 1.0:
+        raise ValueError(
+            f"split must be in (0, 1) (the share of rows that selects); got {split!r}."
+        )
+    m = res.model
+    n = m.nobs
+    n_select = int(round(share * n))
+    if not 0 < n_select < n:
+        raise ValueError(f"split={split!r} leaves no rows on one side of {n} rows.")
+    rs = check_random_state(random_state)
+    perm = (rs if isinstance(rs, np.random.RandomState) else np.random.default_rng(rs)).permutation(
+        n
+    )
+    select_rows = np.sort(perm[:n_select])
+    estimate_rows = np.sort(perm[n_select:])
+    # the cut-points: the same bins, penalty weights and λ, on the selection rows only
+    sol = m._prepare(select_rows).solve(res.lam)
+    selected = type(res)(m, strip_eta(sol), "split selection")
+    # its segments, populated according to the estimation rows' own weights
+    counts = m.binned.subset(estimate_rows).histograms(m.unit_weight[estimate_rows])
+    selected.__dict__["_selection"] = selected._selection_recipe(counts)
+    X = selected._selected_matrix(m.design, strict=False)
+    info = {"share": share, "random_state": random_state, "select_rows": select_rows,
+            "estimate_rows": estimate_rows}  # fmt: skip
+    return RefitResults(_fit_statsmodels(selected, estimate_rows, X), selected, split=info)

@@ -1,0 +1,1 @@
+"""Rendering a results object: text/HTML summary, plots, the HTML report page."""

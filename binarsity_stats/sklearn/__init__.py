@@ -1,0 +1,1 @@
+"""The scikit-learn estimators (BinarsityGLM, BinarsityClassifier and their CV twins)."""
