@@ -1165,9 +1165,9 @@ def fit_cv_dask(prob: DaskProblem, lambdas=None, *, n_lambdas: int = 20,
             path = fit_path_dask(prob, lambdas, tol=tol, max_iter=max_iter, fold=k)
             test_W = float(prob.fold_W[k])
             cv[k] = [sol._stats["test_loss"] / test_W for sol in path.solutions]
-    mean = cv.mean(axis=0)
-    se = cv.std(axis=0, ddof=1) / math.sqrt(K)
-    best = int(np.argmin(mean))
-    ok = np.flatnonzero(mean <= mean[best] + se[best])
-    return DaskCV(lambdas, cv, float(lambdas[best]), float(lambdas[ok.min()]),
+    from ..engine._path import select_lambda
+
+    # the one-standard-error rule of every CV (NaN-aware; held-out deviance)
+    _, _, best, one_se = select_lambda(cv, "deviance")
+    return DaskCV(lambdas, cv, float(lambdas[best]), float(lambdas[one_se]),
                   prob.n_passes - start)  # fmt: skip

@@ -498,9 +498,25 @@ _ANDERSON_DEPTH = 5
 _PATIENCE = 3
 
 
-def _anderson(history):
-    """Anderson extrapolation of the last iterates (as ``_solvers._anderson``)."""
-    X = np.array(history)
+def anderson_weights(X: np.ndarray) -> np.ndarray | None:
+    """The weights of Anderson extrapolation of the iterates in the rows of ``X``.
+
+    With U the matrix of successive differences of the rows, the weights c minimise
+    ‖Uᵀc‖ subject to Σ c = 1 (the candidate is ``c @ X[1:]``); a Tikhonov term of
+    1e-9 · trace keeps them stable (and so the iterates reproducible under rounding)
+    when successive differences are nearly collinear. Used by CD (``_anderson``) and
+    by the Gram backend's quadratic solver (``_gram._anderson``).
+
+    Parameters
+    ----------
+    X : ndarray of shape (k + 1, d)
+        The last k + 1 iterates, oldest first.
+
+    Returns
+    -------
+    ndarray of shape (k,) or None
+        None when the system is singular or the weights are not finite.
+    """
     U = np.diff(X, axis=0)
     C = U @ U.T
     C += 1e-9 * max(np.trace(C), np.finfo(float).tiny) * np.eye(len(C))
@@ -510,8 +526,14 @@ def _anderson(history):
         return None
     if not np.all(np.isfinite(c)) or c.sum() == 0:
         return None
-    c /= c.sum()
-    return c @ X[1:]
+    return c / c.sum()
+
+
+def _anderson(history):
+    """Anderson extrapolation of the last iterates (the weights of :func:`anderson_weights`)."""
+    X = np.array(history)
+    c = anderson_weights(X)
+    return None if c is None else c @ X[1:]
 
 
 def _solve_model_cd(model: _Model, penalty, counts, fit_intercept, lam, tol, max_sweeps,

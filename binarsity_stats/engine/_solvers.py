@@ -28,7 +28,7 @@ import scipy.linalg
 from ..design._design import BinnedDesign
 from ..families._families import Family
 from ..kernels._fused_lasso import work_size as fused_lasso_work_size_py
-from ._gram import BACKENDS, choose_backend, gram_cd
+from ._gram import BACKENDS, anderson_weights, choose_backend, gram_cd
 from ..penalty._metric import DiagonalMetric
 from ._polish import Polisher
 from ._problem import InMemoryProblem, SolverData
@@ -346,19 +346,9 @@ def _anderson(history):
     """
     thetas = np.array([t for t, _ in history])
     frees = np.array([f for _, f in history])
-    X = np.hstack([thetas, frees])
-    U = np.diff(X, axis=0)
-    C = U @ U.T
-    # a little Tikhonov regularisation keeps the weights stable (and so the iterates
-    # reproducible under rounding) when successive differences are nearly collinear
-    C += 1e-9 * max(np.trace(C), np.finfo(float).tiny) * np.eye(len(C))
-    try:
-        c = np.linalg.solve(C, np.ones(len(C)))
-    except np.linalg.LinAlgError:
+    c = anderson_weights(np.hstack([thetas, frees]))
+    if c is None:
         return None
-    if not np.all(np.isfinite(c)) or c.sum() == 0:
-        return None
-    c /= c.sum()
     return c @ thetas[1:], c @ frees[1:]
 
 
