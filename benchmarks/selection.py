@@ -94,7 +94,7 @@ def simulate(scenario: str, family: str, n: int, rng: np.random.Generator):
 def fit_methods(df, family: str, seed: int, methods=METHODS, formula: str = FORMULA) -> dict:
     """Every method's fit (a BinarsityResults) on one data set."""
     import binarsity_stats as bs
-    from binarsity_stats.engine._path import select_lambda
+    from binarsity_stats.engine._scoring import select_lambda
 
     out = {}
     cv_kw = dict(folds=FOLDS, n_lambdas=N_LAMBDAS, random_state=seed)

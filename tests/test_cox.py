@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from binarsity_stats.families import _cox
 from binarsity_stats.engine import _solvers
+from binarsity_stats.families import _cox
 from binarsity_stats.families._families import get_family
 
 
@@ -382,7 +382,8 @@ def test_cox_response_errors_name_the_argument():
 def test_cv_scores_are_coxnet_fold_deviances():
     """Fold score = [D(all rows) − D(training rows)] / events in the fold, at the fold's
     fit (glmnet's cv.glmnet(family="cox", grouped=TRUE)), computed here by hand."""
-    from binarsity_stats.engine._path import PathData, cross_validate
+    from binarsity_stats.engine._cv import cross_validate
+    from binarsity_stats.engine._path import PathData
 
     rng = np.random.RandomState(9)
     n, k = 150, 5

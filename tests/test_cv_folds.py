@@ -34,7 +34,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from binarsity_stats import glm
-from binarsity_stats.engine._path import Folds, resolve_folds
+from binarsity_stats.engine._folds import Folds, resolve_folds
 
 sk = pytest.importorskip("sklearn.model_selection")
 

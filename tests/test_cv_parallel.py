@@ -1,4 +1,4 @@
-"""Parallel K-fold CV (``_path.cross_validate``'s ``n_jobs`` and ``backend``).
+"""Parallel K-fold CV (``_cv.cross_validate``'s ``n_jobs`` and ``backend``).
 
 What is proved here:
 
@@ -28,7 +28,8 @@ from numpy.testing import assert_array_equal
 
 from binarsity_stats import glm
 from binarsity_stats._datasets import simulate_collinear_sizes
-from binarsity_stats.engine._path import cross_validate, fold_ids, fork_available, resolve_backend
+from binarsity_stats.engine._cv import cross_validate, fork_available, resolve_backend
+from binarsity_stats.engine._folds import fold_ids
 
 needs_fork = pytest.mark.skipif(not fork_available(), reason="fork start method (Linux)")
 

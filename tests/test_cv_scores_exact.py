@@ -16,10 +16,12 @@ import decimal
 import numpy as np
 import pytest
 
-from binarsity_stats.families import _cox
 from binarsity_stats.engine import _solvers
+from binarsity_stats.engine._cv import cross_validate
+from binarsity_stats.engine._path import PathData
+from binarsity_stats.engine._scoring import score
+from binarsity_stats.families import _cox
 from binarsity_stats.families._families import get_family
-from binarsity_stats.engine._path import PathData, cross_validate, score
 
 _CTX = decimal.Context(prec=50, Emax=10**6, Emin=-(10**6))
 

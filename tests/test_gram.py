@@ -19,10 +19,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from binarsity_stats.engine import _gram
-from binarsity_stats.engine import _solvers
 from binarsity_stats._datasets import simulate_collinear_sizes
 from binarsity_stats.design._design import BinnedDesign
+from binarsity_stats.engine import _gram, _solvers
 
 
 def _design(n, sizes, seed=0, collinear=False):
@@ -201,8 +200,8 @@ def test_cost_model_keeps_small_problems_on_rows_and_picks_the_gram_for_long_one
     assert _gram.choose_backend(prep.prob, "auto", sweeps=1) == "rows"
     assert _gram.choose_backend(prep.prob, "rows") == "rows"
     # a gaussian CV fold whose Gram comes from the shared statistics: the Gram backend
-    from binarsity_stats.families._families import get_family
     from binarsity_stats.engine._path import PathData
+    from binarsity_stats.families._families import get_family
 
     rng, codes, bp, pw = _design(25000, [50, 50, 50, 50], seed=12)
     y = rng.normal(size=25000)
@@ -252,7 +251,9 @@ def test_bad_input_gets_a_clear_error():
 
 
 def test_fold_grams_are_the_training_rows_grams_and_cv_matches_rows(monkeypatch):
-    from binarsity_stats.engine._path import PathData, cross_validate, fold_ids
+    from binarsity_stats.engine._cv import cross_validate
+    from binarsity_stats.engine._folds import fold_ids
+    from binarsity_stats.engine._path import PathData
     from binarsity_stats.engine._problem import InMemoryProblem
 
     rng, codes, bp, pw = _design(30000, [10, 12, 8, 10, 9, 11, 10], seed=10, collinear=True)

@@ -17,11 +17,11 @@ import pandas as pd
 import pytest
 
 from binarsity_stats.design._binarizer import Binarizer
+from binarsity_stats.engine._cv import fork_available
+from binarsity_stats.engine._solvers import solve
 from binarsity_stats.families._families import get_family
 from binarsity_stats.model._model import THEORY_A, fold_ids, glm, weighted_auc
-from binarsity_stats.engine._path import fork_available
 from binarsity_stats.penalty._penalty import BinarsityPenalty, penalty_weights
-from binarsity_stats.engine._solvers import solve
 
 
 def simulate(family: str, n: int = 400, seed: int = 0) -> pd.DataFrame:

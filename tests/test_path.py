@@ -29,15 +29,12 @@ import pytest
 from numpy.testing import assert_array_equal
 
 from binarsity_stats import Binarizer, glm
+from binarsity_stats.engine._cv import cross_validate
+from binarsity_stats.engine._folds import fold_ids
+from binarsity_stats.engine._path import PathData, lambda_grid
+from binarsity_stats.engine._scoring import select_lambda
 from binarsity_stats.families._families import get_family
 from binarsity_stats.kernels._histogram import bin_sums_all
-from binarsity_stats.engine._path import (
-    PathData,
-    cross_validate,
-    fold_ids,
-    lambda_grid,
-    select_lambda,
-)
 from binarsity_stats.penalty._penalty import penalty_weights
 
 

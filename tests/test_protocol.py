@@ -25,12 +25,13 @@ import sys
 import numpy as np
 import pytest
 
-from binarsity_stats.engine import _polish
-from binarsity_stats.engine import _solvers
-from binarsity_stats.families._families import get_family
-from binarsity_stats.engine._path import PathData, cross_validate, fold_ids, lambda_grid, solve_path
+from binarsity_stats.engine import _polish, _solvers
+from binarsity_stats.engine._cv import cross_validate
+from binarsity_stats.engine._folds import fold_ids
+from binarsity_stats.engine._path import PathData, lambda_grid, solve_path
 from binarsity_stats.engine._problem import SOLVER_DATA_MEMBERS, InMemoryProblem, SolverData
 from binarsity_stats.engine._solvers import Prepared
+from binarsity_stats.families._families import get_family
 
 
 def _blocks(rng, n, sizes):

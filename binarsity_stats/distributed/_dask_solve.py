@@ -35,13 +35,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..penalty._blocks import as_kinds, get_kind, infer_kinds
+from ..core._validation import check_codes
 from ..design._design import BinnedDesign
+from ..engine._solvers import ConvergenceWarning, Solution
 from ..families._families import get_family
+from ..penalty._blocks import as_kinds, get_kind, infer_kinds
 from ..penalty._penalty import BinarsityPenalty
 from ..penalty._penalty import penalty_weights as _penalty_weights
-from ..engine._solvers import ConvergenceWarning, Solution
-from ..core._validation import check_codes
 
 __all__ = [
     "DaskProblem",
@@ -1165,7 +1165,7 @@ def fit_cv_dask(prob: DaskProblem, lambdas=None, *, n_lambdas: int = 20,
             path = fit_path_dask(prob, lambdas, tol=tol, max_iter=max_iter, fold=k)
             test_W = float(prob.fold_W[k])
             cv[k] = [sol._stats["test_loss"] / test_W for sol in path.solutions]
-    from ..engine._path import select_lambda
+    from ..engine._scoring import select_lambda
 
     # the one-standard-error rule of every CV (NaN-aware; held-out deviance)
     _, _, best, one_se = select_lambda(cv, "deviance")

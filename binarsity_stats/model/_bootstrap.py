@@ -45,8 +45,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..formula._formula import check_predict_missing, predict_complete
-from ..engine._path import PathData, _FoldPool, fold_ids, group_fold_ids, resolve_n_jobs, select_lambda
 from ..core._validation import (
     check_groups,
     check_int,
@@ -54,6 +52,11 @@ from ..core._validation import (
     check_random_state,
     check_tol,
 )
+from ..engine._cv import _FoldPool, resolve_n_jobs
+from ..engine._folds import fold_ids, group_fold_ids
+from ..engine._path import PathData
+from ..engine._scoring import select_lambda
+from ..formula._formula import check_predict_missing, predict_complete
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -268,7 +271,7 @@ def bootstrap(
 
 def _cv_solve(data: PathData, rows, rule: dict, group_codes, rng, opts: dict):
     """λ chosen on one resample by the fit's CV rule, then the fit at that λ."""
-    from ..engine._path import cross_validate
+    from ..engine._cv import cross_validate
 
     seed = int(rng.integers(0, 2**63 - 1))
     fixed = rule.get("splits")  # fold ids, a splitter's or given pairs: kept per row

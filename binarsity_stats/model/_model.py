@@ -25,7 +25,7 @@ Choices documented here (the docs repeat them):
   those of the full data.
 * **Folds** are stratified on y for binomial (each class spread round-robin over the
   folds after a seeded shuffle) and plain shuffled otherwise; ``n_jobs`` runs folds in
-  worker processes on Linux, threads elsewhere (``_path.cross_validate``), and since
+  worker processes on Linux, threads elsewhere (``_cv.cross_validate``), and since
   each fold is computed independently the result does not depend on ``n_jobs``.
 """
 
@@ -38,41 +38,6 @@ from typing import Any
 import numpy as np
 
 from ..core._base import inconsistent
-from ..distributed._dask import is_dask_collection
-from ..design._design import BinnedDesign
-from ..families._families import Family, user_family
-from ..formula._formula import (
-    Design,
-    DesignSpec,
-    Response,
-    _as_frame,
-    _column_or_array,
-    build_design,
-    did_you_mean,
-    missing_plan,
-)
-from ..design._identify import move_level_means, shared_group_donors
-from ..engine._path import (
-    SCORINGS,
-    PathData,
-    check_grid,
-    check_patience,
-    check_scoring,
-    cross_validate,
-    fold_ids,
-    grid_end_message,
-    group_fold_ids,
-    is_fold_ids,
-    lambda_grid,
-    resolve_folds,
-    resolve_n_jobs,
-    solve_path,
-    weighted_auc,
-)
-from ._path_results import CVResults, PathResults
-from ..penalty._penalty import THEORY_A, lambda_theory, theory_nobs
-from ._results import BinarsityResults, degrees_of_freedom
-from ..design._spec import column_kinds
 from ..core._validation import (
     check_bool,
     check_cv_tol,
@@ -85,6 +50,28 @@ from ..core._validation import (
     check_weights_kind,
     normalized_weights,
 )
+from ..design._design import BinnedDesign
+from ..design._identify import move_level_means, shared_group_donors
+from ..design._spec import column_kinds
+from ..distributed._dask import is_dask_collection
+from ..engine._cv import check_patience, cross_validate, grid_end_message, resolve_n_jobs
+from ..engine._folds import fold_ids, group_fold_ids, is_fold_ids, resolve_folds
+from ..engine._path import PathData, check_grid, lambda_grid, solve_path
+from ..engine._scoring import SCORINGS, check_scoring, weighted_auc
+from ..families._families import Family, user_family
+from ..formula._formula import (
+    Design,
+    DesignSpec,
+    Response,
+    _as_frame,
+    _column_or_array,
+    build_design,
+    did_you_mean,
+    missing_plan,
+)
+from ..penalty._penalty import THEORY_A, lambda_theory, theory_nobs
+from ._path_results import CVResults, PathResults
+from ._results import BinarsityResults, degrees_of_freedom
 
 __all__ = ["glm", "BinarsityModel", "SCORINGS"]
 
@@ -385,7 +372,12 @@ class BinarsityModel:
         """The design of a Dask DataFrame: mergeable binning, codes per partition
         (``_dask_model``); the partitions are also concatenated here, so that every
         statistic of the results is computed as for in-memory data."""
-        from ..distributed._dask_model import collect_design, dask_formula_design, resolve_client, scheduler
+        from ..distributed._dask_model import (
+            collect_design,
+            dask_formula_design,
+            resolve_client,
+            scheduler,
+        )
 
         self.dask_client = client = resolve_client(client)
         with scheduler(client):

@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..engine._path import HIGHER_IS_BETTER, Folds, select_lambda, strip_eta
+from ..engine._folds import Folds
+from ..engine._path import strip_eta
+from ..engine._scoring import HIGHER_IS_BETTER, select_lambda
 from ._results import BinarsityResults
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -2,7 +2,7 @@
 
 scikit-learn's ``LassoCV`` / ``LogisticRegressionCV`` pattern (glum's
 ``GeneralizedLinearRegressorCV``): ``fit`` bins the features once, walks a λ path
-with warm starts in every fold (``_path.cross_validate``: the same engine, folds and
+with warm starts in every fold (``_cv.cross_validate``: the same engine, folds and
 rules as the formula layer's ``fit_cv``), chooses λ by the best mean held-out score or
 the one-standard-error rule, and keeps the path's fit on all rows at that λ. Everything
 else — binning, the design, prediction, ``to_spec``, inspection — is inherited from
@@ -21,19 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from ._estimator import BinarsityClassifier, BinarsityGLM, _check_params, _EstimatorProblem
-from ..engine._path import (
-    SCORINGS,
-    check_grid,
-    check_patience,
-    check_scoring,
-    cross_validate,
-    grid_end_message,
-    lambda_grid,
-    resolve_folds,
-)
-from ..engine._solvers import Solution
 from ..core._validation import check_bool, check_cv_tol, check_n_jobs, check_random_state
+from ..engine._cv import check_patience, cross_validate, grid_end_message
+from ..engine._folds import resolve_folds
+from ..engine._path import check_grid, lambda_grid
+from ..engine._scoring import SCORINGS, check_scoring
+from ..engine._solvers import Solution
+from ._estimator import BinarsityClassifier, BinarsityGLM, _check_params, _EstimatorProblem
 
 __all__ = ["BinarsityGLMCV", "BinarsityClassifierCV"]
 
