@@ -71,7 +71,7 @@ from ._path import (
 )
 from ._path_results import CVResults, PathResults
 from ._penalty import THEORY_A, lambda_theory, theory_nobs
-from ._results import BinarsityResults, degrees_of_freedom
+from ._results import BinarsityResults, degrees_of_freedom, jump_unit
 from ._spec import column_kinds
 from ._validation import (
     check_bool,
@@ -820,7 +820,8 @@ class BinarsityModel:
         if first_stage.model.design is not self.design:
             raise ValueError("first_stage must be a fit of this model (the same design).")
         sol = first_stage.solution
-        w = adaptive_weights(self.penalty_weights, sol.coef, self.block_ptr, power)
+        w = adaptive_weights(self.penalty_weights, sol.coef, self.block_ptr, power,
+                             unit=jump_unit(self))
         other = copy.copy(self)
         other.penalty_weights = w
         other.penalty_kind = "adaptive"
