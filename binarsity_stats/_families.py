@@ -637,6 +637,14 @@ class Gaussian(Family):
                 f"y has values as large as {top:.3g} in magnitude; the squared-error loss "
                 "overflows beyond ~1e150: rescale y (e.g. divide by its standard deviation)."
             )
+        if 0.0 < top < TINY_UNITS:
+            # its square underflows: the loss, its gradient units and the tolerance
+            # would be subnormal or 0, and a fit "converged" at θ = 0 (100 % off)
+            raise ValueError(
+                f"y has values no larger than {top:.3g} in magnitude; the squared-error "
+                f"loss underflows below ~{TINY_UNITS:.0e}: rescale y (e.g. divide by its "
+                "standard deviation)."
+            )
 
     def curvature_bound(self):
         return 1.0

@@ -24,7 +24,7 @@ NAME = "binarsity_stats"
 ENGINE = {
     "_base", "_binarizer", "_blocks", "_dask", "_dask_solve", "_design", "_families",
     "_features", "_metric", "_path", "_penalty", "_polish", "_problem", "_prox", "_solvers",
-    "_spec",
+    "_spec", "_statistics",
     "_validation", "_version",
 }  # fmt: skip
 #: The modelling layer and above.
