@@ -174,29 +174,53 @@ def test_a_fit_at_or_above_lambda_max_is_exactly_the_null_fit(family, factor):
     assert res.converged
 
 
-def test_the_first_point_of_a_path_is_exactly_flat():
-    df = _data(seed=3)
-    m = bs.glm("y ~ bin(a, 10) + bin(b, 10)", df, family="binomial")
-    path = m.fit_path(n_lambdas=5)
-    first = path.results(0) if hasattr(path, "results") else path[0]
-    assert first.lam == pytest.approx(m.lambda_max(), rel=0, abs=0)
-    assert np.all(first.coef == 0.0)
-    assert first.n_jumps == 0
-
-
-def test_cv_choosing_lambda_max_reports_every_term_dropped():
-    # y independent of the features: the CV's best λ is λ_max (the null fit)
-    rng = np.random.default_rng(11)
+def _null_data(seed: int = 9) -> pd.DataFrame:
+    # y independent of a and b; with this seed the former solver left a jump of 5.7e-10
+    # in bin(b) at λ_max, which the summary called "selected" (the Cox/lung symptom)
+    rng = np.random.default_rng(seed)
     n = 1500
-    df = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n)})
+    df = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
+                       "g": rng.integers(0, 3, n)})  # fmt: skip
     df["y"] = rng.binomial(1, 0.3, n)
-    m = bs.glm("y ~ bin(a, 10) + bin(b, 10)", df, family="binomial")
+    return df
+
+
+def _penalised_levels(res) -> np.ndarray:
+    m = res.model
+    return np.concatenate([
+        res.coef[int(m.block_ptr[j]) : int(m.block_ptr[j + 1])]
+        for j, block in enumerate(m.spec.blocks) if block.penalized
+    ])  # fmt: skip
+
+
+def test_the_first_point_of_a_path_is_exactly_flat():
+    m = bs.glm("y ~ bin(a, 10) + bin(b, 10) + C(g)", _null_data(), family="binomial")
+    path = m.fit_path(n_lambdas=5)
+    first = path[0]
+    assert first.lam == m.lambda_max()
+    assert np.all(_penalised_levels(first) == 0.0)
+    assert first.n_jumps == 0
+    assert first.selected_terms() == ["C(g)"]
+
+
+def test_cv_choosing_lambda_max_reports_every_binned_term_dropped():
+    m = bs.glm("y ~ bin(a, 10) + bin(b, 10) + C(g)", _null_data(), family="binomial")
     cv = m.fit_cv(folds=5, n_lambdas=20, random_state=0)
     res = cv.results("lam_1se")
     assert res.lam == m.lambda_max()
-    assert np.all(res.coef == 0.0)
-    assert res.n_jumps == 0 and res.selected_terms() == []
-    assert len(res.cut_points()) == 0
+    assert np.all(_penalised_levels(res) == 0.0)
+    assert res.n_jumps == 0 and len(res.cut_points()) == 0
+    assert res.selected_terms() == ["C(g)"]
+    table = res.term_table()
+    assert table.loc[["bin(a, 10)", "bin(b, 10)"], "cuts_kept"].tolist() == [0, 0]
+    summary = str(res.summary())
+    assert "Cut-points kept (jumps):" in summary
+    fig = res.plot_shapes(terms=["bin(a, 10)", "bin(b, 10)"])
+    assert sorted(_dropped_titles(fig)) == ["bin(a, 10)", "bin(b, 10)"]
+    matplotlib.pyplot.close(fig)
+    # the refit has no segment indicator of a dropped term
+    _, names = res.selected_design()
+    assert not any(n.startswith("bin(") for n in names)
 
 
 @pytest.mark.parametrize("c", [1e-140, 1e-100, 1e-50, 1e-8, 1e8, 1e50, 1e100, 1e140])
