@@ -18,6 +18,7 @@ What is proved here:
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 
 import matplotlib
 import numpy as np
@@ -221,6 +222,16 @@ def test_cv_choosing_lambda_max_reports_every_binned_term_dropped():
     # the refit has no segment indicator of a dropped term
     _, names = res.selected_design()
     assert not any(n.startswith("bin(") for n in names)
+    # the description and its SQL carry the same flat terms: one value per binned term,
+    # and SQLite's predictions depend on g alone
+    spec = res.to_spec()
+    assert [len(set(t["theta"])) for t in spec["terms"] if t["kind"] == "bin"] == [1, 1]
+    df = _null_data()
+    con = sqlite3.connect(":memory:")
+    df[["a", "b", "g"]].to_sql("t", con, index=False)
+    rows = con.execute(res.to_sql(table="t")).fetchall()
+    pred = np.array([r[-1] for r in rows], dtype=np.float64)
+    assert pd.Series(pred).groupby(df["g"].to_numpy()).nunique().tolist() == [1, 1, 1]
 
 
 @pytest.mark.parametrize("c", [1e-140, 1e-100, 1e-50, 1e-8, 1e8, 1e50, 1e100, 1e140])
