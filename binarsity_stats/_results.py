@@ -825,7 +825,7 @@ class BinarsityResults:
         if populated.size == 0:
             return False
         # a C() term's levels, a binned term's missing level or by-group level means
-        return not is_flat(populated, jump_unit(m))
+        return not is_flat(populated, self._eta_unit)
 
     def categorical_effects(self) -> pd.DataFrame:
         """``C()`` terms in reference coding: each level against the reference level.
@@ -1179,7 +1179,12 @@ class BinarsityResults:
     def _jumps_of(self, coef: np.ndarray) -> np.ndarray:
         """The jump mask of other levels θ on this model's blocks (bootstrap refits)."""
         m = self.model
-        return _jump_mask(coef, m.spec.blocks, m.block_ptr, jump_unit(m))
+        return _jump_mask(coef, m.spec.blocks, m.block_ptr, self._eta_unit)
+
+    @cached_property
+    def _eta_unit(self) -> float:
+        """The unit of η of the jump tolerance (``_statistics.coefficient_unit``)."""
+        return jump_unit(self.model)
 
     def _new_design(self, newdata: Any, offset: Any) -> tuple[Any, np.ndarray | None]:
         """The training recipe replayed on new rows: (design, total offset)."""

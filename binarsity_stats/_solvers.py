@@ -771,12 +771,13 @@ class Prepared:
             prob.grad_hess_into(null.eta, r, h)
             self._null = (prob.penalty.lambda_max(prob.histogram(r)), null, r)
         lmax, null, r = self._null
-        if lam < lmax:
+        if lam < lmax or not null.converged:
             return sol
         kkt, _, _ = prob.kkt(r, null.coef, lam)
+        objective = float(prob.loss(null.eta) + lam * prob.penalty.value(null.coef))
         return Solution(
             coef=null.coef.copy(), dense_coef=null.dense_coef.copy(), intercept=null.intercept,
-            lam=float(lam), objective=float(prob.loss(null.eta) + lam * prob.penalty.value(null.coef)),
+            lam=float(lam), objective=objective,
             kkt_violation=float(kkt), converged=bool(kkt <= tol), n_iter=sol.n_iter,
             n_sweeps=sol.n_sweeps, eta=null.eta.copy(), bin_counts=sol.bin_counts,
         )  # fmt: skip
