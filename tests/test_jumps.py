@@ -256,6 +256,9 @@ def test_a_gaussian_y_whose_square_underflows_is_refused(c):
         bs.glm("w ~ bin(a, 10) + bin(b, 10)", df)
     with pytest.raises(ValueError, match=r"rescale y"):
         bs.BinarsityGLM(n_bins=10).fit(df[["a", "b"]], df["w"])
+    sm = pytest.importorskip("statsmodels.api")
+    with pytest.raises(ValueError, match=r"y has values no larger than .* rescale y"):
+        bs.glm("w ~ bin(a, 10) + bin(b, 10)", df, family=sm.families.Gaussian())
 
 
 def test_the_jump_tolerance_follows_the_unit_of_eta():
