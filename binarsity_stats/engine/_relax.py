@@ -37,6 +37,7 @@ import numpy as np
 
 from ..penalty._blocks import get_kind
 from ..design._design import BinnedDesign
+from ..core._statistics import coefficient_unit, kept_cuts
 
 __all__ = [
     "segment_maps",
@@ -46,7 +47,6 @@ __all__ = [
     "check_gamma",
     "GAMMAS",
     "FUSED_FACTOR",
-    "JUMP_TOL",
 ]
 
 #: glmnet's default γ grid of ``cv.glmnet(relax=TRUE)``.
@@ -56,11 +56,6 @@ GAMMAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: weight (its weight is infinite in theory; a finite one keeps λ_max and the solvers
 #: unchanged, and it stays fused down to λ_max / FUSED_FACTOR).
 FUSED_FACTOR = 1e6
-
-#: Relative size below which two neighbouring levels count as equal (no jump); the
-#: same rule as the results' jump mask.
-JUMP_TOL = 1e-10
-
 
 def check_gamma(gamma: Any, name: str = "gamma") -> float:
     """γ of a relaxed fit: a real number in [0, 1].
@@ -84,20 +79,17 @@ def check_gamma(gamma: Any, name: str = "gamma") -> float:
     return g
 
 
-def _jumps(theta: np.ndarray, weights: np.ndarray, block_ptr: np.ndarray) -> np.ndarray:
-    """True at level k when a positive-weight edge (k−1, k) jumps (beyond rounding)."""
-    jump = np.zeros(theta.shape, dtype=bool)
-    for j in range(len(block_ptr) - 1):
-        s, e = int(block_ptr[j]), int(block_ptr[j + 1])
-        if e - s < 2:
-            continue
-        scale = max(1.0, float(np.max(np.abs(theta[s:e]))))
-        jump[s + 1 : e] = np.abs(np.diff(theta[s:e])) > JUMP_TOL * scale
-    jump &= weights > 0
-    return jump
+def _jumps(
+    theta: np.ndarray, weights: np.ndarray, block_ptr: np.ndarray, unit: float = 1.0
+) -> np.ndarray:
+    """True at level k when a positive-weight edge (k−1, k) is a kept cut
+    (``_statistics.kept_cuts``: the results' definition of a jump)."""
+    return kept_cuts(theta, block_ptr, np.asarray(weights) > 0, unit)
 
 
-def segment_maps(theta: np.ndarray, weights: np.ndarray, block_ptr: np.ndarray) -> list[np.ndarray]:
+def segment_maps(
+    theta: np.ndarray, weights: np.ndarray, block_ptr: np.ndarray, unit: float = 1.0
+) -> list[np.ndarray]:
     """The constant segments of a penalised fit, per block: level → segment index.
 
     A new segment starts at every jump of a penalised edge and at every edge of weight
@@ -112,6 +104,8 @@ def segment_maps(theta: np.ndarray, weights: np.ndarray, block_ptr: np.ndarray) 
         The penalty weights ω (0 at each block start).
     block_ptr : ndarray of shape (p + 1,)
         Block offsets.
+    unit : float, default=1.0
+        The unit of η (``_statistics.coefficient_unit``) of the jump tolerance.
 
     Returns
     -------
@@ -120,7 +114,7 @@ def segment_maps(theta: np.ndarray, weights: np.ndarray, block_ptr: np.ndarray) 
     """
     theta = np.asarray(theta, dtype=np.float64)
     weights = np.asarray(weights, dtype=np.float64)
-    jump = _jumps(theta, weights, block_ptr)
+    jump = _jumps(theta, weights, block_ptr, unit)
     maps = []
     for j in range(len(block_ptr) - 1):
         s, e = int(block_ptr[j]), int(block_ptr[j + 1])
@@ -175,7 +169,8 @@ def unpenalized_on_segments(
     from ._solvers import Prepared
 
     bp = design.block_ptr
-    maps = segment_maps(solution.coef, weights, bp)
+    unit = coefficient_unit(family, y, design.sample_weight)
+    maps = segment_maps(solution.coef, weights, bp, unit)
     seg_design = design.segments(maps, dense=design.dense)
     seg_weights = np.zeros(seg_design.n_levels)
     if design.kinds is not None and any(get_kind(k).direction for k in design.kinds):
@@ -263,6 +258,7 @@ def adaptive_weights(
     theta: np.ndarray,
     block_ptr: np.ndarray,
     power: float = 1.0,
+    unit: float = 1.0,
 ) -> np.ndarray:
     """Second-stage weights ω_jk / |θ̂_jk − θ̂_j,k−1|^power (the adaptive lasso's).
 
@@ -276,6 +272,9 @@ def adaptive_weights(
         Block offsets.
     power : float, default=1
         The exponent (Zou's γ; 1 is the usual choice).
+    unit : float, default=1.0
+        The unit of η (``_statistics.coefficient_unit``): jumps below its tolerance are
+        fused edges.
 
     Returns
     -------
@@ -292,7 +291,7 @@ def adaptive_weights(
     theta = np.asarray(theta, dtype=np.float64)
     if theta.shape != w.shape:
         raise ValueError(f"theta has shape {theta.shape} but the weights {w.shape}.")
-    jump = _jumps(theta, w, block_ptr)
+    jump = _jumps(theta, w, block_ptr, unit)
     diff = np.zeros_like(theta)
     diff[1:] = np.abs(np.diff(theta))
     out = np.zeros_like(w)
@@ -354,12 +353,13 @@ def relaxed_path_scores(
     ndarray of shape (len(gammas), len(lams))
     """
     out = np.empty((len(gammas), len(lams)))
+    unit = coefficient_unit(family, y, design.sample_weight)
     warm = None
     cache: dict[bytes, Any] = {}
     for i, lam in enumerate(lams):
         sol = prepared.solve(float(lam), warm_start=warm, **opts)
         warm = sol
-        maps = segment_maps(sol.coef, weights, design.block_ptr)
+        maps = segment_maps(sol.coef, weights, design.block_ptr, unit)
         key = np.concatenate(maps).tobytes() if maps else b""
         unpen = cache.get(key)
         if unpen is None:

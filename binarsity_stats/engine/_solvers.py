@@ -32,6 +32,7 @@ from ._gram import BACKENDS, anderson_weights, choose_backend, gram_cd
 from ..penalty._metric import DiagonalMetric
 from ._polish import Polisher
 from ._problem import InMemoryProblem, SolverData
+from ..core._statistics import kept_cuts
 from ..core._validation import check_lam, check_max_iter, check_tol, check_warm_start
 
 __all__ = [
@@ -709,6 +710,11 @@ class Prepared:
             self.last_backend = self.merged.last_backend
             return sol
         tol = tol * self.tol_scale
+        sol = self._solve_scaled(lam, solver, tol, max_iter, warm_start, backend)
+        return self._exactly_flat(sol, lam, tol)
+
+    def _solve_scaled(self, lam, solver, tol, max_iter, warm_start, backend) -> Solution:
+        """The solve of :meth:`solve` with ``tol`` already in the gradient's units."""
         with np.errstate(over="ignore"):
             if solver == "fista":
                 self.last_backend = "rows"
@@ -725,6 +731,46 @@ class Prepared:
             sol = _cd(self.prob, lam, tol, int(max_iter), warm_start)
             self._last_sweeps = sol.n_sweeps
             return sol
+
+    def _exactly_flat(self, sol: Solution, lam: float, tol: float) -> Solution:
+        """The exact null fit in place of a solution that is flat within the jump
+        tolerance (``_statistics``) at λ ≥ λ_max.
+
+        At λ_max an edge is on its threshold and a solver may leave it open by its
+        stopping error (a jump of 1e-10 where λ_max itself is known to 1e-10); the
+        solution there is the null fit (design.md §2), with every penalised edge exactly
+        flat. A solution with exactly flat penalised edges, or with a kept cut, or at
+        λ < λ_max is returned as it is. λ_max is computed (once per prepared problem)
+        only when a solution is flat within the tolerance without being exactly flat.
+        """
+        prob = self.prob
+        edges = prob.weights > 0
+        if not np.any(edges):
+            return sol
+        theta = sol.coef
+        step = np.zeros_like(theta)
+        step[1:] = np.diff(theta)
+        if not np.any(step[edges] != 0):
+            return sol
+        unit = self.tol_scale if getattr(prob.family, "quadratic", False) else 1.0
+        if np.any(kept_cuts(theta, prob.block_ptr, edges, unit)):
+            return sol
+        if getattr(self, "_null", None) is None:
+            null = _null_fit(prob, _NULL_TOL * self.tol_scale)
+            r, h = prob.row_vector(), prob.row_vector()
+            prob.grad_hess_into(null.eta, r, h)
+            self._null = (prob.penalty.lambda_max(prob.histogram(r)), null, r)
+        lmax, null, r = self._null
+        if lam < lmax or not null.converged:
+            return sol
+        kkt, _, _ = prob.kkt(r, null.coef, lam)
+        objective = float(prob.loss(null.eta) + lam * prob.penalty.value(null.coef))
+        return Solution(
+            coef=null.coef.copy(), dense_coef=null.dense_coef.copy(), intercept=null.intercept,
+            lam=float(lam), objective=objective,
+            kkt_violation=float(kkt), converged=bool(kkt <= tol), n_iter=sol.n_iter,
+            n_sweeps=sol.n_sweeps, eta=null.eta.copy(), bin_counts=sol.bin_counts,
+        )  # fmt: skip
 
     def _prepare_merged(self) -> None:
         """The problem with every group of identical blocks merged into one, exactly.
@@ -838,6 +884,10 @@ def design_lambda_max(
     float
     """
     return _lambda_max(make_problem(design, y, family, penalty_weights, fit_intercept), tol)
+
+
+#: KKT tolerance of the null fit behind λ_max (in the gradient's units).
+_NULL_TOL = 1e-10
 
 
 def _lambda_max(prob: SolverData, tol: float) -> float:

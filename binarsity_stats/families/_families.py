@@ -112,6 +112,27 @@ def _scale_units(spread: float, mean: float) -> float:
     return max(spread, min(1.0, 1e-6 * abs(mean)), TINY_UNITS)
 
 
+def _check_squared_loss_range(y: np.ndarray) -> None:
+    """Refuse a y the squared-error loss cannot hold: |y| beyond ~1e150 overflows its
+    square, a y no larger than :data:`TINY_UNITS` underflows it (the loss, its gradient
+    units and the tolerance would be subnormal or 0, and a fit "converged" at θ = 0)."""
+    top = float(np.max(np.abs(y))) if y.size else 0.0
+    if top > 1e150:
+        # the loss squares y: beyond ~1e154 it overflows to inf
+        raise ValueError(
+            f"y has values as large as {top:.3g} in magnitude; the squared-error loss "
+            "overflows beyond ~1e150: rescale y (e.g. divide by its standard deviation)."
+        )
+    if 0.0 < top < TINY_UNITS:
+        # its square underflows: the loss, its gradient units and the tolerance
+        # would be subnormal or 0, and a fit "converged" at θ = 0 (100 % off)
+        raise ValueError(
+            f"y has values no larger than {top:.3g} in magnitude; the squared-error "
+            f"loss underflows below ~{TINY_UNITS:.0e}: rescale y (e.g. divide by its "
+            "standard deviation)."
+        )
+
+
 class Family:
     """A GLM family: loss, derivatives and statistics on the linear predictor η.
 
@@ -630,13 +651,7 @@ class Gaussian(Family):
 
     def validate_y(self, y, *, proportions=False):
         super().validate_y(y)
-        top = float(np.max(np.abs(y))) if y.size else 0.0
-        if top > 1e150:
-            # the loss squares y: beyond ~1e154 it overflows to inf
-            raise ValueError(
-                f"y has values as large as {top:.3g} in magnitude; the squared-error loss "
-                "overflows beyond ~1e150: rescale y (e.g. divide by its standard deviation)."
-            )
+        _check_squared_loss_range(y)
 
     def curvature_bound(self):
         return 1.0
@@ -1258,6 +1273,8 @@ class StatsmodelsFamily(Family):
             bad = y <= 0
             need = "positive"
         elif fam_name == "Gaussian":
+            if self.quadratic:
+                _check_squared_loss_range(y)
             return
         else:
             bad = y < 0

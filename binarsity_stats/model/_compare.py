@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..core._statistics import pearson_dispersion
+
 __all__ = ["anova", "compare"]
 
 #: Relative residual below which a column of the smaller design counts as inside the
@@ -201,7 +203,7 @@ def anova(*models: Any, test: str | None = None) -> pd.DataFrame:
     resdev = np.array([float(f.sm_results.deviance) for f in fits])
     big = fits[int(np.argmin(resdf))].sm_results
     if family.estimate_dispersion:
-        dispersion = float(big.pearson_chi2 / big.df_resid) if big.df_resid > 0 else np.nan
+        dispersion = pearson_dispersion(big.pearson_chi2, big.df_resid)
     else:
         dispersion = 1.0
     ddf = np.r_[np.nan, -np.diff(resdf)]

@@ -38,6 +38,28 @@ from typing import Any
 import numpy as np
 
 from ..core._base import inconsistent
+from ..distributed._dask import is_dask_collection
+from ..design._design import BinnedDesign
+from ..families._families import Family, user_family
+from ..formula._formula import (
+    Design,
+    DesignSpec,
+    Response,
+    _as_frame,
+    _column_or_array,
+    build_design,
+    did_you_mean,
+    missing_plan,
+)
+from ..design._identify import move_level_means, shared_group_donors
+from ..engine._cv import check_patience, cross_validate, grid_end_message, resolve_n_jobs
+from ..engine._folds import fold_ids, group_fold_ids, is_fold_ids, resolve_folds
+from ..engine._path import PathData, check_grid, lambda_grid, solve_path
+from ..engine._scoring import SCORINGS, check_scoring, weighted_auc
+from ._path_results import CVResults, PathResults
+from ..penalty._penalty import THEORY_A, lambda_theory, theory_nobs
+from ._results import BinarsityResults, degrees_of_freedom, jump_unit
+from ..design._spec import column_kinds
 from ..core._validation import (
     check_bool,
     check_cv_tol,
@@ -50,28 +72,6 @@ from ..core._validation import (
     check_weights_kind,
     normalized_weights,
 )
-from ..design._design import BinnedDesign
-from ..design._identify import move_level_means, shared_group_donors
-from ..design._spec import column_kinds
-from ..distributed._dask import is_dask_collection
-from ..engine._cv import check_patience, cross_validate, grid_end_message, resolve_n_jobs
-from ..engine._folds import fold_ids, group_fold_ids, is_fold_ids, resolve_folds
-from ..engine._path import PathData, check_grid, lambda_grid, solve_path
-from ..engine._scoring import SCORINGS, check_scoring, weighted_auc
-from ..families._families import Family, user_family
-from ..formula._formula import (
-    Design,
-    DesignSpec,
-    Response,
-    _as_frame,
-    _column_or_array,
-    build_design,
-    did_you_mean,
-    missing_plan,
-)
-from ..penalty._penalty import THEORY_A, lambda_theory, theory_nobs
-from ._path_results import CVResults, PathResults
-from ._results import BinarsityResults, degrees_of_freedom
 
 __all__ = ["glm", "BinarsityModel", "SCORINGS"]
 
@@ -812,7 +812,8 @@ class BinarsityModel:
         if first_stage.model.design is not self.design:
             raise ValueError("first_stage must be a fit of this model (the same design).")
         sol = first_stage.solution
-        w = adaptive_weights(self.penalty_weights, sol.coef, self.block_ptr, power)
+        w = adaptive_weights(self.penalty_weights, sol.coef, self.block_ptr, power,
+                             unit=jump_unit(self))
         other = copy.copy(self)
         other.penalty_weights = w
         other.penalty_kind = "adaptive"

@@ -22,6 +22,8 @@ from ..core._base import inconsistent
 from ..distributed._dask import is_dask_collection
 from ..formula._formula import Block, _as_frame, _column_or_array, check_predict_missing, predict_complete
 from ._refit import _NO_ESTIMATE, _REFERENCE, RefitResults, _fit_statsmodels, _split_refit
+from ..core._statistics import chain_edges, coefficient_unit, is_flat, kept_cuts, pearson_dispersion
+from ..core._statistics import degrees_of_freedom as _degrees_of_freedom
 from ..core._validation import check_offset
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,10 +34,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..report._summary import Summary
 
 __all__ = ["BinarsityResults", "degrees_of_freedom"]
-
-#: Relative size below which two neighbouring levels count as equal (no jump).
-JUMP_TOL = 1e-10
-
 
 def _new_design(model: BinarsityModel, newdata: Any, offset: Any) -> tuple[Any, np.ndarray | None]:
     """The training recipe replayed on new rows: (design, total offset).
@@ -61,22 +59,24 @@ def _new_design(model: BinarsityModel, newdata: Any, offset: Any) -> tuple[Any, 
     return design, off
 
 
-def _jump_mask(theta: np.ndarray, blocks: list[Block], block_ptr: np.ndarray) -> np.ndarray:
-    """True at level k of a binned term's chain when θ_k ≠ θ_{k−1} (beyond rounding)."""
-    jump = np.zeros(theta.shape, dtype=bool)
-    for j, block in enumerate(blocks):
-        if not block.penalized:
-            continue
-        s = int(block_ptr[j])
-        chain = theta[s : s + block.chain_length]
-        if chain.size < 2:
-            continue
-        scale = max(1.0, float(np.max(np.abs(theta[s : int(block_ptr[j + 1])]))))
-        jump[s + 1 : s + block.chain_length] = np.abs(np.diff(chain)) > JUMP_TOL * scale
-        if block.by is not None:  # level means of a by-group term: breaks, not jumps
-            for first, _, _ in block.chains():
-                jump[s + first] = False
-    return jump
+def _chains(blocks: list[Block]) -> list[list[tuple[int, int]]]:
+    """Per block its penalised chains ``(first, length)`` (none for a ``C()`` term)."""
+    return [[(a, k) for a, k, _ in b.chains()] if b.penalized else [] for b in blocks]
+
+
+def _jump_mask(
+    theta: np.ndarray, blocks: list[Block], block_ptr: np.ndarray, unit: float = 1.0
+) -> np.ndarray:
+    """The kept cuts of θ (``_statistics.kept_cuts``: the one definition of a jump)."""
+    edges = chain_edges(block_ptr, _chains(blocks))
+    return kept_cuts(theta, block_ptr, edges, unit)
+
+
+def jump_unit(model: BinarsityModel) -> float:
+    """The unit of η of a fitted model (``_statistics.coefficient_unit``)."""
+    if not getattr(model.family, "quadratic", False) or getattr(model, "y", None) is None:
+        return 1.0
+    return coefficient_unit(model.family, model.y, model.unit_weight)
 
 
 def degrees_of_freedom(
@@ -84,12 +84,12 @@ def degrees_of_freedom(
 ) -> int:
     """Degrees of freedom of a fit: jumps + intercept + unpenalised parameters.
 
-    The fused-lasso estimate (design.md §2): each binned term contributes its constant
-    segments minus one (the constraint), plus one for a populated missing level; a
-    ``C()`` term its populated levels minus one; each dense column one. A by-group term
-    ``bin(x):C(g)`` counts its jumps plus the populated levels of g minus one (its level
-    means), except a later term of the same g (``model.by_donors``), which holds one
-    constraint per level: its jumps only.
+    The fused-lasso estimate (design.md §2, ``_statistics.degrees_of_freedom``): each
+    binned term contributes its constant segments minus one (the constraint), plus one
+    for a populated missing level; a ``C()`` term its populated levels minus one; each
+    dense column one. A by-group term ``bin(x):C(g)`` counts its jumps plus the
+    populated levels of g minus one (its level means), except a later term of the same
+    g (``model.by_donors``), which holds one constraint per level: its jumps only.
 
     Parameters
     ----------
@@ -109,23 +109,13 @@ def degrees_of_freedom(
     """
     m = model
     if jumps is None:
-        jumps = _jump_mask(coef, m.spec.blocks, m.block_ptr)
-    counts = m.bin_counts
+        jumps = _jump_mask(coef, m.spec.blocks, m.block_ptr, jump_unit(m))
     # an intercept absorbed by the first block ('- 1') is one parameter all the same
-    dof = int(m.fit_intercept or m.intercept_absorbed) + int(n_dense) + int(jumps.sum())
-    donors = m.by_donors
-    for j, block in enumerate(m.spec.blocks):
-        s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
-        if block.penalized:
-            if block.has_missing_level and counts[e - 1] > 0:
-                dof += 1
-            if block.by is not None and j not in donors:  # the free level means of g
-                # (a later block of the same group holds within-level shapes only)
-                filled = [np.any(counts[s + a : s + a + k] > 0) for a, k, _ in block.chains()]
-                dof += max(int(np.sum(filled)) - 1, 0)
-        else:
-            dof += max(int(np.sum(counts[s:e] > 0)) - 1, 0)
-    return dof
+    n_unpen = int(m.fit_intercept or m.intercept_absorbed) + int(n_dense)
+    return _degrees_of_freedom(
+        jumps, m.bin_counts, m.block_ptr, _chains(m.spec.blocks),
+        [b.penalized and b.has_missing_level for b in m.spec.blocks], n_unpen, m.by_donors,
+    )  # fmt: skip
 
 
 class BinarsityResults:
@@ -286,7 +276,7 @@ class BinarsityResults:
     @cached_property
     def jumps(self) -> np.ndarray:
         """Boolean mask (d,) of the levels where a binned term's step function jumps."""
-        return _jump_mask(self.coef, self.model.spec.blocks, self.model.block_ptr)
+        return self._jumps_of(self.coef)
 
     @property
     def n_jumps(self) -> int:
@@ -369,8 +359,7 @@ class BinarsityResults:
         its ``pearson_chi2 / df_resid``, the over-dispersion check). In the units of the
         analytic weights: weights c·s give c times the dispersion. NaN when no residual
         df is left."""
-        df_resid = self.df_resid
-        return self.pearson_chi2 / df_resid if df_resid > 0 else float("nan")
+        return pearson_dispersion(self.pearson_chi2, self.df_resid)
 
     def term_contributions(self) -> pd.DataFrame:
         """Each term's contribution to the linear predictor on the training rows.
@@ -797,9 +786,7 @@ class BinarsityResults:
             theta, counts = self.coef[s:e], m.bin_counts[s:e]
             populated = theta[counts > 0] if np.any(counts > 0) else theta
             jumps = int(self.jumps[s:e].sum())
-            selected = bool(np.any(np.abs(populated) > 0)) if not block.penalized else True
-            if block.penalized:
-                selected = jumps > 0 or bool(np.any(populated != 0))
+            selected = self._block_selected(j)
             rows.append(
                 {"term": block.term, "levels": block.n_levels,
                  "kind": "ordered" if getattr(block, "ordered", False) else block.kind,
@@ -825,6 +812,20 @@ class BinarsityResults:
         if not rows:
             return pd.DataFrame(columns=cols, index=pd.Index([], name="term", dtype=object))
         return pd.DataFrame(rows).set_index("term")[cols]
+
+    def _block_selected(self, j: int) -> bool:
+        """Whether term j has an effect: a kept cut, or populated levels that differ by
+        more than the jump tolerance (``_statistics``; the term table and the plots)."""
+        m = self.model
+        s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+        if np.any(self.jumps[s:e]):
+            return True
+        theta, counts = self.coef[s:e], m.bin_counts[s:e]
+        populated = theta[counts > 0] if np.any(counts > 0) else theta
+        if populated.size == 0:
+            return False
+        # a C() term's levels, a binned term's missing level or by-group level means
+        return not is_flat(populated, self._eta_unit)
 
     def categorical_effects(self) -> pd.DataFrame:
         """``C()`` terms in reference coding: each level against the reference level.
@@ -1177,7 +1178,13 @@ class BinarsityResults:
     # -- uncertainty -------------------------------------------------------------------------
     def _jumps_of(self, coef: np.ndarray) -> np.ndarray:
         """The jump mask of other levels θ on this model's blocks (bootstrap refits)."""
-        return _jump_mask(coef, self.model.spec.blocks, self.model.block_ptr)
+        m = self.model
+        return _jump_mask(coef, m.spec.blocks, m.block_ptr, self._eta_unit)
+
+    @cached_property
+    def _eta_unit(self) -> float:
+        """The unit of η of the jump tolerance (``_statistics.coefficient_unit``)."""
+        return jump_unit(self.model)
 
     def _new_design(self, newdata: Any, offset: Any) -> tuple[Any, np.ndarray | None]:
         """The training recipe replayed on new rows: (design, total offset)."""

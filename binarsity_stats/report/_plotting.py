@@ -46,14 +46,6 @@ def _axes_list(ax: Any, n: int, ncols: int = 3):
     return axes[0].figure, axes[:n]
 
 
-def _is_flat(values: np.ndarray) -> bool:
-    """Whether a term's levels are all equal (the term was dropped by the penalty)."""
-    values = np.asarray(values, dtype=np.float64)
-    if values.size == 0:
-        return True
-    return bool(np.ptp(values) <= 1e-10 * max(1.0, float(np.max(np.abs(values)))))
-
-
 def _mark_dropped(a: Any) -> None:
     a.text(0.5, 0.5, "dropped (flat)", transform=a.transAxes, ha="center", va="center",
            fontsize=10, color="0.35", style="italic")  # fmt: skip
@@ -226,7 +218,8 @@ def _draw_block(
     shape = getattr(block, "monotone", None)  # None on models pickled before it existed
     a.set_title(block.column + (f" ({shape})" if shape else ""), fontsize=10)
     a.set_xlabel(block.term)
-    flat = _is_flat(theta)
+    # the term table's verdict (one definition of a kept cut: ``_statistics``)
+    flat = not res._block_selected(j)
     lo = hi = None
     if bands is not None:
         lo, hi = _band(bands, block, e - s)

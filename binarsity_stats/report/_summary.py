@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..formula._formula import format_value
+from ..core._statistics import dispersion_informative
 
 __all__ = ["Summary", "make_summary"]
 
@@ -371,6 +372,15 @@ def _df_size_notes(res: Any) -> list[str]:
     return []
 
 
+def _dispersion_shown(m: Any) -> bool:
+    """Whether the summary reports Pearson's dispersion (not for a Bernoulli response:
+    ``_statistics.dispersion_informative``)."""
+    y = getattr(m, "y", None)
+    if y is None:
+        return True
+    return dispersion_informative(m.family, y, getattr(m, "trials", None))
+
+
 def _dispersion_meaning(fam: Any) -> str:
     if fam.estimate_dispersion:
         return f"it estimates {fam.dispersion_name}."
@@ -429,7 +439,8 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             ("Deviance", _fmt(res.deviance)),
             ("Null deviance", _fmt(res.null_deviance)),
             ("Pearson chi2", _fmt(res.pearson_chi2)),
-            (f"Dispersion ({fam.dispersion_name}, chi2/df)", _fmt(res.dispersion)),
+            *([(f"Dispersion ({fam.dispersion_name}, chi2/df)", _fmt(res.dispersion))]
+              if _dispersion_shown(m) else []),
             ("Log-Likelihood", _fmt(res.llf)),
         ]),
         ("AIC", _fmt(res.aic)),
@@ -555,7 +566,10 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
         "linear predictor (EBM's mean absolute score, centred).",
         *([] if fam.survival else [
             f"Dispersion: Pearson chi2 / Df Residuals (Df Residuals = observations - df); "
-            f"{_dispersion_meaning(fam)}"]),
+            f"{_dispersion_meaning(fam)}"] if _dispersion_shown(m) else [
+            "No dispersion is shown: for a 0/1 response (one Bernoulli trial per row) "
+            "Pearson chi2 / Df Residuals depends on the fitted probabilities only and says "
+            "nothing about the variance."]),
         "No standard errors are given for a penalized fit; refit() gives the unpenalized "
         "GLM on the selected cut-points, with standard errors conditional on the "
         "selection.",

@@ -52,6 +52,13 @@ from ..design._identify import move_level_means, shared_group_donors
 from ..penalty._penalty import PENALTY_WEIGHTS, by_chain_weights, lambda_theory, theory_nobs
 from ..penalty._penalty import penalty_weights as _penalty_weights
 from ..engine._solvers import SOLVERS, Prepared, Solution
+from ..core._statistics import (
+    chain_edges,
+    coefficient_unit,
+    degrees_of_freedom,
+    jump_tolerance,
+    kept_cuts,
+)
 from ..core._validation import (
     as_real_array,
     check_block_ptr,
@@ -896,21 +903,13 @@ class BinarsityGLM(BaseEstimator):
                 # φ from the first fit's Pearson χ² on its df, then one refit; df as
                 # the formula's: jumps and populated missing levels of binned blocks,
                 # populated levels − 1 of categorical ones, one per linear column
-                dof = int(fi) + design.n_dense
-                for j in range(len(sizes)):
-                    s0, e0 = int(block_ptr[j]), int(block_ptr[j + 1])
-                    if not binned[j]:
-                        dof += max(int(np.sum(counts[s0:e0] > 0)) - 1, 0)
-                        continue
-                    for first, m in problem.chains[j]:  # several for a by-group feature
-                        dof += int(np.sum(np.diff(sol.coef[s0 + first : s0 + first + m]) != 0))
-                    if len(problem.chains[j]) > 1 and j not in problem.by_donors:
-                        # the free level means of the groups (held by the first block of g)
-                        filled = [counts[s0 + a : s0 + a + m].sum() > 0
-                                  for a, m in problem.chains[j]]  # fmt: skip
-                        dof += max(int(np.sum(filled)) - 1, 0)
-                    if sizes[j] > chain[j] and counts[e0 - 1] > 0:
-                        dof += 1  # a populated missing level
+                chains = [problem.chains[j] if binned[j] else [] for j in range(len(sizes))]
+                unit_eta = coefficient_unit(family, y, unit)
+                jumps = kept_cuts(sol.coef, block_ptr, chain_edges(block_ptr, chains), unit_eta)
+                dof = degrees_of_freedom(
+                    jumps, counts, block_ptr, chains, [bool(binned[j] and sizes[j] > chain[j])
+                    for j in range(len(sizes))], int(fi) + design.n_dense, problem.by_donors,
+                )  # fmt: skip
                 phi = family.dispersion(y, family.mean(sol.eta), unit, dof, nobs=nobs)
                 lam = lambda_theory(family, y, unit, off, d, nobs, fit_intercept=fi, phi=phi)
                 sol = prepared.solve(lam, warm_start=sol, **opts)
@@ -957,6 +956,8 @@ class BinarsityGLM(BaseEstimator):
             # without the (n,) linear predictor: a pickle must not grow with the data
             solution_=replace(sol, eta=None),
             n_features_in_=len(problem.kinds),
+            # the unit of η of the jump tolerance (``_statistics``): cut_points
+            _eta_unit_=coefficient_unit(problem.family, problem.y, problem.design.unit_weight),
         )
         # one assignment: the previous fit's attributes (feature_names_in_ included)
         # are replaced as a whole, never attribute by attribute
@@ -1239,6 +1240,7 @@ class BinarsityGLM(BaseEstimator):
         ptr, coef, bins = st["block_ptr_"], st["coef_"], st["_bins"]
         shapes = st.get("monotone_")  # None: fitted before monotone features existed
         by, by_levels = st.get("by_"), st.get("by_levels_")
+        unit = float(st.get("_eta_unit_", 1.0))  # 1: fitted before the unit was kept
         rows, k, b = [], 0, 0
         for j, kind in enumerate(st["_kinds"]):
             if kind not in BLOCK_KINDS:
@@ -1249,9 +1251,11 @@ class BinarsityGLM(BaseEstimator):
                 levels = [None] if by is None or by[j] is None else list(by_levels[j])
                 label = str(names[j]) if names is not None else f"x{j}"
                 shape = shapes[j] if shapes is not None else None
+                # a kept cut: the one jump tolerance (``_statistics``) of the block
+                tau = jump_tolerance(coef[int(ptr[k]) : int(ptr[k + 1])], unit)
                 for i, level in enumerate(levels):  # one chain per level of a by= group
                     lev = coef[int(ptr[k]) + i * d : int(ptr[k]) + i * d + len(edges) + 1]
-                    for e in np.flatnonzero(np.diff(lev) != 0):
+                    for e in np.flatnonzero(np.abs(np.diff(lev)) > tau):
                         rows.append((label, float(edges[e]), float(lev[e + 1] - lev[e]),
                                      shape or "free", level))  # fmt: skip
                 b += 1
