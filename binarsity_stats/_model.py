@@ -49,6 +49,7 @@ from ._formula import (
     _column_or_array,
     build_design,
     did_you_mean,
+    display_formula,
     missing_plan,
 )
 from ._identify import move_level_means, shared_group_donors
@@ -1286,7 +1287,7 @@ class BinarsityModel:
 
     def __repr__(self) -> str:
         return (
-            f"BinarsityModel({self.formula!r}, family={self.family.name!r}, "
+            f"BinarsityModel({display_formula(self.formula)!r}, family={self.family.name!r}, "
             f"n={self.nobs}, blocks={len(self.spec.blocks)})"
         )
 
