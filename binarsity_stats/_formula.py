@@ -1421,7 +1421,12 @@ def _quote(name: str) -> str:
     Display only: the result is never parsed (a name holding a backtick would break
     out of the quotes); formulas the package writes name columns by alias.
     """
-    return name if name.isidentifier() and not keyword.iskeyword(name) else f"`{name}`"
+    if name.isidentifier() and not keyword.iskeyword(name):
+        return name
+    if "`" in name or not name.isprintable():  # one name, readably: R's escapes
+        name = name.replace("\\", "\\\\").replace("`", "\\`")
+        name = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in name)
+    return f"`{name}`"
 
 
 class AliasedFormula(str):
