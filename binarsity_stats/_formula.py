@@ -2138,12 +2138,12 @@ def dense_column_factors(spec: DesignSpec) -> dict[str, list[Any]]:
         for col in st.columns:
             name = _unalias(col, aliases, column=True)
             if not categorical:
-                out[name] = [_unalias(e, aliases) for e in exprs]
+                out[name] = [_unalias(e, aliases, column=True) for e in exprs]
                 continue
             entries: list[Any] = []
             for part in _split_interaction(col):
                 if part in exprs and part not in categorical:
-                    entries.append(_unalias(part, aliases))
+                    entries.append(_unalias(part, aliases, column=True))
                     continue
                 entry = None
                 for e in categorical:
