@@ -248,3 +248,22 @@ def test_integer_columns_in_an_expression_do_not_wrap_around():
     # a column read as categories keeps its integer levels
     assert res.model.spec.blocks[1].levels == (0, 1, 2)
     assert "C(g)[1]" in res.params.index
+
+
+def test_dask_frame_reads_awkward_names_and_integer_expressions_alike():
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(6)
+    n = 300
+    big = rng.integers(1, 5, n).astype(np.int64) * 2**40
+    df = pd.DataFrame({"a b": rng.normal(size=n), "a-b": 5 + 3 * rng.normal(size=n),
+                       "ｚ": rng.normal(size=n), "z": 2 * rng.normal(size=n), "k": big})  # fmt: skip
+    df["y"] = rng.normal(size=n)
+    ddf = dd.from_pandas(df, npartitions=3)
+    formula = "y ~ bin(`a b`, 4) + bin(`a-b`, 4) + bin(`ｚ`, 4) + bin(z, 4) + I(k * k)"
+    lazy, eager = bs.glm(formula, ddf), bs.glm(formula, df)
+    assert [b.column for b in lazy.spec.blocks] == ["a b", "a-b", "ｚ", "z"]
+    for b, ref in zip(lazy.spec.blocks, eager.spec.blocks):
+        assert_allclose(b.edges, ref.edges, rtol=0, atol=0)
+    exact = big.astype(np.float64) ** 2
+    assert_allclose(lazy.design.dense[:, 0], exact, rtol=4e-16)
+    assert_allclose(eager.design.dense[:, 0], exact, rtol=4e-16)
