@@ -1429,6 +1429,20 @@ def _quote(name: str) -> str:
     return f"`{name}`"
 
 
+def _source_name(name: str) -> str:
+    """A looked-up column written back into formula text for formulaic to parse.
+
+    Only names that reached formulaic as one token come here (plain names, aliases,
+    names the user backticked): one holding a backtick or a control character cannot
+    be written back faithfully and is refused by name rather than spliced in.
+    """
+    if name.isidentifier() and not keyword.iskeyword(name):
+        return name
+    if "`" in name or not name.isprintable():
+        raise ValueError(f"column {name!r} cannot be written into a formula term.")
+    return f"`{name}`"
+
+
 class AliasedFormula(str):
     """Formula text whose package-generated identifiers stand for data column names.
 
@@ -1522,7 +1536,7 @@ class _ColumnRefs:
 def _term_str(term: Any) -> str:
     """A parsed term written back as formula text (``str(term)`` drops backticks)."""
     return ":".join(
-        _quote(f.expr) if f.eval_method.value == "lookup" else f.expr for f in term.factors
+        _source_name(f.expr) if f.eval_method.value == "lookup" else f.expr for f in term.factors
     )
 
 
@@ -1565,7 +1579,7 @@ def _rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
             and _reads_column(factors[0], data)
             and not _is_numeric_series(data[factors[0].expr])
         ):
-            terms.append(f"C({_quote(factors[0].expr)})")
+            terms.append(f"C({_source_name(factors[0].expr)})")
         else:
             terms.append(_term_str(term))
     if not terms:
@@ -1647,7 +1661,7 @@ def _by_plan(formula: Any, data: pd.DataFrame) -> tuple[dict[int, str], set[int]
             if pos:
                 groups[pos[0].replace(" ", "")] = i
         elif len(factors) == 1 and _is_group_column(factors[0], data):
-            groups[_quote(factors[0].expr)] = i
+            groups[_source_name(factors[0].expr)] = i
         elif len(factors) == 2 and calls.count("bin") == 1:
             b = factors[calls.index("bin")]
             other = factors[1 - calls.index("bin")]
@@ -1663,7 +1677,7 @@ def _by_plan(formula: Any, data: pd.DataFrame) -> tuple[dict[int, str], set[int]
                     )
                 gexpr, opts = gpos[0], ({"by_levels": gkw["levels"]} if "levels" in gkw else {})
             elif _is_group_column(other, data):
-                gexpr, opts = _quote(other.expr), {}
+                gexpr, opts = _source_name(other.expr), {}
             else:
                 continue
             if not pos or "by" in kw:
@@ -2315,8 +2329,8 @@ def build_design(
         )
     try:
         rhs = _rewrite_rhs(parsed, data)
-    except ValueError as exc:  # names as the user wrote them (column and literal aliases)
-        raise ValueError(_unalias(str(exc), aliases)) from None
+    except (ValueError, TypeError) as exc:  # names as the user wrote them (aliases shown)
+        raise type(exc)(_unalias(str(exc), aliases)) from None
     trials = _cbind_trials(lhs, data, aliases, formula)
     if trials is not None:  # the trials weigh the bins' quantiles as they weigh the loss
         sample_weight = trials if sample_weight is None else sample_weight * trials
