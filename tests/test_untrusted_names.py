@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import os
+import pickle
 import platform
 import sys
 import threading
@@ -113,8 +114,6 @@ def test_dot_formula_reads_a_hostile_name_as_a_column(watched, name):
     text = str(res.summary())
     assert "_bsc" not in text and "_bs0" not in text  # no alias leaks into a label
     # replayed on new rows and after a round trip through pickle, still no code
-    import pickle
-
     back = pickle.loads(pickle.dumps(res))
     assert_allclose(back.predict(df.iloc[:20]), res.fittedvalues[:20], rtol=1e-12)
 
@@ -142,6 +141,8 @@ def test_estimator_inspection_with_a_hostile_column_name_runs_nothing(watched, n
         res = est.results(X, y)
         assert [b.column for b in res.model.spec.blocks] == ["x", name, "g"]
         assert_allclose(res.predict(X), est.predict_proba(X)[:, 1], rtol=1e-9)
+        back = pickle.loads(pickle.dumps(res))  # the aliases travel with the formula
+        assert_allclose(back.predict(X), res.predict(X), rtol=1e-12)
         out = str(res.summary())
     else:
         path = watched / "report.html"
