@@ -2294,6 +2294,7 @@ def build_design(
     if given:  # a formula the package wrote: its strata() columns are named by alias too
         formula = AliasedFormula(formula, given)
         strata_cols = [given.get(c, c) for c in strata_cols]
+    shown = display_formula(formula)  # for messages: the names, never parsed
     if strata_cols and not _is_survival(family):
         raise ValueError(
             f"formula {written!r}: a strata() term needs family='cox' (one baseline hazard "
@@ -2306,15 +2307,15 @@ def build_design(
         parsed = Formula(source)
     except (FormulaicError, SyntaxError, ValueError) as exc:
         msg = _unalias(_clean_message(exc), aliases)
-        raise ValueError(f"cannot parse formula {display_formula(formula)!r}: {msg}") from None
+        raise ValueError(f"cannot parse formula {shown!r}: {msg}") from None
     if not hasattr(parsed, "lhs") or len(parsed.lhs) == 0:
-        raise ValueError(f"formula {display_formula(formula)!r} has no response; write 'y ~ terms'.")
+        raise ValueError(f"formula {shown!r} has no response; write 'y ~ terms'.")
     lhs_cols = _required_columns(parsed, "lhs", aliases)
     rhs_cols = _required_columns(parsed, "rhs", aliases)
     absent = [c for c in lhs_cols + rhs_cols if c not in data.columns]
     if absent:
         raise ValueError(
-            f"formula {display_formula(formula)!r} names column(s) {absent} that are not in the data."
+            f"formula {shown!r} names column(s) {absent} that are not in the data."
             + did_you_mean(absent, data.columns)
         )
     original = data
@@ -2345,15 +2346,15 @@ def build_design(
             na_action="ignore",
         )
     except FormulaicError as exc:
-        raise _unwrap(exc, aliases, display_formula(formula)) from exc
+        raise _unwrap(exc, aliases, shown) from exc
     except SyntaxError as exc:
-        raise ValueError(f"cannot parse formula {display_formula(formula)!r}: {_clean_message(exc)}") from None
+        raise ValueError(f"cannot parse formula {shown!r}: {_clean_message(exc)}") from None
     except TypeError as exc:  # NumPy refusing a date/time inside an expression, e.g. I(t)
         dates = [c for c in lhs_cols + rhs_cols if is_datetime_like(original[c].dtype)]
         if not dates:
             raise
         raise TypeError(
-            f"formula {display_formula(formula)!r} reads date/time column(s) {dates} in an expression that "
+            f"formula {shown!r} reads date/time column(s) {dates} in an expression that "
             f"needs numbers ({exc}); convert them to numbers first."
         ) from exc
     try:

@@ -257,7 +257,8 @@ def test_dask_frame_reads_awkward_names_and_integer_expressions_alike():
     n = 300
     big = rng.integers(1, 5, n).astype(np.int64) * 2**40
     df = pd.DataFrame({"a b": rng.normal(size=n), "a-b": 5 + 3 * rng.normal(size=n),
-                       "ｚ": rng.normal(size=n), "z": 2 * rng.normal(size=n), "k": big})  # fmt: skip
+                       "ｚ": rng.normal(size=n), "z": 2 * rng.normal(size=n),
+                       "k": big})  # fmt: skip
     df["y"] = rng.normal(size=n)
     ddf = dd.from_pandas(df, npartitions=3)
     formula = "y ~ bin(`a b`, 4) + bin(`a-b`, 4) + bin(`ｚ`, 4) + bin(z, 4) + I(k * k)"
