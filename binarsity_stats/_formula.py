@@ -2213,7 +2213,9 @@ def _unalias(
         i, j = match.span()
         if column and (i == 0 or text[i - 1] == ":") and (j == len(text) or text[j] in ":["):
             return name
-        return _quote(name)
+        # a column named like one of the package's functions is backticked, as when
+        # the formula names it so itself (``bin(`C`)``)
+        return f"`{name}`" if name in _OWN or name in _HELPERS else _quote(name)
 
     # one pass: a name holding another alias's text (or a backslash) is shown as is
     return _ANY_ALIAS.sub(shown, text)
