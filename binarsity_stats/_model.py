@@ -128,7 +128,8 @@ def glm(
         proportion, with the trials multiplying the weights). ``C(x, Treatment(k))``
         makes level k the reference of the reference-coded table (the fit is
         unchanged). ``y ~ .`` stands for every other column (numeric ones as
-        ``bin(col)``, others as ``C(col)``; ``- col`` leaves one out).
+        ``bin(col)``, others as ``C(col)``; ``- col`` leaves one out) whatever their
+        names hold: a column name is data, never parsed as formula or Python code.
     data : DataFrame, mapping of columns or Dask DataFrame
         Training data. A Dask DataFrame (the ``dask`` extra) is read partition by
         partition: ``bin()`` cut points from mergeable per-partition summaries (identical
