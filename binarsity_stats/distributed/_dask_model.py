@@ -52,6 +52,7 @@ from ..formula._formula import (
     Response,
     _alias_names,
     _as_float,
+    _categorical_columns,
     _check_values,
     _classify,
     _clean_message,
@@ -65,6 +66,7 @@ from ..formula._formula import (
     _term_str,
     _unalias,
     _unwrap,
+    _integers_as_float,
     _validate_n_bins,
     _with_aliases,
     did_you_mean,
@@ -273,10 +275,13 @@ class _Plan:
     max_distinct: int
     sketch_size: int
     shift: tuple[int, int] | None = None
+    #: columns read as numbers: integers among them evaluated as float64 (as in memory)
+    floats: tuple | None = None
 
 
 def _prepare(frame: pd.DataFrame, plan: _Plan) -> pd.DataFrame:
-    return _with_aliases(frame, plan.aliases, plan.shadowed)
+    data = _with_aliases(frame, plan.aliases, plan.shadowed)
+    return _integers_as_float(data, plan.floats, plan.aliases)
 
 
 def _partition_weights(frame: pd.DataFrame, plan: _Plan) -> dict:
@@ -532,6 +537,8 @@ def dask_formula_design(
     rhs = _rewrite_rhs(parsed, _with_aliases(meta, aliases, shadowed))
     plan = _Plan(lhs, rhs, aliases or None, shadowed or None, int(n_bins), missing, family,
                  weight_column, offset_column, int(max_distinct), int(sketch_size))  # fmt: skip
+    plan.floats = tuple(c for c in dict.fromkeys(lhs_cols + rhs_cols)
+                        if c not in _categorical_columns(parsed, aliases))  # fmt: skip
 
     # the formula's structure, unsupported terms and the response, on a few rows
     head = data.partitions[0].head(20)
@@ -597,6 +604,7 @@ def dask_formula_design(
         required=rhs_cols,
         aliases=aliases or None,
         shadowed=shadowed or None,
+        float_columns=plan.floats,
     )
     task = dask.delayed(_partition_design, pure=True)
     partitions = [task(p, spec, plan) for p in parts]

@@ -68,8 +68,10 @@ from ..core._validation import (
 )
 
 __all__ = [
+    "AliasedFormula",
     "Treatment",
     "did_you_mean",
+    "display_formula",
     "expand_dot",
     "missing_plan",
     "predict_complete",
@@ -1134,6 +1136,10 @@ class DesignSpec:
     column_kinds : dict or None
         Kind of each data column read at fit time (``"bool"``, ``"int"``, ``"float"``...;
         see ``_spec.column_kind``), for the exporters (None: fitted before it existed).
+    float_columns : tuple of str or None
+        Columns read as numbers (not as categories): an integer column among them is
+        evaluated as float64, at fit and on every replay (None: fitted before it
+        existed, integers read as they are).
     """
 
     formula: str
@@ -1152,6 +1158,7 @@ class DesignSpec:
     drop_columns: list | None = None
     strata: list | None = None
     column_kinds: dict | None = None
+    float_columns: tuple | None = None
 
     @property
     def block_ptr(self) -> np.ndarray:
@@ -1206,6 +1213,7 @@ class DesignSpec:
                 + did_you_mean(missing_cols, data.columns)
             )
         data = _with_aliases(data, self.aliases, self.shadowed)
+        data = _integers_as_float(data, getattr(self, "float_columns", None), self.aliases)
         _check_formulaic_levels(self.model_spec, data)
         ctx = transform_context(self.n_bins, self.missing) | literal_context(self.aliases)
         with warnings.catch_warnings():
@@ -1408,13 +1416,127 @@ def _date_columns(factors: list, data: pd.DataFrame) -> list[str]:
 
 
 def _quote(name: str) -> str:
-    return name if name.isidentifier() and not keyword.iskeyword(name) else f"`{name}`"
+    """A column name as shown in a label: backticked unless it is a Python name.
+
+    Display only: the result is never parsed (a name holding a backtick would break
+    out of the quotes); formulas the package writes name columns by alias.
+    """
+    if name.isidentifier() and not keyword.iskeyword(name):
+        return name
+    if "`" in name or not name.isprintable():  # one name, readably: R's escapes
+        name = name.replace("\\", "\\\\").replace("`", "\\`")
+        name = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in name)
+    return f"`{name}`"
+
+
+def _source_name(name: str) -> str:
+    """A looked-up column written back into formula text for formulaic to parse.
+
+    Only names that reached formulaic as one token come here (plain names, aliases,
+    names the user backticked): one holding a backtick or a control character cannot
+    be written back faithfully and is refused by name rather than spliced in.
+    """
+    if name.isidentifier() and not keyword.iskeyword(name):
+        return name
+    if "`" in name or not name.isprintable():
+        raise ValueError(f"column {name!r} cannot be written into a formula term.")
+    return f"`{name}`"
+
+
+class AliasedFormula(str):
+    """Formula text whose package-generated identifiers stand for data column names.
+
+    The package writes formulas of its own (``y ~ .`` expanded, an estimator's model
+    for its results) without ever pasting a column name into the text: every column
+    whose name is not a plain ASCII Python name is written as an alias (``_bsc0_``),
+    and ``aliases`` maps the alias back to the name. The text is therefore safe to
+    parse whatever the names hold (backticks, quotes, newlines, code, fullwidth
+    letters that Python would fold onto ASCII ones); the alias columns are added to
+    the data formulaic sees, and labels show the real names (:func:`display_formula`).
+
+    Parameters
+    ----------
+    text : str
+        The formula text, naming awkward columns by alias.
+    aliases : mapping
+        Alias -> column name.
+    """
+
+    aliases: dict[str, str]
+
+    def __new__(cls, text: str, aliases: Mapping[str, str]) -> AliasedFormula:
+        obj = super().__new__(cls, text)
+        obj.aliases = dict(aliases)
+        return obj
+
+    def __reduce__(self) -> tuple:
+        return (AliasedFormula, (str(self), self.aliases))
+
+
+def display_formula(formula: Any) -> str:
+    """A formula as the user reads it: aliases replaced by the column names (display only).
+
+    Parameters
+    ----------
+    formula : str
+        A formula, possibly an :class:`AliasedFormula`.
+
+    Returns
+    -------
+    str
+        The text with every alias shown as its column name (backticked when it is not a
+        Python name). Never parse it: it is for summaries, reports and messages.
+    """
+    return _unalias(str(formula), getattr(formula, "aliases", None))
+
+
+#: Names a formula may call or reach by itself: a column of this name is referred to by
+#: alias in the formulas the package writes, so that it never hides the function.
+_RESERVED = frozenset(_OWN) | frozenset(_HELPERS) | frozenset(TRANSFORMS) | {"I", "np", "strata"}
+
+
+def _plain_name(name: str) -> bool:
+    """Whether a column can be written as itself in formula text: an ASCII Python name
+    that is no keyword, no function of the formula and no alias of the package."""
+    return (
+        name.isascii()
+        and name.isidentifier()
+        and not keyword.iskeyword(name)
+        and name not in _RESERVED
+        and not _ANY_ALIAS.fullmatch(name)
+    )
+
+
+class _ColumnRefs:
+    """Safe references to data columns in formula text the package writes.
+
+    ``ref(name)`` is ``name`` itself for a plain ASCII Python name, else an alias
+    identifier (``_bsc{k}_``) that no column and no name in ``taken`` uses.
+    """
+
+    def __init__(self, taken: Any, aliases: Mapping[str, str] | None = None) -> None:
+        self.aliases: dict[str, str] = dict(aliases or {})
+        self._by_name = {v: a for a, v in self.aliases.items() if _IS_COLUMN.fullmatch(a)}
+        self._taken = set(taken) | set(self.aliases)
+
+    def __call__(self, name: str) -> str:
+        if _plain_name(name):
+            return name
+        if name not in self._by_name:
+            k = len(self._by_name)
+            while _COLUMN.format(k) in self._taken:
+                k += 1
+            alias = _COLUMN.format(k)
+            self._taken.add(alias)
+            self._by_name[name] = alias
+            self.aliases[alias] = name
+        return self._by_name[name]
 
 
 def _term_str(term: Any) -> str:
     """A parsed term written back as formula text (``str(term)`` drops backticks)."""
     return ":".join(
-        _quote(f.expr) if f.eval_method.value == "lookup" else f.expr for f in term.factors
+        _source_name(f.expr) if f.eval_method.value == "lookup" else f.expr for f in term.factors
     )
 
 
@@ -1457,7 +1579,7 @@ def _rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
             and _reads_column(factors[0], data)
             and not _is_numeric_series(data[factors[0].expr])
         ):
-            terms.append(f"C({_quote(factors[0].expr)})")
+            terms.append(f"C({_source_name(factors[0].expr)})")
         else:
             terms.append(_term_str(term))
     if not terms:
@@ -1539,7 +1661,7 @@ def _by_plan(formula: Any, data: pd.DataFrame) -> tuple[dict[int, str], set[int]
             if pos:
                 groups[pos[0].replace(" ", "")] = i
         elif len(factors) == 1 and _is_group_column(factors[0], data):
-            groups[_quote(factors[0].expr)] = i
+            groups[_source_name(factors[0].expr)] = i
         elif len(factors) == 2 and calls.count("bin") == 1:
             b = factors[calls.index("bin")]
             other = factors[1 - calls.index("bin")]
@@ -1555,7 +1677,7 @@ def _by_plan(formula: Any, data: pd.DataFrame) -> tuple[dict[int, str], set[int]
                     )
                 gexpr, opts = gpos[0], ({"by_levels": gkw["levels"]} if "levels" in gkw else {})
             elif _is_group_column(other, data):
-                gexpr, opts = _quote(other.expr), {}
+                gexpr, opts = _source_name(other.expr), {}
             else:
                 continue
             if not pos or "by" in kw:
@@ -1744,8 +1866,13 @@ def expand_dot(formula: str, data: Any, exclude_columns: Any = ()) -> str:
                 f"formula {formula!r}: '.' (every other column) can only be added or have "
                 "columns removed from it, e.g. 'y ~ . - id'; write interactions explicitly."
             )
+    given = dict(getattr(formula, "aliases", None) or {})
     named = {t for k, t in pieces if k in ("name", "quoted")}
+    named |= {given[t] for t in named if t in given}
     skip = named | {str(c) for c in exclude_columns if c is not None}
+    # a column is written as itself only when it is a plain ASCII name, else by an
+    # alias: no column name is ever pasted into the formula's text (names are data)
+    ref = _ColumnRefs({str(c) for c in data.columns} | named, given)
     terms = []
     for col in data.columns:
         if not isinstance(col, str) or col in skip:
@@ -1753,21 +1880,22 @@ def expand_dot(formula: str, data: Any, exclude_columns: Any = ()) -> str:
         dtype = data[col].dtype
         if is_datetime_like(dtype):
             raise TypeError(
-                f"formula {formula!r}: '.' reaches column '{col}' of date/time dtype {dtype}; "
-                f"leave it out with '- {_quote(col)}' or convert it to numbers first."
+                f"formula {display_formula(formula)!r}: '.' reaches column {col!r} of "
+                f"date/time dtype {dtype}; leave it out with '- {_quote(col)}' or convert "
+                "it to numbers first."
             )
         numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
         if numeric and dtype.kind == "c":
             numeric = False
         if numeric:
-            terms.append(f"bin({_quote(col)})")
+            terms.append(f"bin({ref(col)})")
         else:
-            terms.append(f"C({_quote(col)})")
+            terms.append(f"C({ref(col)})")
     expansion = " + ".join(terms) if terms else "1"
     out = list(texts)
     for i in dots:
         out[i] = f"({expansion})" if len(dots) == 1 and terms else expansion
-    return "".join(out)
+    return AliasedFormula(_rejoin(pieces, out), ref.aliases)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1783,6 +1911,14 @@ _ALIAS = "_bs{}_"
 #: evaluation context (:func:`literal_context`) and names show it again (``_unalias``).
 _LITERAL = "_bslit{}_"
 _IS_LITERAL = re.compile(r"_bslit\d+_")
+#: Template of the identifiers that stand for data columns in the formulas the package
+#: writes (``.`` expanded, an estimator's model) and for backticked names that are not
+#: plain ASCII Python names (formulaic's own backtick handling maps ``a b`` and ``a-b``
+#: to one name, and Python folds a fullwidth ``ｚ`` onto ``z``). Shown as the name.
+_COLUMN = "_bsc{}_"
+_IS_COLUMN = re.compile(r"_bsc\d+_")
+#: Any identifier of the package's: column, keyword/shadow or literal alias.
+_ANY_ALIAS = re.compile(r"\b_bs(?:c|lit)?\d+_\b")
 
 
 def literal_context(aliases: Mapping[str, str] | None) -> dict[str, str]:
@@ -1797,6 +1933,14 @@ def _literal_text(value: str) -> str:
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _MARKED = re.compile(r"\u29db(.*?)\u29da", re.DOTALL)
+
+
+def _rejoin(pieces: list, texts: list[str]) -> str:
+    """The formula of ``_scan``'s pieces with some texts replaced (backticks restored)."""
+    return "".join(
+        f"`{t}`" if kind == "quoted" and t == orig else t
+        for (kind, orig), t in zip(pieces, texts)
+    )
 
 
 def _scan(formula: str):
@@ -1878,7 +2022,10 @@ def _alias_names(formula: str, columns: Any) -> tuple[str, dict[str, str], list[
     # predict time, must not hide the function
     shadowed = sorted(called)
     taken = set(names) | {t for kind, t in pieces if kind == "name"}
-    aliases: dict[str, str] = {}
+    # aliases the formula comes with (an AliasedFormula the package wrote)
+    aliases: dict[str, str] = dict(getattr(formula, "aliases", None) or {})
+    taken |= set(aliases)
+    column = _ColumnRefs(taken, aliases)
     by_name: dict[str, str] = {}
 
     def alias(name: str) -> str:
@@ -1888,6 +2035,7 @@ def _alias_names(formula: str, columns: Any) -> tuple[str, dict[str, str], list[
                 k += 1
             by_name[name] = _ALIAS.format(k)
             taken.add(by_name[name])
+            column._taken.add(by_name[name])
             aliases[by_name[name]] = name
         return by_name[name]
 
@@ -1900,15 +2048,16 @@ def _alias_names(formula: str, columns: Any) -> tuple[str, dict[str, str], list[
             while _LITERAL.format(n) in taken:
                 n += 1
             taken.add(_LITERAL.format(n))
+            column._taken.add(_LITERAL.format(n))
             aliases[_LITERAL.format(n)] = value
             out.append(_LITERAL.format(n))
         elif kind == "quoted":
             if keyword.iskeyword(text) or text in shadowed:
                 out.append(alias(text))
-            elif text.isidentifier():
+            elif text.isidentifier() and text.isascii():
                 out.append(text)
-            else:
-                out.append(f"`{text}`")
+            else:  # never handed to formulaic's backtick handling (see _COLUMN)
+                out.append(column(text))
         elif (
             kind == "name"
             and text in shadowed
@@ -1916,8 +2065,17 @@ def _alias_names(formula: str, columns: Any) -> tuple[str, dict[str, str], list[
             and not after.startswith(("(", "."))
         ):
             out.append(alias(text))
+        elif (
+            kind == "name"
+            and not text.isascii()
+            and text in names
+            and not before.endswith(".")
+            and not after.startswith(("(", "."))
+        ):  # Python would read a fullwidth 'ｚ' as 'z': the column is named by alias
+            out.append(column(text))
         else:
             out.append(text)
+    aliases.update(column.aliases)
     return "".join(out), aliases, shadowed
 
 
@@ -1992,14 +2150,14 @@ def dense_column_factors(spec: DesignSpec) -> dict[str, list[Any]]:
         exprs = [f.expr for f in st.term.factors]
         categorical = {e for e in exprs if getattr(state.get(e, (None,))[0], "value", "") == "categorical"}
         for col in st.columns:
-            name = _unalias(col, aliases)
+            name = _unalias(col, aliases, column=True)
             if not categorical:
-                out[name] = [_unalias(e, aliases) for e in exprs]
+                out[name] = [_unalias(e, aliases, column=True) for e in exprs]
                 continue
             entries: list[Any] = []
             for part in _split_interaction(col):
                 if part in exprs and part not in categorical:
-                    entries.append(_unalias(part, aliases))
+                    entries.append(_unalias(part, aliases, column=True))
                     continue
                 entry = None
                 for e in categorical:
@@ -2030,16 +2188,37 @@ def dense_column_factors(spec: DesignSpec) -> dict[str, list[Any]]:
     return out
 
 
-def _unalias(text: str, aliases: Mapping[str, str] | None, quote: bool = True) -> str:
+def _unalias(
+    text: str, aliases: Mapping[str, str] | None, quote: bool = True, column: bool = False
+) -> str:
     """Replace alias identifiers in a name or message by the original column names (and
-    literal aliases by the string literal they stand for)."""
-    for a, name in (aliases or {}).items():
+    literal aliases by the string literal they stand for); ``column``: ``text`` is a
+    formulaic column name (a looked-up column in it shows without backticks)."""
+    if not aliases:
+        return text
+
+    def shown(match: re.Match) -> str:
+        a = match.group(0)
+        name = aliases.get(a)
+        if name is None:
+            return a
         if _IS_LITERAL.fullmatch(a):
-            shown = _literal_text(name)
-            text = re.sub(rf"\b{a}\b", lambda _m, s=shown: s, text)
-            continue
-        text = re.sub(rf"\b{a}\b", f"`{name}`" if quote else name, text)
-    return text
+            return _literal_text(name)
+        if not quote:
+            return name
+        if not _IS_COLUMN.fullmatch(a):
+            return f"`{name}`"
+        # in a column name formulaic made of a looked-up column (``a-b``, ``a-b:z``,
+        # ``g g[u]``) the name shows as is, as formulaic names a backticked column
+        i, j = match.span()
+        if column and (i == 0 or text[i - 1] == ":") and (j == len(text) or text[j] in ":["):
+            return name
+        # a column named like one of the package's functions is backticked, as when
+        # the formula names it so itself (``bin(`C`)``)
+        return f"`{name}`" if name in _OWN or name in _HELPERS else _quote(name)
+
+    # one pass: a name holding another alias's text (or a backslash) is shown as is
+    return _ANY_ALIAS.sub(shown, text)
 
 
 _NAME_HINT = (
@@ -2113,6 +2292,11 @@ def build_design(
         raise ValueError("data has no rows.")
     written = formula
     formula, strata_cols = _strip_strata(formula)
+    given = getattr(written, "aliases", None)
+    if given:  # a formula the package wrote: its strata() columns are named by alias too
+        formula = AliasedFormula(formula, given)
+        strata_cols = [given.get(c, c) for c in strata_cols]
+    shown = display_formula(formula)  # for messages: the names, never parsed
     if strata_cols and not _is_survival(family):
         raise ValueError(
             f"formula {written!r}: a strata() term needs family='cox' (one baseline hazard "
@@ -2125,15 +2309,15 @@ def build_design(
         parsed = Formula(source)
     except (FormulaicError, SyntaxError, ValueError) as exc:
         msg = _unalias(_clean_message(exc), aliases)
-        raise ValueError(f"cannot parse formula {formula!r}: {msg}") from None
+        raise ValueError(f"cannot parse formula {shown!r}: {msg}") from None
     if not hasattr(parsed, "lhs") or len(parsed.lhs) == 0:
-        raise ValueError(f"formula {formula!r} has no response; write 'y ~ terms'.")
+        raise ValueError(f"formula {shown!r} has no response; write 'y ~ terms'.")
     lhs_cols = _required_columns(parsed, "lhs", aliases)
     rhs_cols = _required_columns(parsed, "rhs", aliases)
     absent = [c for c in lhs_cols + rhs_cols if c not in data.columns]
     if absent:
         raise ValueError(
-            f"formula {formula!r} names column(s) {absent} that are not in the data."
+            f"formula {shown!r} names column(s) {absent} that are not in the data."
             + did_you_mean(absent, data.columns)
         )
     original = data
@@ -2148,24 +2332,31 @@ def build_design(
         )
     try:
         rhs = _rewrite_rhs(parsed, data)
-    except ValueError as exc:  # names as the user wrote them (column and literal aliases)
-        raise ValueError(_unalias(str(exc), aliases)) from None
+    except (ValueError, TypeError) as exc:  # names as the user wrote them (aliases shown)
+        raise type(exc)(_unalias(str(exc), aliases)) from None
     trials = _cbind_trials(lhs, data, aliases, formula)
     if trials is not None:  # the trials weigh the bins' quantiles as they weigh the loss
         sample_weight = trials if sample_weight is None else sample_weight * trials
     ctx = transform_context(n_bins, missing, sample_weight) | literal_context(aliases)
+    # integer columns are evaluated as float64 (I(a*b) would wrap around silently),
+    # except those read as categories (their levels stay integers); replayed alike
+    floats = [c for c in dict.fromkeys(lhs_cols + rhs_cols)
+              if c not in _categorical_columns(parsed, aliases)]  # fmt: skip
     try:
-        mms = model_matrix(f"{lhs} ~ {rhs}", data, context=ctx, na_action="ignore")
+        mms = model_matrix(
+            f"{lhs} ~ {rhs}", _integers_as_float(data, floats, aliases), context=ctx,
+            na_action="ignore",
+        )
     except FormulaicError as exc:
-        raise _unwrap(exc, aliases, formula) from exc
+        raise _unwrap(exc, aliases, shown) from exc
     except SyntaxError as exc:
-        raise ValueError(f"cannot parse formula {formula!r}: {_clean_message(exc)}") from None
+        raise ValueError(f"cannot parse formula {shown!r}: {_clean_message(exc)}") from None
     except TypeError as exc:  # NumPy refusing a date/time inside an expression, e.g. I(t)
         dates = [c for c in lhs_cols + rhs_cols if is_datetime_like(original[c].dtype)]
         if not dates:
             raise
         raise TypeError(
-            f"formula {formula!r} reads date/time column(s) {dates} in an expression that "
+            f"formula {shown!r} reads date/time column(s) {dates} in an expression that "
             f"needs numbers ({exc}); convert them to numbers first."
         ) from exc
     try:
@@ -2199,6 +2390,7 @@ def build_design(
         aliases=aliases or None,
         shadowed=shadowed or None,
         strata=strata_cols or None,
+        float_columns=tuple(floats),
     )
     design = _assemble(mm, blocks, block_cols, dense_cols, offset_cols, aliases)
     design.strata = strata
@@ -2208,6 +2400,65 @@ def build_design(
         design.survival, trials = trials, None
     design.trials = trials
     return spec, design, y, response
+
+
+def _categorical_columns(formula: Any, aliases: Mapping[str, str] | None) -> set[str]:
+    """The columns (original names) a ``C()``, ``ordered()`` or ``bin(..., by=)`` of a
+    parsed formula reads as categories, on either side."""
+    aliases = aliases or {}
+    out: set[str] = set()
+    for side in ("lhs", "rhs"):
+        for term in getattr(formula, side, ()):
+            for factor in term.factors:
+                if factor.eval_method.value != "python":
+                    continue
+                local: dict[str, str] = {}
+                code = sanitize_variable_names(factor.expr, {}, local, template="_bsv_{}_")
+                try:
+                    tree = ast.parse(code, mode="eval")
+                except SyntaxError:
+                    continue
+                for node in ast.walk(tree):
+                    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                        continue
+                    if node.func.id in ("C", "ordered"):
+                        parts = node.args[:1] + [k.value for k in node.keywords if k.arg == "data"]
+                    elif node.func.id == "bin":
+                        parts = node.args[4:5] + [k.value for k in node.keywords if k.arg == "by"]
+                    else:
+                        continue
+                    for part in parts:
+                        for leaf in ast.walk(part):
+                            if isinstance(leaf, ast.Name):
+                                name = local.get(leaf.id, leaf.id)
+                                out.add(aliases.get(name, name))
+    return out
+
+
+def _integers_as_float(
+    data: pd.DataFrame, columns: Sequence[str] | None, aliases: Mapping[str, str] | None
+) -> pd.DataFrame:
+    """``data`` with its integer columns among ``columns`` (and their aliases) as float64.
+
+    An integer column in an expression (``I(a * b)``, ``a:b``) would be computed in
+    int64 and wrap around without a word (2**40 squared is 0); as float64 it is exact up
+    to 2**53 and then rounds. NumPy and pandas nullable integers alike (NA becomes NaN).
+    """
+    if not columns:
+        return data
+    wanted = set(columns)
+    aliases = aliases or {}
+    targets = [
+        c for c in data.columns
+        if isinstance(c, str) and (c in wanted or aliases.get(c) in wanted)
+        and isinstance(data[c], pd.Series) and pd.api.types.is_integer_dtype(data[c].dtype)
+    ]  # fmt: skip
+    if not targets:
+        return data
+    data = data.copy(deep=False)
+    for c in targets:
+        data[c] = data[c].astype(np.float64)
+    return data
 
 
 def _classify(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | None = None):
@@ -2234,7 +2485,7 @@ def _classify(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | No
             )
         kind = own[0] if own else None
         if kind == "offset":
-            offset_cols.extend(_unalias(c, aliases) for c in st.columns)
+            offset_cols.extend(_unalias(c, aliases, column=True) for c in st.columns)
             continue
         if kind in ("bin", "C", "ordered"):
             (col,) = st.columns
@@ -2280,9 +2531,9 @@ def _classify(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | No
                     monotone=s.get("monotone"),
                 )
             blocks.append(block)
-            block_cols.append(_unalias(col, aliases))
+            block_cols.append(_unalias(col, aliases, column=True))
             continue
-        dense_cols.extend(_unalias(c, aliases) for c in st.columns)
+        dense_cols.extend(_unalias(c, aliases, column=True) for c in st.columns)
     return blocks, block_cols, dense_cols, offset_cols, intercept
 
 
@@ -2295,7 +2546,7 @@ def _assemble(
     aliases: Mapping[str, str] | None = None,
 ) -> Design:
     if aliases:  # the names are the original ones; formulaic's columns use the aliases
-        mm = mm.rename(columns={c: _unalias(c, aliases) for c in mm.columns})
+        mm = mm.rename(columns={c: _unalias(c, aliases, column=True) for c in mm.columns})
     n = len(mm)
     dtype = code_dtype(max((b.n_levels for b in blocks), default=1))
     codes = np.empty((len(blocks), n), dtype=dtype)

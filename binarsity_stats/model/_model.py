@@ -49,6 +49,7 @@ from ..formula._formula import (
     _column_or_array,
     build_design,
     did_you_mean,
+    display_formula,
     missing_plan,
 )
 from ..design._identify import move_level_means, shared_group_donors
@@ -114,7 +115,8 @@ def glm(
         proportion, with the trials multiplying the weights). ``C(x, Treatment(k))``
         makes level k the reference of the reference-coded table (the fit is
         unchanged). ``y ~ .`` stands for every other column (numeric ones as
-        ``bin(col)``, others as ``C(col)``; ``- col`` leaves one out).
+        ``bin(col)``, others as ``C(col)``; ``- col`` leaves one out) whatever their
+        names hold: a column name is data, never parsed as formula or Python code.
     data : DataFrame, mapping of columns or Dask DataFrame
         Training data. A Dask DataFrame (the ``dask`` extra) is read partition by
         partition: ``bin()`` cut points from mergeable per-partition summaries (identical
@@ -1279,7 +1281,7 @@ class BinarsityModel:
 
     def __repr__(self) -> str:
         return (
-            f"BinarsityModel({self.formula!r}, family={self.family.name!r}, "
+            f"BinarsityModel({display_formula(self.formula)!r}, family={self.family.name!r}, "
             f"n={self.nobs}, blocks={len(self.spec.blocks)})"
         )
 

@@ -183,6 +183,13 @@ def _response_facts(res: Any) -> list[tuple[str, Any]]:
     return rows
 
 
+def _shown_formula(m: Any) -> str:
+    """The model's formula with column names in place of the package's aliases."""
+    from ..formula._formula import display_formula
+
+    return display_formula(m.formula)
+
+
 def _data_section(res: Any) -> str:
     m = res.model
     fam = m.family
@@ -197,7 +204,7 @@ def _data_section(res: Any) -> str:
     if m.offset_arg is not None:
         offset.append(f"column {m.offset_column}" if m.offset_column else "an array")
     facts = [
-        ("Formula", m.formula),
+        ("Formula", _shown_formula(m)),
         ("Response", m.response.describe()),
         ("Family", fam.label),
         ("Link", fam.link),
@@ -532,7 +539,7 @@ def build_report(
         res = copy.copy(res)
         res.bootstrap_ = boot
     m = res.model
-    title = title if title is not None else f"Binarsity GLM: {m.formula}"
+    title = title if title is not None else f"Binarsity GLM: {_shown_formula(m)}"
     from .._version import __version__
 
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..families._families import get_family
 from ..design._features import BLOCK_KINDS, fitted_column
-from ..formula._formula import _quote
+from ..formula._formula import AliasedFormula, _ColumnRefs
 from ..model._model import glm
 from ..model._results import BinarsityResults
 from ..core._validation import as_real_array, check_offset, check_sample_weight
@@ -62,12 +62,14 @@ def estimator_formula(est: Any, st: dict, names: list[str], response: str) -> tu
 
     Returns
     -------
-    formula : str
+    formula : AliasedFormula
         ``"y ~ bin(a) + C(g) + z"`` (``bin(a, k)`` when ``n_bins`` is per feature;
         ``bin(a, monotone='increasing')`` for a monotone feature; ``bin(a, by=g)``
         (``bin(a):C(g)``) for a feature with a ``by=`` group, whose group column has no
         term of its own;
-        ``+ strata(s)`` for the ``strata=`` columns).
+        ``+ strata(s)`` for the ``strata=`` columns). No feature name is written into
+        the text: a name that is not a plain ASCII Python name is an alias
+        (``_bsc0_``) of the formula's ``aliases``, so that no name is ever parsed.
     n_bins : int
         The default of the ``bin()`` terms.
     """
@@ -81,9 +83,10 @@ def estimator_formula(est: Any, st: dict, names: list[str], response: str) -> tu
         nb = [next(it) if k == "bin" else None for k in kinds]
     shapes = st.get("monotone_")  # None: fitted before monotone features existed
     by = st.get("by_")
+    ref = _ColumnRefs(set(names) | {response})
     terms = []
     for j, kind in enumerate(kinds):
-        q = _quote(names[j])
+        q = ref(names[j])
         if kind in ("group", "strata"):  # in a by-group term / the strata() term
             continue
         if kind == "bin":
@@ -93,7 +96,7 @@ def estimator_formula(est: Any, st: dict, names: list[str], response: str) -> tu
             if by is not None and by[j] is not None:  # one chain per level: bin(x):C(g)
                 # written bin(x, by=g): formulaic would move an interaction x:g after the
                 # main terms, and the blocks must stay in column order
-                g = _quote(names[fitted_column(st, by[j])])
+                g = ref(names[fitted_column(st, by[j])])
                 terms[-1] = f"{terms[-1][:-1]}, by={g})"
         elif kind == "categorical":
             terms.append(f"C({q})")
@@ -105,8 +108,9 @@ def estimator_formula(est: Any, st: dict, names: list[str], response: str) -> tu
     rhs = " + ".join(terms) + ("" if est.fit_intercept else " - 1")
     strata = [names[fitted_column(st, c)] for c in st.get("strata_") or ()]
     if strata:
-        rhs += f" + strata({', '.join(_quote(c) for c in strata)})"
-    return f"{_quote(response)} ~ {rhs}", 50 if per_feature else int(est.n_bins)
+        rhs += f" + strata({', '.join(ref(c) for c in strata)})"
+    text = f"{response} ~ {rhs}"
+    return AliasedFormula(text, ref.aliases), 50 if per_feature else int(est.n_bins)
 
 
 def _frame(st: dict, X: Any, names: list[str]) -> pd.DataFrame:
@@ -206,9 +210,8 @@ def estimator_results(
     survival = extra.get("_survival")
     if survival is not None:  # family="cox": the formula's response is Surv(time, event)
         time_name, event_name = _free_name("time", names), _free_name("event", names)
-        response = f"Surv({_quote(time_name)}, {_quote(event_name)})"
+        response = f"Surv({time_name}, {event_name})"  # plain names, free of the features'
     formula, n_bins = estimator_formula(est, st, names, response)
-    formula = formula.replace(_quote(response), response, 1) if survival is not None else formula
     data = _frame(st, X, names)
     if survival is not None:
         data[time_name], data[event_name] = survival[0], np.asarray(survival[1], dtype=float)
