@@ -266,3 +266,29 @@ def test_the_jump_tolerance_follows_the_unit_of_eta():
     assert jump_tolerance(theta, 1.0) == JUMP_RTOL
     assert jump_tolerance(theta * 1e-100, 1e-100) == pytest.approx(JUMP_RTOL * 1e-100)
     assert jump_tolerance(np.array([0.0, 50.0]), 1.0) == pytest.approx(50 * JUMP_RTOL)
+
+
+def test_the_exact_null_fit_keeps_linear_terms_in_the_data_units():
+    """At λ ≥ λ_max the solver swaps a flat-within-tolerance solution for the exact null
+    fit, which runs on the problem's internal (centred, scaled) dense columns: its
+    linear coefficients and intercept must come back in the data's units (a CV that
+    chose λ_max once returned them scaled — the model's own predictions were off)."""
+    rng = np.random.default_rng(3)
+    n = 400
+    df = pd.DataFrame({"x": rng.normal(size=n), "z": 1000 * rng.normal(size=n),
+                       "w": 50 + 0.01 * rng.normal(size=n)})  # fmt: skip
+    df["y"] = 0.002 * df["z"] + 3 * df["w"] + rng.normal(size=n)
+    model = bs.glm("y ~ bin(x, 4) + z + w", df)
+    res = model.fit(lam=1.0)
+    prep = model._prepare()
+    lmax = model.lambda_max()
+    sol = res.solution
+    # a solution flat but for a jump far below the tolerance, above λ_max
+    theta = sol.coef.copy()
+    theta[1] += 1e-13
+    tiny = dataclasses.replace(sol, coef=theta, lam=2 * lmax)
+    null = prep._exactly_flat(tiny, 2 * lmax, 1e-7)
+    assert np.all(null.coef == 0)
+    ols = np.linalg.lstsq(np.column_stack([np.ones(n), df["z"], df["w"]]), df["y"], rcond=None)[0]
+    np.testing.assert_allclose(null.dense_coef, ols[1:], rtol=1e-6)
+    np.testing.assert_allclose(null.intercept, ols[0], rtol=1e-6, atol=1e-6)

@@ -765,8 +765,12 @@ class Prepared:
             return sol
         kkt, _, _ = prob.kkt(r, null.coef, lam)
         objective = float(prob.loss(null.eta) + lam * prob.penalty.value(null.coef))
+        # the null fit ran on this problem's internal (centred, scaled) dense columns
+        # (``segment_problem``): back to the data's units, as ``_finish`` does
+        beta = null.dense_coef / prob.dense_scale
+        intercept = float(null.intercept - prob.dense_center @ beta)
         return Solution(
-            coef=null.coef.copy(), dense_coef=null.dense_coef.copy(), intercept=null.intercept,
+            coef=null.coef.copy(), dense_coef=beta, intercept=intercept,
             lam=float(lam), objective=objective,
             kkt_violation=float(kkt), converged=bool(kkt <= tol), n_iter=sol.n_iter,
             n_sweeps=sol.n_sweeps, eta=null.eta.copy(), bin_counts=sol.bin_counts,
