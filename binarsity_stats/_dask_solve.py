@@ -38,6 +38,7 @@ import numpy as np
 from ._blocks import as_kinds, get_kind, infer_kinds
 from ._design import BinnedDesign
 from ._families import get_family
+from ._path import best_position
 from ._penalty import BinarsityPenalty
 from ._penalty import penalty_weights as _penalty_weights
 from ._solvers import ConvergenceWarning, Solution
@@ -1167,7 +1168,7 @@ def fit_cv_dask(prob: DaskProblem, lambdas=None, *, n_lambdas: int = 20,
             cv[k] = [sol._stats["test_loss"] / test_W for sol in path.solutions]
     mean = cv.mean(axis=0)
     se = cv.std(axis=0, ddof=1) / math.sqrt(K)
-    best = int(np.argmin(mean))
+    best = best_position(mean)  # ties to the largest λ, as fit_cv
     ok = np.flatnonzero(mean <= mean[best] + se[best])
     return DaskCV(lambdas, cv, float(lambdas[best]), float(lambdas[ok.min()]),
                   prob.n_passes - start)  # fmt: skip

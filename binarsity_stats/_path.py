@@ -62,6 +62,8 @@ from ._validation import as_real_array, check_groups, check_n_jobs, check_random
 
 __all__ = [
     "HIGHER_IS_BETTER",
+    "CV_TIE_RTOL",
+    "best_position",
     "SCORINGS",
     "PathData",
     "CVPath",
@@ -95,6 +97,13 @@ __all__ = [
 SCORINGS = ("deviance", "mse", "auc", "concordance")
 # criteria where a higher held-out score is better (the others are losses)
 HIGHER_IS_BETTER = ("auc", "concordance")
+
+#: CV means within this relative distance of the best are ties: the rounding of the fold
+#: fits and of the held-out sums is ~1e-15 relative, so differences below 1e-12 carry no
+#: information — they differ between CPUs and BLAS kernels, and between weights and the
+#: repeated rows they stand for. The largest λ among ties is chosen (glmnet's rule for
+#: exact ties: ``lambda.min = max(lambda[cvm <= min(cvm)])``).
+CV_TIE_RTOL = 1e-12
 #: Keep every fold's prepared design for the whole walk below this many bytes; above it,
 #: a fold's design is prepared again for each chunk of λ values.
 KEEP_BYTES = 1 << 30
@@ -1207,7 +1216,26 @@ def best_is_last(fold_scores: np.ndarray, sign: float) -> bool:
     loss = sign * mean
     if not np.any(np.isfinite(loss)):
         return False
-    return int(np.nanargmin(loss)) == loss.shape[0] - 1
+    return best_position(loss) == loss.shape[0] - 1
+
+
+def best_position(loss: np.ndarray) -> int:
+    """Position of the best (smallest) loss on a decreasing grid, ties to the largest λ.
+
+    Parameters
+    ----------
+    loss : ndarray of shape (m,)
+        CV means, lower is better (NaN: undefined); at least one finite.
+
+    Returns
+    -------
+    int
+        The smallest position whose loss is within ``CV_TIE_RTOL`` (relative) of the
+        minimum.
+    """
+    loss = np.asarray(loss, dtype=np.float64)
+    best = loss[int(np.nanargmin(loss))]
+    return int(np.flatnonzero(loss <= best + CV_TIE_RTOL * abs(best))[0])
 
 
 def cross_validate(
@@ -1488,7 +1516,8 @@ def select_lambda(fold_scores: np.ndarray, scoring: str) -> tuple:
     mean, se : ndarray of shape (m,)
         From :func:`cv_mean_se`.
     idx_min : int
-        Position of the best mean.
+        Position of the best mean (of the largest λ among means equal to the best up
+        to ``CV_TIE_RTOL``: :func:`best_position`).
     idx_1se : int
         Smallest position (largest λ) whose mean is within one standard error of the
         best.
@@ -1509,7 +1538,7 @@ def select_lambda(fold_scores: np.ndarray, scoring: str) -> tuple:
     mean, se = cv_mean_se(fold_scores)
     sign = -1.0 if scoring in HIGHER_IS_BETTER else 1.0  # minimise sign * score
     loss = sign * mean
-    idx_min = int(np.nanargmin(loss))
+    idx_min = best_position(loss)
     bound = loss[idx_min] + se[idx_min]
     ok = np.flatnonzero(loss <= bound)
     return mean, se, idx_min, int(ok.min())
@@ -1540,7 +1569,7 @@ def curve_turned(fold_scores: np.ndarray, sign: float, patience: int) -> bool:
     loss = sign * mean
     if not np.all(np.isfinite(loss[-patience:])):
         return False
-    best = int(np.nanargmin(loss))
+    best = best_position(loss)
     if best >= m - patience:
         return False
     return bool(np.all(loss[-patience:] > loss[best] + se[best]))
