@@ -12,10 +12,11 @@ What is proved here:
   blocks (merged), near-collinear blocks that the polish finishes, and CD without the
   polish (its sweeps, joint free-column steps, Anderson steps and line search to the end);
 * every fit is the optimum the solvers reached before they went through the protocol
-  (base commit 70b21b7, values in ``REFERENCE``, printed by
-  ``python tests/test_protocol.py``), to the margin the algorithm guarantees — not to
-  the last bit, which is a property of the CPU, libm and the BLAS kernels (OpenBLAS
-  picks them per CPU): the objective to 1e-12 relative (at a point whose KKT violation
+  (base commit 70b21b7; the values in ``REFERENCE`` were computed at 01a56f7, whose
+  fits were bit for bit those of 70b21b7 on the machine that pinned them, and are
+  printed by ``python tests/test_protocol.py``), to the margin the algorithm
+  guarantees — not to the last bit, which is a property of the CPU, libm and the BLAS
+  kernels (OpenBLAS picks them per CPU): the objective to 1e-12 relative (at a point whose KKT violation
   is ε the objective exceeds the optimum by O(ε²/μ), μ the curvature: ε = 1e-8 here),
   λ_max to 1e-8 relative (its null fit is solved to KKT 1e-10, λ_max ≥ 0.03 here), the
   jump sets exactly (an exact fact away from ties: every kept jump is checked to exceed
@@ -150,9 +151,9 @@ def _fit_arrays(name) -> dict:
 
 
 def _jumps(coef, bp) -> list[int]:
-    """Positions l (in ``coef``) of the non-zero differences θ_l − θ_{l−1} within blocks."""
+    """Positions k (in ``coef``) of the non-zero differences θ_k − θ_{k−1} within blocks."""
     starts = set(np.asarray(bp[:-1]).tolist())
-    return [l for l in range(1, len(coef)) if l not in starts and coef[l] != coef[l - 1]]
+    return [k for k in range(1, len(coef)) if k not in starts and coef[k] != coef[k - 1]]
 
 
 def _path_cv() -> dict:
@@ -184,62 +185,77 @@ def _same_bits(a: dict, b: dict) -> None:
 
 
 # The optimum of each case as the solvers reached it at the base commit 70b21b7 (before
-# they went through the protocol only; unchanged since): λ_max, the objective and the
-# jump positions. Checked to the margins stated in the module docstring, never bitwise.
+# they went through the protocol only; computed at 01a56f7, see the module docstring):
+# λ_max, the objective and the jump positions; for the path and CV case λ_max, the
+# objectives of the 6 CD and 3 FISTA path fits and the 3 × 6 fold deviances. Checked to
+# the margins stated in the module docstring, never bitwise.
 REFERENCE = {
-    'gaussian-cd-0.05': (
-        0.1471084171825125, -2.2698491938209506,
+    "gaussian-cd-0.05": (
+        0.1471084171825125,
+        -2.2698491938209506,
         [2, 3, 4, 5, 8, 11, 13, 15, 17, 20, 22, 23, 24, 25],
     ),
-    'gaussian-fista-0.05-weights-offset-dense': (
-        0.223863794773675, -4.198480075182692,
+    "gaussian-fista-0.05-weights-offset-dense": (
+        0.223863794773675,
+        -4.198480075182692,
         [1, 2, 3, 4, 7, 9, 10, 11, 13, 16, 17, 21, 22, 23, 24],
     ),
-    'gaussian-cd-0.02-dense-noint-free': (
-        0.5051347555232124, -3.3293879128816366,
+    "gaussian-cd-0.02-dense-noint-free": (
+        0.5051347555232124,
+        -3.3293879128816366,
         [1, 2, 3, 5, 7, 8, 9, 10, 11, 12, 13, 15, 16, 17, 18, 20, 21, 22, 23, 24],
     ),
-    'gaussian-cd-0.001-collinear-dense': (
-        0.12303448319523633, -3.740063587778623,
+    "gaussian-cd-0.001-collinear-dense": (
+        0.12303448319523633,
+        -3.740063587778623,
         [1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 15, 16, 17, 18, 20, 21, 22, 23, 24, 25],
     ),
-    'binomial-cd-0.05-weights-dense-free': (
-        0.04882617786543238, 0.5242596718173013,
+    "binomial-cd-0.05-weights-dense-free": (
+        0.04882617786543238,
+        0.5242596718173013,
         [2, 3, 4, 5, 7, 9, 10, 13, 15, 16, 17, 18, 20, 21, 24, 25],
     ),
-    'binomial-fista-0.1-offset': (
-        0.039554588972501095, 0.6195475382209765,
+    "binomial-fista-0.1-offset": (
+        0.039554588972501095,
+        0.6195475382209765,
         [1, 2, 3, 5, 7, 8, 11, 12, 13, 15, 16, 17, 20, 21, 23, 24],
     ),
-    'binomial-cd-0.05-dup-weights': (
-        0.0537330886037139, 0.5913889365817407,
+    "binomial-cd-0.05-dup-weights": (
+        0.0537330886037139,
+        0.5913889365817407,
         [1, 3, 4, 8, 9, 12, 13, 16, 17, 18, 20, 22, 23, 24, 25],
     ),
-    'poisson-cd-0.03-offset-weights-dense': (
-        0.48023575554999864, -1.9746715501229193,
+    "poisson-cd-0.03-offset-weights-dense": (
+        0.48023575554999864,
+        -1.9746715501229193,
         [3, 4, 5, 8, 10, 11, 12, 15, 17, 18, 20, 21, 22, 23, 24, 25],
     ),
-    'poisson-fista-0.03-weights-dense-free': (
-        0.49451286368507774, -2.2054954851898168,
+    "poisson-fista-0.03-weights-dense-free": (
+        0.49451286368507774,
+        -2.2054954851898168,
         [2, 3, 4, 8, 9, 10, 11, 12, 15, 16, 17, 18, 20, 21, 22, 23, 25],
     ),
-    'poisson-cd-0.01-collinear-offset-noint': (
-        0.8005414870591703, 0.7337124053027563,
+    "poisson-cd-0.01-collinear-offset-noint": (
+        0.8005414870591703,
+        0.7337124053027563,
         [2, 3, 4, 7, 9, 10, 11, 12, 15, 16, 17, 20, 21, 22, 23, 24, 25],
     ),
-    'gaussian-cd-0.002-collinear-dense-weights-nopolish': (
-        0.09917079737675161, -4.228601199994446,
+    "gaussian-cd-0.002-collinear-dense-weights-nopolish": (
+        0.09917079737675161,
+        -4.228601199994446,
         [1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 15, 16, 17, 18, 20, 21, 22, 23, 24, 25],
     ),
-    'binomial-cd-0.02-weights-dense-offset-nopolish': (
-        0.052267392074446875, 0.4715489468873544,
+    "binomial-cd-0.02-weights-dense-offset-nopolish": (
+        0.052267392074446875,
+        0.4715489468873544,
         [1, 2, 3, 4, 7, 8, 10, 11, 12, 13, 15, 16, 17, 18, 20, 21, 22, 23, 24, 25],
     ),
-    'poisson-cd-0.02-dense-noint-free-nopolish': (
-        0.581850481661247, -2.1910343485880728,
+    "poisson-cd-0.02-dense-noint-free-nopolish": (
+        0.581850481661247,
+        -2.1910343485880728,
         [1, 3, 5, 7, 11, 12, 13, 15, 16, 17, 18, 20, 21, 22, 23, 24, 25],
     ),
-    'path-cv': (
+    "path-cv": (
         0.5626702766939635,
         [
             -1.9974924034015407,
