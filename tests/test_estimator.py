@@ -161,12 +161,10 @@ def test_bad_input_is_named():
 def test_sklearn_check_estimator():
     from sklearn.utils.estimator_checks import check_estimator
 
-    # at the defaults a user runs: the sample-weight equivalence check compares two
-    # fits (weights vs repeated rows, 15 rows × 30 features: a degenerate problem) to
-    # rtol 1e-7, which the polish on the fused segments makes exact (issue 10)
-    # sklearn's check is that weights equal repeated rows: frequency weights. With the
-    # default analytic weights lam="theory" uses Kish's effective n, not Σ s, so the two
-    # fits may differ by design (with the balanced default weights they do here)
+    # frequency weights pass every check, the sample-weight equivalence included (two
+    # fits, weights vs repeated rows, 15 rows × 30 features: a degenerate problem,
+    # compared to rtol 1e-7, which the polish on the fused segments makes exact, issue
+    # 10). The defaults, with their declared failure: test_sklearn_contract.py
     check_estimator(BinarsityGLM(weights_kind="freq"))
     check_estimator(BinarsityClassifier(weights_kind="freq"))
 

@@ -2,7 +2,7 @@
 
 What is proved here:
 
-* they pass scikit-learn's ``check_estimator`` at their default parameters;
+* (scikit-learn's checks at their default parameters: test_sklearn_contract.py)
 * they are ``glm(...).fit_cv(...)``: on the same data, bins and folds (an int ``cv``
   with the same seed, or fold ids) the grid, every fold's scores, ``lam_min``/
   ``lam_1se`` and the fit at the chosen λ are bit for bit those of the formula layer
@@ -45,13 +45,6 @@ def _data(n=300, seed=0):
     counts = rng.poisson(t * np.exp(0.3 + 0.5 * eta))
     return pd.DataFrame({"x1": x1, "x2": x2, "y": y, "w": rng.uniform(0.5, 2.0, n),
                          "t": t, "counts": counts, "g": np.arange(n) // 15})  # fmt: skip
-
-
-def test_check_estimator_at_default_parameters():
-    from sklearn.utils.estimator_checks import check_estimator
-
-    check_estimator(BinarsityGLMCV())
-    check_estimator(BinarsityClassifierCV())
 
 
 def _same(est, cv, which="lam_min"):

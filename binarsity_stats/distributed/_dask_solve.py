@@ -35,13 +35,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core._validation import check_codes
-from ..design._design import BinnedDesign
-from ..engine._solvers import ConvergenceWarning, Solution
-from ..families._families import get_family
 from ..penalty._blocks import as_kinds, get_kind, infer_kinds
+from ..design._design import BinnedDesign
+from ..families._families import get_family
 from ..penalty._penalty import BinarsityPenalty
 from ..penalty._penalty import penalty_weights as _penalty_weights
+from ..engine._solvers import ConvergenceWarning, Solution
+from ..core._validation import check_codes
 
 __all__ = [
     "DaskProblem",

@@ -16,6 +16,8 @@ import numpy as np
 
 __all__ = [
     "HIGHER_IS_BETTER",
+    "CV_TIE_RTOL",
+    "best_position",
     "SCORINGS",
     "best_is_last",
     "cv_mean_se",
@@ -32,6 +34,13 @@ SCORINGS = ("deviance", "mse", "auc", "concordance")
 
 # criteria where a higher held-out score is better (the others are losses)
 HIGHER_IS_BETTER = ("auc", "concordance")
+
+#: CV means within this relative distance of the best are ties: the rounding of the fold
+#: fits and of the held-out sums is ~1e-15 relative, so differences below 1e-12 carry no
+#: information — they differ between CPUs and BLAS kernels, and between weights and the
+#: repeated rows they stand for. The largest λ among ties is chosen (glmnet's rule for
+#: exact ties: ``lambda.min = max(lambda[cvm <= min(cvm)])``).
+CV_TIE_RTOL = 1e-12
 
 def check_scoring(scoring: Any, family: Any, y: np.ndarray) -> str:
     """A held-out criterion that fits the family and the response.
@@ -85,7 +94,26 @@ def best_is_last(fold_scores: np.ndarray, sign: float) -> bool:
     loss = sign * mean
     if not np.any(np.isfinite(loss)):
         return False
-    return int(np.nanargmin(loss)) == loss.shape[0] - 1
+    return best_position(loss) == loss.shape[0] - 1
+
+
+def best_position(loss: np.ndarray) -> int:
+    """Position of the best (smallest) loss on a decreasing grid, ties to the largest λ.
+
+    Parameters
+    ----------
+    loss : ndarray of shape (m,)
+        CV means, lower is better (NaN: undefined); at least one finite.
+
+    Returns
+    -------
+    int
+        The smallest position whose loss is within ``CV_TIE_RTOL`` (relative) of the
+        minimum.
+    """
+    loss = np.asarray(loss, dtype=np.float64)
+    best = loss[int(np.nanargmin(loss))]
+    return int(np.flatnonzero(loss <= best + CV_TIE_RTOL * abs(best))[0])
 
 def cv_mean_se(fold_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean over folds and its standard error (std / sqrt(K)) per λ, NaN-aware.
@@ -123,7 +151,8 @@ def select_lambda(fold_scores: np.ndarray, scoring: str) -> tuple:
     mean, se : ndarray of shape (m,)
         From :func:`cv_mean_se`.
     idx_min : int
-        Position of the best mean.
+        Position of the best mean (of the largest λ among means equal to the best up
+        to ``CV_TIE_RTOL``: :func:`best_position`).
     idx_1se : int
         Smallest position (largest λ) whose mean is within one standard error of the
         best.
@@ -144,7 +173,7 @@ def select_lambda(fold_scores: np.ndarray, scoring: str) -> tuple:
     mean, se = cv_mean_se(fold_scores)
     sign = -1.0 if scoring in HIGHER_IS_BETTER else 1.0  # minimise sign * score
     loss = sign * mean
-    idx_min = int(np.nanargmin(loss))
+    idx_min = best_position(loss)
     bound = loss[idx_min] + se[idx_min]
     ok = np.flatnonzero(loss <= bound)
     return mean, se, idx_min, int(ok.min())
@@ -174,7 +203,7 @@ def curve_turned(fold_scores: np.ndarray, sign: float, patience: int) -> bool:
     loss = sign * mean
     if not np.all(np.isfinite(loss[-patience:])):
         return False
-    best = int(np.nanargmin(loss))
+    best = best_position(loss)
     if best >= m - patience:
         return False
     return bool(np.all(loss[-patience:] > loss[best] + se[best]))

@@ -132,7 +132,8 @@ def glm(
         canonical link...) are read as the built-in family, with a note in the summary.
     sample_weight : array-like of shape (n,) or str, optional
         Non-negative row weights s_i, or the name of a column of ``data`` (``y ~ .``
-        then leaves it out).
+        then leaves it out). By default R's prior ``weights`` (see ``weights_kind``);
+        the scikit-learn estimators read ``sample_weight`` with the same default.
     offset : array-like of shape (n,) or str, optional
         Offset added to the linear predictor (on top of ``offset()`` terms), or the name
         of a column of ``data`` (then replayed from new data at predict time).

@@ -70,7 +70,10 @@ class _CVMixin:
         y : array-like of shape (n_samples,)
             Response (class labels for the classifier).
         sample_weight : array-like of shape (n_samples,), optional
-            Non-negative row weights s_i (in the fits and the held-out scores).
+            Non-negative row weights s_i (in the fits and the held-out scores):
+            frequency weights, a weight of k is k repeated rows in every fit and score
+            (scikit-learn's convention) when those rows fall in one fold; an int ``cv``
+            assigns a weighted row to one fold, not its repetitions to several.
         offset : array-like of shape (n_samples,), optional
             Fixed part of the linear predictor.
         groups : array-like of shape (n_samples,), optional
