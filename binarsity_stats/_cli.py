@@ -568,8 +568,11 @@ def _save(res: Any, path: Path | None, out) -> None:
         return
     import pickle
 
-    with open(path, "wb") as fh:
-        pickle.dump(res, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    from ._atomic import write_atomic
+
+    # a temporary file renamed over path when complete: no truncated model file
+    write_atomic(path, lambda fh: pickle.dump(res, fh, protocol=pickle.HIGHEST_PROTOCOL),
+                 binary=True)  # fmt: skip
     print(f"Model saved: {path} (binarsity-stats predict {path} NEW.csv)", file=out)
 
 
