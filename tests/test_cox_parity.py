@@ -95,8 +95,8 @@ def test_anova_of_cox_refits_is_the_partial_likelihood_ratio_test(df):
     from scipy import stats
     from statsmodels.duration.hazard_regression import PHReg
 
-    small = bs.glm("Surv(time, status) ~ bin(a, 4)", df, family="cox").fit(lam=1e-4)
-    large = bs.glm("Surv(time, status) ~ bin(a, 4) + bin(b, 4) + z", df,
+    small = bs.glm("Surv(time, event) ~ bin(a, 4)", df, family="cox").fit(lam=1e-4)
+    large = bs.glm("Surv(time, event) ~ bin(a, 4) + bin(b, 4) + z", df,
                    family="cox").fit(lam=1e-4)  # fmt: skip
     cuts = small.cut_points()
     cuts_l = large.cut_points()
@@ -119,18 +119,18 @@ def test_anova_of_cox_refits_is_the_partial_likelihood_ratio_test(df):
     with pytest.raises(ValueError, match="'Chisq' or 'LRT' for Cox"):
         bs.anova(small.refit(), large.refit(), test="F")
     # not nested / not the same data: refused by name
-    other = bs.glm("Surv(time, status) ~ bin(b, 4)", df, family="cox").fit(lam=1e-4)
+    other = bs.glm("Surv(time, event) ~ bin(b, 4)", df, family="cox").fit(lam=1e-4)
     with pytest.raises(ValueError, match="not nested"):
         bs.anova(small.refit(), other.refit())
     shifted = df.assign(time=df.time + 1.0 * (df.index == 0))
-    moved = bs.glm("Surv(time, status) ~ bin(a, 4) + bin(b, 4)", shifted,
+    moved = bs.glm("Surv(time, event) ~ bin(a, 4) + bin(b, 4)", shifted,
                    family="cox").fit(lam=1e-4)  # fmt: skip
     with pytest.raises(ValueError, match="same survival times"):
         bs.anova(small.refit(), moved.refit())
 
 
 def test_compare_takes_cox_refits(df):
-    res = bs.glm("Surv(time, status) ~ bin(a, 4) + z", df, family="cox").fit(lam=1e-4)
+    res = bs.glm("Surv(time, event) ~ bin(a, 4) + z", df, family="cox").fit(lam=1e-4)
     ref = res.refit()
     table = bs.compare(res, ref)
     llf = float(ref.sm_results.llf)
@@ -148,7 +148,7 @@ def test_compare_takes_cox_refits(df):
 
 # -- the relative risk's reference ---------------------------------------------------------
 def test_risk_references_are_stated_and_hold(df):
-    res = bs.glm("Surv(time, status) ~ bin(a, 4) + C(g) + z",
+    res = bs.glm("Surv(time, event) ~ bin(a, 4) + C(g) + z",
                  df.assign(g=np.where(df.b > 0.5, "hi", "lo")), family="cox").fit(lam=1e-3)
     text = " ".join(str(res.summary()).split())
     assert "predict(type='risk') is exp(eta) relative to a row with every bin() and C() " \
@@ -176,7 +176,7 @@ def saved(tmp_path_factory, df):
     df.drop(columns=["time", "status", "event", "dead"]).head(15).to_csv(
         tmp / "new.csv", index=False
     )
-    code = main(["fit", "Surv(time, status) ~ bin(a, 4) + z", "--data", str(tmp / "train.csv"),
+    code = main(["fit", "Surv(time, event) ~ bin(a, 4) + z", "--data", str(tmp / "train.csv"),
                  "--family", "cox", "--lam", "0.001", "--save", str(tmp / "cox.pkl")],
                 out=io.StringIO())  # fmt: skip
     assert code == 0

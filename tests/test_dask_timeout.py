@@ -23,7 +23,6 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
 from binarsity_stats import glm  # noqa: E402
-from binarsity_stats._dask import compute  # noqa: E402
 
 FORMULA = "y ~ bin(x, 8) + bin(z, 8)"
 
@@ -70,6 +69,8 @@ def test_a_cluster_without_workers_fails_fast_naming_the_state():
         assert "no worker alive for 1 s" in msg and "0 worker(s) alive" in msg
         assert cluster.scheduler_address in msg and "result(s) not ready" in msg
         # the overall limit, also named
+        from binarsity_stats._dask import compute
+
         slow = dask.delayed(time.sleep)(5)
         with dask.config.set({"binarsity_stats.dask_timeout": 0.5,
                               "binarsity_stats.dask_no_workers_timeout": None}), \
@@ -103,6 +104,8 @@ def test_workers_closed_during_a_fit_raise_instead_of_hanging():
 
 
 def test_local_schedulers_compute_as_dask_does():
+    from binarsity_stats._dask import compute
+
     x = dask.delayed(sum)([1, 2, 3])
     with dask.config.set(scheduler="sync"):
         assert compute(x, x) == (6, 6)

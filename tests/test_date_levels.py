@@ -19,7 +19,6 @@ import pytest
 
 import binarsity_stats as bs
 from binarsity_stats import standalone_scorer
-from binarsity_stats._binarizer import date_levels
 
 DAYS = ["2024-01-01", "2024-02-01", "2024-03-01"]
 
@@ -62,6 +61,8 @@ def test_date_levels_print_as_dates_and_predict(unit):
 
 
 def test_date_levels_times_time_zones_and_missing():
+    from binarsity_stats._binarizer import date_levels
+
     s = pd.Series(pd.to_datetime(["2024-01-01", "2024-01-01 12:30", None], format="ISO8601"))
     out = date_levels(s.astype("datetime64[ns]"))
     assert out[0] == "2024-01-01" and out[1] == "2024-01-01T12:30:00" and pd.isna(out[2])

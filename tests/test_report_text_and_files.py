@@ -22,7 +22,6 @@ import pandas as pd
 import pytest
 
 import binarsity_stats as bs
-from binarsity_stats._atomic import write_atomic
 from binarsity_stats._cli import main
 
 pytest.importorskip("matplotlib")
@@ -109,6 +108,8 @@ def test_cli_save_on_a_failing_write_keeps_the_old_model(tmp_path, capsys, monke
 
 
 def test_write_atomic_interrupted_and_permissions(tmp_path):
+    from binarsity_stats._atomic import write_atomic
+
     target = tmp_path / "f.txt"
 
     def interrupted(fh):
