@@ -577,14 +577,16 @@ def compute(*objs: Any, client: Any = None, what: str = "a pass over the partiti
     futures = client.compute(list(objs))
     start = time.monotonic()
     alone_since = None
-    nap, checked = 0.001, start
-    while not all(f.done() for f in futures):
-        time.sleep(nap)  # 1 ms, doubling to 0.1 s: quick passes stay quick
-        nap = min(2 * nap, 0.1)
-        now = time.monotonic()
-        if now - checked < 0.5:
+    pending = list(futures)
+    while pending:
+        try:  # returns as soon as the result is ready (a task's error is raised here)
+            pending[0].result(timeout=0.5)
+            pending.pop(0)
             continue
-        checked = now
+        except TimeoutError:
+            if pending[0].done():  # the task itself raised a TimeoutError
+                raise
+        now = time.monotonic()
         reason = None
         if timeout is not None and now - start >= timeout:
             reason = f"did not finish within {timeout:g} s ({TIMEOUT_KEY!r})"
