@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import math
 import os
 import sys
 import time
@@ -67,10 +68,18 @@ can run code when it is read).
 response (or of the linear predictor with --type link) from the unpenalised refit on the
 selected cut-points (statsmodels' get_prediction), conditional on the selection; it does
 not account for the choice of the cut-points (use 'report --bootstrap' for that).
+A Cox model (family cox) has no such interval: --interval is refused for it.
+
+A Cox model predicts --type risk (the relative risk exp(eta), the default, relative to
+a row with every bin() and C() term at its weighted training average and linear terms
+at 0), --type linear (eta) or --type survival --times T1,T2,... (the survival
+probabilities S(t | x) at those times, Breslow's baseline; one column survival_T per
+time).
 
 examples:
   python -m binarsity_stats predict model.pkl new.csv -o predictions.csv
   python -m binarsity_stats predict model.pkl new.csv --interval 0.9 --id customer_id
+  python -m binarsity_stats predict cox.pkl new.csv --type survival --times 365,730
 """
 
 
@@ -104,6 +113,19 @@ def _level(value: str) -> float:
             f"--interval must be a coverage between 0 and 1, e.g. 0.95; got {value!r}"
         )
     return level
+
+
+def _times(value: str) -> list[float]:
+    try:
+        times = [float(v) for v in value.split(",")]
+    except ValueError:
+        times = []
+    if not times or not all(math.isfinite(t) and t >= 0 for t in times):
+        raise argparse.ArgumentTypeError(
+            "--times must be non-negative numbers separated by commas, e.g. 30,90,365; "
+            f"got {value!r}"
+        )
+    return times
 
 
 def _n_boot(value: str) -> int:
@@ -323,8 +345,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="CSV file to write (default: standard output)",
     )  # fmt: skip
     pred.add_argument(
-        "--type", choices=("response", "link"), default="response",
-        help="the mean response (default) or the linear predictor",
+        "--type", choices=("response", "link", "risk", "linear", "survival"),
+        default="response",
+        help="the mean response (default) or the linear predictor; a Cox model: risk "
+        "(= response), linear (= link) or survival (with --times)",
+    )  # fmt: skip
+    pred.add_argument(
+        "--times", type=_times, metavar="T1,T2,...",
+        help="with --type survival (Cox): the times at which S(t | x) is predicted",
     )  # fmt: skip
     pred.add_argument(
         "--interval", type=_level, metavar="LEVEL",
@@ -540,8 +568,11 @@ def _save(res: Any, path: Path | None, out) -> None:
         return
     import pickle
 
-    with open(path, "wb") as fh:
-        pickle.dump(res, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    from .core._atomic import write_atomic
+
+    # a temporary file renamed over path when complete: no truncated model file
+    write_atomic(path, lambda fh: pickle.dump(res, fh, protocol=pickle.HIGHEST_PROTOCOL),
+                 binary=True)  # fmt: skip
     print(f"Model saved: {path} (binarsity-stats predict {path} NEW.csv)", file=out)
 
 
@@ -580,7 +611,30 @@ def _predictions(res: Any, new: Any, args: argparse.Namespace) -> Any:
 
     from .formula._formula import predict_complete
 
-    if args.interval is None:
+    cox = bool(getattr(res.model.family, "survival", False))
+    if args.type in ("risk", "linear", "survival") and not cox:
+        raise ValueError(
+            f"--type {args.type} is for a Cox model (family cox); this model's family is "
+            f"{res.model.family.name}: use --type response or --type link."
+        )
+    if (args.type == "survival") != (args.times is not None):
+        raise ValueError(
+            "--type survival needs --times, e.g. --times 30,90,365."
+            if args.type == "survival"
+            else "--times is only used with --type survival (a Cox model)."
+        )
+    if cox and args.interval is not None:
+        raise ValueError(
+            "--interval is not available for a Cox model (the unpenalised Cox refit has "
+            "no prediction intervals here); drop --interval, or use 'report --bootstrap' "
+            "for bootstrap bands of the effects."
+        )
+    if args.type == "survival":
+        values = res.predict(new, type="survival", times=args.times, missing=args.missing)
+        table = pd.DataFrame(
+            {f"survival_{t:g}": values[:, k] for k, t in enumerate(args.times)}
+        )
+    elif args.interval is None:
         values = res.predict(new, type=args.type, missing=args.missing)
         table = pd.DataFrame({"prediction": values})
     else:
@@ -620,7 +674,7 @@ def _run_predict(args: argparse.Namespace, out) -> int:
         table.to_csv(out, index=False)
     else:
         table.to_csv(args.output, index=False)
-        n_nan = int(table["prediction"].isna().sum())
+        n_nan = int(table.iloc[:, -1].isna().sum())
         print(
             f"Predictions written: {args.output} ({len(table):,} rows"
             + (f", {n_nan} NaN for rows with a missing value" if n_nan else "")
@@ -761,7 +815,8 @@ def main(argv: list[str] | None = None, out=None) -> int:
     -------
     int
         Exit status: 0 on success (also when the reader of a pipe stops early), 2 on a
-        usage or data error (one line on stderr, no traceback).
+        usage or data error (one line on stderr, no traceback), 130 when interrupted
+        (Ctrl-C; the line ``interrupted`` on stderr).
     """
     out = sys.stdout if out is None else out
     args = build_parser().parse_args(argv)
@@ -780,6 +835,9 @@ def main(argv: list[str] | None = None, out=None) -> int:
         except (OSError, ValueError, AttributeError):  # pragma: no cover - no real stdout
             pass
         return 0
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
     except (ValueError, TypeError, OSError) as exc:
         print(f"error: {_flag_message(' '.join(str(exc).split()))}", file=sys.stderr)
         return 2

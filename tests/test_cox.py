@@ -369,7 +369,7 @@ def test_cox_response_errors_name_the_argument():
         bs.glm("Surv(time, status) ~ bin(age)", df, family="gaussian")
     with pytest.raises(ValueError, match="needs a survival response"):
         bs.glm("time ~ bin(age)", df, family="cox")
-    bad = df.assign(status=df["status"] + 1)
+    bad = df.assign(status=df["status"] + 2)  # (status + 1 is R's 1/2 coding: read)
     with pytest.raises(ValueError, match="event must be 0/1"):
         bs.glm("Surv(time, status) ~ bin(age)", bad, family="cox")
     res = bs.glm("Surv(time, status) ~ bin(age)", df, family="cox").fit(lam=0.05)

@@ -807,6 +807,38 @@ def _series_reader(dtype: Any, label: str) -> Any:
     return lambda s: s.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
+def date_levels(values: Any) -> Any:
+    """Dates and times as the ISO 8601 text a categorical level is (missing kept).
+
+    Each value on its own (so training and new data agree): ``"2024-01-31"`` for a
+    time-zone-naive date at midnight, else ``Timestamp.isoformat()``
+    (``"2024-01-31T12:30:00"``, ``"2024-01-31T00:00:00+01:00"``). ``C(t)`` on a
+    ``datetime64`` column has these levels (labels, summary, ``to_spec``), and a CSV
+    column of the same dates, read as text, matches them.
+
+    Parameters
+    ----------
+    values : Series of datetime64 dtype (naive or tz-aware)
+        The column.
+
+    Returns
+    -------
+    Series of object
+        ISO strings, NaN where the value is missing (NaT).
+    """
+    s = pd.Series(values)
+    out = pd.Series(np.full(len(s), np.nan, dtype=object), index=s.index)
+    ok = s.notna().to_numpy()
+    if ok.any():
+        v = s[ok]
+        iso = v.map(lambda t: t.isoformat()).astype(object)
+        if getattr(v.dt, "tz", None) is None:
+            midnight = (v == v.dt.normalize()).to_numpy()
+            iso[midnight] = v[midnight].dt.strftime("%Y-%m-%d").astype(object)
+        out[ok] = iso.to_numpy(dtype=object)
+    return out
+
+
 def is_datetime_like(dtype: Any) -> bool:
     """Datetimes (tz-aware too), timedeltas and periods: ordered, but not numbers."""
     return getattr(dtype, "kind", "O") in "mM" or isinstance(dtype, pd.PeriodDtype)

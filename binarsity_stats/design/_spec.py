@@ -627,6 +627,10 @@ class SpecModel:
         from ._binarizer import level_codes
 
         series = values if isinstance(values, pd.Series) else pd.Series(np.asarray(values, object))
+        if getattr(series.dtype, "kind", "O") == "M":  # dates: their ISO text, as C() stores
+            from ._binarizer import date_levels
+
+            series = date_levels(series)
         isna = series.isna().to_numpy()
         levels = term["levels"]
         out = np.empty(len(series), dtype=np.intp)

@@ -436,9 +436,7 @@ class DaskDesign:
         dict
             ``codes`` (p, n), ``dense`` (n, q) or None, ``y``, ``weight``, ``offset``.
         """
-        import dask
-
-        parts = dask.compute(*self.partitions)
+        parts = compute(*self.partitions, what="collecting the partitions")
         return concat_partitions(parts, self.n_blocks)
 
 
@@ -475,6 +473,145 @@ def _dask_module() -> Any:
     return dask
 
 
+#: dask config key: seconds one Dask computation of a fit (a pass over the partitions)
+#: may take before it is abandoned with a TimeoutError naming the scheduler's state
+TIMEOUT_KEY = "binarsity_stats.dask_timeout"
+#: dask config key: seconds a computation may wait with no worker alive
+NO_WORKERS_TIMEOUT_KEY = "binarsity_stats.dask_no_workers_timeout"
+#: the defaults: an hour per pass, a minute without any worker
+DEFAULT_TIMEOUT = 3600.0
+DEFAULT_NO_WORKERS_TIMEOUT = 60.0
+
+
+def _distributed_client(client: Any = None) -> Any:
+    """The ``distributed.Client`` a computation runs on: ``client``, or the one dask's
+    current scheduler belongs to (``Client(...)`` as default, ``dask.config.set(
+    scheduler=client)``); None for the local schedulers (threads, processes, sync)."""
+    if client is not None:
+        return client
+    import sys
+
+    if "distributed" not in sys.modules:
+        return None
+    from dask.base import get_scheduler
+
+    try:
+        get = get_scheduler()
+    except Exception:  # pragma: no cover - a broken scheduler setting: dask will say so
+        return None
+    owner = getattr(get, "__self__", None)
+    from distributed import Client
+
+    return owner if isinstance(owner, Client) else None
+
+
+def _seconds(key: str, default: float) -> float | None:
+    import dask
+
+    value = dask.config.get(key, default=default)
+    if value is None:
+        return None
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"dask config {key!r} must be a number of seconds or None; "
+                         f"got {value!r}.") from None  # fmt: skip
+    if not value > 0:
+        raise ValueError(f"dask config {key!r} must be positive; got {value!r}.")
+    return value
+
+
+def _scheduler_state(client: Any, futures: list) -> str:
+    """Workers alive, tasks processing and results pending, for a message."""
+    try:
+        workers = client.nthreads()
+        processing = client.processing()
+        busy = sum(len(v) for v in processing.values())
+        alive = f"{len(workers)} worker(s) alive ({sum(workers.values())} threads)"
+    except Exception as exc:  # the scheduler itself is unreachable
+        alive, busy = f"scheduler unreachable ({type(exc).__name__}: {exc})", "unknown"
+    pending = sum(not f.done() for f in futures)
+    address = getattr(getattr(client, "scheduler", None), "address", "?")
+    return (f"scheduler {address}: {alive}, {busy} task(s) processing on workers, "
+            f"{pending} of {len(futures)} result(s) not ready")  # fmt: skip
+
+
+def compute(*objs: Any, client: Any = None, what: str = "a pass over the partitions") -> tuple:
+    """``dask.compute(*objs)``, with a timeout on a distributed cluster.
+
+    On a ``distributed.Client`` (``client``, or the current default) the computation is
+    watched: it is abandoned (its futures cancelled) with a ``TimeoutError`` naming the
+    scheduler's state — workers alive, tasks processing, results pending — after
+    ``dask.config.get("binarsity_stats.dask_timeout")`` seconds (default 3600; None: no
+    limit), or after ``"binarsity_stats.dask_no_workers_timeout"`` seconds (default 60)
+    with no worker alive (killed workers, a cluster scaled to zero), where dask itself
+    would wait for ever. The local schedulers compute as ``dask.compute`` does.
+
+    Parameters
+    ----------
+    *objs : dask collections or delayed objects
+        What to compute.
+    client : distributed.Client, optional
+        The cluster (default: dask's current scheduler).
+    what : str, default="a pass over the partitions"
+        The computation, for the message.
+
+    Returns
+    -------
+    tuple
+        The results, in the order of ``objs``.
+
+    Raises
+    ------
+    TimeoutError
+        The timeout was reached, or no worker was alive for the no-worker timeout.
+    """
+    import time
+
+    dask = _dask_module()
+    client = _distributed_client(client)
+    if client is None:
+        return dask.compute(*objs)
+    timeout = _seconds(TIMEOUT_KEY, DEFAULT_TIMEOUT)
+    lonely = _seconds(NO_WORKERS_TIMEOUT_KEY, DEFAULT_NO_WORKERS_TIMEOUT)
+    futures = client.compute(list(objs))
+    start = time.monotonic()
+    alone_since = None
+    pending = list(futures)
+    while pending:
+        try:  # returns as soon as the result is ready (a task's error is raised here)
+            pending[0].result(timeout=0.5)
+            pending.pop(0)
+            continue
+        except TimeoutError:
+            if pending[0].done():  # the task itself raised a TimeoutError
+                raise
+        now = time.monotonic()
+        reason = None
+        if timeout is not None and now - start >= timeout:
+            reason = f"did not finish within {timeout:g} s ({TIMEOUT_KEY!r})"
+        elif lonely is not None:
+            try:
+                alive = len(client.nthreads())
+            except Exception:  # the scheduler is gone: as good as no worker
+                alive = 0
+            alone_since = None if alive else (alone_since or now)
+            if alone_since is not None and now - alone_since >= lonely:
+                reason = (f"has had no worker alive for {lonely:g} s "
+                          f"({NO_WORKERS_TIMEOUT_KEY!r})")  # fmt: skip
+        if reason is not None:
+            state = _scheduler_state(client, futures)
+            try:
+                client.cancel(futures)
+            except Exception:  # pragma: no cover - best effort on a broken cluster
+                pass
+            raise TimeoutError(
+                f"Dask computation ({what}) {reason}; {state}. Restart or add workers, or "
+                f"raise the limit: dask.config.set({{{TIMEOUT_KEY!r}: seconds}})."
+            )
+    return tuple(client.gather(futures))
+
+
 def row_partitions(X: Any) -> list:
     """Delayed row blocks of a Dask DataFrame or 2-D Dask Array (all columns per block)."""
     if hasattr(X, "to_delayed") and hasattr(X, "columns"):
@@ -488,7 +625,8 @@ def row_partitions(X: Any) -> list:
 def partition_lengths(X: Any) -> list[int]:
     """Rows of every row block of a Dask X (one small task per block)."""
     dask = _dask_module()
-    return [int(v) for v in dask.compute(*[dask.delayed(len)(p) for p in row_partitions(X)])]
+    return [int(v) for v in compute(*[dask.delayed(len)(p) for p in row_partitions(X)],
+                                    what="counting the rows of every partition")]  # fmt: skip
 
 
 def _aligned(value: Any, name: str, X: Any, lengths: list[int] | None) -> list | None:
@@ -679,8 +817,9 @@ def fit_binarizer_dask(
     weights = _aligned(sample_weight, "sample_weight", X, lengths)
     shift = None
     if weights is not None:
-        stats = dask.compute(*[dask.delayed(_weights_stats)(p, w)
-                               for p, w in zip(parts, weights, strict=True)])  # fmt: skip
+        stats = compute(*[dask.delayed(_weights_stats)(p, w)
+                          for p, w in zip(parts, weights, strict=True)],
+                        what="the weights of every partition")  # fmt: skip
         wmax = max(s["wmax"] for s in stats)
         if not wmax > 0:
             raise ValueError("sample_weight is zero for every row; at least one must be positive.")
@@ -693,7 +832,8 @@ def fit_binarizer_dask(
               task(dask.delayed(_with_weight)(f, p, weights[i]), "w", binned, missing, shift,
                    bounds)
               for i, (f, p) in enumerate(zip(feats, parts, strict=True))]  # fmt: skip
-    (merged,) = dask.compute(_reduce_tree(dask, leaves, _merge_binned))
+    (merged,) = compute(_reduce_tree(dask, leaves, _merge_binned),
+                        what="the summaries of the binned features")  # fmt: skip
     if merged["rows"] == 0:
         raise ValueError("X has no rows: at least one sample is needed to fit.")
     edges, counts, has_nan, exact, err = [], [], [], [], []
@@ -776,11 +916,11 @@ def collect_estimator_data(
     ws = _aligned(sample_weight, "sample_weight", X, lengths)
     offs = _aligned(offset, "offset", X, lengths)
     task = dask.delayed(_code_block, pure=True)
-    blocks = dask.compute(*[
+    blocks = compute(*[
         task(p, binarizer, binned, ys[i], None if ws is None else ws[i],
              None if offs is None else offs[i], extra or [])
         for i, p in enumerate(parts)
-    ])  # fmt: skip
+    ], what="coding every partition")  # fmt: skip
     frames = [b["X"] for b in blocks]
     if hasattr(frames[0], "iloc"):
         local = pd.concat(frames, axis=0, ignore_index=True)

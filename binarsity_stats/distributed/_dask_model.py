@@ -37,6 +37,7 @@ from ._dask import (
     SPLIT_EVERY,
     DaskDesign,
     ValueSummary,
+    compute,
     concat_partitions,
     cuts_from_summary,
     distinct_per_bin,
@@ -541,9 +542,9 @@ def dask_formula_design(
                         if c not in _categorical_columns(parsed, aliases))  # fmt: skip
 
     # the formula's structure, unsupported terms and the response, on a few rows
-    head = data.partitions[0].head(20)
+    (head,) = compute(data.partitions[0].head(20, compute=False), what="the first rows")
     if len(head) == 0:
-        head = data.head(20, npartitions=-1)
+        (head,) = compute(data.head(20, npartitions=-1, compute=False), what="the first rows")
     proto = _prepare(head, plan)
     ctx = _summary_context(plan.n_bins, plan.missing, None, max_distinct, sketch_size)
     ctx |= literal_context(plan.aliases)
@@ -563,7 +564,8 @@ def dask_formula_design(
 
     parts = data.to_delayed()
     if weight_column is not None:  # pass 1: the fixed point of the weights
-        stats = dask.compute(*[dask.delayed(_partition_weights)(p, plan) for p in parts])
+        stats = compute(*[dask.delayed(_partition_weights)(p, plan) for p in parts],
+                        what="the weights of every partition")  # fmt: skip
         n_total = sum(s["rows"] for s in stats)
         wmax = max(s["wmax"] for s in stats)
         if not wmax > 0:
@@ -573,7 +575,7 @@ def dask_formula_design(
             )
         plan.shift = fixed_point_shift(n_total, wmax)
     leaves = [dask.delayed(_partition_summary, pure=True)(p, plan) for p in parts]
-    (merged,) = dask.compute(_tree(dask, leaves))
+    (merged,) = compute(_tree(dask, leaves), what="the summaries of the formula's columns")
     n_rows = int(merged["rows"])
     if n_rows == 0:
         raise ValueError("data has no rows.")
@@ -673,8 +675,7 @@ def _partition_design(frame: pd.DataFrame, spec: DesignSpec, plan: _Plan) -> dic
 
 def collect_design(built: DaskFormula) -> tuple[Design, np.ndarray, np.ndarray | None, Any]:
     """The partitions concatenated in memory: (design, y, sample_weight, offset_arg)."""
-    dask = _dask()
-    parts = dask.compute(*built.design.partitions)
+    parts = compute(*built.design.partitions, what="collecting the partitions")
     out = concat_partitions(parts, built.design.n_blocks)
     pieces = [p["offset_terms"] for p in parts]
     offset_terms = None if pieces[0] is None else np.concatenate(pieces)

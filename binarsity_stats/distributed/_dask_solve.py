@@ -511,13 +511,12 @@ class DaskProblem:
 
     # -- passes --------------------------------------------------------------------------
     def _run(self, tasks: list) -> dict:
-        root, messages = _tree_reduce(tasks)
-        if self.client is not None:
-            out = self.client.compute(root).result()
-        else:
-            import dask
+        from ._dask import compute
 
-            (out,) = dask.compute(root)
+        root, messages = _tree_reduce(tasks)
+        # on a distributed cluster: abandoned with a TimeoutError naming the scheduler's
+        # state when it takes too long or no worker is left (binarsity_stats.dask_timeout)
+        (out,) = compute(root, client=self.client, what="a pass of the Dask solver")
         self.n_passes += 1
         self.last_messages = messages
         return out

@@ -113,6 +113,49 @@ def encode(time, event, strata=None) -> np.ndarray:
     return (2 * key + e.astype(np.int64)).astype(np.float64)
 
 
+def read_status(event) -> tuple[np.ndarray, bool]:
+    """The 0/1 event indicator of a status column, read as R's ``survival::Surv`` reads it.
+
+    R's rule (``Surv(time, event)``): a logical status is TRUE = event; a numeric one is
+    0 = censored, 1 = event, or, when its largest value is 2, 1 = censored, 2 = event
+    (the coding of ``survival::lung``). Where R turns any other value into ``NA`` with
+    a warning, this refuses it.
+
+    Parameters
+    ----------
+    event : array-like of shape (n,)
+        The status: boolean, 0/1 or 1/2 (missing values are left to the caller).
+
+    Returns
+    -------
+    event : ndarray of float64
+        1.0 for an event, 0.0 for a censored time (NaN kept).
+    r_coding : bool
+        Whether the 1/2 coding was read (every non-missing value 1 or 2, at least one 2).
+
+    Raises
+    ------
+    ValueError
+        A value other than 0/1 (or 1/2 when the largest value is 2).
+    """
+    e = np.asarray(event)
+    if e.dtype == bool:
+        return e.astype(np.float64).ravel(), False
+    e = np.asarray(e, dtype=np.float64).ravel()
+    seen = e[~np.isnan(e)]
+    r_coding = bool(seen.size) and float(np.max(seen)) == 2.0
+    if r_coding:
+        bad = seen[(seen != 1) & (seen != 2)]
+        if bad.size:
+            raise ValueError(
+                "event: the largest status is 2, R's 1 = censored / 2 = event coding, but "
+                f"other values occur, such as {np.unique(bad)[:3].tolist()}; give 0/1, 1/2 "
+                "or booleans."
+            )
+        e = e - 1.0
+    return e, r_coding
+
+
 _STRATA_HINT = (
     " The strata are not a field of y: give the estimator strata='g' (a column of X), "
     "or use a formula, glm('Surv(time, event) ~ ... + strata(g)', data, family='cox')."

@@ -547,7 +547,21 @@ def _check_missing_policy(missing: Any, call: str) -> None:
 
 
 def _factor_values(data: Any) -> tuple[pd.Series, np.ndarray]:
-    """A factor's values as a Series (object dtype unless already a Series) and its NaN mask."""
+    """A factor's values as a Series (object dtype unless already a Series) and its NaN mask.
+
+    Dates and times (any unit, tz-aware too) become their ISO 8601 text
+    (:func:`~binarsity_stats.design._binarizer.date_levels`): a ``datetime64[ns]`` array turned
+    into objects would give nanosecond integers. Durations become ``Timedelta`` objects.
+    """
+    if not isinstance(data, pd.Series) and getattr(data, "dtype", None) is not None \
+            and getattr(data.dtype, "kind", "O") in "mM":  # fmt: skip
+        data = pd.Series(data)
+    if isinstance(data, pd.Series) and getattr(data.dtype, "kind", "O") == "M":
+        from ..design._binarizer import date_levels
+
+        data = date_levels(data)
+    elif isinstance(data, pd.Series) and getattr(data.dtype, "kind", "O") == "m":
+        data = data.astype(object)  # Timedelta objects (NaT stays missing)
     values = pd.Series(np.asarray(data, dtype=object) if not isinstance(data, pd.Series) else data)
     return values, values.isna().to_numpy()
 
@@ -729,12 +743,16 @@ def Surv(time: Any, event: Any) -> pd.DataFrame:  # noqa: N802 (R's name)
     time : array-like of shape (n,)
         Follow-up times (non-negative).
     event : array-like of shape (n,)
-        1 or True for an observed event, 0 or False for a censored time.
+        The status, read as R's ``survival::Surv`` reads it: 1 or True for an observed
+        event, 0 or False for a censored time; or, when its largest value is 2, R's
+        other coding 2 = event, 1 = censored (as in ``survival::lung``; the summary
+        notes it). Other values are refused.
 
     Returns
     -------
     DataFrame
-        Columns ``time`` and ``event`` (float).
+        Columns ``time`` and ``event`` (float; ``event`` as given, the model reads
+        the coding).
     """
     out = {}
     for what, value in (("time", time), ("event", event)):
@@ -1071,9 +1089,10 @@ class Response:
         ``Surv(time, event)``, y the packed response of ``_cox.encode``).
     event : str or None
         For a two-level factor (binomial): the level counted as 1 (the second level,
-        as in R); for a boolean: ``"True"``.
+        as in R); for a boolean: ``"True"``; for a survival response ``"event"``, or
+        ``"2"`` when the status was given in R's 1 = censored / 2 = event coding.
     levels : tuple or None
-        Both levels of a factor response.
+        Both levels of a factor response (R's status coding: ``("1", "2")``).
     """
 
     name: str
@@ -2673,17 +2692,19 @@ def _read_response(
             else f"family={fam!r} needs a survival response Surv(time, event); got '{name}'."
         )
     if survival:
-        from ..families._cox import encode
+        from ..families._cox import encode, read_status
 
         values = lhs.to_numpy(dtype=np.float64)
         if not np.all(np.isfinite(values)):
             raise ValueError(f"response '{name}' contains missing or infinite values.")
         try:
+            values[:, 1], r_coding = read_status(values[:, 1])  # R's 1/2 coding as R reads it
             y = encode(values[:, 0], values[:, 1])
         except ValueError as exc:
             raise ValueError(f"response '{name}': {exc}") from None
-        resp = Response(name=name, kind="survival", event="event")
-        return y, resp, values  # build_design keeps the times and events
+        resp = Response(name=name, kind="survival", event="2" if r_coding else "event",
+                        levels=("1", "2") if r_coding else None)  # fmt: skip
+        return y, resp, values  # build_design keeps the times and events (0/1)
     if len(cols) == 2 and cols[0].endswith("[successes]") and cols[1].endswith("[failures]"):
         if not family.binary:
             raise ValueError(

@@ -83,6 +83,101 @@ def _same_data(a: Any, b: Any, ka: int, kb: int) -> None:
         raise ValueError(f"anova: {pair} have different offsets")
 
 
+def _cox_rows(fit: Any) -> np.ndarray | None:
+    """The training rows a Cox refit was estimated on (None: all of them)."""
+    split = getattr(fit, "split", None)
+    return None if not split else np.sort(np.asarray(split["estimate_rows"]))
+
+
+def _cox_same_data(a: Any, b: Any, ka: int, kb: int) -> None:
+    """Refuse two Cox refits not fitted to the same times, events, weights, offset, strata."""
+    ma, mb = a.parent.model, b.parent.model
+    pair = f"models {ka} and {kb}"
+    if not b.parent.model.family.survival:
+        raise ValueError(
+            f"anova: {pair} have different families (cox vs {mb.family.label}); a "
+            "likelihood-ratio test needs one family"
+        )
+    if ma.family.to_dict() != mb.family.to_dict():
+        raise ValueError(f"anova: {pair} are Cox models with different ties")
+    ra, rb = _cox_rows(a), _cox_rows(b)
+    if (ra is None) != (rb is None) or (ra is not None and not np.array_equal(ra, rb)):
+        raise ValueError(
+            f"anova: {pair} are not estimated on the same rows (a split refit estimates "
+            "on its own half)"
+        )
+
+    def same(x: Any, y: Any) -> bool:
+        if x is None or y is None:
+            return x is None and y is None
+        return np.shape(x) == np.shape(y) and np.array_equal(np.asarray(x), np.asarray(y))
+
+    if not same(ma.survival, mb.survival):
+        raise ValueError(f"anova: {pair} are not fitted to the same survival times and events")
+    if not same(ma.sample_weight if ma.weighted else None,
+                mb.sample_weight if mb.weighted else None):  # fmt: skip
+        raise ValueError(f"anova: {pair} have different sample weights")
+    if not same(ma.offset, mb.offset):
+        raise ValueError(f"anova: {pair} have different offsets")
+    sa, sb = getattr(ma, "strata", None), getattr(mb, "strata", None)
+    if not same(None if sa is None else np.asarray(sa, dtype=str),
+                None if sb is None else np.asarray(sb, dtype=str)):  # fmt: skip
+        raise ValueError(
+            f"anova: {pair} have different strata (the partial likelihoods are not nested)"
+        )
+
+
+def _cox_design(fit: Any) -> np.ndarray:
+    """The selected design of a Cox refit on the rows it was estimated on."""
+    X = np.asarray(fit._exog(None, None)[0], dtype=np.float64)
+    rows = _cox_rows(fit)
+    return X if rows is None else X[rows]
+
+
+def _cox_anova(fits: list, test: str | None) -> pd.DataFrame:
+    """R's ``anova(coxph1, coxph2, ...)``: partial likelihood ratio tests, model by model."""
+    from scipy import stats
+
+    if test not in (None, "Chisq", "LRT"):
+        raise ValueError(
+            f"test must be 'Chisq' or 'LRT' for Cox refits (the partial likelihood ratio "
+            f"test); got {test!r}"
+        )
+    designs = []
+    for k, fit in enumerate(fits, start=1):
+        if k > 1:
+            _cox_same_data(fits[k - 2], fit, k - 1, k)
+        designs.append(_cox_design(fit))
+    loglik = np.array([float(f.sm_results.llf) for f in fits])
+    # parameters estimated (R: the non-NA coefficients), collinear columns not counted
+    npar = np.array([len(f.names) - len(getattr(f, "non_identified", []) or [])
+                     for f in fits], dtype=np.float64)  # fmt: skip
+    for k in range(1, len(fits)):
+        xa, xb = designs[k - 1], designs[k]
+        small, large = (xa, xb) if npar[k - 1] <= npar[k] else (xb, xa)
+        if not is_nested(small, large):
+            raise ValueError(
+                f"anova: models {k} and {k + 1} are not nested: the design of the smaller "
+                "(its selected cut-points and terms) is not inside the column space of "
+                "the larger one. Likelihood-ratio tests compare nested models only; "
+                "compare non-nested fits by AIC/BIC with bs.compare()."
+            )
+    ddf = np.r_[np.nan, np.diff(npar)]
+    chisq = np.r_[np.nan, 2.0 * np.diff(loglik)]
+    with np.errstate(invalid="ignore"):
+        p = stats.chi2.sf(np.abs(chisq), np.abs(ddf))
+    p[ddf == 0] = np.nan
+    table = pd.DataFrame(
+        {"loglik": loglik, "Chisq": np.abs(chisq), "Df": np.abs(ddf), "Pr(>|Chi|)": p},
+        index=pd.Index([f"Model {k}" for k in range(1, len(fits) + 1)], dtype=object),
+    )
+    table.attrs.update(
+        test="Chisq", dispersion=1.0, family=fits[0].parent.model.family.label,
+        models=[list(f.names) for f in fits],
+    )  # fmt: skip
+    return table
+
+
 def is_nested(small: np.ndarray, large: np.ndarray, rtol: float = NESTED_RTOL) -> bool:
     """Whether the column space of ``small`` lies inside that of ``large``.
 
@@ -138,7 +233,12 @@ def anova(*models: Any, test: str | None = None) -> pd.DataFrame:
         One row per model (``Model 1``, ...): ``Resid. Df``, ``Resid. Dev``, ``Df``,
         ``Deviance`` (changes from the previous row; empty on the first) and ``F`` and
         ``Pr(>F)``, or ``Pr(>Chi)``. ``attrs`` holds the test, the dispersion and the
-        design column names of each model.
+        design column names of each model. For Cox refits (``family="cox"``) the table
+        is R's ``anova`` of ``coxph`` fits: ``loglik`` (the partial log-likelihood),
+        ``Chisq`` (twice the change of the partial log-likelihood from the previous
+        row: the partial likelihood ratio statistic), ``Df`` (the change in the number
+        of parameters) and ``Pr(>|Chi|)`` (χ² on ``Df``); ``test`` must be
+        ``"Chisq"`` (or ``"LRT"``, or omitted).
 
     Raises
     ------
@@ -174,6 +274,10 @@ def anova(*models: Any, test: str | None = None) -> pd.DataFrame:
         raise ValueError(f"anova needs at least two refits to compare; got {len(models)}")
     fits = [_as_refit(m, k) for k, m in enumerate(models, start=1)]
     family = fits[0].parent.model.family
+    if family.survival or any(f.parent.model.family.survival for f in fits):
+        if not family.survival:
+            raise ValueError("anova: a Cox refit cannot be compared with a GLM refit")
+        return _cox_anova(fits, test)
     if test is None:
         test = "F" if family.estimate_dispersion else "Chisq"
     if test not in ("Chisq", "LRT", "F"):
@@ -241,6 +345,23 @@ def _row(obj: Any) -> dict[str, Any]:
         cv = {"mean": float(obj.mean[obj.idx_min]), "se": float(obj.se[obj.idx_min]),
               "scoring": obj.scoring}  # fmt: skip
         obj = obj.best_
+    if isinstance(obj, RefitResults) and obj.parent.model.family.survival:
+        # a Cox refit: the partial likelihood; the deviance against the saturated
+        # partial likelihood of the penalised fit (glmnet's coxnet convention)
+        parent = obj.parent
+        llf = float(obj.sm_results.llf)
+        k = float(len(obj.names) - len(getattr(obj, "non_identified", []) or []))
+        n = float(parent.model.wnobs)
+        if obj.split:
+            n = float(len(obj.split["estimate_rows"]))
+        deviance = (
+            float(parent.deviance) + 2.0 * (float(parent.llf) - llf) if not obj.split
+            else np.nan
+        )  # fmt: skip
+        return {"kind": "refit", "df": k, "deviance": deviance, "aic": -2.0 * llf + 2.0 * k,
+                "bic": -2.0 * llf + np.log(n) * k, "cuts_kept": int(parent.n_jumps),
+                "lam": float(parent.lam), "cv_score": np.nan, "cv_se": np.nan,
+                "scoring": None}  # fmt: skip
     if isinstance(obj, RefitResults):
         sm = obj.sm_results
         parent = obj.parent
@@ -281,7 +402,9 @@ def compare(*fits: Any, names: list[str] | None = None) -> pd.DataFrame:
         ``deviance``, ``AIC``, ``BIC``, ``cuts kept``, ``lam``, and ``CV score``,
         ``CV se`` and ``scoring`` (empty when λ did not come from cross-validation).
         AIC and BIC use each fit's df (for a penalised fit: jumps + intercept +
-        unpenalised parameters, see the summary).
+        unpenalised parameters, see the summary). A Cox refit's row uses its partial
+        log-likelihood: df = its parameters, deviance = 2 (saturated − fitted partial
+        log-likelihood), as the penalised Cox fit's (NaN for a split refit).
 
     Raises
     ------

@@ -1334,10 +1334,9 @@ def _dask_fold_ids(prob: Any, K: int) -> np.ndarray:
 
     tasks = [dask.delayed(_fold_of, pure=True)(part, i, K)
              for i, part in enumerate(prob.partitions)]  # fmt: skip
-    if prob.client is not None:
-        parts = prob.client.gather(prob.client.compute(tasks))
-    else:
-        parts = dask.compute(*tasks)
+    from ..distributed._dask import compute
+
+    parts = compute(*tasks, client=prob.client, what="the folds of the rows")
     return np.concatenate([np.asarray(f, dtype=np.int64) for f in parts])
 
 

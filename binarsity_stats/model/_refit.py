@@ -182,7 +182,12 @@ class RefitResults:
             New rows (the training rows when omitted), read with the training bins,
             ``C()`` levels and offset terms.
         type : {"response", "link"}, default="response"
-            Mean response or linear predictor.
+            Mean response or linear predictor. With ``family="cox"`` (no intercept):
+            ``"response"`` is the relative risk e^η and ``"link"`` is η = Xβ relative
+            to a row with every ``bin()`` and ``C()`` term at its reference (first)
+            segment or level and every linear term at 0 — not the weighted average
+            training row of :meth:`BinarsityResults.predict`, so the two differ by a
+            constant factor.
         offset : array-like of shape (n,), optional
             Extra offset, as in :meth:`BinarsityResults.predict`.
         se_fit : bool, default=False

@@ -497,9 +497,13 @@ class BinarsityResults:
         type : {"response", "link"}, default="response"
             Mean response b'(η) or the linear predictor η. With ``family="cox"``:
             ``"risk"`` (= ``"response"``) the relative risk e^η, ``"linear"``
-            (= ``"link"``) η (no intercept: the levels are centred on the weighted
-            average training row), or ``"survival"`` S(t | x) = exp(−H0(t) e^η) at
-            ``times`` with Breslow's baseline (:meth:`baseline_hazard`).
+            (= ``"link"``) η, or ``"survival"`` S(t | x) = exp(−H0(t) e^η) at
+            ``times`` with Breslow's baseline (:meth:`baseline_hazard`). A Cox model has
+            no intercept: η and the risk are relative to a row with every ``bin()`` and
+            ``C()`` term at its weighted training average (the levels satisfy
+            Σ n_k θ_k = 0, so the weighted mean of a term's effect over the training
+            rows is 0) and every linear term and offset at 0. (``refit().predict()`` is
+            relative to the terms' reference levels instead.)
         offset : array-like of shape (n,), optional
             Extra offset for the new rows. When the model was given ``offset=`` as a
             column name it is read from ``newdata``; when it was given an array and

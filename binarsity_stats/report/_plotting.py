@@ -29,6 +29,15 @@ def _pyplot():
     return plt
 
 
+def _plain(text: Any) -> str:
+    """Text from the data (a column, term or level name) shown literally by matplotlib.
+
+    A ``$`` pair would start mathtext (``$\\frac$`` fails to parse, ``$x$`` turns
+    italic): every ``$`` is escaped, so the text is never math and shows as given.
+    """
+    return str(text).replace("$", r"\$")
+
+
 def _axes_list(ax: Any, n: int, ncols: int = 3):
     """``n`` Axes: the ones given, or a new grid of subplots."""
     plt = _pyplot()
@@ -179,8 +188,8 @@ def _draw_linear(
     """A linear term: β·x over the column's training range (exp(β(x − x̄)) on ratios)."""
     x = np.asarray(res.model.design.dense[:, q], dtype=np.float64)
     beta = float(res.dense_coef[q])
-    a.set_title(name, fontsize=10)
-    a.set_xlabel(f"{name} (linear, β = {beta:.4g})")
+    a.set_title(_plain(name), fontsize=10)
+    a.set_xlabel(f"{_plain(name)} (linear, β = {beta:.4g})")
     lo, hi = float(np.min(x)), float(np.max(x))
     if hi > lo:
         a.set_xlim(lo, hi)
@@ -216,8 +225,8 @@ def _draw_block(
     wcounts = np.asarray(m.bin_counts[s:e], dtype=np.float64)
     counts = wcounts / W
     shape = getattr(block, "monotone", None)  # None on models pickled before it existed
-    a.set_title(block.column + (f" ({shape})" if shape else ""), fontsize=10)
-    a.set_xlabel(block.term)
+    a.set_title(_plain(block.column) + (f" ({shape})" if shape else ""), fontsize=10)
+    a.set_xlabel(_plain(block.term))
     # the term table's verdict (one definition of a kept cut: ``_statistics``)
     flat = not res._block_selected(j)
     lo = hi = None
@@ -239,11 +248,11 @@ def _draw_block(
         for i, (first, size, level) in enumerate(block.chains()):
             if size == 1 and block.by_main:
                 a.axhline(tr(theta[first]), color=f"C{i}", linestyle="--", linewidth=1.2,
-                          label=f"{level} (reference)")  # fmt: skip
+                          label=f"{_plain(level)} (reference)")  # fmt: skip
                 continue
             a.stairs(tr(theta[first : first + size]), x, baseline=None, color=f"C{i}",
-                     linewidth=2, label=str(level))  # fmt: skip
-        a.legend(title=block.by, fontsize=7, title_fontsize=7)
+                     linewidth=2, label=_plain(level))  # fmt: skip
+        a.legend(title=_plain(block.by), fontsize=7, title_fontsize=7)
         return False
     if block.penalized and block.edges is not None:
         chain = block.chain_length
@@ -276,7 +285,8 @@ def _draw_block(
         return False
     labels = block.level_labels()
     pos = np.arange(len(labels))
-    a.set_xticks(pos, labels, rotation=45 if len(labels) > 4 else 0, fontsize=8)
+    a.set_xticks(pos, [_plain(lb) for lb in labels], rotation=45 if len(labels) > 4 else 0,
+                 fontsize=8)  # fmt: skip
     if flat:
         return True
     vals = tr(theta)
@@ -442,7 +452,7 @@ def plot_path(path: Any, kind: str = "range", ax: Any = None, marks: Any = None)
     if kind == "range":
         names, ranges = term_ranges(path)
         for t, name in enumerate(names):
-            a.plot(lams, ranges[:, t], color=f"C{t % 10}", linewidth=1.5, label=name)
+            a.plot(lams, ranges[:, t], color=f"C{t % 10}", linewidth=1.5, label=_plain(name))
         a.set_ylabel(f"effect range ({m.family.effect_label})")
     elif kind in ("levels", "coef"):
         coefs = np.array([m.report_coef(s)[0] for s in path._solutions])
@@ -671,14 +681,22 @@ def save_figure(fig: Any, path: Any) -> Any:
     fig : matplotlib.figure.Figure
         The figure.
     path : str or Path
-        Destination.
+        Destination (its suffix picks the format; PNG without one), written whole or
+        not at all: a temporary file in its folder, renamed over it when complete.
 
     Returns
     -------
     path
         The destination, as given.
     """
+    from pathlib import Path
+
+    from ..core._atomic import write_atomic
+
     plt = _pyplot()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    fmt = Path(path).suffix[1:].lower() or "png"
+    try:  # the file is written whole or not at all (a temporary file, then a rename)
+        write_atomic(path, lambda fh: fig.savefig(fh, dpi=110, format=fmt), binary=True)
+    finally:
+        plt.close(fig)
     return path

@@ -595,7 +595,8 @@ def write_report(res: Any, path: Any = None, **kwargs: Any) -> Any:
     res : BinarsityResults
         The fit.
     path : str or path-like, optional
-        Destination file.
+        Destination file, written whole or not at all (a temporary file in its folder,
+        renamed over it when complete).
     **kwargs
         Passed to :func:`build_report`.
 
@@ -607,6 +608,8 @@ def write_report(res: Any, path: Any = None, **kwargs: Any) -> Any:
     page = build_report(res, **kwargs)
     if path is None:
         return page
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(page)
-    return path
+    from ..core._atomic import write_atomic
+
+    # a temporary file in the same folder, renamed over path when complete: a failed
+    # write (full disk, Ctrl-C) leaves an existing report intact and no partial file
+    return write_atomic(path, lambda fh: fh.write(page))

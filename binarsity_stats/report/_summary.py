@@ -414,7 +414,7 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
     elif resp.kind == "counts":
         event = "successes (of the trials)"
     elif resp.kind == "survival":
-        event = "event = 1 (censored = 0)"
+        event = "status 2 (censored = 1)" if resp.levels else "event = 1 (censored = 0)"
     elif resp.kind == "boolean" or fam.binary:
         event = "y == 1" if resp.kind != "boolean" else "True"
     left = [
@@ -534,6 +534,17 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             f"{getattr(fam, 'ties', 'breslow').title()}'s ties; the null deviance is that of "
             "eta = offset."
         )
+        constraint += (
+            " Relative risk: predict(type='risk') is exp(eta) relative to a row with every "
+            "bin() and C() term at its weighted training average and linear terms and "
+            "offset at 0; refit().predict() is relative to a row with every term at its "
+            "reference (first) level and linear terms at 0."
+        )
+        if m.response.levels:  # R's status coding
+            constraint += (
+                f" The status of {m.response.name} was read in R's coding, as "
+                "survival::Surv reads it: 2 = event, 1 = censored."
+            )
         if getattr(m.spec, "strata", None):
             constraint += (
                 f" Stratified by strata({', '.join(map(str, m.spec.strata))}) "

@@ -1,0 +1,115 @@
+"""A Dask fit never hangs on a cluster without workers (issue 22, item 8).
+
+Killing both workers of a cluster 0.2 s into a default fit left ``dask.compute``
+waiting for ever. Every computation of a fit on a ``distributed`` cluster is now
+watched: with no worker alive for ``binarsity_stats.dask_no_workers_timeout`` seconds,
+or after ``binarsity_stats.dask_timeout`` seconds, it is abandoned with a
+``TimeoutError`` naming the scheduler's state (workers alive, tasks processing,
+results pending). Tested on a real ``LocalCluster``: one with no worker, and one whose
+workers are closed while the fit runs.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dask = pytest.importorskip("dask")
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+from binarsity_stats import glm  # noqa: E402
+
+FORMULA = "y ~ bin(x, 8) + bin(z, 8)"
+
+
+def _frame(n=2000, seed=0):
+    rng = np.random.RandomState(seed)
+    df = pd.DataFrame({"x": rng.uniform(size=n), "z": rng.normal(size=n)})
+    df["y"] = rng.poisson(np.exp(0.5 * (df.x > 0.5) + 0.2 * df.z)).astype(float)
+    return df
+
+
+def _raised_within(seconds, action):
+    """What ``action()`` raised, run in a daemon thread that must end within ``seconds``
+    (a hang fails the test instead of hanging the suite)."""
+    box = {}
+
+    def run():
+        try:
+            action()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            box["exc"] = exc
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), f"still waiting after {seconds} s: the computation hangs"
+    return box.get("exc")
+
+
+def _cluster(n_workers):
+    return distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                    processes=False, dashboard_address=":0")  # fmt: skip
+
+
+def test_a_cluster_without_workers_fails_fast_naming_the_state():
+    ddf = dd.from_pandas(_frame(), npartitions=4)
+    with _cluster(0) as cluster, distributed.Client(cluster, set_as_default=False) as client:
+        with dask.config.set({"binarsity_stats.dask_no_workers_timeout": 1.0}):
+            exc = _raised_within(
+                60, lambda: glm(FORMULA, ddf, family="poisson", client=client).fit(lam=1e-3)
+            )
+        assert isinstance(exc, TimeoutError), repr(exc)
+        msg = str(exc)
+        assert "no worker alive for 1 s" in msg and "0 worker(s) alive" in msg
+        assert cluster.scheduler_address in msg and "result(s) not ready" in msg
+        # the overall limit, also named
+        from binarsity_stats.distributed._dask import compute
+
+        slow = dask.delayed(time.sleep)(5)
+        with dask.config.set({"binarsity_stats.dask_timeout": 0.5,
+                              "binarsity_stats.dask_no_workers_timeout": None}), \
+                pytest.raises(TimeoutError, match=r"did not finish within 0.5 s"):  # fmt: skip
+            compute(slow, client=client)
+
+
+def test_workers_closed_during_a_fit_raise_instead_of_hanging():
+    df = _frame(20_000)
+    ddf = dd.from_pandas(df, npartitions=8)
+    with _cluster(2) as cluster, distributed.Client(cluster, set_as_default=False) as client:
+        done = threading.Event()
+
+        def kill():
+            time.sleep(0.2)
+            for w in list(cluster.workers.values()):
+                client.sync(w.close)  # the worker dies; nothing restarts it
+            done.set()
+
+        def fits():
+            for _ in range(200):  # the passes of glm() on the cluster, until the kill
+                glm(FORMULA, ddf, family="poisson", client=client).fit(lam=1e-3)
+
+        killer = threading.Thread(target=kill)
+        killer.start()
+        with dask.config.set({"binarsity_stats.dask_no_workers_timeout": 1.0}):
+            exc = _raised_within(60, fits)
+        killer.join(30)
+        assert done.is_set()
+        assert isinstance(exc, TimeoutError) and "0 worker(s) alive" in str(exc), repr(exc)
+
+
+def test_local_schedulers_compute_as_dask_does():
+    from binarsity_stats.distributed._dask import compute
+
+    x = dask.delayed(sum)([1, 2, 3])
+    with dask.config.set(scheduler="sync"):
+        assert compute(x, x) == (6, 6)
+    with dask.config.set({"binarsity_stats.dask_timeout": -1}), \
+            _cluster(1) as cluster, distributed.Client(cluster, set_as_default=False) as c, \
+            pytest.raises(ValueError, match="must be positive"):  # fmt: skip
+        compute(x, client=c)
