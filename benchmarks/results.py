@@ -35,8 +35,8 @@ seconds, and ``x_unit`` = seconds per unit / the fit's seconds, a unit being a r
 (refit), and the whole call otherwise. Target: ``x_unit`` ≤ 2, ``peak_mb`` ≤
 ``budget_mb``.
 
-Wall time: about 20 minutes for both families at 1e6 on 2 cores (``--only binomial``,
-``--only poisson`` or ``--only fit,refit`` to split the run).
+``--only`` takes families, steps and sizes to split the run, e.g. ``--only
+binomial,1e6,fit,refit``.
 """
 
 from __future__ import annotations
@@ -301,19 +301,23 @@ def run(
     quick : bool
         n = 5,000 only (a smoke run); else n = 1e5 and 1e6.
     only : set of str, optional
-        Families and/or steps to run (``fit`` always runs: the others need it).
+        Families, steps and/or sizes (``1e5``, ``1e6``) to run; ``fit`` always runs
+        (the others need it).
     """
     only = only or set()
-    unknown = only - set(FAMILIES) - set(STEPS)
+    size_names = {f"1e{round(np.log10(n))}": n for n in SIZES}
+    unknown = only - set(FAMILIES) - set(STEPS) - set(size_names)
     if unknown:
         raise SystemExit(
-            f"--only {','.join(sorted(unknown))}: not a family ({', '.join(FAMILIES)}) "
-            f"nor a step ({', '.join(STEPS)}) of the results suite."
+            f"--only {','.join(sorted(unknown))}: not a family ({', '.join(FAMILIES)}), "
+            f"a step ({', '.join(STEPS)}) nor a size ({', '.join(size_names)}) of the "
+            "results suite."
         )
     families = [f for f in FAMILIES if f in only] or list(FAMILIES)
     steps = tuple(s for s in STEPS if s in only) or STEPS
+    sizes = [n for name, n in size_names.items() if name in only] or list(SIZES)
     for family in families:
-        for n in QUICK_SIZES if quick else SIZES:
+        for n in QUICK_SIZES if quick else sizes:
             print(f"results: {family}, n = {n:,}", flush=True)
             for row in _spawn(family, n, steps):
                 out.add(family=family, n=n, **row)
