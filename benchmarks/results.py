@@ -31,8 +31,8 @@ the budget of issue 22, ``budget_mb`` = the data frame's bytes + 3 × the design
 (the bin codes and dense columns the model keeps). ``cli_predict``'s peak is the child's
 peak RSS above the baseline of this process. Times: ``x_fit`` = seconds / the fit's
 seconds, and ``x_unit`` = seconds per unit / the fit's seconds, a unit being a resample
-(bootstrap), a fitted (fold or full-data) path point (fit_cv), an IRLS iteration
-(refit), and the whole call otherwise. Target: ``x_unit`` ≤ 2, ``peak_mb`` ≤
+(bootstrap), a fitted (fold or full-data) path point (fit_cv), and the whole call
+otherwise. Target: ``x_unit`` ≤ 2, ``peak_mb`` ≤
 ``budget_mb``.
 
 ``--only`` takes families, steps and sizes to split the run, e.g. ``--only
@@ -164,8 +164,7 @@ class _Run:
     def refit(self):
         self.ref = self.res.refit()
         hist = getattr(self.ref.sm_results, "fit_history", {}) or {}
-        self.unit = max(1, int(hist.get("iteration", 1)))
-        return {"columns": len(self.ref.params), "irls_iterations": self.unit}
+        return {"columns": len(self.ref.params), "irls_iterations": hist.get("iteration")}
 
     def get_prediction(self):
         frame = self.ref.get_prediction(self.df).summary_frame(alpha=0.05)
@@ -326,7 +325,7 @@ def run(
     out.note(
         "peak_mb: peak resident size during the step above the process's baseline "
         "(data frame and fitted model included); budget: frame_mb + 3 × design_mb. "
-        "x_unit: seconds per unit (IRLS iteration, resample, path point, else the call) "
+        "x_unit: seconds per unit (resample, path point, else the call) "
         "/ fit seconds; target ≤ 2."
     )
     out.write(columns=["family", "n", "step", "seconds", "x_fit", "unit", "x_unit",
