@@ -500,7 +500,9 @@ def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | No
         kwargs["freq_weights"] = m.freq_weights[rows]
     if m.offset is not None:
         kwargs["offset"] = m.offset[rows]
-    exog = pd.DataFrame(X[rows], columns=names)
+    # every row (rows ⊆ 0..n−1, distinct): no copy of the n × k design, which statsmodels
+    # copies again (a whitened design, its SVD, its k × n pseudo-inverse)
+    exog = pd.DataFrame(X if rows.size == X.shape[0] else X[rows], columns=names, copy=False)
     endog = pd.Series(m.y[rows], name=m.response.name)
     model = sm.GLM(endog, exog, **kwargs)
     start = _gram_irls(model)
