@@ -12,6 +12,8 @@ from the repository root. One module per suite:
 * :mod:`benchmarks.families` — the generic statsmodels-family path vs the Cython kernels;
 * :mod:`benchmarks.cv` — 10-fold CV + refit vs EBM main effects, parallel folds;
 * :mod:`benchmarks.mapping` — evidence that tick minimises our objective at λ = 1/C.
+* :mod:`benchmarks.results` — every statistic after a fit (summary, refit, intervals,
+  bootstrap, report, SQL, CLI predict, CV) at 1e5 and 1e6 rows: time and peak memory.
 
 Results (markdown, CSV, PNG, machine facts) go to ``benchmarks/results/`` (git-ignored).
 

@@ -27,6 +27,7 @@ SUITES = (
     "cv",
     "dask",
     "coxspeed",
+    "results",
 )
 
 

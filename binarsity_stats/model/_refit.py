@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from scipy import linalg as scipy_linalg
 
 from ..engine._path import strip_eta
 from ..core._validation import check_sample_weight
@@ -407,12 +408,18 @@ def _non_identified(sm_results: Any) -> list[int]:
     A GLM's design as statsmodels saw it (rows of positive weight); a Cox model's (no
     constant direction) centred within each stratum that has events, so that a column
     constant within every stratum — or collinear with others after centring — shows.
+
+    X (n × p, columns scaled to unit norm) and its triangular factor R of X = QR have
+    the same singular values and right singular vectors, so the SVD of the p × p factor
+    R decides: never an n × n (nor n × p beyond one block of rows) object. R is built
+    block by block of rows (R of [R_prev; X_block], a tall-skinny QR), so the extra
+    memory is that of one block, whatever n.
     """
     model = getattr(sm_results, "model", None)
     exog = getattr(sm_results, "identify_exog", getattr(model, "exog", None))
     if exog is None:
         return []
-    X = np.asarray(exog, dtype=np.float64)
+    X = np.asarray(exog)
     if X.ndim != 2 or X.shape[1] == 0:
         return []
     surv = getattr(model, "surv", None)
@@ -420,19 +427,54 @@ def _non_identified(sm_results: Any) -> list[int]:
     if strata is None and surv is not None:  # PHReg
         strata = surv.stratum_rows
     if strata is not None:  # Cox: no constant direction, centred within each stratum
-        parts = [X[r] - X[r].mean(axis=0) for r in strata if len(r)]
-        X = np.vstack(parts) if parts else X[:0]
-    if X.shape[0] == 0:
-        return list(range(X.shape[1]))
-    scale = np.sqrt((X**2).sum(axis=0))
+        parts = [np.asarray(r) for r in strata if len(r)]
+        n_rows = int(sum(r.size for r in parts))
+    else:
+        parts = None
+        n_rows = X.shape[0]
+    p = X.shape[1]
+    if n_rows == 0:
+        return list(range(p))
+    sq = np.zeros(p)
+    for block in _row_blocks(X, parts):
+        sq += np.einsum("ij,ij->j", block, block)
+    scale = np.sqrt(sq)
     scale[scale == 0] = 1.0
-    _, sv, vt = np.linalg.svd(X / scale, full_matrices=True)
-    tol = max(X.shape) * np.finfo(np.float64).eps * (sv[0] if sv.size else 1.0) * 10
+    R = np.zeros((0, p))
+    for block in _row_blocks(X, parts):
+        R = scipy_linalg.qr(
+            np.vstack([R, block / scale]), mode="r", overwrite_a=True, check_finite=False
+        )[0][: min(R.shape[0] + block.shape[0], p)]
+    _, sv, vt = np.linalg.svd(R, full_matrices=True)  # p × p at most
+    tol = max(n_rows, p) * np.finfo(np.float64).eps * (sv[0] if sv.size else 1.0) * 10
     rank = int(np.sum(sv > tol))
     null = vt[rank:]
     if not len(null):
         return []
     return [int(k) for k in np.flatnonzero(np.abs(null).max(axis=0) > 1e-8)]
+
+
+_QR_BLOCK = 1 << 21  # elements of one block of rows (16 MiB of float64)
+
+
+def _row_blocks(X: np.ndarray, strata: list[np.ndarray] | None):
+    """Blocks of rows of X as float64, centred within each stratum when given.
+
+    A block has about ``_QR_BLOCK`` elements (at least 2p rows), so no copy of X is
+    ever made whole.
+    """
+    step = max(2 * X.shape[1], _QR_BLOCK // max(X.shape[1], 1))
+    if strata is None:
+        for start in range(0, X.shape[0], step):
+            yield np.asarray(X[start : start + step], dtype=np.float64)
+        return
+    for rows in strata:
+        total = np.zeros(X.shape[1])
+        for start in range(0, rows.size, step):
+            total += np.asarray(X[rows[start : start + step]], dtype=np.float64).sum(axis=0)
+        mean = total / rows.size
+        for start in range(0, rows.size, step):
+            yield np.asarray(X[rows[start : start + step]], dtype=np.float64) - mean
 
 
 def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | None = None) -> Any:
@@ -463,9 +505,64 @@ def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | No
         kwargs["freq_weights"] = m.freq_weights[rows]
     if m.offset is not None:
         kwargs["offset"] = m.offset[rows]
-    exog = pd.DataFrame(X[rows], columns=names)
+    # every row (rows ⊆ 0..n−1, distinct): no copy of the n × k design, which statsmodels
+    # copies again (a whitened design, its SVD, its k × n pseudo-inverse)
+    exog = pd.DataFrame(X if rows.size == X.shape[0] else X[rows], columns=names, copy=False)
     endog = pd.Series(m.y[rows], name=m.response.name)
-    return sm.GLM(endog, exog, **kwargs).fit(use_t=m.family.estimate_dispersion, **fit_kw)
+    model = sm.GLM(endog, exog, **kwargs)
+    start = _gram_irls(model)
+    if start is not None:
+        fit_kw["start_params"] = start
+    return model.fit(use_t=m.family.estimate_dispersion, **fit_kw)
+
+
+def _gram_irls(model: Any, max_iter: int = 50, rtol: float = 1e-12) -> np.ndarray | None:
+    """statsmodels' IRLS for a GLM, each step solved by its k × k normal equations.
+
+    The same start, weights and working response as statsmodels' ``_fit_irls``, but the
+    weighted least squares of a step is solved from XᵀWX and XᵀWz (accumulated over
+    blocks of rows) instead of an SVD of the n × k weighted design: O(n k²) with a small
+    constant, versus statsmodels' ``lstsq`` per iteration. Its estimate is only the
+    start of statsmodels' own IRLS, which then converges in one or two of its steps, so
+    the results are statsmodels' (its last step and covariance). None when a step is not
+    finite (statsmodels then starts from its default).
+    """
+    X = np.asarray(model.exog, dtype=np.float64)
+    y = np.asarray(model.endog, dtype=np.float64)
+    if X.ndim != 2 or y.ndim != 1 or not X.shape[1]:
+        return None
+    fam = model.family
+    off = np.asarray(model._offset_exposure, dtype=np.float64)
+    iw = np.asarray(model.iweights * model.n_trials, dtype=np.float64)
+    step = max(2 * X.shape[1], _QR_BLOCK // X.shape[1])
+    with np.errstate(all="ignore"):
+        mu = fam.starting_mu(y)
+        eta = fam.predict(mu)
+        dev = float(fam.deviance(y, mu, model.var_weights, model.freq_weights, 1.0))
+        beta = None
+        for _ in range(max_iter):
+            w = iw * fam.weights(mu)
+            z = eta + fam.link.deriv(mu) * (y - mu) - off
+            gram = np.zeros((X.shape[1], X.shape[1]))
+            rhs = np.zeros(X.shape[1])
+            for start in range(0, X.shape[0], step):
+                xb = X[start : start + step]
+                wb = w[start : start + step]
+                gram += xb.T @ (xb * wb[:, None])
+                rhs += xb.T @ (wb * z[start : start + step])
+            if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(rhs))):
+                return None
+            beta = scipy_linalg.lstsq(gram, rhs, cond=1e-13, check_finite=False)[0]
+            eta = X @ beta + off
+            mu = fam.fitted(eta)
+            new = float(fam.deviance(y, mu, model.var_weights, model.freq_weights, 1.0))
+            if not np.isfinite(new):
+                return None
+            done = abs(new - dev) <= rtol * (abs(new) + 1.0)
+            dev = new
+            if done:
+                break
+    return beta
 
 
 def _fit_phreg(res: BinarsityResults, rows: np.ndarray, X: np.ndarray, names: list) -> Any:

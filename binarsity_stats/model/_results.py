@@ -400,14 +400,27 @@ class BinarsityResults:
         Series
             Indexed by term, on the link scale.
         """
-        contrib = self.term_contributions()
-        w = self.model.unit_weight
+        m = self.model
+        w = np.asarray(m.unit_weight, dtype=np.float64)
         total = float(w.sum())
         values = {}
-        for name in contrib.columns:
-            c = contrib[name].to_numpy()
+        # a binned or categorical term takes one value per level: sums over its levels'
+        # weights (no n × terms table of contributions)
+        for j, block in enumerate(m.spec.blocks):
+            s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+            codes = np.asarray(m.design.codes[j], dtype=np.intp)
+            if codes.size and (codes.min() < 0 or codes.max() >= e - s):
+                raise inconsistent(f"the codes of {block.term} exceed its {e - s} levels")
+            level_w = np.bincount(codes, weights=w, minlength=e - s)
+            theta = self.coef[s:e]
+            mean = float(level_w @ theta) / total if total > 0 else 0.0
+            values[block.term] = float(level_w @ np.abs(theta - mean)) / total if total > 0 else 0.0
+        for k, (name, value) in enumerate(
+            zip(m.spec.dense_columns, self.dense_coef, strict=True)
+        ):
+            c = value * np.asarray(m.design.dense[:, k], dtype=np.float64)
             mean = float(w @ c) / total if total > 0 else 0.0
-            values[name] = float(w @ np.abs(c - mean)) / total if total > 0 else 0.0
+            values[name] = float(w @ np.abs(c - mean, out=c)) / total if total > 0 else 0.0
         return pd.Series(values, name="importance", dtype=np.float64).rename_axis("term")
 
     @property
