@@ -81,6 +81,7 @@ class RefitResults:
         #: columns): their standard errors are NaN, and refit() warns naming them
         self.non_identified = [self.names[k] for k in _non_identified(sm_results)]
         if self.non_identified:
+            _identified_covariance(sm_results)
             warnings.warn(
                 "refit(): " + self._non_identified_text(), UserWarning, stacklevel=3
             )
@@ -454,6 +455,68 @@ def _non_identified(sm_results: Any) -> list[int]:
     return [int(k) for k in np.flatnonzero(np.abs(null).max(axis=0) > 1e-8)]
 
 
+def _truncated_inverse(A: np.ndarray, n_rows: int | None = None) -> np.ndarray:
+    """The pseudo-inverse of a symmetric positive semi-definite k × k matrix, rank cut.
+
+    Eigenvalues of the unit-diagonal scaling of A below ``max(n, k) · eps · 10`` (the
+    rank rule of :func:`_non_identified`, on singular values of the design: its square,
+    floored at the eigen-decomposition's own error of ~k · eps) of the largest are
+    dropped, so the null-space directions of a rank-deficient design get exactly no
+    variance and the identified parameters the variance every generalised inverse
+    gives them. ``np.linalg.pinv``'s cut (1e-15 relative) inverts rounding noise
+    whose size depends on the machine's BLAS kernels: a noise eigenvalue of 7e-15
+    inverted on one CPU and 1.7e-14 on another moved identified SEs by 8e-6, and
+    gave negative variances for a weighted Cox refit.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    k = A.shape[0]
+    if k == 0:
+        return A.copy()
+    d = np.sqrt(np.clip(np.diag(A), 0.0, None))
+    d[d == 0] = 1.0
+    S = A / d[:, None] / d[None, :]
+    S = 0.5 * (S + S.T)
+    vals, vecs = np.linalg.eigh(S)
+    top = float(vals[-1]) if vals.size else 0.0
+    if top <= 0:
+        return np.zeros_like(A)
+    eps = np.finfo(np.float64).eps
+    tol = top * max((max(n_rows or k, k) * eps * 10) ** 2, 10 * k * eps)
+    keep = vals > tol
+    V = vecs[:, keep]
+    inv = (V / vals[keep]) @ V.T
+    return inv / d[:, None] / d[None, :]
+
+
+def _identified_covariance(sm_results: Any) -> None:
+    """Replace a rank-deficient GLM refit's covariance by the rank-cut inverse of XᵀWX.
+
+    statsmodels' covariance is ``pinv(W^½X)`` squared, whose 1e-15 cut keeps or drops
+    the rounding noise of a null-space direction depending on the CPU. The identified
+    parameters' variances do not depend on the generalised inverse, so the rank-cut
+    one (:func:`_truncated_inverse`) gives them exactly, on any machine. Done before
+    anything reads the covariance (statsmodels caches what it derives from it).
+    """
+    inner = getattr(sm_results, "_results", sm_results)
+    model = getattr(inner, "model", None)
+    exog = getattr(model, "exog", None)
+    w = getattr(model, "weights", None)
+    if exog is None or w is None or getattr(inner, "normalized_cov_params", None) is None:
+        return  # PHReg and the weighted Cox refit: their own covariance
+    X = np.asarray(exog, dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    if w.shape != (X.shape[0],):
+        return
+    XtWX = np.zeros((X.shape[1], X.shape[1]))
+    for start in range(0, X.shape[0], max(1, _QR_BLOCK // max(X.shape[1], 1))):
+        block = X[start : start + max(1, _QR_BLOCK // max(X.shape[1], 1))]
+        wb = w[start : start + block.shape[0]]
+        XtWX += block.T @ (block * wb[:, None])
+    inner.normalized_cov_params = _truncated_inverse(XtWX, X.shape[0])
+    if hasattr(inner, "cov_params_default"):
+        inner.cov_params_default = inner.normalized_cov_params * inner.scale
+
+
 _QR_BLOCK = 1 << 21  # elements of one block of rows (16 MiB of float64)
 
 
@@ -801,7 +864,7 @@ def _fit_weighted_cox(
             UserWarning,
             stacklevel=4,
         )
-    cov = np.linalg.pinv(-hess)
+    cov = _truncated_inverse(-hess)
     out = _WeightedCoxResults(beta, cov, llf, list(names), int(rows.size),
                               int(np.sum(status > 0)), ties, int(np.unique(strata).size),
                               converged)  # fmt: skip
