@@ -81,7 +81,7 @@ class RefitResults:
         #: columns): their standard errors are NaN, and refit() warns naming them
         self.non_identified = [self.names[k] for k in _non_identified(sm_results)]
         if self.non_identified:
-            _identified_covariance(sm_results)
+            self.sm_results = sm_results = _identified_refit(sm_results)
             warnings.warn(
                 "refit(): " + self._non_identified_text(), UserWarning, stacklevel=3
             )
@@ -488,33 +488,69 @@ def _truncated_inverse(A: np.ndarray, n_rows: int | None = None) -> np.ndarray:
     return inv / d[:, None] / d[None, :]
 
 
-def _identified_covariance(sm_results: Any) -> None:
-    """Replace a rank-deficient GLM refit's covariance by the rank-cut inverse of XᵀWX.
+def _weighted_gram(X: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """XᵀWX by blocks of rows (never an n × k temporary beyond one block)."""
+    k = X.shape[1]
+    out = np.zeros((k, k))
+    step = max(1, _QR_BLOCK // max(k, 1))
+    for start in range(0, X.shape[0], step):
+        block = X[start : start + step]
+        out += block.T @ (block * w[start : start + block.shape[0], None])
+    return out
 
-    statsmodels' covariance is ``pinv(W^½X)`` squared, whose 1e-15 cut keeps or drops
-    the rounding noise of a null-space direction depending on the CPU. The identified
-    parameters' variances do not depend on the generalised inverse, so the rank-cut
-    one (:func:`_truncated_inverse`) gives them exactly, on any machine. Done before
-    anything reads the covariance (statsmodels caches what it derives from it).
+
+def _identified_refit(sm_results: Any, max_iter: int = 100) -> Any:
+    """A rank-deficient GLM refit made the same on every machine.
+
+    statsmodels solves each IRLS step by ``lstsq`` and the last one by ``pinv`` (1e-15
+    cut) of the whitened design: on a design with a null space, whether a rounding-noise
+    singular value is inverted depends on the CPU's BLAS kernels, so the null-space
+    part of the estimate — and with it μ, the scale and the identified parameters'
+    standard errors — moved (8e-6 relative between two kernels, and IRLS wandered for
+    its 100 iterations). Here IRLS goes on from statsmodels' estimate with each step the
+    minimum-norm solution of the normal equations under the rank cut of
+    :func:`_truncated_inverse`: the identified parameters are statsmodels' (they do not
+    depend on the generalised inverse), the null-space part is exactly the minimum-norm
+    one, and the covariance is the rank-cut inverse of XᵀWX. The results object is
+    statsmodels' ``GLMResults`` built from them. Cox refits keep their own.
     """
+    from statsmodels.genmod.generalized_linear_model import GLMResults, GLMResultsWrapper
+
     inner = getattr(sm_results, "_results", sm_results)
     model = getattr(inner, "model", None)
-    exog = getattr(model, "exog", None)
-    w = getattr(model, "weights", None)
-    if exog is None or w is None or getattr(inner, "normalized_cov_params", None) is None:
-        return  # PHReg and the weighted Cox refit: their own covariance
-    X = np.asarray(exog, dtype=np.float64)
-    w = np.asarray(w, dtype=np.float64)
-    if w.shape != (X.shape[0],):
-        return
-    XtWX = np.zeros((X.shape[1], X.shape[1]))
-    for start in range(0, X.shape[0], max(1, _QR_BLOCK // max(X.shape[1], 1))):
-        block = X[start : start + max(1, _QR_BLOCK // max(X.shape[1], 1))]
-        wb = w[start : start + block.shape[0]]
-        XtWX += block.T @ (block * wb[:, None])
-    inner.normalized_cov_params = _truncated_inverse(XtWX, X.shape[0])
-    if hasattr(inner, "cov_params_default"):
-        inner.cov_params_default = inner.normalized_cov_params * inner.scale
+    if model is None or not hasattr(model, "family") or not hasattr(model, "iweights"):
+        return sm_results  # PHReg and the weighted Cox refit: their own covariance
+    X = np.asarray(model.exog, dtype=np.float64)
+    y = np.asarray(model.endog, dtype=np.float64)
+    off = np.asarray(model._offset_exposure, dtype=np.float64)
+    fam = model.family
+    prior = np.asarray(model.iweights * model.n_trials, dtype=np.float64)
+    beta = np.asarray(inner.params, dtype=np.float64)
+    converged = False
+    for _ in range(max_iter):
+        eta = X @ beta + off
+        mu = fam.fitted(eta)
+        w = prior * fam.weights(mu)
+        z = eta - off + fam.link.deriv(mu) * (y - mu)
+        inv = _truncated_inverse(_weighted_gram(X, w), X.shape[0])
+        new = inv @ (X.T @ (w * z))
+        step = float(np.max(np.abs(X @ (new - beta)), initial=0.0))
+        beta = new
+        if step <= 1e-10 * (1.0 + float(np.max(np.abs(eta), initial=0.0))):
+            converged = True
+            break
+    eta = X @ beta + off
+    mu = fam.fitted(eta)
+    model.weights = prior * fam.weights(mu)
+    model.mu = mu
+    model.scale = scale = model.estimate_scale(mu)
+    cov = _truncated_inverse(_weighted_gram(X, model.weights), X.shape[0])
+    out = GLMResults(model, beta, cov, scale, cov_type="nonrobust", use_t=inner.use_t)
+    out.method = "IRLS"
+    out.mle_settings = dict(getattr(inner, "mle_settings", {}))
+    out.fit_history = getattr(inner, "fit_history", {})
+    out.converged = bool(converged)
+    return GLMResultsWrapper(out)
 
 
 _QR_BLOCK = 1 << 21  # elements of one block of rows (16 MiB of float64)
