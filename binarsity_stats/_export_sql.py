@@ -84,11 +84,17 @@ def _spec_of(model: Any) -> Mapping[str, Any]:
 
 
 class _Writer:
-    def __init__(self, dialect: str, kinds: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, dialect: str, kinds: Mapping[str, str] | None = None, table: Any = None
+    ) -> None:
         if dialect not in DIALECTS:
             raise ValueError(f"dialect must be one of {sorted(DIALECTS)}; got {dialect!r}.")
         self.d = DIALECTS[dialect]
         self.dialect = dialect
+        #: SQLite reads a double-quoted name that is no column as a string literal (its
+        #: "double-quoted string" misfeature, on in most builds): there a column is
+        #: qualified by its table, which makes an unknown name an error
+        self.qualifier = self.table(table) if dialect == "sqlite" and table is not None else None
         self.strict = bool(self.d["strict"])
         #: column → kind at fit time (the description's ``column_kinds``; may be empty)
         self.kinds = dict(kinds or {})
@@ -103,7 +109,7 @@ class _Writer:
         """A data column read as a number: a boolean is 1/0 (DuckDB and PostgreSQL refuse
         ``double * boolean``, NULL stays NULL), a float or unknown column has its NaN as
         NULL, an integer column is itself."""
-        kind, x = self.kinds.get(str(column)), self.name(column)
+        kind, x = self.kinds.get(str(column)), self.col(column)
         if kind == "bool":
             one, zero = self.number(1.0), self.number(0.0)
             return f"(CASE WHEN {x} THEN {one} WHEN NOT {x} THEN {zero} END)"
@@ -113,7 +119,7 @@ class _Writer:
 
     def missing(self, column: Any) -> str:
         """The test that a data column is missing (NULL, or NaN in a float column)."""
-        x = self.name(column)
+        x = self.col(column)
         if self.kinds.get(str(column)) == "float":
             x = self.no_nan(x)
         return f"{x} IS NULL"
@@ -172,6 +178,11 @@ class _Writer:
                 "truncated to another name)."
             )
         return '"' + text.replace('"', '""') + '"'
+
+    def col(self, column: Any) -> str:
+        """A data column of the table, quoted (and in SQLite qualified by the table)."""
+        x = self.name(column)
+        return x if self.qualifier is None else f"{self.qualifier}.{x}"
 
     def table(self, table: Any) -> str:
         """The table: one name, or a sequence of names (``("schema", "table")``), each
@@ -285,7 +296,7 @@ class _Writer:
     def bin_term(self, term: Mapping[str, Any]) -> str:
         by = term.get("by")
         if by is not None:  # bin(x):C(g): the chain of the row's level of g
-            g, d, first = self.name(by["column"]), len(term["edges"]) + 1, 0
+            g, d, first = self.col(by["column"]), len(term["edges"]) + 1, 0
             parts = ["CASE"]
             for i, level in enumerate(by["levels"]):
                 if i == 0 and by["main"]:
@@ -313,7 +324,7 @@ class _Writer:
         if isinstance(term["column"], int):
             x = self.column(term["column"])  # the array-fit error
         else:  # levels compare with the column as it is (text, numbers, booleans)
-            x = self.name(term["column"])
+            x = self.col(term["column"])
             if self.kinds.get(str(term["column"])) == "float":  # a NaN is the missing level
                 x = self.no_nan(x)
         theta = term["theta"]
@@ -327,7 +338,7 @@ class _Writer:
     def factor(self, factor: Any) -> str:
         if "level" not in factor:  # an input
             return self.input(factor)
-        x = self.name(factor["column"])
+        x = self.col(factor["column"])
         known = ", ".join(self.literal(v) for v in factor["levels"])
         return (
             f"CASE WHEN {x} = {self.literal(factor['level'])} THEN {self.number(1.0)} "
@@ -435,13 +446,13 @@ def to_sql(
     if type not in ("response", "link"):
         raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
     spec = _spec_of(model)
-    w = _Writer(dialect, spec.get("column_kinds"))
+    w = _Writer(dialect, spec.get("column_kinds"), table)
     pieces = [w.number(spec["intercept"])]
     for source in spec["offset"]["terms"]:
         pieces.append(w.input(source))
     column = offset_column if offset_column is not None else spec["offset"].get("column")
     if column is not None:
-        pieces.append(w.no_nan(w.name(column)))
+        pieces.append(w.no_nan(w.col(column)))
     for term in spec["terms"]:
         if term["kind"] == "bin":
             pieces.append(f"({w.bin_term(term)})")
@@ -460,5 +471,5 @@ def to_sql(
                 w.column(c)  # the array-fit error
         na = " OR ".join(w.missing(c) for c in drop)
         value = f"CASE WHEN {na} THEN NULL ELSE {value} END"
-    selected = [w.name(c) for c in keep] + [f"{value} AS {w.name(name)}"]
+    selected = [w.col(c) for c in keep] + [f"{value} AS {w.name(name)}"]
     return "SELECT " + ",\n  ".join(selected) + f"\nFROM {w.table(table)}"

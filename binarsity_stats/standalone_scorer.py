@@ -236,7 +236,7 @@ def _check_levels(value, path):
     seen = set()
     for k, level in enumerate(value):
         _scalar(level, f"{path}[{k}]")
-        key = (type(level) is str, level)
+        key = (isinstance(level, str), isinstance(level, bool), level)  # 1 == 1.0, not True
         if key in seen:
             _fail(f"{path}[{k}]", f"level {_short(level)} appears twice.")
         seen.add(key)
@@ -331,11 +331,14 @@ def _check_family(family):
     sm = family.get("statsmodels")
     if sm is not None:
         _mapping(sm, "family.statsmodels", ("family", "link", "params"))
-        _string(sm["family"], "family.statsmodels.family", empty=False)
-        _string(sm["link"], "family.statsmodels.link", empty=False)
+        for key in ("family", "link"):  # statsmodels class names: letters only
+            name = _string(sm[key], f"family.statsmodels.{key}", empty=False)
+            if not (name[:1].isupper() and name.isascii() and name.isalpha() and len(name) <= 64):
+                _fail(f"family.statsmodels.{key}", f"must be a statsmodels class name "
+                      f"(ASCII letters, capitalised); got {_short(name)}.")
         params = _mapping(sm["params"], "family.statsmodels.params", (), SM_PARAMS)
         for key, value in params.items():
-            if not isinstance(value, bool):
+            if not (key == "eql" and isinstance(value, bool)):
                 _finite(value, f"family.statsmodels.params.{key}")
 
 
@@ -354,7 +357,7 @@ def _check_response(response):
         else:
             _scalar(value, path)
     classes = response.get("classes")
-    if classes is not None and len(classes) != 2:
+    if classes is not None and (not isinstance(classes, list) or len(classes) != 2):
         _fail("response.classes", "a classifier's description has two classes.")
 
 
