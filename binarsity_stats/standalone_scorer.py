@@ -49,10 +49,11 @@ import sys
 #: Description format this module writes the checks for (it also reads 1)
 FORMAT = "binarsity_stats.model_spec"
 VERSION = 2
-#: Bounds of a description: cut points per term, levels per term, θ values per term,
-#: terms, factors per linear term, offset terms, length of a string
+#: Bounds of a description: cut points per term, levels per term, θ values per term (the
+#: levels of one block: the package codes them in 16 bits), terms, factors per linear
+#: term, offset terms, length of a string
 LIMITS = {
-    "edges": 65536, "levels": 65536, "theta": 1048576, "terms": 10000, "factors": 16,
+    "edges": 65535, "levels": 65536, "theta": 65536, "terms": 10000, "factors": 16,
     "offset_terms": 100, "string": 1000, "params": 16, "response_items": 65536,
     "column_position": 2**31 - 1,
 }  # fmt: skip

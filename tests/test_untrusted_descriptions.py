@@ -221,7 +221,7 @@ def _corrupt(case: str) -> tuple[dict | str, str]:
     if case == "1e6 edges":
         bin_["edges"] = np.linspace(0, 1, 10**6).tolist()
         bin_["theta"] = [0.0] * (10**6 + 1)
-        return spec, r"terms\[0\]\.edges: has 1000000 items; at most 65536"
+        return spec, r"terms\[0\]\.edges: has 1000000 items; at most 65535"
     if case == "deep nesting (unknown field)":
         deep: list = []
         for _ in range(5000):
