@@ -945,7 +945,10 @@ class BinarsityResults:
             by = getattr(block, "by", None)
             expr = argument_expr(block.term if by is None else block.term.rsplit(":C(", 1)[0])
             if block.kind == "bin":
-                # the input as a column reference (+ one transform), never as text
+                # the input as a column reference (+ one transform), never as text. The
+                # kept cuts: every cut point with θ as fitted — readers treat a cut
+                # between two equal levels as absent (the SQL export leaves it out), so a
+                # jump rule that flattens θ here decides the cuts of every exporter
                 source = describe_input(expr, block.term, aliases)
                 terms.append(bin_term(block.term, source, block.column, block.edges,
                                       block.has_missing_level, self.coef[s:e], kinds[j]))  # fmt: skip
