@@ -163,8 +163,9 @@ def test_rows_predict_refuses_get_null(engine, run):
 def test_the_query_reads_like_sql_and_refuses_what_it_cannot_write():
     res = glm("yb ~ bin(x1, 3) + C(g)", TRAIN, family="binomial").fit(lam=1e-3)
     sql = res.to_sql(table="loans", keep=["id"], name="p")
-    assert sql.startswith('SELECT "id",') and sql.endswith('FROM "loans"')  # quoted
-    assert 'WHEN "x1" <= ' in sql and "WHEN \"g\" = 'it''s'" in sql  # right-closed; quoting
+    # quoted, and in SQLite qualified by the table (an unknown name is then an error)
+    assert sql.startswith('SELECT "loans"."id",') and sql.endswith('FROM "loans"')
+    assert 'WHEN "loans"."x1" <= ' in sql and "WHEN \"loans\".\"g\" = 'it''s'" in sql
     assert 'AS "p"' in sql and "EXP" in sql
     pg = res.to_sql(dialect="postgresql")
     assert "DOUBLE PRECISION" not in pg  # no division in this model
@@ -189,7 +190,7 @@ def test_a_drop_model_guards_its_columns_explicitly(run):
               missing="drop").fit(lam=1e-3)  # fmt: skip
     sql = res.to_sql()
     assert sql.count("IS NULL THEN NULL") == 1
-    assert '"x1" IS NULL OR "z" IS NULL THEN NULL' in sql  # x3 keeps its missing level
+    assert '"t"."x1" IS NULL OR "t"."z" IS NULL THEN NULL' in sql  # x3 keeps its missing level
     new = NEW.copy()
     new.loc[[0, 5], "x1"], new.loc[[5, 7], "z"] = np.nan, np.nan
     expected = res.predict(new)
