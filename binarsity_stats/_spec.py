@@ -256,8 +256,8 @@ def argument_expr(term: str) -> str:
 #: What an input may be, as a refusal says it
 _DESCRIBABLE = (
     "a column, or one of " + ", ".join(UNARY) + " of a column, a column to a constant "
-    "power, (x - c) / s, or " + " ".join({"add": "+", "sub": "-", "mul": "*", "div": "/"}[op]
-                                        for op in ARITHMETIC)
+    "power, (x - c) / s, or "
+    + " ".join({"add": "+", "sub": "-", "mul": "*", "div": "/"}[op] for op in ARITHMETIC)
     + " of two operands (columns or numbers)"
 )
 

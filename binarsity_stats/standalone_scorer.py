@@ -187,8 +187,10 @@ def _check_input(value, path):
         _column_ref(value["column"], f"{path}.column")
         return value
     if transform not in TRANSFORMS:
-        _fail(f"{path}.transform", f"unknown transform {_short(transform)} (known: "
-              f"{', '.join(TRANSFORMS)}).")
+        _fail(
+            f"{path}.transform",
+            f"unknown transform {_short(transform)} (known: {', '.join(TRANSFORMS)}).",
+        )
     if transform in ARITHMETIC:
         _mapping(value, path, ("transform", "operands"))
         ops = _array(value["operands"], f"{path}.operands", 2, 2)
@@ -262,8 +264,11 @@ def _check_term(term, i):
         edges = _numbers(term["edges"], f"{path}.edges", LIMITS["edges"])
         for k in range(1, len(edges)):
             if not edges[k - 1] < edges[k]:
-                _fail(f"{path}.edges", f"{label}: cut points must increase strictly "
-                      f"(edges[{k - 1}] = {edges[k - 1]!r}, edges[{k}] = {edges[k]!r}).")
+                _fail(
+                    f"{path}.edges",
+                    f"{label}: cut points must increase strictly "
+                    f"(edges[{k - 1}] = {edges[k - 1]!r}, edges[{k}] = {edges[k]!r}).",
+                )
         if term.get("intervals", "right-closed") != "right-closed":
             _fail(f"{path}.intervals", f"{label}: only 'right-closed' intervals are read.")
         if not isinstance(term["missing_level"], bool):
@@ -277,8 +282,10 @@ def _check_term(term, i):
             _column_ref(by["column"], f"{path}.by.column")
             levels = _check_levels(by["levels"], f"{path}.by.levels")
             if not levels or not isinstance(by["main"], bool) or term["missing_level"]:
-                _fail(f"{path}.by", f"{label}: 'by' needs 'column', 'levels' and 'main' "
-                      "(and no missing level).")
+                _fail(
+                    f"{path}.by",
+                    f"{label}: 'by' needs 'column', 'levels' and 'main' (and no missing level).",
+                )
             n = 1 + (len(levels) - 1) * n if by["main"] else len(levels) * n
         theta = _numbers(term["theta"], f"{path}.theta", LIMITS["theta"])
         if len(theta) != n:
@@ -298,8 +305,10 @@ def _check_term(term, i):
         if term.get("unseen", "error") != "error":
             _fail(f"{path}.unseen", f"{label}: unseen={_short(term['unseen'])} unknown.")
         if term.get("reference") is not None and term["reference"] not in levels:
-            _fail(f"{path}.reference", f"{label}: reference {_short(term['reference'])} is "
-                  "not one of its levels.")
+            _fail(
+                f"{path}.reference",
+                f"{label}: reference {_short(term['reference'])} is not one of its levels.",
+            )
         if "penalty" in term:
             _string(term["penalty"], f"{path}.penalty")
     else:
@@ -315,13 +324,19 @@ def _check_term(term, i):
                 levels = _check_levels(f["levels"], f"{fpath}.levels")
                 _scalar(f["level"], f"{fpath}.level")
                 if f["level"] not in levels:
-                    _fail(fpath, f"{label}: a factor must be an input or "
-                          "{'column', 'levels', 'level'} with level among levels.")
+                    _fail(
+                        fpath,
+                        f"{label}: a factor must be an input or "
+                        "{'column', 'levels', 'level'} with level among levels.",
+                    )
             elif isinstance(f, dict):
                 _check_input(f, fpath)
             else:
-                _fail(fpath, f"{label}: a factor must be an input or "
-                      "{'column', 'levels', 'level'} with level among levels.")
+                _fail(
+                    fpath,
+                    f"{label}: a factor must be an input or "
+                    "{'column', 'levels', 'level'} with level among levels.",
+                )
     return term
 
 
@@ -335,8 +350,11 @@ def _check_family(family):
         for key in ("family", "link"):  # statsmodels class names: letters only
             name = _string(sm[key], f"family.statsmodels.{key}", empty=False)
             if not (name[:1].isupper() and name.isascii() and name.isalpha() and len(name) <= 64):
-                _fail(f"family.statsmodels.{key}", f"must be a statsmodels class name "
-                      f"(ASCII letters, capitalised); got {_short(name)}.")
+                _fail(
+                    f"family.statsmodels.{key}",
+                    f"must be a statsmodels class name "
+                    f"(ASCII letters, capitalised); got {_short(name)}.",
+                )
         params = _mapping(sm["params"], "family.statsmodels.params", (), SM_PARAMS)
         for key, value in params.items():
             if not (key == "eql" and isinstance(value, bool)):
@@ -439,8 +457,10 @@ def validate(spec):
         for key, value in kinds.items():
             _string(key, "column_kinds (a column name)")
             if value not in COLUMN_KINDS:
-                _fail(f"column_kinds[{_short(key)}]",
-                      f"must be one of {', '.join(COLUMN_KINDS)}; got {_short(value)}.")
+                _fail(
+                    f"column_kinds[{_short(key)}]",
+                    f"must be one of {', '.join(COLUMN_KINDS)}; got {_short(value)}.",
+                )
     return spec
 
 
@@ -524,8 +544,13 @@ def expression_input(text, aliases=None):
         return name if name is not None else number(node)
 
     def walk(node):
-        while (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-               and node.func.id == "I" and len(node.args) == 1 and not node.keywords):
+        while (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "I"
+            and len(node.args) == 1
+            and not node.keywords
+        ):
             node = node.args[0]
         name = column(node)
         if name is not None:
@@ -550,8 +575,11 @@ def expression_input(text, aliases=None):
             if base is None or exponent is None:
                 return None
             return {"column": base, "transform": "power", "exponent": exponent}
-        if (isinstance(node.op, ast.Div) and isinstance(node.left, ast.BinOp)
-                and isinstance(node.left.op, ast.Sub)):  # (x - c) / s
+        if (
+            isinstance(node.op, ast.Div)
+            and isinstance(node.left, ast.BinOp)
+            and isinstance(node.left.op, ast.Sub)
+        ):  # (x - c) / s
             x, c, s = column(node.left.left), number(node.left.right), number(node.right)
             if x is not None and c is not None and s is not None and s != 0:
                 return {"column": x, "transform": "scale", "center": c, "scale": s}
@@ -594,9 +622,12 @@ def upgrade_v1(spec):
             return {"column": text}
         out = expression_input(text)
         if out is None:
-            _fail(path, f"expression {_short(text)} is not a column, one of "
-                  f"{', '.join(UNARY)} of a column, a power, or + - * / of two columns or "
-                  "a column and a number (format_version 1).")
+            _fail(
+                path,
+                f"expression {_short(text)} is not a column, one of "
+                f"{', '.join(UNARY)} of a column, a power, or + - * / of two columns or "
+                "a column and a number (format_version 1).",
+            )
         return out
 
     out = dict(spec, format_version=VERSION)
@@ -723,8 +754,11 @@ def _arith(op, a, b):
     if op == "mul":
         return a * b
     if b == 0.0:  # NumPy's x / 0
-        return math.nan if (a == 0.0 or math.isnan(a)) else math.copysign(math.inf, a) * (
-            math.copysign(1.0, b))
+        return (
+            math.nan
+            if (a == 0.0 or math.isnan(a))
+            else math.copysign(math.inf, a) * (math.copysign(1.0, b))
+        )
     return a / b
 
 
@@ -842,8 +876,9 @@ def _checked(spec):
     if type(spec) is _Checked:
         return spec
     if not isinstance(spec, dict):
-        raise ValueError(f"not a model description: expected a JSON object; got "
-                         f"{type(spec).__name__}.")
+        raise ValueError(
+            f"not a model description: expected a JSON object; got {type(spec).__name__}."
+        )
     return _Checked(validate(spec))
 
 

@@ -102,8 +102,9 @@ BOTH = {
     "expression text as input": _set("terms.0.input", "log(x1)"),
     "arithmetic of numbers only": _set("terms.0.input", {"transform": "add", "operands": [1, 2]}),
     "three operands": _set("terms.0.input", {"transform": "add", "operands": ["a", "b", "c"]}),
-    "scale of zero": _set("terms.0.input", {"column": "x", "transform": "scale", "center": 0,
-                                            "scale": 0}),
+    "scale of zero": _set(
+        "terms.0.input", {"column": "x", "transform": "scale", "center": 0, "scale": 0}
+    ),
     "too many edges": _set("terms.0.edges", lambda e: [float(i) for i in range(65536)]),
     "too many terms": _set("terms", lambda t: t * (10001 // len(t) + 1)),
     "long name": _set("terms.0.name", "x" * 1001),
@@ -114,11 +115,12 @@ BOTH = {
     "drop columns as text": _set("missing", {"drop_columns": "x1"}),
     "unknown column kind": _set("column_kinds", {"x1": "evil"}),
     "three classes": _set("response.classes", ["a", "b", "c"]),
-    "statsmodels dunder": _set("family.statsmodels", {"family": "__import__", "link": "Log",
-                                                      "params": {}}),
-    "statsmodels unknown parameter": _set("family.statsmodels", {"family": "Tweedie",
-                                                                 "link": "Log",
-                                                                 "params": {"__class__": 1}}),
+    "statsmodels dunder": _set(
+        "family.statsmodels", {"family": "__import__", "link": "Log", "params": {}}
+    ),
+    "statsmodels unknown parameter": _set(
+        "family.statsmodels", {"family": "Tweedie", "link": "Log", "params": {"__class__": 1}}
+    ),
     "offset as expression text": _set("offset.terms", ["log(exposure)"]),
     "empty family name": _set("family.name", ""),
     "duplicate levels": _set("terms.1.levels", lambda lv: [lv[0], *lv]),

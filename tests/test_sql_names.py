@@ -93,7 +93,8 @@ def _odd_frame(n: int, seed: int) -> pd.DataFrame:
         "it's": rng.choice(["p", "q'r", ""], size=n),
     })  # fmt: skip
     frame["y"] = (frame["a-b"] + frame["log(x)"] - frame["ｚ"] + frame["Select"] > 0) + 0.5 * (
-        frame["it's"] == "")
+        frame["it's"] == ""
+    )
     frame["y"] += rng.normal(size=n) * 0.1
     return frame
 

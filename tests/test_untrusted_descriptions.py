@@ -298,5 +298,6 @@ def test_a_valid_description_still_predicts_after_validation():
     np.testing.assert_allclose(p, expected, rtol=1e-15, atol=1e-15)
     np.testing.assert_allclose(scorer.predict(spec, ROWS.to_dict("records"), type="link"),
                                expected, rtol=1e-15, atol=1e-15)  # fmt: skip
-    np.testing.assert_allclose(from_spec(_base(1)).predict(ROWS, type="link"), expected,
-                               rtol=1e-15, atol=1e-15)  # version 1 is translated
+    np.testing.assert_allclose(
+        from_spec(_base(1)).predict(ROWS, type="link"), expected, rtol=1e-15, atol=1e-15
+    )  # version 1 is translated
