@@ -61,7 +61,7 @@ MOVED: dict[str, str] = {
     "_compare": "model._compare",
     "_export_sql": "export._sql",
     "_scorecard": "export._scorecard",
-    "standalone_scorer": "export.standalone_scorer",
+    "standalone_scorer": "design.standalone_scorer",
     "_summary": "report._summary",
     "_plotting": "report._plotting",
     "_report": "report._report",

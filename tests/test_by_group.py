@@ -167,7 +167,7 @@ def test_exports_predict_what_the_model_predicts(formula):
     spec = res.to_spec()
     by = [t for t in spec["terms"] if "by" in t]
     assert len(by) == 1 and by[0]["by"]["levels"] == ["a", "b", "c"]
-    assert by[0]["expr"] == "x" and by[0]["by"]["column"] == "g"
+    assert by[0]["input"] == {"column": "x"} and by[0]["by"]["column"] == "g"
     rebuilt = bs.from_spec(json.loads(json.dumps(spec)))
     assert np.array_equal(rebuilt.predict(df), res.predict(df))
     rows = df.to_dict("records")

@@ -217,10 +217,15 @@ def test_cli_family_cox_efron_and_bare_tweedie(tmp_path, capsys):
     assert "cox:TIES needs TIES = breslow or efron" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("spec", [{"format_version": 2}, {}, {"format_version": 2,
-                                  "family": {"name": "gaussian", "link": "identity"}}, []])
+_FORMAT = "binarsity_stats.model_spec"
+
+
+@pytest.mark.parametrize("spec", [{"format": _FORMAT, "format_version": 99}, {},
+                                  {"format": _FORMAT, "format_version": 99,
+                                   "family": {"name": "gaussian", "link": "identity"}}, [],
+                                  {"format_version": 2}])  # fmt: skip
 def test_standalone_scorer_refuses_other_descriptions_by_their_version(spec):
     from binarsity_stats.export import standalone_scorer
 
-    with pytest.raises(ValueError, match="of format_version 1; got"):
+    with pytest.raises(ValueError, match="format_version 99 is not supported|not a model desc"):
         standalone_scorer.predict(spec, [{"x": 1.0}])

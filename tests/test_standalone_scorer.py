@@ -1,4 +1,4 @@
-"""The standard-library scorer (``binarsity_stats/standalone_scorer.py``).
+"""The standard-library scorer (``binarsity_stats/design/standalone_scorer.py``).
 
 It must give the package's predictions from the ``to_spec()`` JSON alone — for every
 kind of term (bins with and without a missing level, bins of an expression, ``C()``,

@@ -7,33 +7,60 @@ the fitted object predicts. Exporters (SQL, scorecards, a standalone scorer) rea
 this document; it holds plain JSON values (numbers, strings, booleans, lists, dicts),
 floats written with ``repr`` so that ``json`` round trips them exactly.
 
-The document (``format_version`` 1)::
+The document (``format_version`` 2; the JSON schema ``binarsity_stats/spec.schema.json``
+describes it, and the one validator ``standalone_scorer.validate`` enforces it)::
 
-    {"format": "binarsity_stats.model_spec", "format_version": 1,
+    {"format": "binarsity_stats.model_spec", "format_version": 2,
      "package_version": "0.2.0", "source": "BinarsityResults",
      "family": {"name": "poisson", "link": "log"},          # + "statsmodels": {...}
      "intercept": -0.42, "fit_intercept": true, "lam": 0.001,
      "response": {"name": "y"},                              # + "classes" / "event"
      "terms": [
-       {"kind": "bin", "name": "bin(x1, 8)", "expr": "x1", "column": "x1",
+       {"kind": "bin", "name": "bin(log(x1), 8)", "column": "x1",
+        "input": {"column": "x1", "transform": "log"},
         "edges": [...], "intervals": "right-closed", "missing_level": false,
         "penalty": "tv", "theta": [...]},
-       {"kind": "categorical", "name": "C(g)", "expr": "g", "column": "g",
+       {"kind": "categorical", "name": "C(g)", "column": "g",
         "levels": ["a", "b"], "missing_level": false, "unseen": "error",
         "reference": "b", "penalty": "free", "theta": [...]},      # reference: optional
-       {"kind": "linear", "name": "x:z", "factors": ["x", "z"], "coef": 0.3}],
-     "offset": {"terms": ["log(exposure)"], "column": null},
+       {"kind": "linear", "name": "x:z", "factors": [{"column": "x"}, {"column": "z"}],
+        "coef": 0.3}],
+     "offset": {"terms": [{"column": "exposure", "transform": "log"}], "column": null},
      "missing": {"drop_columns": ["x1", "g"]},               # optional
      "column_kinds": {"x1": "float", "flag": "bool"},        # optional
      "penalty": {"weights": "balanced"}}                     # optional; + "relax": γ
+
+Names are data, never code: an **input** (what a binned term bins, a linear factor, an
+offset term) is a column reference — a name, or a position for an estimator fitted on
+an array — with at most one transform from a closed list, which ``from_spec``, the
+standalone scorer and the SQL export each implement::
+
+    {"column": "x"}                                   # the column itself
+    {"column": "x", "transform": "log"}               # log, log1p, log2, log10, exp,
+                                                      # expm1, sqrt, abs (NumPy's)
+    {"column": "x", "transform": "power", "exponent": 2}           # x ** 2
+    {"column": "x", "transform": "scale", "center": 3, "scale": 2} # (x - 3) / 2
+    {"transform": "sub", "operands": ["a", "b"]}      # add, sub, mul, div of two operands,
+    {"transform": "div", "operands": [1, "x"]}        # each a column (string) or a number
+
+``to_spec()`` refuses any other expression by name when it writes the description
+(write it as a data column instead). Descriptions of ``format_version`` 1 (expressions
+as text) are read by translating each expression with a whitelisting walk of its
+syntax tree (never evaluated); what it cannot translate is refused naming the field.
+Every reader validates a description before use — types, finiteness, strictly
+increasing cut points, consistent lengths, sizes (``standalone_scorer.LIMITS``: at
+most 65,536 cut points or levels per term, 10,000 terms, strings of 1,000 characters)
+— and refuses a bad one with a ``ValueError`` naming the field path
+(``terms[2].edges``).
 
 The linear predictor of a row is, in this order (the order the fitted objects sum in)::
 
     η = intercept + offset + Σ_terms θ_term[code] + Σ_linear coef · Π factors
 
-* ``bin``: ``code = searchsorted(edges, x, side="left")`` — level k holds
-  (edges[k−1], edges[k]], the end levels reach ±∞ — and, with ``missing_level``, NaN
-  gets the last code ``len(edges) + 1``.
+* ``bin``: ``code = searchsorted(edges, x, side="left")`` with x the value of its
+  ``input`` — level k holds (edges[k−1], edges[k]], the end levels reach ±∞ — and, with
+  ``missing_level``, NaN gets the last code ``len(edges) + 1``. ``column`` names the
+  column the term reads (labels, messages).
 * ``penalty`` of a ``bin`` or ``categorical`` term: the block's kind in the engine
   (``_blocks.KINDS``): "tv", the TV chain of the paper; "free", unpenalised levels (a
   ``C()`` term; "tv" when a ``penalty_weights`` array penalised its levels) — and the
@@ -46,17 +73,15 @@ The linear predictor of a row is, in this order (the order the fitted objects su
   unseen level is an error). With ``"main": true`` (a main ``bin(x)`` term too) the
   first level of g has one level, code 0, and level i ≥ 1 starts at
   ``1 + (i − 1) · (len(edges) + 1)``.
-* ``categorical``: code = position of the value in ``levels``; NaN → the missing level
-  (last) when there is one; ``unseen`` says what an unseen value does ("error").
-  ``reference`` (optional) is the level of a ``C(g, Treatment(level))`` term, the one
-  the reference-coded tables compare the others with; θ and predictions do not depend
-  on it.
-* ``linear``: the product of its factors, each an expression over the data columns
-  (formulaic syntax: ``log(x)``, ``I(z ** 2)``, a column name), a column position (an
-  estimator's linear feature fitted on an array), or, for a categorical
+* ``categorical``: code = position of the value of ``column`` in ``levels``; NaN → the
+  missing level (last) when there is one; ``unseen`` says what an unseen value does
+  ("error"). ``reference`` (optional) is the level of a ``C(g, Treatment(level))``
+  term, the one the reference-coded tables compare the others with; θ and predictions
+  do not depend on it.
+* ``linear``: the product of its factors, each an input, or, for a categorical
   factor of an interaction (``z:g`` → ``z:g[a]``...), the 0/1 indicator of one level,
   ``{"column": "g", "levels": ["a", "b", "c"], "level": "a"}``.
-* ``offset``: the sum of the ``offset(...)`` terms' expressions, plus the data column
+* ``offset``: the sum of the ``offset(...)`` terms' inputs, plus the data column
   ``offset.column`` when the model was given ``offset="column"``.
 * ``family``: the mean is the inverse link of η (statsmodels families keep their class,
   link and parameters, e.g. Tweedie's ``var_power``).
@@ -76,8 +101,8 @@ The linear predictor of a row is, in this order (the order the fitted objects su
 
 Estimators have one term per feature in column order — ``bin``, ``categorical``
 (``categorical_features``) or ``linear`` (``linear_features``, written after the
-others: the order of the coefficient vector) — whose ``column`` is the feature name,
-or its position when fitted on an array; no offset terms (an offset is passed to
+others: the order of the coefficient vector) — whose ``column`` (and input) is the
+feature name, or its position when fitted on an array; no offset terms (an offset is passed to
 ``predict``), and a classifier's ``response.classes`` (``classes[1]`` is the event).
 """
 
@@ -94,12 +119,12 @@ import numpy as np
 from ._design import BinnedDesign
 from ..core._validation import check_offset, code_dtype
 from .._version import __version__
+from .standalone_scorer import ARITHMETIC, UNARY, expression_input, validate
 
 __all__ = ["SPEC_FORMAT", "SPEC_VERSION", "SpecModel", "from_spec", "make_spec"]
 
 SPEC_FORMAT = "binarsity_stats.model_spec"
-SPEC_VERSION = 1
-_KINDS = ("bin", "categorical", "linear")
+SPEC_VERSION = 2
 #: The kinds of data column ``column_kinds`` records
 COLUMN_KINDS = ("bool", "int", "float", "category", "object")
 
@@ -165,10 +190,19 @@ def _family_from_spec(entry: Mapping[str, Any]) -> Any:
 
     sm = entry.get("statsmodels")
     if sm is not None:
-        from ..families._families import _from_key
+        from ..families._families import CONVEX_LINKS, _from_key
 
+        # names looked up in statsmodels' modules: only the known families and links
+        if sm["link"] not in CONVEX_LINKS.get(sm["family"], ()):
+            raise ValueError(
+                f"model description, family.statsmodels: family {sm['family']!r} with link "
+                f"{sm['link']!r} is not supported (known: {sorted(CONVEX_LINKS)})."
+            )
         return _from_key(sm["family"], sm["link"], tuple(sorted(sm["params"].items())))
-    return get_family(entry["name"])
+    try:
+        return get_family(entry["name"])
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"model description, family.name: {exc}") from None
 
 
 def parse_expression(expr: str) -> tuple[ast.expr, dict[str, str]] | None:
@@ -217,6 +251,89 @@ def argument_expr(term: str) -> str:
     for key, quoted in names.items():
         arg = arg.replace(key, quoted)
     return arg
+
+
+#: What an input may be, as a refusal says it
+_DESCRIBABLE = (
+    "a column, or one of " + ", ".join(UNARY) + " of a column, a column to a constant "
+    "power, (x - c) / s, or "
+    + " ".join({"add": "+", "sub": "-", "mul": "*", "div": "/"}[op] for op in ARITHMETIC)
+    + " of two operands (columns or numbers)"
+)
+
+
+def describe_input(
+    expr: str, term: str, aliases: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The input of a description for a formula expression, or a refusal by name.
+
+    Parameters
+    ----------
+    expr : str
+        The expression as formulaic writes it (``log(x)``, ``I(z ** 2)``, ```a-b```).
+    term : str
+        The term it belongs to, for the message.
+    aliases : dict, optional
+        Identifier → column name, for the identifiers a formula used in place of names.
+
+    Returns
+    -------
+    dict
+        ``{"column": ...}`` with at most one transform (see the module docstring).
+
+    Raises
+    ------
+    ValueError
+        ``"term 'I(sin(x))': its input 'sin(x)' cannot be described ..."``: anything
+        outside the closed list; write such a value as a data column.
+    """
+    out = expression_input(expr, aliases)
+    if out is None:
+        raise ValueError(
+            f"term {term!r}: its input {expr!r} cannot be described in a model description "
+            f"(only {_DESCRIBABLE} can be exported); compute it as a data column and fit "
+            "on that column."
+        )
+    return out
+
+
+def column_input(column: Any) -> dict[str, Any]:
+    """The input that reads one data column as it is (a name or an array position).
+
+    Parameters
+    ----------
+    column : str or int
+        The column.
+
+    Returns
+    -------
+    dict
+        ``{"column": column}``.
+    """
+    return {"column": column}
+
+
+def factor_input(factor: Any, term: str, aliases: Mapping[str, str] | None = None) -> dict:
+    """The input of a formulaic factor: a column looked up by name, or an expression.
+
+    Parameters
+    ----------
+    factor : formulaic Factor
+        A numeric factor of a formula term.
+    term : str
+        The term, for a refusal.
+    aliases : dict, optional
+        Identifier → column name.
+
+    Returns
+    -------
+    dict
+        The input (see :func:`describe_input`).
+    """
+    method = getattr(getattr(factor, "eval_method", None), "value", None)
+    if method == "lookup":  # a column named as it is (``a-b``, ``log(x)``): no parsing
+        return column_input((aliases or {}).get(factor.expr, factor.expr))
+    return describe_input(factor.expr, term, aliases)
 
 
 def column_kind(values: Any) -> str:
@@ -344,7 +461,7 @@ def make_spec(
 
 def bin_term(
     name: str,
-    expr: str,
+    source: Mapping[str, Any],
     column: Any,
     edges: Any,
     missing_level: bool,
@@ -357,8 +474,9 @@ def bin_term(
     ----------
     name : str
         Term label.
-    expr : str
-        Expression of the binned variable (a column name, or e.g. ``log(x)``).
+    source : dict
+        The input binned: a column reference with at most one transform (see
+        :func:`describe_input`, :func:`column_input`).
     column : str or int
         The data column it reads (a position for an estimator fitted on an array).
     edges : array-like
@@ -376,7 +494,7 @@ def bin_term(
         The entry.
     """
     return {
-        "kind": "bin", "name": str(name), "expr": str(expr), "column": column,
+        "kind": "bin", "name": str(name), "column": column, "input": dict(source),
         "edges": _floats(edges), "intervals": "right-closed",
         "missing_level": bool(missing_level), "penalty": str(penalty), "theta": _floats(theta),
     }  # fmt: skip
@@ -387,90 +505,41 @@ def bin_term(
 # ---------------------------------------------------------------------------------------
 
 
-def check_spec(spec: Any) -> None:
-    """Refuse a document that is not a model description this version can read.
+def check_spec(spec: Any) -> dict[str, Any]:
+    """Validate a model description and return it in the current format.
+
+    Every reader calls it before using anything of a description. It is the one
+    validator of the format, ``standalone_scorer.validate`` (shared with the standalone
+    scorer, which must run without the package), plus the family lookup.
 
     Parameters
     ----------
     spec : dict
-        A description.
+        A description (``format_version`` 1 is translated to 2).
+
+    Returns
+    -------
+    dict
+        The checked description (a new dict for a version 1 one).
 
     Raises
     ------
     ValueError
-        Naming what is wrong (format, version, a term).
+        Naming the field path and what is wrong (format, version, a term, a size).
     """
-    if not isinstance(spec, Mapping) or spec.get("format") != SPEC_FORMAT:
-        raise ValueError(f"not a model description: expected 'format': {SPEC_FORMAT!r}.")
-    version = spec.get("format_version")
-    if version != SPEC_VERSION:
-        raise ValueError(
-            f"model description format_version {version!r} is not supported by this "
-            f"version (it reads {SPEC_VERSION})."
-        )
-    for key in ("family", "intercept", "terms", "offset"):
-        if key not in spec:
-            raise ValueError(f"model description has no {key!r}.")
-    for i, term in enumerate(spec["terms"]):
-        kind = term.get("kind")
-        if kind not in _KINDS:
-            raise ValueError(f"term {i} ({term.get('name')!r}) has unknown kind {kind!r}.")
-        if kind == "bin":
-            n = len(term["edges"]) + 1 + int(term["missing_level"])
-            by = term.get("by")
-            if by is not None:
-                if not (isinstance(by, Mapping) and {"column", "levels", "main"} <= set(by)
-                        and len(by["levels"]) > 0 and not term["missing_level"]):  # fmt: skip
-                    raise ValueError(
-                        f"term {term['name']!r}: 'by' needs 'column', 'levels' and 'main' "
-                        "(and no missing level)."
-                    )
-                G = len(by["levels"])
-                n = 1 + (G - 1) * n if by["main"] else G * n
-            if len(term["theta"]) != n or term.get("intervals", "right-closed") != "right-closed":
-                raise ValueError(f"term {term['name']!r}: theta needs {n} values.")
-        elif kind == "categorical":
-            n = len(term["levels"]) + int(term["missing_level"])
-            if len(term["theta"]) != n:
-                raise ValueError(f"term {term['name']!r}: theta needs {n} values.")
-            if term.get("unseen", "error") != "error":
-                raise ValueError(f"term {term['name']!r}: unseen={term['unseen']!r} unknown.")
-            if term.get("reference") is not None and term["reference"] not in term["levels"]:
-                raise ValueError(
-                    f"term {term['name']!r}: reference {term['reference']!r} is not one of "
-                    "its levels."
-                )
-        elif kind == "linear":
-            for f in term["factors"]:
-                if isinstance(f, str | int) and not isinstance(f, bool):
-                    continue
-                if not (isinstance(f, Mapping) and {"column", "levels", "level"} <= set(f)
-                        and f["level"] in f["levels"]):  # fmt: skip
-                    raise ValueError(
-                        f"term {term['name']!r}: a factor must be an expression, a column "
-                        "position or "
-                        "{'column', 'levels', 'level'} with level among levels."
-                    )
-    kinds = spec.get("column_kinds")
-    if kinds is not None and not (
-        isinstance(kinds, Mapping) and all(v in COLUMN_KINDS for v in kinds.values())
-    ):
-        raise ValueError(
-            f"model description: 'column_kinds' must map columns to one of {COLUMN_KINDS}."
-        )
-    missing = spec.get("missing")
-    if missing is not None:
-        columns = missing.get("drop_columns") if isinstance(missing, Mapping) else None
-        if not isinstance(columns, list) or not all(
-            isinstance(c, str | int) and not isinstance(c, bool) for c in columns
-        ):
-            raise ValueError(
-                "model description: 'missing' must be {'drop_columns': [column, ...]}."
-            )
+    if isinstance(spec, Mapping) and not isinstance(spec, dict):
+        spec = dict(spec)
+    checked = validate(spec)
+    _family_from_spec(checked["family"])  # an unknown family is refused here, by name
+    return checked
 
 
 def from_spec(spec: Mapping[str, Any] | str) -> SpecModel:
     """Rebuild a model from its description (a dict or its JSON text).
+
+    The description is data, never code: it is validated (types, sizes, finite numbers,
+    increasing cut points) and its inputs are column references with one transform of
+    a closed list; nothing in it is evaluated.
 
     Parameters
     ----------
@@ -482,6 +551,11 @@ def from_spec(spec: Mapping[str, Any] | str) -> SpecModel:
     SpecModel
         Predicts exactly what the described model predicted.
 
+    Raises
+    ------
+    ValueError
+        A description that is not valid JSON or not valid, naming the field path.
+
     Examples
     --------
     >>> import json
@@ -489,14 +563,35 @@ def from_spec(spec: Mapping[str, Any] | str) -> SpecModel:
     >>> model = from_spec(json.loads(text))  # doctest: +SKIP
     >>> model.predict(new_data)  # doctest: +SKIP
     """
-    if isinstance(spec, str):
-        spec = json.loads(spec)
-    check_spec(spec)
+    if isinstance(spec, str | bytes):
+        spec = load_json(spec)
     return SpecModel(spec)
 
 
-def _is_name(expr: str) -> bool:
-    return expr.isidentifier()
+def load_json(text: str | bytes) -> Any:
+    """Parse a description's JSON text, refusing what ``json`` cannot bound.
+
+    Parameters
+    ----------
+    text : str or bytes
+        JSON text.
+
+    Returns
+    -------
+    Any
+        The parsed value (validate it with :func:`check_spec`).
+
+    Raises
+    ------
+    ValueError
+        Invalid JSON or nesting deeper than Python's recursion limit.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("model description: the JSON is nested too deeply.") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"model description: not valid JSON ({exc}).") from None
 
 
 def _column(data: Any, key: Any) -> Any:
@@ -527,13 +622,55 @@ def _numeric(values: Any, label: Any) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.float64).ravel()
 
 
+_UFUNCS = {
+    "log": np.log, "log1p": np.log1p, "log2": np.log2, "log10": np.log10, "exp": np.exp,
+    "expm1": np.expm1, "sqrt": np.sqrt, "abs": np.abs,
+}  # fmt: skip
+_ARITHMETIC = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+}  # fmt: skip
+
+
+def input_values(data: Any, source: Mapping[str, Any]) -> np.ndarray:
+    """The values of a description's input over the rows of ``data``.
+
+    Parameters
+    ----------
+    data : DataFrame, mapping of columns or 2-D array
+        The rows.
+    source : dict
+        A validated input: a column reference with at most one transform.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        float64; NaN outside a transform's domain (as NumPy computes it), ±inf at its
+        poles — the callers refuse those rows as the fitted model does.
+    """
+    transform = source.get("transform")
+    with np.errstate(all="ignore"):
+        if transform in _ARITHMETIC:
+            a, b = (_numeric(_column(data, op), op) if isinstance(op, str) else op
+                    for op in source["operands"])  # fmt: skip
+            return np.asarray(_ARITHMETIC[transform](a, b), dtype=np.float64)
+        x = _numeric(_column(data, source["column"]), source["column"])
+        if transform is None:
+            return x
+        if transform == "power":
+            return np.asarray(x ** source["exponent"], dtype=np.float64)
+        if transform == "scale":
+            return (x - source["center"]) / source["scale"]
+        return _UFUNCS[transform](x)
+
+
 class SpecModel:
     """A model rebuilt from its description: predicts, and writes the description back.
 
     Parameters
     ----------
     spec : dict
-        A checked description (see :func:`from_spec`).
+        A description (see :func:`from_spec`); validated before use.
 
     Attributes
     ----------
@@ -544,7 +681,8 @@ class SpecModel:
     """
 
     def __init__(self, spec: Mapping[str, Any]) -> None:
-        self.spec = json.loads(json.dumps(spec))  # a private copy of plain values
+        # validated first (and translated from format 1); then a private copy
+        self.spec = json.loads(json.dumps(check_spec(spec)))
         self.family = _family_from_spec(self.spec["family"])
         blocks = [t for t in self.spec["terms"] if t["kind"] != "linear"]
         sizes = [len(t["theta"]) for t in blocks]
@@ -572,22 +710,9 @@ class SpecModel:
             return len(next(iter(data.values()))) if data else 0
         return len(data)
 
-    def _evaluate(self, data: Any, exprs: list[str]) -> list[np.ndarray]:
-        """Values of numeric expressions over the data columns (formulaic's semantics)."""
-        out: dict[str, np.ndarray] = {}
-        todo = [e for e in exprs if not _is_name(e)]
-        for e in exprs:
-            if _is_name(e):
-                out[e] = _numeric(_column(data, e), e)
-        if todo:
-            import pandas as pd
-            from formulaic import model_matrix
-
-            frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(dict(data))
-            mm = model_matrix("0 + " + " + ".join(todo), frame, na_action="ignore")
-            for e in todo:
-                out[e] = mm[e].to_numpy(dtype=np.float64)
-        return [out[e] for e in exprs]
+    def _input(self, data: Any, source: Mapping[str, Any]) -> np.ndarray:
+        """The values of an input: a column with at most one transform (NumPy's)."""
+        return input_values(data, source)
 
     def _codes(self, data: Any, n: int) -> np.ndarray:
         from ._binarizer import bin_codes
@@ -596,10 +721,7 @@ class SpecModel:
         codes = np.empty((len(self._blocks), n), dtype=code_dtype(most))
         for j, t in enumerate(self._blocks):
             if t["kind"] == "bin":
-                if isinstance(t["column"], int) or t["expr"] == t["column"]:
-                    x = _numeric(_column(data, t["column"]), t["column"])
-                else:  # an expression such as log(x)
-                    (x,) = self._evaluate(data, [t["expr"]])
+                x = self._input(data, t["input"])
                 edges = np.asarray(t["edges"], dtype=np.float64)
                 c, bad = bin_codes(x, edges, bool(t["missing_level"]))
                 if bad >= 0:
@@ -642,7 +764,7 @@ class SpecModel:
         entry = self.spec["offset"]
         off = None
         if entry["terms"]:
-            cols = self._evaluate(data, list(entry["terms"]))
+            cols = [self._input(data, e) for e in entry["terms"]]
             off = np.column_stack(cols).sum(axis=1)
             if not np.all(np.isfinite(off)):
                 raise ValueError(f"offset term {entry['terms']} has missing or infinite values.")
@@ -667,11 +789,8 @@ class SpecModel:
             return None
         columns = []
         for t in self._linear:
-            numeric = [f for f in t["factors"] if isinstance(f, str)]
-            values = dict(zip(numeric, self._evaluate(data, numeric), strict=True))
-            values = [values[f] if isinstance(f, str)
-                      else _numeric(_column(data, f), f) if isinstance(f, int)
-                      else self._indicator(data, f) for f in t["factors"]]  # fmt: skip
+            values = [self._indicator(data, f) if "level" in f else self._input(data, f)
+                      for f in t["factors"]]  # fmt: skip
             col = values[0]
             for v in values[1:]:
                 col = col * v

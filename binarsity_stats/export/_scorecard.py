@@ -85,8 +85,9 @@ class Scorecard:
         base_odds: float = 50.0,
         rounding: int | None = None,
     ) -> None:
-        from ..design._spec import from_spec
+        from ..design._spec import check_spec, from_spec
 
+        spec = check_spec(spec)  # validated before anything is read
         if spec["family"]["link"] != "logit":  # only binomial models have it
             raise ValueError(
                 "a scorecard needs a binomial model with the logit link (its points are "
@@ -228,10 +229,7 @@ def scorecard(
     ['term', 'column', 'bin', 'theta', 'points']
     """
     if isinstance(model, Mapping):
-        from ..design._spec import check_spec
-
-        check_spec(model)
-        spec = model
+        spec = model  # validated by Scorecard
     elif hasattr(model, "to_spec"):
         spec = model.to_spec()
     else:

@@ -7,9 +7,15 @@ is written term by term as in the description,
     η = intercept + offset + Σ_terms θ_term[level] + Σ_linear coef · Π factors,
 
 a binned term as ``CASE WHEN x IS NULL THEN θ_missing WHEN x <= e_1 THEN θ_1 … ELSE
-θ_last END`` on the right-closed intervals (e_{k−1}, e_k], a categorical term as
+θ_last END`` on the right-closed intervals (e_{k−1}, e_k] (cuts between equal levels
+left out; beyond 32 cuts a binary search of nested CASEs, beyond 1,024 the cuts and
+levels as text constants the database parses at run time, in linear time), a
+categorical term as
 ``CASE WHEN g = 'a' THEN … END`` (a by-group term ``bin(x):C(g)``: one binned CASE
-per level of g inside a CASE on g), and the mean as the inverse link of η. Numbers are
+per level of g inside a CASE on g), and the mean as the inverse link of η. Every
+identifier — columns and the table — is quoted (double quotes, inner ones doubled) and
+every level is a literal (single quotes, inner ones doubled): names are data, never
+SQL. A description is validated before a word is written. Numbers are
 written with 17 significant digits in exponent form, which SQLite and DuckDB read as a
 double (DuckDB reads a plain decimal such as ``0.1`` as DECIMAL); PostgreSQL reads any
 such constant as NUMERIC (exact decimal arithmetic, a NUMERIC result), so there each
@@ -34,12 +40,11 @@ NULL … THEN NULL`` around the prediction.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..families._families import _LOG_ETA_MAX
-from ..design._spec import parse_expression
+from ..design._spec import check_spec
 
 __all__ = ["to_sql", "DIALECTS"]
 
@@ -57,18 +62,21 @@ DIALECTS: dict[str, dict[str, Any]] = {
 #: e^x is finite for x ≤ _EXP_MAX (the log of the largest double) and > 0 for x ≥ _EXP_MIN
 _EXP_MAX, _EXP_MIN = 709.782712893384, -745.0
 
-#: Functions of a term expression and their SQL names (None: the dialect's log10)
-_FUNCTIONS = {"log": "LN", "exp": "EXP", "sqrt": "SQRT", "abs": "ABS", "log10": None}
+#: Functions of an input's transform and their SQL names (None: the dialect's own)
+_FUNCTIONS = {"log": "LN", "exp": "EXP", "sqrt": "SQRT", "abs": "ABS", "log10": None,
+              "log2": None, "log1p": None, "expm1": None}  # fmt: skip
+#: Binned terms with more cut points than this are written as a binary-search CASE, and
+#: with more than _TREE_CASE_MAX as a join against a VALUES table of their intervals
+_LINEAR_CASE_MAX = 32
+_TREE_CASE_MAX = 1024
+_ARITHMETIC_SQL = {"add": "+", "sub": "-", "mul": "*"}
 
 
 def _spec_of(model: Any) -> Mapping[str, Any]:
     if isinstance(model, Mapping):
-        from ..design._spec import check_spec
-
-        check_spec(model)
-        return model
+        return check_spec(model)  # validated (and translated from format 1) first
     if hasattr(model, "to_spec"):
-        return model.to_spec()
+        return check_spec(model.to_spec())
     raise TypeError(
         "to_sql needs a fitted model (formula results, an estimator, a SpecModel) or its "
         f"to_spec() description; got {type(model).__name__}."
@@ -76,10 +84,17 @@ def _spec_of(model: Any) -> Mapping[str, Any]:
 
 
 class _Writer:
-    def __init__(self, dialect: str, kinds: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, dialect: str, kinds: Mapping[str, str] | None = None, table: Any = None
+    ) -> None:
         if dialect not in DIALECTS:
             raise ValueError(f"dialect must be one of {sorted(DIALECTS)}; got {dialect!r}.")
         self.d = DIALECTS[dialect]
+        self.dialect = dialect
+        #: SQLite reads a double-quoted name that is no column as a string literal (its
+        #: "double-quoted string" misfeature, on in most builds): there a column is
+        #: qualified by its table, which makes an unknown name an error
+        self.qualifier = self.table(table) if dialect == "sqlite" and table is not None else None
         self.strict = bool(self.d["strict"])
         #: column → kind at fit time (the description's ``column_kinds``; may be empty)
         self.kinds = dict(kinds or {})
@@ -94,7 +109,7 @@ class _Writer:
         """A data column read as a number: a boolean is 1/0 (DuckDB and PostgreSQL refuse
         ``double * boolean``, NULL stays NULL), a float or unknown column has its NaN as
         NULL, an integer column is itself."""
-        kind, x = self.kinds.get(str(column)), self.name(column)
+        kind, x = self.kinds.get(str(column)), self.col(column)
         if kind == "bool":
             one, zero = self.number(1.0), self.number(0.0)
             return f"(CASE WHEN {x} THEN {one} WHEN NOT {x} THEN {zero} END)"
@@ -104,7 +119,7 @@ class _Writer:
 
     def missing(self, column: Any) -> str:
         """The test that a data column is missing (NULL, or NaN in a float column)."""
-        x = self.name(column)
+        x = self.col(column)
         if self.kinds.get(str(column)) == "float":
             x = self.no_nan(x)
         return f"{x} IS NULL"
@@ -149,76 +164,139 @@ class _Writer:
             a = f"NULLIF({a}, 0)"
         return f"POWER({a}, {b})"
 
-    @staticmethod
-    def name(column: Any) -> str:
+    def name(self, column: Any) -> str:
+        """An identifier, always quoted: double quotes, inner ones doubled (the rule of
+        SQLite, DuckDB and PostgreSQL alike). Refused: a NUL character (no engine takes
+        one) and, in PostgreSQL, more than 63 bytes (it would cut the name silently and
+        read another column)."""
         text = str(column)
+        if "\x00" in text:
+            raise ValueError(f"the name {text!r} holds a NUL character, which SQL cannot quote.")
+        if self.dialect == "postgresql" and len(text.encode("utf-8")) > 63:
+            raise ValueError(
+                f"the name {text!r} is longer than PostgreSQL's 63 bytes (it would be "
+                "truncated to another name)."
+            )
         return '"' + text.replace('"', '""') + '"'
+
+    def col(self, column: Any) -> str:
+        """A data column of the table, quoted (and in SQLite qualified by the table)."""
+        x = self.name(column)
+        return x if self.qualifier is None else f"{self.qualifier}.{x}"
+
+    def table(self, table: Any) -> str:
+        """The table: one name, or a sequence of names (``("schema", "table")``), each
+        quoted — never pasted as SQL."""
+        parts = [table] if isinstance(table, str) else list(table) if isinstance(
+            table, Sequence) else None  # fmt: skip
+        if not parts or not all(isinstance(p, str) and p for p in parts):
+            raise ValueError(
+                "table must be a table name (a non-empty string) or a sequence of names "
+                f"(schema, table); got {table!r}."
+            )
+        return ".".join(self.name(p) for p in parts)
 
     @staticmethod
     def literal(value: Any) -> str:
+        """A level as an SQL literal: a string in single quotes (inner ones doubled, NUL
+        refused), a number as a number — an integral one as an integer, so that a text
+        column holding ``3`` matches the level ``3.0`` in SQLite as in the scorer."""
         if isinstance(value, bool):
             return "TRUE" if value else "FALSE"
-        if isinstance(value, (int, float)):
+        if isinstance(value, int):
+            return str(value)
+        if isinstance(value, float):
+            if value.is_integer() and abs(value) < 2.0**53:
+                return str(int(value))
             return repr(value)
-        return "'" + str(value).replace("'", "''") + "'"
+        text = str(value)
+        if "\x00" in text:
+            raise ValueError(f"the level {text!r} holds a NUL character, which SQL cannot quote.")
+        return "'" + text.replace("'", "''") + "'"
 
-    def expression(self, expr: str) -> str:
-        """A term expression (``log(x)``, ``I(z ** 2)``, a column) as SQL."""
-        parsed = parse_expression(expr)
-        if parsed is None:
-            raise ValueError(f"expression {expr!r} cannot be written in SQL.")
-        tree, quoted = parsed
-        names = {key: q[1:-1] for key, q in quoted.items()}
-
-        def ev(node: ast.AST) -> str:
-            if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-                return self.number(node.value)
-            if isinstance(node, ast.Name):
-                return self.number_column(names.get(node.id, node.id))
-            if isinstance(node, ast.BinOp):
-                a, b = ev(node.left), ev(node.right)
-                if isinstance(node.op, ast.Pow):
-                    exponent = _constant(node.right)
-                    return self.power(a, b, exponent)
-                if isinstance(node.op, ast.Div):  # no integer division of integer columns
-                    # x / 0: NULL (SQLite's), not PostgreSQL's error nor DuckDB's inf
-                    return f"(CAST({a} AS {self.d['double']}) / NULLIF({b}, 0))"
-                ops = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
-                if type(node.op) in ops:
-                    return f"({a} {ops[type(node.op)]} {b})"
-            if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-                return f"(-{ev(node.operand)})" if isinstance(node.op, ast.USub) else ev(node.operand)
-            if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
-                f = node.func
-                fname = f.id if isinstance(f, ast.Name) else None
-                if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
-                    fname = f.attr if f.value.id in ("np", "numpy", "math") else None
-                if fname == "I":
-                    return ev(node.args[0])
-                if fname in _FUNCTIONS:
-                    sql = _FUNCTIONS[fname] or self.d["log10"]
-                    return self.function(sql, ev(node.args[0]))
-            raise ValueError(
-                f"expression {expr!r} cannot be written in SQL (columns, numbers, + - * / **, "
-                "log, exp, sqrt, abs, log10 only)."
-            )
-
-        return ev(tree)
-
-    def column_value(self, term: Mapping[str, Any]) -> str:
-        if isinstance(term["column"], int):
+    def column(self, column: Any) -> str:
+        """A data column read as a number (an array position cannot be named)."""
+        if isinstance(column, int):
             raise ValueError(
                 "the model was fitted on an array (columns are positions): refit it on a "
                 "DataFrame so that its columns have names the query can use."
             )
-        if term["expr"] == term["column"]:
-            return self.number_column(term["column"])
-        return self.expression(term["expr"])
+        return self.number_column(column)
+
+    def input(self, source: Mapping[str, Any]) -> str:
+        """A description's input (a column with at most one transform) as SQL."""
+        transform = source.get("transform")
+        if transform in ("add", "sub", "mul", "div"):
+            a, b = (self.column(op) if isinstance(op, str) else self.number(op)
+                    for op in source["operands"])  # fmt: skip
+            if transform == "div":  # no integer division of integer columns
+                # x / 0: NULL (SQLite's), not PostgreSQL's error nor DuckDB's inf
+                return f"(CAST({a} AS {self.d['double']}) / NULLIF({b}, 0))"
+            return f"({a} {_ARITHMETIC_SQL[transform]} {b})"
+        x = self.column(source["column"])
+        if transform is None:
+            return x
+        if transform == "power":
+            e = source["exponent"]
+            return self.power(x, self.number(e), float(e))
+        if transform == "scale":
+            return f"(({x} - {self.number(source['center'])}) / {self.number(source['scale'])})"
+        if transform == "log10":
+            return self.function(self.d["log10"], x)
+        if transform == "log2":
+            return f"({self.function('LN', x)} / {self.number(0.6931471805599453)})"
+        if transform == "log1p":  # NULL at x <= -1, as log is outside its domain
+            return self.function("LN", f"({self.number(1.0)} + {x})")
+        if transform == "expm1":
+            return f"({self.exp(x)} - {self.number(1.0)})"
+        return self.function(_FUNCTIONS[transform], x)
+
+    def _steps(self, x: str, cuts: list[float], values: list[float]) -> str:
+        """θ of x on the intervals (…, c_0], (c_0, c_1], …, (c_last, …).
+
+        Up to 32 cuts: a chain of WHENs. Up to 1,024: a binary search of nested CASEs
+        (depth log2 of their number) on x named once in a sub-query. Beyond: the cuts
+        and levels as two text constants that the database parses at run time (JSON in
+        SQLite, an array in DuckDB and PostgreSQL), the level being the count of cuts
+        below x. The databases compile a CASE in a time that grows as the square of its
+        branches, and parse a VALUES table slowly (measured with SQLite 3.40: 2.6 s for
+        a chain and 1.4 s for a tree of 8,192 cuts; 1 s to parse a VALUES table of
+        65,536 rows), a text constant in linear time (65,535 cuts: 0.4 s).
+        """
+        n = self.number
+        if len(cuts) <= _LINEAR_CASE_MAX:
+            whens = [f"WHEN {x} <= {n(c)} THEN {n(v)}" for c, v in zip(cuts, values, strict=False)]
+            return " ".join([*whens, f"WHEN {x} IS NOT NULL THEN {n(values[-1])}"])
+        if len(cuts) <= _TREE_CASE_MAX:
+
+            def tree(lo: int, hi: int) -> str:  # values lo..hi; cut k between k and k + 1
+                if lo == hi:
+                    return n(values[lo])
+                mid = (lo + hi) // 2
+                return (f"CASE WHEN v <= {n(cuts[mid])} THEN {tree(lo, mid)} "
+                        f"ELSE {tree(mid + 1, hi)} END")  # fmt: skip
+
+            search = f"(SELECT {tree(0, len(values) - 1)} FROM (SELECT {x} AS v) AS bin_v)"
+            return f"WHEN {x} IS NOT NULL THEN {search}"
+        # the cut points and levels as text the database parses at run time (its number
+        # parser, the one that reads a literal): the level is the number of cuts below x
+        cut_text = self.literal(",".join(f"{float(c):.16e}" for c in cuts))
+        theta_text = self.literal(",".join(f"{float(v):.16e}" for v in values))
+        if self.dialect == "sqlite":  # JSON1, built in since SQLite 3.38
+            below = f"(SELECT COUNT(*) FROM json_each('[' || {cut_text} || ']') WHERE value < v)"
+            pick = f"json_extract('[' || {theta_text} || ']', '$[' || {below} || ']')"
+        else:
+            array = "string_to_array({}, ',')::float8[]" if self.strict else (
+                "CAST(string_split({}, ',') AS DOUBLE[])")  # fmt: skip
+            below = (f"(SELECT COUNT(*) FROM unnest({array.format(cut_text)}) AS bin_c(c) "
+                     "WHERE c < v)")  # fmt: skip
+            pick = f"({array.format(theta_text)})[{below} + 1]"
+        return f"WHEN {x} IS NOT NULL THEN (SELECT {pick} FROM (SELECT {x} AS v) AS bin_v)"
 
     def bin_term(self, term: Mapping[str, Any]) -> str:
         by = term.get("by")
         if by is not None:  # bin(x):C(g): the chain of the row's level of g
-            g, d, first = self.name(by["column"]), len(term["edges"]) + 1, 0
+            g, d, first = self.col(by["column"]), len(term["edges"]) + 1, 0
             parts = ["CASE"]
             for i, level in enumerate(by["levels"]):
                 if i == 0 and by["main"]:
@@ -228,23 +306,25 @@ class _Writer:
                     value, first = f"({self.bin_term(chain)})", first + d
                 parts.append(f"WHEN {g} = {self.literal(level)} THEN {value}")
             return " ".join(parts) + " END"
-        x = self.column_value(term)
+        x = self.input(term["input"])
         if not x.startswith("NULLIF("):  # an expression: log(x) of a NaN x is NaN
             x = self.no_nan(x)
         theta, edges = term["theta"], term["edges"]
         parts = ["CASE"]
         if term["missing_level"]:
             parts.append(f"WHEN {x} IS NULL THEN {self.number(theta[len(edges) + 1])}")
-        for k, e in enumerate(edges):  # level k holds (e_{k-1}, e_k]
-            parts.append(f"WHEN {x} <= {self.number(e)} THEN {self.number(theta[k])}")
-        parts.append(f"WHEN {x} IS NOT NULL THEN {self.number(theta[len(edges)])} END")
-        return " ".join(parts)
+        # level k holds (e_{k-1}, e_k]; a cut between two equal levels changes nothing
+        keep = [k for k in range(len(edges)) if theta[k] != theta[k + 1]]
+        cuts = [edges[k] for k in keep]
+        values = [theta[k] for k in keep] + [theta[len(edges)]]
+        parts.append(self._steps(x, cuts, values))
+        return " ".join(parts) + " END"
 
     def categorical_term(self, term: Mapping[str, Any]) -> str:
-        if isinstance(term["column"], int) or term["expr"] != term["column"]:
-            x = self.column_value(term)
+        if isinstance(term["column"], int):
+            x = self.column(term["column"])  # the array-fit error
         else:  # levels compare with the column as it is (text, numbers, booleans)
-            x = self.name(term["column"])
+            x = self.col(term["column"])
             if self.kinds.get(str(term["column"])) == "float":  # a NaN is the missing level
                 x = self.no_nan(x)
         theta = term["theta"]
@@ -256,11 +336,9 @@ class _Writer:
         return " ".join(parts) + " END"
 
     def factor(self, factor: Any) -> str:
-        if isinstance(factor, str):
-            return self.expression(factor)
-        if isinstance(factor, int):  # an estimator's linear feature fitted on an array
-            return self.column_value({"column": factor, "expr": None})
-        x = self.name(factor["column"])
+        if "level" not in factor:  # an input
+            return self.input(factor)
+        x = self.col(factor["column"])
         known = ", ".join(self.literal(v) for v in factor["levels"])
         return (
             f"CASE WHEN {x} = {self.literal(factor['level'])} THEN {self.number(1.0)} "
@@ -269,16 +347,6 @@ class _Writer:
 
     def linear_term(self, term: Mapping[str, Any]) -> str:
         return " * ".join([self.number(term["coef"])] + [self.factor(f) for f in term["factors"]])
-
-
-def _constant(node: ast.AST) -> float | None:
-    """The value of a numeric constant (or its negative) in an expression, else None."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _constant(node.operand)
-        return None if inner is None else -inner
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-        return node.value if not isinstance(node.value, bool) else None
-    return None
 
 
 def _inverse_link(link: str, eta: str, w: _Writer, cox: bool = False) -> str:
@@ -330,9 +398,11 @@ def to_sql(
     model : fitted model or dict
         Formula results, a fitted estimator, a ``SpecModel`` — anything with
         ``to_spec()`` — or the description itself.
-    table : str, default="t"
-        The table (or view, or sub-query in parentheses) holding the rows; its columns
-        have the names the model was fitted with.
+    table : str or sequence of str, default="t"
+        The table (or view) holding the rows, whose columns have the names the model was
+        fitted with: its name, always quoted as an identifier (``"my table"``,
+        ``"Select"``; never pasted as SQL, so ``"t; DROP TABLE x"`` is only a strange
+        name), or ``("schema", "table")``. For a sub-query, create a view.
     dialect : {"sqlite", "duckdb", "postgresql"}, default="sqlite"
         SQLite needs its math functions (``LN``, ``EXP``; built in since 3.35 in
         most distributions).
@@ -356,8 +426,9 @@ def to_sql(
     Raises
     ------
     ValueError
-        An unknown dialect or type, a term expression SQL cannot express, a link
-        without an SQL inverse, or a model fitted on an array.
+        An unknown dialect or type, an invalid description (named by its field path),
+        a link without an SQL inverse, a model fitted on an array, or a name SQL cannot
+        quote (a NUL character; more than 63 bytes in PostgreSQL).
 
     Examples
     --------
@@ -375,13 +446,13 @@ def to_sql(
     if type not in ("response", "link"):
         raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
     spec = _spec_of(model)
-    w = _Writer(dialect, spec.get("column_kinds"))
+    w = _Writer(dialect, spec.get("column_kinds"), table)
     pieces = [w.number(spec["intercept"])]
-    for expr in spec["offset"]["terms"]:
-        pieces.append(w.expression(expr))
+    for source in spec["offset"]["terms"]:
+        pieces.append(w.input(source))
     column = offset_column if offset_column is not None else spec["offset"].get("column")
     if column is not None:
-        pieces.append(w.no_nan(w.name(column)))
+        pieces.append(w.no_nan(w.col(column)))
     for term in spec["terms"]:
         if term["kind"] == "bin":
             pieces.append(f"({w.bin_term(term)})")
@@ -397,8 +468,8 @@ def to_sql(
     if drop:  # missing="drop": NULL where predict gives NaN (R's na.exclude)
         for c in drop:
             if isinstance(c, int):
-                w.column_value({"column": c, "expr": None})  # the array-fit error
+                w.column(c)  # the array-fit error
         na = " OR ".join(w.missing(c) for c in drop)
         value = f"CASE WHEN {na} THEN NULL ELSE {value} END"
-    selected = [w.name(c) for c in keep] + [f"{value} AS {w.name(name)}"]
-    return "SELECT " + ",\n  ".join(selected) + f"\nFROM {table}"
+    selected = [w.col(c) for c in keep] + [f"{value} AS {w.name(name)}"]
+    return "SELECT " + ",\n  ".join(selected) + f"\nFROM {w.table(table)}"

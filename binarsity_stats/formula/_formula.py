@@ -2139,7 +2139,8 @@ def _split_interaction(name: str) -> list[str]:
 
 def dense_column_factors(spec: DesignSpec) -> dict[str, list[Any]]:
     """The factors of every dense (unpenalised linear) column, as the model description
-    writes them: a numeric expression (``"log(z)"``), or for a categorical factor of an
+    writes them: an input (``{"column": "z", "transform": "log"}``; an expression outside
+    the description's closed list is refused by name), or for a categorical factor of an
     interaction (``z:g`` gives ``z:g[a]``, ``z:g[b]``...) the indicator of one level,
     ``{"column": "g", "levels": [...], "level": "a"}``.
 
@@ -2159,24 +2160,28 @@ def dense_column_factors(spec: DesignSpec) -> dict[str, list[Any]]:
         A categorical factor the description cannot replay: contrasts other than
         treatment (dummy) coding, or a categorical expression that is not a column.
     """
-    from ..design._spec import argument_expr, json_value
+    from ..design._spec import argument_expr, factor_input, json_value
 
     aliases = getattr(spec, "aliases", None)
     model_spec = spec.model_spec
     state = model_spec.encoder_state
+    dense = set(spec.dense_columns)
     out: dict[str, list[Any]] = {}
     for st in model_spec.structure:
         exprs = [f.expr for f in st.term.factors]
+        by_expr = {f.expr: f for f in st.term.factors}
         categorical = {e for e in exprs if getattr(state.get(e, (None,))[0], "value", "") == "categorical"}
         for col in st.columns:
             name = _unalias(col, aliases, column=True)
-            if not categorical:
-                out[name] = [_unalias(e, aliases, column=True) for e in exprs]
+            if name not in dense:
+                continue
+            if not categorical:  # inputs: column references, never expression text
+                out[name] = [factor_input(f, name, aliases) for f in st.term.factors]
                 continue
             entries: list[Any] = []
             for part in _split_interaction(col):
                 if part in exprs and part not in categorical:
-                    entries.append(_unalias(part, aliases, column=True))
+                    entries.append(factor_input(by_expr[part], name, aliases))
                     continue
                 entry = None
                 for e in categorical:

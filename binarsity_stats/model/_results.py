@@ -945,7 +945,7 @@ class BinarsityResults:
             (``center(x)``, ``scale(x)``, ``poly(x)``...) or ``C()`` of an expression.
         """
         from ..formula._formula import _unalias, dense_column_factors
-        from ..design._spec import argument_expr, bin_term, json_value, make_spec
+        from ..design._spec import argument_expr, bin_term, describe_input, json_value, make_spec
 
         m = self.model
         spec = m.spec
@@ -962,18 +962,21 @@ class BinarsityResults:
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
             by = getattr(block, "by", None)
             expr = argument_expr(block.term if by is None else block.term.rsplit(":C(", 1)[0])
-            if expr.strip("`") == block.column:
-                expr = block.column
             if block.kind == "bin":
-                terms.append(bin_term(block.term, expr, block.column, block.edges,
+                # the input as a column reference (+ one transform), never as text. The
+                # kept cuts: every cut point with θ as fitted — readers treat a cut
+                # between two equal levels as absent (the SQL export leaves it out), so a
+                # jump rule that flattens θ here decides the cuts of every exporter
+                source = describe_input(expr, block.term, aliases)
+                terms.append(bin_term(block.term, source, block.column, block.edges,
                                       block.has_missing_level, self.coef[s:e], kinds[j]))  # fmt: skip
                 if by is not None:
                     terms[-1]["by"] = {"column": by, "main": bool(block.by_main),
                                        "levels": [json_value(v) for v in block.by_levels]}  # fmt: skip
                 continue
-            if expr != block.column:
+            if describe_input(expr, block.term, aliases) != {"column": block.column}:
                 raise ValueError(f"term {block.term!r}: C() of an expression is not described.")
-            term = {"kind": "categorical", "name": block.term, "expr": expr,
+            term = {"kind": "categorical", "name": block.term,
                     "column": block.column, "levels": [json_value(v) for v in block.levels],
                     "missing_level": bool(block.has_missing_level), "unseen": "error",
                     "penalty": kinds[j], "theta": [float(v) for v in self.coef[s:e]]}  # fmt: skip
@@ -984,7 +987,7 @@ class BinarsityResults:
         for name, value in zip(spec.dense_columns, self.dense_coef, strict=True):
             terms.append({"kind": "linear", "name": name, "factors": factors[name],
                           "coef": float(value)})  # fmt: skip
-        offset_terms = [argument_expr(c) for c in spec.offset_columns]
+        offset_terms = [describe_input(argument_expr(c), c, aliases) for c in spec.offset_columns]
         response = {"name": m.response.name, "kind": m.response.kind}
         if m.response.event is not None:
             response["event"] = json_value(m.response.event)

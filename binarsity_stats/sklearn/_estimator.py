@@ -1477,7 +1477,7 @@ class BinarsityGLM(BaseEstimator):
             Plain JSON values.
         """
         st = self._fitted()  # one consistent snapshot, as predict reads
-        from ..design._spec import bin_term, json_value, make_spec
+        from ..design._spec import bin_term, column_input, json_value, make_spec
 
         bins, ptr, coef, kinds = st["_bins"], st["block_ptr_"], st["coef_"], st["_kinds"]
         names = st.get("feature_names_in_")
@@ -1492,14 +1492,14 @@ class BinarsityGLM(BaseEstimator):
             if kind not in BLOCK_KINDS and kind != "linear":  # a by= group or strata column
                 continue
             if kind == "linear":
-                linear.append({"kind": "linear", "name": label, "factors": [col],
+                linear.append({"kind": "linear", "name": label, "factors": [column_input(col)],
                                "coef": float(st["linear_coef_"][len(linear)])})  # fmt: skip
                 continue
             s, e = int(ptr[k]), int(ptr[k + 1])
             k += 1
             if kind == "bin":
                 shape = shapes[j] if shapes is not None else None
-                terms.append(bin_term(label, label, col, bins.edges[b], bins.has_missing[b],
+                terms.append(bin_term(label, column_input(col), col, bins.edges[b], bins.has_missing[b],
                                       coef[s:e], penalty=shape or "tv"))  # fmt: skip
                 if by is not None and by[j] is not None:  # bin(x):C(g), as the formula's
                     g = fitted_column(st, by[j])
@@ -1513,7 +1513,7 @@ class BinarsityGLM(BaseEstimator):
             chain = pw.size == ptr[-1] and bool(np.any(pw[s + 1 : e] > 0))
             shape = (shapes[j] if shapes is not None else None) or "tv"  # ordered factors
             terms.append(
-                {"kind": "categorical", "name": label, "expr": label, "column": col,
+                {"kind": "categorical", "name": label, "column": col,
                  "levels": [json_value(v) for v in st["categories_"][c]],
                  "missing_level": bool(st["categorical_missing_"][c]), "unseen": "error",
                  "penalty": shape if chain else "free", "theta": [float(v) for v in coef[s:e]]}
