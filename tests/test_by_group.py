@@ -160,7 +160,7 @@ def test_exports_predict_what_the_model_predicts(formula):
     import json
     import sqlite3
 
-    from binarsity_stats.export import standalone_scorer
+    from binarsity_stats.design import standalone_scorer
 
     df = _data("binomial")
     res = bs.glm(formula, df, family="binomial").fit(lam=0.003)

@@ -156,7 +156,7 @@ def test_a_C_term_and_monotone_terms_sharing_the_group():
 
 
 def test_exports_and_pickle_predict_the_same():
-    from binarsity_stats.export import standalone_scorer
+    from binarsity_stats.design import standalone_scorer
 
     df = _data("binomial", seed=4)
     res = bs.glm(FORMULA, df, family="binomial", sample_weight="w").fit(lam=5e-3)

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 import binarsity_stats as bs
-from binarsity_stats.export import standalone_scorer
+from binarsity_stats.design import standalone_scorer
 
 DAYS = ["2024-01-01", "2024-02-01", "2024-03-01"]
 

@@ -25,7 +25,7 @@ from binarsity_stats import (
     glm,
     to_sql,
 )
-from binarsity_stats.export import standalone_scorer as scorer
+from binarsity_stats.design import standalone_scorer as scorer
 
 
 def _frame(n=700, seed=0):

@@ -20,7 +20,7 @@ from binarsity_stats import BinarsityGLM
 from binarsity_stats.families import _families
 from binarsity_stats import from_spec
 from binarsity_stats import glm
-from binarsity_stats.export import standalone_scorer as scorer
+from binarsity_stats.design import standalone_scorer as scorer
 from binarsity_stats.families._families import StatsmodelsFamily, get_family
 
 NAMED = {"gamma": "gamma", "tweedie": "tweedie", "tweedie13": ("tweedie", 1.3)}

@@ -225,7 +225,7 @@ _FORMAT = "binarsity_stats.model_spec"
                                    "family": {"name": "gaussian", "link": "identity"}}, [],
                                   {"format_version": 2}])  # fmt: skip
 def test_standalone_scorer_refuses_other_descriptions_by_their_version(spec):
-    from binarsity_stats.export import standalone_scorer
+    from binarsity_stats.design import standalone_scorer
 
     with pytest.raises(ValueError, match="format_version 99 is not supported|not a model desc"):
         standalone_scorer.predict(spec, [{"x": 1.0}])

@@ -26,7 +26,7 @@ from binarsity_stats import (
     from_spec,
     glm,
 )
-from binarsity_stats.export import standalone_scorer as scorer
+from binarsity_stats.design import standalone_scorer as scorer
 from binarsity_stats._cli import build_parser, main
 
 

@@ -104,7 +104,7 @@ def test_unknown_and_unseen_levels_are_refused_by_name():
 def test_spec_sql_scorer_and_pickle_round_trip():
     import sqlite3
 
-    from binarsity_stats.export import standalone_scorer
+    from binarsity_stats.design import standalone_scorer
 
     df = _data()
     res = bs.glm(f"y ~ ordered(rating, levels={RATINGS})", df, family="binomial").fit(

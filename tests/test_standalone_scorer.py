@@ -25,7 +25,7 @@ import pytest
 from _export_data import export_frame
 
 from binarsity_stats import BinarsityClassifier, BinarsityGLM, glm
-from binarsity_stats.export import standalone_scorer as scorer
+from binarsity_stats.design import standalone_scorer as scorer
 
 SCORER = Path(scorer.__file__)
 
