@@ -1,4 +1,4 @@
-"""Gaps of issue 14's "Done when" found by the session-6 audit on a fresh install.
+"""Reports of monotone refits and stratified Cox fits (found by an audit on a fresh install).
 
 * ``refit()`` of a monotone term is statsmodels' unconstrained GLM on the selected
   segments: on correlated features it can go against the declared direction although

@@ -1,4 +1,4 @@
-"""Issue 14's "Done when" surfaces that an audit found missing (session 5).
+"""Summaries and plots of Cox fits, min_bin_count and survival y (found by an audit).
 
 * the summary's df label and note, and the path plot's df label, name the intercept only
   when the model has a constant (not for ``family="cox"`` nor ``'- 1'``); the Cox note
