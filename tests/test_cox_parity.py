@@ -28,7 +28,9 @@ import binarsity_stats as bs
 from binarsity_stats import _cli
 from binarsity_stats._cli import main
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the folder holding the package these tests import (the installed one in CI, whose
+# kernels are compiled), never the uncompiled source folder of a fresh clone
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(bs.__file__)))
 
 
 def _frame(n=400, seed=0):
@@ -224,7 +226,7 @@ def test_cli_predict_cox_interval_in_a_subprocess(saved):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.run([sys.executable, "-m", "binarsity_stats", "predict",
                         str(tmp / "cox.pkl"), str(tmp / "new.csv"), "--interval", "0.95"],
-                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)  # fmt: skip
+                       capture_output=True, text=True, env=env, cwd=str(tmp), timeout=120)  # fmt: skip
     assert p.returncode == 2, p.stderr
     assert p.stderr.startswith("error: --interval is not available for a Cox model")
     assert p.stderr.count("\n") == 1 and p.stdout == ""
@@ -265,6 +267,6 @@ def test_ctrl_c_as_a_real_signal_in_a_subprocess(saved):
     )
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                       cwd=ROOT, timeout=120)  # fmt: skip
+                       cwd=str(tmp), timeout=120)  # fmt: skip
     assert p.returncode == 130, p.stderr
     assert p.stderr == "interrupted\n"
