@@ -221,7 +221,10 @@ def _one_pass(df, family: str, steps: tuple[str, ...], tmp: Path, emit) -> None:
         _reset_peak()
         t0 = time.perf_counter()
         if step == "cli_predict":
-            proc = subprocess.run(cmd, env=_cli_env(), capture_output=True, text=True)
+            # run elsewhere than the repository root: `python -m` puts the working folder
+            # first on sys.path, which would import the uncompiled source folder
+            proc = subprocess.run(cmd, env=_cli_env(), cwd=run.tmp, capture_output=True,
+                                  text=True)  # fmt: skip
             seconds = time.perf_counter() - t0
             if proc.returncode != 0:
                 raise RuntimeError(f"cli predict failed: {proc.stderr[-2000:]}")
