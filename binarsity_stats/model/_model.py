@@ -58,7 +58,7 @@ from ..engine._folds import fold_ids, group_fold_ids, is_fold_ids, resolve_folds
 from ..engine._path import PathData, check_grid, lambda_grid, solve_path
 from ..engine._scoring import SCORINGS, check_scoring, weighted_auc
 from ._path_results import CVResults, PathResults
-from ..penalty._penalty import THEORY_A, lambda_theory, theory_nobs
+from ..penalty._penalty import THEORY_A, lambda_theory, theory_lambda_fit, theory_nobs
 from ._results import BinarsityResults, degrees_of_freedom, jump_unit
 from ..design._spec import column_kinds
 from ..core._validation import (
@@ -357,19 +357,30 @@ class BinarsityModel:
 
         if lam != "theory":
             return BinarsityResults(self, solve(lam, warm_start), "user (dask)")
-        value = self.lambda_theory()
-        sol = solve(value, warm_start)
-        how = "theory (dask)"
-        if self.family.estimate_dispersion:
-            dof = degrees_of_freedom(self, sol.coef, len(sol.dense_coef))
-            eta = self.linear_predictor(sol.coef, sol.dense_coef, sol.intercept)
-            phi = self.family.dispersion(
-                self.y, self.family.mean(eta), self.unit_weight, dof, nobs=self.n_effective
-            )
-            value = self.lambda_theory(phi=phi)
-            sol = solve(value, sol)
-            how = f"theory (dask; {self.family.dispersion_name} estimated: {phi:.4g})"
+        sol, _, phi = theory_lambda_fit(
+            solve, lambda phi: self.lambda_theory(phi=phi),
+            (lambda s: self._dispersion_of(s, recompute_eta=True))
+            if self.family.estimate_dispersion else None,
+            warm_start,
+        )  # fmt: skip
+        how = "theory (dask)" if phi is None else (
+            f"theory (dask; {self.family.dispersion_name} estimated: {phi:.4g})"
+        )  # fmt: skip
         return BinarsityResults(self, sol, how)
+
+    def _dispersion_of(self, sol: Any, recompute_eta: bool = False) -> float:
+        """φ̂ of a fit: Pearson's χ² on its df (the theory λ's second step).
+
+        ``recompute_eta``: η from the coefficients on the collected rows (a Dask
+        solution), else the solution's own η.
+        """
+        dof = degrees_of_freedom(self, sol.coef, len(sol.dense_coef))
+        eta = sol.eta
+        if recompute_eta or eta is None:
+            eta = self.linear_predictor(sol.coef, sol.dense_coef, sol.intercept)
+        return self.family.dispersion(
+            self.y, self.family.mean(eta), self.unit_weight, dof, nobs=self.n_effective
+        )
 
     def _from_dask(self, formula, data, sample_weight, offset, n_bins, missing, client=None):
         """The design of a Dask DataFrame: mergeable binning, codes per partition
@@ -887,18 +898,15 @@ class BinarsityModel:
             raise ValueError(f"lam must be a non-negative number or 'theory'; got {lam!r}.")
         prepared = self._prepare()
         if lam == "theory":
-            value = self.lambda_theory()
-            sol = prepared.solve(value, warm_start=warm_start, **opts)
-            how = "theory"
-            if self.family.estimate_dispersion:
-                dof = degrees_of_freedom(self, sol.coef, len(sol.dense_coef))
-                mu = self.family.mean(sol.eta)
-                phi = self.family.dispersion(
-                    self.y, mu, self.unit_weight, dof, nobs=self.n_effective
-                )
-                value = self.lambda_theory(phi=phi)
-                sol = prepared.solve(value, warm_start=sol, **opts)
-                how = f"theory ({self.family.dispersion_name} estimated: {phi:.4g})"
+            sol, _, phi = theory_lambda_fit(
+                lambda value, start: prepared.solve(value, warm_start=start, **opts),
+                lambda phi: self.lambda_theory(phi=phi),
+                self._dispersion_of if self.family.estimate_dispersion else None,
+                warm_start,
+            )  # fmt: skip
+            how = "theory" if phi is None else (
+                f"theory ({self.family.dispersion_name} estimated: {phi:.4g})"
+            )  # fmt: skip
             return BinarsityResults(self, sol, how)
         sol = prepared.solve(lam, warm_start=warm_start, **opts)
         return BinarsityResults(self, sol, "user")

@@ -14,6 +14,7 @@ of weight 0 in a chain decouples two levels (the "missing" level of a feature).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ __all__ = [
     "by_chain_weights",
     "block_suffix_sums",
     "lambda_theory",
+    "theory_lambda_fit",
     "theory_nobs",
     "THEORY_A",
     "PENALTY_WEIGHTS",
@@ -68,6 +70,50 @@ def theory_nobs(
     if weights_kind == "freq":
         return float(sw.sum()) * float(scale)
     return float(sw.sum() ** 2 / np.sum(sw**2))
+
+
+
+def theory_lambda_fit(
+    solve: Callable[[float, Any], Any],
+    theory: Callable[[float | None], float],
+    dispersion: Callable[[Any], float] | None,
+    warm_start: Any = None,
+) -> tuple[Any, float, float | None]:
+    """The fit at the theory λ, the dispersion estimated once where the family has one.
+
+    The one definition of the step that every door runs for ``lam="theory"`` (formula
+    fits in memory and on Dask, the estimators): a fit at λ(φ̂₀) — ``theory(None)``,
+    whose φ̂₀ is 1 without an estimated dispersion, else Pearson's χ² / W at the null
+    fit, an upper bound — then, for a family that estimates φ, φ̂ from that fit
+    (Pearson's χ² on its df) and one more fit at λ(φ̂), warm-started.
+
+    Parameters
+    ----------
+    solve : callable
+        ``solve(lam, warm_start) -> solution``.
+    theory : callable
+        ``theory(phi) -> λ`` (:func:`lambda_theory` with the model's data bound).
+    dispersion : callable or None
+        ``dispersion(solution) -> φ̂``; None when the family's dispersion is known.
+    warm_start : optional
+        Warm start of the first fit.
+
+    Returns
+    -------
+    solution
+        The fit at the final λ.
+    lam : float
+        The final λ.
+    phi : float or None
+        φ̂, or None when it was not estimated.
+    """
+    lam = theory(None)
+    sol = solve(lam, warm_start)
+    if dispersion is None:
+        return sol, lam, None
+    phi = dispersion(sol)
+    lam = theory(phi)
+    return solve(lam, sol), lam, phi
 
 
 def lambda_theory(

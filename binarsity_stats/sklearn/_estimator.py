@@ -49,7 +49,13 @@ from ..design._features import (
 )
 from ..design._features import KINDS as FEATURE_KINDS
 from ..design._identify import move_level_means, shared_group_donors
-from ..penalty._penalty import PENALTY_WEIGHTS, by_chain_weights, lambda_theory, theory_nobs
+from ..penalty._penalty import (
+    PENALTY_WEIGHTS,
+    by_chain_weights,
+    lambda_theory,
+    theory_lambda_fit,
+    theory_nobs,
+)
 from ..penalty._penalty import penalty_weights as _penalty_weights
 from ..engine._solvers import SOLVERS, Prepared, Solution
 from ..core._statistics import (
@@ -936,9 +942,7 @@ class BinarsityGLM(BaseEstimator):
             nobs = theory_nobs(unit, kind, scale)
             # d: the binary features of the binned terms, as the formula counts them
             d, fi = int(np.sum(sizes[binned])), problem.fit_intercept
-            lam = lambda_theory(family, y, unit, off, d, nobs, fit_intercept=fi)
-            sol: Solution = prepared.solve(lam, **opts)
-            if family.estimate_dispersion:
+            def dispersion(sol: Solution) -> float:
                 # φ from the first fit's Pearson χ² on its df, then one refit; df as
                 # the formula's: jumps and populated missing levels of binned blocks,
                 # populated levels − 1 of categorical ones, one per linear column
@@ -949,9 +953,15 @@ class BinarsityGLM(BaseEstimator):
                     jumps, counts, block_ptr, chains, [bool(binned[j] and sizes[j] > chain[j])
                     for j in range(len(sizes))], int(fi) + design.n_dense, problem.by_donors,
                 )  # fmt: skip
-                phi = family.dispersion(y, family.mean(sol.eta), unit, dof, nobs=nobs)
-                lam = lambda_theory(family, y, unit, off, d, nobs, fit_intercept=fi, phi=phi)
-                sol = prepared.solve(lam, warm_start=sol, **opts)
+                return family.dispersion(y, family.mean(sol.eta), unit, dof, nobs=nobs)
+
+            sol, lam, phi = theory_lambda_fit(
+                lambda value, start: prepared.solve(value, warm_start=start, **opts),
+                lambda phi: lambda_theory(family, y, unit, off, d, nobs, fit_intercept=fi,
+                                          phi=phi),
+                dispersion if family.estimate_dispersion else None,
+            )  # fmt: skip
+            if phi is not None:
                 return sol, float(lam), {"dispersion_": float(phi)}
         else:
             lam = float(self.lam)
