@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.linalg
@@ -43,10 +44,46 @@ __all__ = [
     "design_lambda_max",
     "ConvergenceWarning",
     "SOLVERS",
+    "check_solver_options",
     "BACKENDS",
 ]
 
 SOLVERS = ("cd", "fista")
+
+
+def check_solver_options(
+    solver: Any, tol: Any, max_iter: Any, backend: Any = "auto"
+) -> dict[str, Any]:
+    """The solver arguments, checked once for every door (fit, path, CV, estimators).
+
+    Parameters
+    ----------
+    solver : {"cd", "fista"}
+    tol : float
+        Positive tolerance.
+    max_iter : int
+        Positive number of outer iterations.
+    backend : {"auto", "rows", "gram"}, default="auto"
+        CD's data backend (``"gram"`` is refused with FISTA).
+
+    Returns
+    -------
+    dict
+        ``solver``, ``tol``, ``max_iter`` and ``backend``, validated.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument.
+    """
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}.")
+    if solver == "fista" and backend == "gram":
+        raise ValueError("backend='gram' is a CD backend; use solver='cd'.")
+    return {"solver": solver, "tol": check_tol(tol), "max_iter": check_max_iter(max_iter),
+            "backend": backend}  # fmt: skip
 
 
 class ConvergenceWarning(UserWarning):
@@ -697,14 +734,8 @@ class Prepared:
         model. The backend used is in :attr:`last_backend`.
         """
         lam = check_lam(lam)
-        if solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
-        if backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}.")
-        if solver == "fista" and backend == "gram":
-            raise ValueError("backend='gram' is a CD backend; use solver='cd'.")
-        tol = check_tol(tol)
-        max_iter = check_max_iter(max_iter)
+        opts = check_solver_options(solver, tol, max_iter, backend)
+        tol, max_iter = opts["tol"], opts["max_iter"]
         if self.merged is not None:
             sol = self._solve_merged(lam, solver, tol, int(max_iter), warm_start, backend)
             self.last_backend = self.merged.last_backend

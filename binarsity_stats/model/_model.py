@@ -1420,18 +1420,9 @@ def _drop_missing(
 
 def _solver_options(solver: Any, tol: Any, max_iter: Any, backend: Any = "auto") -> dict[str, Any]:
     """The solver arguments of fit/fit_path/fit_cv, checked before any work."""
-    from ..engine._solvers import BACKENDS, SOLVERS
+    from ..engine._solvers import check_solver_options
 
-    if solver not in SOLVERS:
-        raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}.")
-    if solver == "fista" and backend == "gram":
-        raise ValueError("backend='gram' is a CD backend; use solver='cd'.")
-    return {
-        "solver": solver, "tol": check_tol(tol), "max_iter": check_max_iter(max_iter),
-        "backend": backend,
-    }  # fmt: skip
+    return check_solver_options(solver, tol, max_iter, backend)
 
 
 def null_intercept(
