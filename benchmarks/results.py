@@ -57,7 +57,7 @@ from pathlib import Path
 import numpy as np
 
 from . import PACKAGE_DIR
-from ._common import REPO, SuiteOutput
+from ._common import REPO, SuiteOutput, peak_rss_bytes, reset_peak_rss
 from ._data import INTERCEPT, active_set, additive_truth, toeplitz_gaussian
 
 P = 20
@@ -109,26 +109,6 @@ def simulate(n: int, family: str, seed: int = 0):
 def _rss() -> int:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * resource.getpagesize()
-
-
-def _reset_peak() -> bool:
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-    except OSError:
-        return False
-    return True
-
-
-def _peak() -> int:
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def _cli_env() -> dict:
@@ -218,7 +198,7 @@ def _one_pass(df, family: str, steps: tuple[str, ...], tmp: Path, emit) -> None:
         run.unit = 1
         cmd = _prepare_cli(run) if step == "cli_predict" else None
         before = _rss()
-        _reset_peak()
+        reset_peak_rss()
         t0 = time.perf_counter()
         if step == "cli_predict":
             # run elsewhere than the repository root: `python -m` puts the working folder
@@ -234,7 +214,7 @@ def _one_pass(df, family: str, steps: tuple[str, ...], tmp: Path, emit) -> None:
         else:
             info = getattr(run, step)()
             seconds = time.perf_counter() - t0
-            peak = _peak()
+            peak = peak_rss_bytes()
         if step == "to_sql":
             info["sql_vs_predict"] = _check_sql(run, info.pop("_sql"))
         emit(run, step, seconds, before, peak, info)

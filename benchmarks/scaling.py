@@ -31,7 +31,7 @@ import warnings
 
 import numpy as np
 
-from ._common import REPO, SuiteOutput, new_figure, save_figure, timed
+from ._common import REPO, SuiteOutput, new_figure, save_figure, timed, peak_rss_bytes, reset_peak_rss
 from ._data import simulate_logistic
 from ._ours import has_estimator
 
@@ -48,26 +48,9 @@ def _rss_gb() -> float:
     return pages * resource.getpagesize() / 2**30
 
 
-def _reset_peak() -> bool:
-    """Reset the kernel's peak-RSS mark (VmHWM) of this process; False if unsupported."""
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-    except OSError:
-        return False
-    return True
-
-
 def _peak_gb() -> float:
-    """Peak resident size since the last :func:`_reset_peak` (else since start), GB."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 2**20
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    """Peak resident size since the last ``reset_peak_rss`` (else since start), GB."""
+    return peak_rss_bytes() / 2**30
 
 
 def worker(method: str, n: int) -> dict:
@@ -96,7 +79,7 @@ def worker(method: str, n: int) -> dict:
     X, y = sim.X, sim.y
     del sim, small
     before = _rss_gb()
-    _reset_peak()
+    reset_peak_rss()
     seconds, info = _fit(method, X, y)
     peak = _peak_gb()
     return {
