@@ -47,9 +47,9 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def module_name(path: Path) -> str:
+def module_name(path: Path, root: Path = PACKAGE) -> str:
     """``design/_spec.py`` → ``design._spec``; ``__init__.py`` → ``__init__``."""
-    rel = path.relative_to(PACKAGE)
+    rel = path.relative_to(root)
     parts = list(rel.with_suffix("").parts)
     if parts[-1] == "__init__" and len(parts) > 1:
         parts = parts[:-1]
@@ -64,10 +64,12 @@ def folder(module: str) -> str:
 ALL_FOLDERS = ENGINE_FOLDERS + UPPER_FOLDERS
 
 
-def _imports(path: Path, modules: set[str], type_checking: bool = False) -> set[str]:
-    """Package modules imported by one file, as names relative to the package."""
+def _imports(
+    path: Path, modules: set[str], type_checking: bool = False, root: Path = PACKAGE
+) -> set[str]:
+    """Package modules imported by one file, as names relative to the package ``root``."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    here = module_name(path) if path.is_relative_to(PACKAGE) else path.stem
+    here = module_name(path, root)
     is_pkg = path.name == "__init__.py"
     base_parts = here.split(".") if is_pkg and here != "__init__" else here.split(".")[:-1]
     if here == "__init__":
@@ -192,13 +194,8 @@ def test_the_parser_resolves_relative_imports_and_type_checking(tmp_path):
     )
     names = {"kernels._histogram", "formula._formula", "engine._solvers", "model._results",
              "model._model", "__init__", "kernels", "model"}  # fmt: skip
-    global PACKAGE
-    saved, PACKAGE = PACKAGE, tmp_path
-    try:
-        plain = _imports(src, names)
-        typed = _imports(src, names, type_checking=True)
-    finally:
-        PACKAGE = saved
+    plain = _imports(src, names, root=tmp_path)
+    typed = _imports(src, names, type_checking=True, root=tmp_path)
     assert plain == {"kernels._histogram", "formula._formula", "engine._solvers",
                      "model._model", "__init__"}  # fmt: skip
     assert typed == plain | {"model._results"}

@@ -56,6 +56,7 @@ from ..design._identify import move_level_means, shared_group_donors
 from ..engine._cv import check_patience, cross_validate, grid_end_message, resolve_n_jobs
 from ..engine._folds import fold_ids, group_fold_ids, is_fold_ids, resolve_folds
 from ..engine._path import PathData, check_grid, lambda_grid, solve_path
+from ..engine._solvers import check_solver_options
 from ..engine._scoring import SCORINGS, check_scoring, weighted_auc
 from ._path_results import CVResults, PathResults
 from ..penalty._penalty import THEORY_A, lambda_theory, theory_lambda_fit, theory_nobs
@@ -891,7 +892,7 @@ class BinarsityModel:
             return res.relax(gamma, tol=tol, max_iter=max_iter)
         if solver == "dask":
             return self._fit_dask(lam, tol, max_iter, warm_start)
-        opts = _solver_options(solver, tol, max_iter, backend)
+        opts = check_solver_options(solver, tol, max_iter, backend)
         if not isinstance(lam, str):
             lam = check_lam(lam)
         elif lam != "theory":
@@ -959,7 +960,7 @@ class BinarsityModel:
         """
         if solver == "dask":
             return self._fit_path_dask(self._grid(lams, n_lambdas, lam_min_ratio), tol, max_iter)
-        opts = _solver_options(solver, tol, max_iter, backend)
+        opts = check_solver_options(solver, tol, max_iter, backend)
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
         with _progress(len(grid), verbose, "path") as tick:
             sols = self._path(grid, None, opts, tick)
@@ -1133,7 +1134,7 @@ class BinarsityModel:
             )
         workers = resolve_n_jobs(n_jobs)
         random_state = check_random_state(random_state)
-        opts = _solver_options(solver, tol, max_iter, backend)
+        opts = check_solver_options(solver, tol, max_iter, backend)
         cv_tol = check_cv_tol(cv_tol)
         check_bool(early_stopping, "early_stopping")
         check_bool(extend_grid, "extend_grid")
@@ -1260,7 +1261,7 @@ class BinarsityModel:
         }  # fmt: skip
         return CVResults(
             self, lams, scores, scoring, fold_ids, sols, len(grid), rule=rule,
-            opts=_solver_options("cd", tol, check_max_iter(max_iter), "auto"),
+            opts=check_solver_options("cd", tol, check_max_iter(max_iter), "auto"),
         )  # fmt: skip
 
     def _relaxed_cv(self, data, lams, folds, gammas, scoring, fold_opts, workers):
@@ -1416,13 +1417,6 @@ def _drop_missing(
         for v in per_row
     )  # fmt: skip
     return frame.loc[kept], cut, kept, columns
-
-
-def _solver_options(solver: Any, tol: Any, max_iter: Any, backend: Any = "auto") -> dict[str, Any]:
-    """The solver arguments of fit/fit_path/fit_cv, checked before any work."""
-    from ..engine._solvers import check_solver_options
-
-    return check_solver_options(solver, tol, max_iter, backend)
 
 
 def null_intercept(

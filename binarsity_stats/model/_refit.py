@@ -488,15 +488,25 @@ def _truncated_inverse(A: np.ndarray, n_rows: int | None = None) -> np.ndarray:
     return inv / d[:, None] / d[None, :]
 
 
-def _weighted_gram(X: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """XᵀWX by blocks of rows (never an n × k temporary beyond one block)."""
+def _weighted_gram(
+    X: np.ndarray, w: np.ndarray, z: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """XᵀWX (and XᵀWz when ``z`` is given) by blocks of rows, in one pass.
+
+    Never an n × k temporary beyond one block: the normal equations of every IRLS
+    step of a refit (:func:`_gram_irls`, :func:`_identified_refit`).
+    """
     k = X.shape[1]
-    out = np.zeros((k, k))
-    step = max(1, _QR_BLOCK // max(k, 1))
+    gram = np.zeros((k, k))
+    rhs = None if z is None else np.zeros(k)
+    step = max(2 * k, _QR_BLOCK // max(k, 1))
     for start in range(0, X.shape[0], step):
-        block = X[start : start + step]
-        out += block.T @ (block * w[start : start + block.shape[0], None])
-    return out
+        xb = X[start : start + step]
+        wb = w[start : start + step]
+        gram += xb.T @ (xb * wb[:, None])
+        if rhs is not None:
+            rhs += xb.T @ (wb * z[start : start + step])
+    return gram, rhs
 
 
 def _identified_refit(sm_results: Any, max_iter: int = 100) -> Any:
@@ -532,8 +542,8 @@ def _identified_refit(sm_results: Any, max_iter: int = 100) -> Any:
         mu = fam.fitted(eta)
         w = prior * fam.weights(mu)
         z = eta - off + fam.link.deriv(mu) * (y - mu)
-        inv = _truncated_inverse(_weighted_gram(X, w), X.shape[0])
-        new = inv @ (X.T @ (w * z))
+        gram, rhs = _weighted_gram(X, w, z)
+        new = _truncated_inverse(gram, X.shape[0]) @ rhs
         step = float(np.max(np.abs(X @ (new - beta)), initial=0.0))
         beta = new
         if step <= 1e-10 * (1.0 + float(np.max(np.abs(eta), initial=0.0))):
@@ -544,7 +554,7 @@ def _identified_refit(sm_results: Any, max_iter: int = 100) -> Any:
     model.weights = prior * fam.weights(mu)
     model.mu = mu
     model.scale = scale = model.estimate_scale(mu)
-    cov = _truncated_inverse(_weighted_gram(X, model.weights), X.shape[0])
+    cov = _truncated_inverse(_weighted_gram(X, model.weights)[0], X.shape[0])
     out = GLMResults(model, beta, cov, scale, cov_type="nonrobust", use_t=inner.use_t)
     out.method = "IRLS"
     out.mle_settings = dict(getattr(inner, "mle_settings", {}))
@@ -633,7 +643,6 @@ def _gram_irls(model: Any, max_iter: int = 50, rtol: float = 1e-12) -> np.ndarra
     fam = model.family
     off = np.asarray(model._offset_exposure, dtype=np.float64)
     iw = np.asarray(model.iweights * model.n_trials, dtype=np.float64)
-    step = max(2 * X.shape[1], _QR_BLOCK // X.shape[1])
     with np.errstate(all="ignore"):
         mu = fam.starting_mu(y)
         eta = fam.predict(mu)
@@ -642,13 +651,7 @@ def _gram_irls(model: Any, max_iter: int = 50, rtol: float = 1e-12) -> np.ndarra
         for _ in range(max_iter):
             w = iw * fam.weights(mu)
             z = eta + fam.link.deriv(mu) * (y - mu) - off
-            gram = np.zeros((X.shape[1], X.shape[1]))
-            rhs = np.zeros(X.shape[1])
-            for start in range(0, X.shape[0], step):
-                xb = X[start : start + step]
-                wb = w[start : start + step]
-                gram += xb.T @ (xb * wb[:, None])
-                rhs += xb.T @ (wb * z[start : start + step])
+            gram, rhs = _weighted_gram(X, w, z)
             if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(rhs))):
                 return None
             beta = scipy_linalg.lstsq(gram, rhs, cond=1e-13, check_finite=False)[0]
