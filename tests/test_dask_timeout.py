@@ -113,3 +113,51 @@ def test_local_schedulers_compute_as_dask_does():
             _cluster(1) as cluster, distributed.Client(cluster, set_as_default=False) as c, \
             pytest.raises(ValueError, match="must be positive"):  # fmt: skip
         compute(x, client=c)
+
+
+class _LateFuture:
+    """A future whose wait times out although it finishes just then (a loaded machine)."""
+
+    def __init__(self, value):
+        self.value, self.waits = value, 0
+
+    def result(self, timeout=None):
+        if timeout is not None:
+            self.waits += 1
+            raise TimeoutError(f"timed out after {timeout} s.")
+        return self.value
+
+    def done(self):
+        return self.waits > 0
+
+
+class _LateClient:
+    def __init__(self, values):
+        self.futures = [_LateFuture(v) for v in values]
+
+    def compute(self, objs):
+        return self.futures
+
+    def gather(self, futures):
+        return [f.result() for f in futures]
+
+
+def test_a_result_ready_just_after_the_wait_timed_out_is_taken_not_raised():
+    # the CI failure of 2026-11: result(timeout=0.5) gave up, the future was done by the
+    # next line, and its TimeoutError was taken for the task's own error
+    from binarsity_stats.distributed._dask import compute
+
+    client = _LateClient([1, 2])
+    assert compute("a", "b", client=client) == (1, 2)
+    assert all(f.waits == 1 for f in client.futures)
+
+
+def test_a_task_that_raises_timeout_error_is_raised_as_its_own():
+    from binarsity_stats.distributed._dask import compute
+
+    def boom():
+        raise TimeoutError("the task's own timeout")
+
+    with _cluster(1) as cluster, distributed.Client(cluster, set_as_default=False) as c:
+        with pytest.raises(TimeoutError, match="the task's own timeout"):
+            compute(dask.delayed(boom)(), client=c)

@@ -584,8 +584,13 @@ def compute(*objs: Any, client: Any = None, what: str = "a pass over the partiti
             pending.pop(0)
             continue
         except TimeoutError:
-            if pending[0].done():  # the task itself raised a TimeoutError
-                raise
+            # The wait timed out — or the task itself raised a TimeoutError, or it
+            # finished just after the wait gave up (a loaded machine): once done, its
+            # own outcome decides (result() re-raises the task's error, or returns).
+            if pending[0].done():
+                pending[0].result()
+                pending.pop(0)
+                continue
         now = time.monotonic()
         reason = None
         if timeout is not None and now - start >= timeout:
