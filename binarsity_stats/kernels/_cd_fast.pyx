@@ -23,13 +23,9 @@ cimport cython
 from libc.math cimport fabs
 from libc.stdint cimport uint8_t, uint16_t
 
-from binarsity_stats.kernels._fused_lasso cimport (
-    weighted_fused_lasso,
-    constrained_fused_lasso,
-    fused_lasso_work_size,
-)
+from binarsity_stats.kernels._block_step cimport fused_block_step, recentre_block
+from binarsity_stats.kernels._fused_lasso cimport fused_lasso_work_size
 from binarsity_stats.kernels._isotonic cimport monotone_fused_lasso, monotone_work_size
-from binarsity_stats.kernels._kkt cimport block_violation as _block_violation
 from binarsity_stats.kernels._kkt cimport constrained_suffix_sums
 from libc.math cimport INFINITY
 
@@ -122,7 +118,7 @@ def cd_sweep(
     """
     cdef Py_ssize_t n = codes.shape[1]
     cdef Py_ssize_t a, j, jn, k, i, K, Kn, start, maxK = 0, n_active = active.shape[0]
-    cdef double worst = 0.0, viol, shift_total = 0.0, c, nsum, dk, zi, step_max = 0.0
+    cdef double worst = 0.0, viol, shift_total = 0.0, dk, zi, step_max = 0.0
     cdef double *g
     cdef double *gn
     cdef double *tmp
@@ -183,20 +179,10 @@ def cd_sweep(
                 stp = steps[j]
             # the block's kind selects its KKT rule and exact step (one branch per step)
             if stp == _STEP_FUSED:
-                viol = _block_violation(K, g, &theta[start], &lam_w[start], &counts[start],
-                                        fit_intercept, S)
                 # exact block step: weighted FLSA with targets θ⁰ − g/H
-                for k in range(K):
-                    wt[k] = H[start + k]
-                    if wt[k] > 0:
-                        yt[k] = theta[start + k] - g[k] / wt[k]
-                    else:
-                        yt[k] = theta[start + k]
-                if fit_intercept:
-                    weighted_fused_lasso(K, yt, wt, &lam_w[start], u, dpw)
-                else:
-                    status = constrained_fused_lasso(K, yt, wt, &lam_w[start],
-                                                     &counts[start], u, dpw, constraint_tol)
+                viol = fused_block_step(K, g, &theta[start], &H[start], &lam_w[start],
+                                        &counts[start], fit_intercept, constraint_tol,
+                                        yt, wt, u, S, dpw, &status)
             else:
                 # monotone chain: PAVA of the shifted targets (design.md §7); the
                 # numerators H_k θ⁰_k − g_k are the block model's linear term
@@ -223,16 +209,7 @@ def cd_sweep(
                     step_max = fabs(dl[k])
             if fit_intercept:
                 # re-centre: n_jᵀθ_j = 0, the shift goes to the intercept (η unchanged)
-                c = 0.0
-                nsum = 0.0
-                for k in range(K):
-                    c += counts[start + k] * u[k]
-                    nsum += counts[start + k]
-                if nsum > 0:
-                    c /= nsum
-                    for k in range(K):
-                        u[k] -= c
-                    shift_total += c
+                shift_total += recentre_block(K, &counts[start], u)
             for k in range(K):
                 theta[start + k] = u[k]
             if a + 1 < n_active:

@@ -21,12 +21,8 @@ cimport cython
 from libc.math cimport fabs
 from libc.stdint cimport uint8_t, uint16_t
 
-from binarsity_stats.kernels._fused_lasso cimport (
-    weighted_fused_lasso,
-    constrained_fused_lasso,
-    fused_lasso_work_size,
-)
-from binarsity_stats.kernels._kkt cimport block_violation as _block_violation
+from binarsity_stats.kernels._block_step cimport fused_block_step, recentre_block
+from binarsity_stats.kernels._fused_lasso cimport fused_lasso_work_size
 
 ctypedef fused code_t:
     uint8_t
@@ -166,7 +162,7 @@ def gram_cd_sweep(
     """
     cdef Py_ssize_t d = theta.shape[0], m = gU.shape[0], p = block_ptr.shape[0] - 1
     cdef Py_ssize_t a, j, k, i, c, K, start, maxK = 0, n_active = active.shape[0]
-    cdef double worst = 0.0, viol, shift_total = 0.0, cc, nsum, dk, step_max = 0.0
+    cdef double worst = 0.0, viol, shift_total = 0.0, dk, step_max = 0.0
     cdef double *yt
     cdef double *wt
     cdef double *u
@@ -209,21 +205,11 @@ def gram_cd_sweep(
             j = active[a]
             start = block_ptr[j]
             K = block_ptr[j + 1] - start
-            viol = _block_violation(K, &g[start], &theta[start], &lam_w[start],
-                                    &counts[start], fit_intercept, S)
+            viol = fused_block_step(K, &g[start], &theta[start], &H[start], &lam_w[start],
+                                    &counts[start], fit_intercept, constraint_tol,
+                                    yt, wt, u, S, dpw, &status)
             if viol > worst:
                 worst = viol
-            for k in range(K):
-                wt[k] = H[start + k]
-                if wt[k] > 0:
-                    yt[k] = theta[start + k] - g[start + k] / wt[k]
-                else:
-                    yt[k] = theta[start + k]
-            if fit_intercept:
-                weighted_fused_lasso(K, yt, wt, &lam_w[start], u, dpw)
-            else:
-                status = constrained_fused_lasso(K, yt, wt, &lam_w[start],
-                                                 &counts[start], u, dpw, constraint_tol)
             # the model's gradient moves with the block's change (before re-centring)
             for k in range(K):
                 dk = u[k] - theta[start + k]
@@ -237,16 +223,7 @@ def gram_cd_sweep(
                         gU[c] += BU[start + k, c] * dk
             if fit_intercept:
                 # re-centre: n_jᵀθ_j = 0, the shift goes to the intercept (model unchanged)
-                cc = 0.0
-                nsum = 0.0
-                for k in range(K):
-                    cc += counts[start + k] * u[k]
-                    nsum += counts[start + k]
-                if nsum > 0:
-                    cc /= nsum
-                    for k in range(K):
-                        u[k] -= cc
-                    shift_total += cc
+                shift_total += recentre_block(K, &counts[start], u)
             for k in range(K):
                 theta[start + k] = u[k]
     return worst, shift_total, step_max
