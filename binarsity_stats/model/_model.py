@@ -39,6 +39,7 @@ import numpy as np
 
 from ..core._base import inconsistent
 from ..distributed._dask import is_dask_collection
+from ..design._assemble import BlockLayout, assemble, block_kinds, block_penalty_weights
 from ..design._design import BinnedDesign
 from ..families._families import Family, user_family
 from ..formula._formula import (
@@ -316,15 +317,19 @@ class BinarsityModel:
         self.n_bins = n_bins
         self.missing = missing
         self.penalty_kind = penalty_weights if isinstance(penalty_weights, str) else "array"
-        binned = self._binned = self._binned_design()
-        # sums over rows are taken on weights scaled to a maximum in [1, 2): the fit does
-        # not depend on their scale, and the totals can neither overflow nor underflow
+        # the engine's design, its block kinds and ω: decided by the one assembler of
+        # every door (design/_assemble); sums over rows are taken on weights scaled to a
+        # maximum in [1, 2): the fit does not depend on their scale, and the totals can
+        # neither overflow nor underflow
+        self._binned, self.penalty_weights = assemble(
+            design.codes, design.block_ptr, self._layout(), penalty_weights,
+            dense=design.dense, offset=self.offset,
+            sample_weight=self.sample_weight if self.weighted else None,
+        )  # fmt: skip
         if self.offset is not None:
             self.family.check_offset(self.offset)
             check_offset_loss(self.family, y, self.offset, self.unit_weight)
-        self.bin_counts = binned.counts * self.weight_scale
-        self.penalty_weights = self._penalty_weights(penalty_weights)
-        self._binned = binned.with_kinds(self._block_kinds())
+        self.bin_counts = self._binned.counts * self.weight_scale
         if self.dask_design is not None:
             self.dask_design.kinds = tuple(self._binned.kinds)
 
@@ -620,6 +625,22 @@ class BinarsityModel:
             self._binned = binned
         return binned
 
+    def _layout(self) -> list[BlockLayout]:
+        """What the assembler needs of every block of the formula (design/_assemble)."""
+        blocks = self.spec.blocks
+        chain = self.spec.chain_length
+        if chain is None:
+            chain = np.diff(self.block_ptr)
+        return [
+            BlockLayout(
+                penalized=bool(block.penalized), chain_length=int(chain[j]),
+                # Block.monotone: None on models pickled before monotone chains existed
+                monotone=getattr(block, "monotone", None),
+                chains=block.chains() if block.by is not None else None,
+            )  # fmt: skip
+            for j, block in enumerate(blocks)
+        ]
+
     def _block_kinds(self) -> list[str]:
         """Kind of every block: a TV chain for ``bin()``, free levels for ``C()``.
 
@@ -627,32 +648,11 @@ class BinarsityModel:
         penalised as a chain over its levels in their order. A ``bin(x, monotone=...)``
         chain is the monotone kind of that name (``"increasing"``, ``"decreasing"``).
         """
-        bp, w = self.block_ptr, self.penalty_weights
-        kinds = []
-        for j, block in enumerate(self.spec.blocks):
-            chain = block.penalized or bool(np.any(w[bp[j] + 1 : bp[j + 1]] > 0))
-            # Block.monotone: None on models pickled before monotone chains existed
-            shape = getattr(block, "monotone", None)
-            kinds.append((shape or "tv") if chain else "free")
-        return kinds
+        return block_kinds(self.penalty_weights, self.block_ptr, self._layout())
 
     def _penalty_weights(self, kind: str | np.ndarray) -> np.ndarray:
-        from ..penalty._penalty import penalty_weights as engine_weights
-
-        blocks = self.spec.blocks
-        counts = self.binned.counts  # on the unit weights (shares only): no overflow
-        w = engine_weights(kind, counts, self.block_ptr, self.spec.chain_length)
-        if isinstance(kind, str):
-            for j, block in enumerate(blocks):
-                if not block.penalized:
-                    w[self.block_ptr[j] : self.block_ptr[j + 1]] = 0.0
-        for j, block in enumerate(blocks):
-            if block.by is not None:
-                s = self.block_ptr[j]
-                w[s : self.block_ptr[j + 1]] = _by_weights(
-                    kind, counts[s : self.block_ptr[j + 1]], w[s : self.block_ptr[j + 1]], block
-                )
-        return w
+        # on the unit weights (shares only): no overflow
+        return block_penalty_weights(kind, self.binned.counts, self.block_ptr, self._layout())
 
     def linear_predictor(
         self, coef: np.ndarray, dense_coef: np.ndarray, intercept: float,
@@ -1479,16 +1479,3 @@ class _progress:
                 self.bar.refresh()
             self.bar.close()
 
-
-def _by_weights(kind, counts: np.ndarray, given: np.ndarray, block) -> np.ndarray:
-    """Penalty weights of a by-group block: each level's chain weighted as a chain.
-
-    A named weighting gives the chain of group level g the weights of a plain chain on
-    that level's rows, times sqrt(N_g / N) (the share of the rows the level holds, so
-    that ω is the norm of the level-centred cumulative column, as for a plain chain: a
-    block of one level has exactly the plain chain's weights). Every chain start is a
-    break (ω = 0: no penalty across levels); a weight array is kept elsewhere.
-    """
-    from ..penalty._penalty import by_chain_weights
-
-    return by_chain_weights(kind, counts, given, block.chains())

@@ -957,7 +957,7 @@ class BinarsityResults:
                     "the model description does not record; write it as a data column."
                 )
         terms: list[dict[str, Any]] = []
-        kinds = m._block_kinds()
+        kinds = m.binned.kinds
         for j, block in enumerate(spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
             by = getattr(block, "by", None)

@@ -33,6 +33,7 @@ from ..core._base import (
 from ..core._base import DataConversionWarning as _DataConversionWarning
 from ..design._binarizer import Binarizer, BinarizerCore
 from ..distributed._dask import is_dask_collection
+from ..design._assemble import BlockLayout, assemble
 from ..design._design import BinnedDesign
 from ..families._families import get_family
 from ..design._features import (
@@ -51,12 +52,10 @@ from ..design._features import KINDS as FEATURE_KINDS
 from ..design._identify import move_level_means, shared_group_donors
 from ..penalty._penalty import (
     PENALTY_WEIGHTS,
-    by_chain_weights,
     lambda_theory,
     theory_lambda_fit,
     theory_nobs,
 )
-from ..penalty._penalty import penalty_weights as _penalty_weights
 from ..engine._solvers import SOLVERS, Prepared, Solution
 from ..core._statistics import (
     chain_edges,
@@ -880,28 +879,22 @@ class BinarsityGLM(BaseEstimator):
         else:
             codes = np.empty((0, n), dtype=np.uint8)
         Z = np.ascontiguousarray(np.column_stack(dense), dtype=np.float64) if dense else None
-        # a binned feature is a TV chain (a missing level sits outside it); a
-        # categorical one has free levels, unpenalised as a C() term is
+        # a binned feature is a TV chain (a missing level sits outside it), monotone in
+        # its direction if given; a categorical one has free levels, unpenalised as a
+        # C() term is; kinds and ω by the one assembler of every door (design/_assemble)
         has_block = np.isin(kinds, BLOCK_KINDS)
         free = kinds[has_block] == "categorical"
-        pw = self.penalty_weights
-        design = BinnedDesign(codes, block_ptr, dense=Z, offset=off, sample_weight=sw)
-        # on the normalised weights (their total cannot overflow): ω depends on shares only
-        weights = _penalty_weights(pw, design.counts, block_ptr, chain)
-        if isinstance(pw, str):
-            for k in np.flatnonzero(free):
-                weights[block_ptr[k] : block_ptr[k + 1]] = 0.0
-        for k, ch in enumerate(chains):  # a by-group block: each chain weighted as a chain
-            if len(ch) > 1:
-                s0, e0 = int(block_ptr[k]), int(block_ptr[k + 1])
-                weights[s0:e0] = by_chain_weights(pw, design.counts[s0:e0], weights[s0:e0], ch)
-        # a monotone binned feature is the monotone chain of its direction
         block_shapes = shapes[has_block]
-        block_kinds = [
-            "free" if free[k] and not np.any(weights[block_ptr[k] + 1 : block_ptr[k + 1]] > 0)
-            else (block_shapes[k] or "tv") for k in range(len(sizes))
-        ]  # fmt: skip
-        design = design.with_kinds(block_kinds)
+        layout = [
+            BlockLayout(
+                penalized=not free[k], chain_length=int(chain[k]), monotone=block_shapes[k],
+                chains=chains[k] if len(chains[k]) > 1 else None,
+            )  # fmt: skip
+            for k in range(len(sizes))
+        ]
+        design, weights = assemble(
+            codes, block_ptr, layout, self.penalty_weights, dense=Z, offset=off, sample_weight=sw
+        )
         # fit_intercept=False has the formula's '- 1' meaning: the engine fits β0 and the
         # first block's levels absorb it (the TV penalty is shift-invariant, so this is
         # the optimum with the first block freely coded; see _absorbed_intercept)

@@ -1,0 +1,166 @@
+"""One assembler of the engine's design for every front door (the formula, the estimators).
+
+A door reads its input its own way (a formula's terms, an estimator's columns and
+feature kinds) and ends with the same facts about every block: its codes, whether it is
+a penalised chain or free levels, its monotone direction, how many of its levels form
+the chain (a missing level sits outside), and — for a by-group block — its chains, one
+per level of the group. :func:`assemble` turns those facts into the engine's
+:class:`~binarsity_stats.design._design.BinnedDesign` with its block kinds and the
+penalty weights ω, so that which kind a block gets and how it is weighted is decided
+in one place (:func:`block_penalty_weights`, :func:`block_kinds`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..penalty._penalty import by_chain_weights, penalty_weights
+from ._design import BinnedDesign
+
+__all__ = ["BlockLayout", "assemble", "block_kinds", "block_penalty_weights"]
+
+
+@dataclass(frozen=True)
+class BlockLayout:
+    """What the assembler needs to know of one block of the design.
+
+    Parameters
+    ----------
+    penalized : bool
+        A chain under a named weighting (``bin()``); False for free levels (``C()``),
+        which a weight array may still penalise as a chain over its levels.
+    chain_length : int
+        Levels of the block in its TV chain (the rest — a missing level — get weight 0).
+    monotone : {"increasing", "decreasing"} or None, default=None
+        The direction of a monotone chain.
+    chains : sequence of tuple or None, default=None
+        ``(first level, number of levels, ...)`` of every chain of a by-group block
+        (each weighted as a chain, no penalty across them); None for a plain block.
+    """
+
+    penalized: bool
+    chain_length: int
+    monotone: str | None = None
+    chains: Sequence[tuple] | None = None
+
+
+def block_penalty_weights(
+    kind: str | np.ndarray,
+    counts: np.ndarray,
+    block_ptr: np.ndarray,
+    layout: Sequence[BlockLayout],
+) -> np.ndarray:
+    """The penalty weights ω of every level of the design's blocks.
+
+    The named weighting (or the given array) of
+    :func:`~binarsity_stats.penalty._penalty.penalty_weights` on the chains; with a named
+    weighting a block of free levels gets no penalty; a by-group block has each of its
+    chains weighted as a chain (:func:`~binarsity_stats.penalty._penalty.by_chain_weights`).
+
+    Parameters
+    ----------
+    kind : {"theory", "uniform", "balanced"} or ndarray of shape (d,)
+        The weighting.
+    counts : ndarray of shape (d,)
+        Weighted level counts (on weights of any common scale: ω depends on shares only).
+    block_ptr : ndarray of shape (p + 1,)
+        Block offsets.
+    layout : sequence of BlockLayout
+        One per block.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+        ω, 0 at every block and chain start.
+    """
+    bp = np.asarray(block_ptr)
+    chain = np.asarray([b.chain_length for b in layout], dtype=np.intp)
+    w = penalty_weights(kind, counts, bp, chain)
+    if isinstance(kind, str):
+        for j, block in enumerate(layout):
+            if not block.penalized:
+                w[bp[j] : bp[j + 1]] = 0.0
+    for j, block in enumerate(layout):
+        if block.chains is not None:
+            s, e = int(bp[j]), int(bp[j + 1])
+            w[s:e] = by_chain_weights(kind, counts[s:e], w[s:e], list(block.chains))
+    return w
+
+
+def block_kinds(
+    weights: np.ndarray, block_ptr: np.ndarray, layout: Sequence[BlockLayout]
+) -> list[str]:
+    """The kind of every block: a chain (``"tv"`` or its monotone direction) or ``"free"``.
+
+    A penalised block is a chain; a block of free levels becomes one when the weights
+    give one of its edges a positive weight (a weight array penalising a ``C()`` term
+    over its levels in their order).
+
+    Parameters
+    ----------
+    weights : ndarray of shape (d,)
+        ω (:func:`block_penalty_weights`).
+    block_ptr : ndarray of shape (p + 1,)
+        Block offsets.
+    layout : sequence of BlockLayout
+        One per block.
+
+    Returns
+    -------
+    list of str
+        One kind name per block.
+    """
+    bp = np.asarray(block_ptr)
+    kinds = []
+    for j, block in enumerate(layout):
+        chain = block.penalized or bool(np.any(weights[bp[j] + 1 : bp[j + 1]] > 0))
+        kinds.append((block.monotone or "tv") if chain else "free")
+    return kinds
+
+
+def assemble(
+    codes: np.ndarray,
+    block_ptr: np.ndarray,
+    layout: Sequence[BlockLayout],
+    penalty: str | np.ndarray,
+    *,
+    dense: np.ndarray | None = None,
+    offset: np.ndarray | None = None,
+    sample_weight: np.ndarray | None = None,
+) -> tuple[BinnedDesign, np.ndarray]:
+    """The engine's design of a door's blocks: kinds and penalty weights decided once.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (p, n)
+        The level of every row in every block.
+    block_ptr : ndarray of shape (p + 1,)
+        Block offsets.
+    layout : sequence of BlockLayout
+        One per block.
+    penalty : {"theory", "uniform", "balanced"} or ndarray of shape (d,)
+        The weighting ω.
+    dense : ndarray of shape (n, q), optional
+        The unbinned columns.
+    offset : ndarray of shape (n,), optional
+        The total offset.
+    sample_weight : ndarray of shape (n,), optional
+        Row weights.
+
+    Returns
+    -------
+    design : BinnedDesign
+        With the kind of every block.
+    weights : ndarray of shape (d,)
+        ω.
+    """
+    if len(layout) != len(block_ptr) - 1:
+        raise ValueError(
+            f"assemble: {len(layout)} block layouts for {len(block_ptr) - 1} blocks."
+        )
+    design = BinnedDesign(codes, block_ptr, dense=dense, offset=offset, sample_weight=sample_weight)
+    weights = block_penalty_weights(penalty, design.counts, block_ptr, layout)
+    return design.with_kinds(block_kinds(weights, block_ptr, layout)), weights
