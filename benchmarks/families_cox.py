@@ -138,7 +138,7 @@ def our_objective(model, theta: np.ndarray, lam: float) -> float:
     The partial likelihood and the penalty are invariant to a constant added to one
     block, so θ need not satisfy our centring constraint.
     """
-    prob = model._prepare().prob
+    prob = model.prepare().prob
     eta = prob.linear_predictor(np.asarray(theta, dtype=np.float64), np.empty(0), 0.0)
     return float(prob.objective(eta, np.asarray(theta, dtype=np.float64), lam))
 

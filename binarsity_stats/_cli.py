@@ -547,7 +547,7 @@ def _model_from_args(args: argparse.Namespace) -> Any:
         )
     if getattr(args, "groups", None) is not None:  # checked before any fit
         try:
-            model._per_row(args.groups, "groups")
+            model.per_row(args.groups, "groups")
         except ValueError as exc:
             raise ValueError(_flag_message(str(exc))) from None
     return model

@@ -315,3 +315,58 @@ def test_old_module_paths_of_pickles_resolve_to_the_moved_modules():
         assert importlib.import_module(f"{NAME}.{old}") is importlib.import_module(f"{NAME}.{new}")
     for new in MOVED.values():
         assert f"{NAME}.{new}" in {f"{NAME}.{m}" for m in modules()}
+
+
+def model_private_names(source: str, cls: str = "BinarsityModel") -> set[str]:
+    """Private methods of a class and the private attributes its methods set on self."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.ClassDef) and node.name == cls):
+            continue
+        for item in ast.walk(node):
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = item.name
+            elif (isinstance(item, ast.Attribute) and isinstance(item.ctx, ast.Store)
+                  and isinstance(item.value, ast.Name) and item.value.id == "self"):  # fmt: skip
+                name = item.attr
+            else:
+                continue
+            if name.startswith("_") and not name.startswith("__"):
+                names.add(name)
+    return names
+
+
+def private_reaches(source: str, names: set[str]) -> list[str]:
+    """``obj._name`` for a name of ``names`` on anything but ``self``/``cls``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Attribute) and node.attr in names
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):  # fmt: skip
+            found.append(f"{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_the_private_reach_finder_sees_a_reach_into_the_model():
+    names = model_private_names(
+        "class BinarsityModel:\n    def _prepare(self):\n        self._cache = 1\n"
+    )
+    assert names == {"_prepare", "_cache"}
+    assert sorted(private_reaches("res.model._prepare()\nself._prepare()\nm._cache", names)) == [
+        "1: res.model._prepare", "3: m._cache",
+    ]  # fmt: skip
+
+
+def test_results_reach_the_model_only_through_its_interface():
+    """No module but the model's own calls a private name of BinarsityModel (the results,
+    refits, bootstrap, paths, the estimators' results, the CLI and the exporters use
+    the fitted-model interface of docs/architecture.md)."""
+    home = PACKAGE / "model" / "_model.py"
+    names = model_private_names(home.read_text(encoding="utf-8"))
+    assert "_path_data" in names  # the finder sees the class
+    reaches = {
+        module_name(path): found
+        for path in PACKAGE.rglob("*.py")
+        if path != home
+        and (found := private_reaches(path.read_text(encoding="utf-8"), names))
+    }
+    assert reaches == {}, f"private names of BinarsityModel used outside model/_model.py: {reaches}"

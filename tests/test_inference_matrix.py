@@ -223,7 +223,7 @@ def test_split_refit_is_statsmodels_on_the_estimation_rows(family, kind, interce
     res = model.fit(lam=0.05 * model.lambda_max())
     split = res.refit(split=0.5, random_state=7)
     sel, est = split.split["select_rows"], split.split["estimate_rows"]
-    selection = BinarsityResults(model, model._prepare(sel).solve(res.lam))
+    selection = BinarsityResults(model, model.prepare(sel).solve(res.lam))
     cuts = selection.cut_points()["cut"].to_numpy()
     assert len(cuts) >= 1
     X = np.column_stack([

@@ -280,7 +280,7 @@ def test_the_exact_null_fit_keeps_linear_terms_in_the_data_units():
     df["y"] = 0.002 * df["z"] + 3 * df["w"] + rng.normal(size=n)
     model = bs.glm("y ~ bin(x, 4) + z + w", df)
     res = model.fit(lam=1.0)
-    prep = model._prepare()
+    prep = model.prepare()
     lmax = model.lambda_max()
     sol = res.solution
     # a solution flat but for a jump far below the tolerance, above λ_max

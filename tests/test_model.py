@@ -218,13 +218,13 @@ def test_cv_on_big_data_prepares_folds_per_chunk_with_identical_results(monkeypa
           "n_jobs": n_jobs}  # fmt: skip
     held = model.fit_cv(**kw)
     calls = []
-    original = model_module.BinarsityModel._prepare
+    original = model_module.BinarsityModel.prepare
 
     def counting(self, rows=None):
         calls.append(rows is None)
         return original(self, rows)
 
-    monkeypatch.setattr(model_module.BinarsityModel, "_prepare", counting)
+    monkeypatch.setattr(model_module.BinarsityModel, "prepare", counting)
     monkeypatch.setattr(model_module, "_CV_KEEP_BYTES", 0)
     chunked = model.fit_cv(patience=3, **kw)
     in_caller = list(calls)

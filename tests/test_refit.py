@@ -301,7 +301,7 @@ def test_split_refit_selects_on_one_half_and_estimates_on_the_other():
     assert np.array_equal(np.sort(np.concatenate([sel, est])), np.arange(len(d)))
     assert split.nobs == len(est)
     # the selection: the penalised fit at the same λ on the selection rows alone
-    selection = BinarsityResults(model, model._prepare(sel).solve(res.lam))
+    selection = BinarsityResults(model, model.prepare(sel).solve(res.lam))
     cuts = selection.cut_points()["cut"].to_numpy()
     assert len(cuts) >= 2
     X = _design_from_cuts(d["x"].to_numpy(), cuts, d["z"].to_numpy())

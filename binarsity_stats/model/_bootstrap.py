@@ -135,7 +135,7 @@ class _Resampler:
         m = res.model
         self.design = m.binned
         self.y, self.family, self.omega = m.y, m.family, m.penalty_weights
-        self.fit_intercept = m._solver_intercept
+        self.fit_intercept = m.solver_intercept
         self.group_codes = group_codes
 
     def data(self, rows: np.ndarray, mult: np.ndarray) -> PathData:
@@ -205,7 +205,7 @@ def bootstrap(
         groups = rule.get("groups")
     group_codes = None
     if groups is not None:
-        groups = m._per_row(groups, "groups")  # a column name of the data, or labels
+        groups = m.per_row(groups, "groups")  # a column name of the data, or labels
         group_codes = pd.factorize(pd.Series(check_groups(groups, m.nobs)), sort=True)[0]
     seeds = np.random.default_rng(check_random_state(random_state)).integers(
         0, 2**63 - 1, size=n_boot, dtype=np.int64

@@ -357,7 +357,7 @@ class BinarsityModel:
         def solve(value: float, start: Any) -> Any:
             return fit_dask(
                 self.dask_design, self.family, value, penalty_weights=self.penalty_weights,
-                fit_intercept=self._solver_intercept, tol=tol, max_iter=max_iter,
+                fit_intercept=self.solver_intercept, tol=tol, max_iter=max_iter,
                 warm_start=start, client=self.__dict__.get("dask_client"),
             )  # fmt: skip
 
@@ -444,10 +444,25 @@ class BinarsityModel:
             )
         raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
 
-    def _per_row(self, value: Any, name: str) -> Any:
-        """A per-row argument (``groups=``): a column name of the training data, or
-        values for the rows of the data given to :func:`glm` (the rows kept are taken
-        when ``missing="drop"`` dropped some) or for the rows kept."""
+    def per_row(self, value: Any, name: str) -> Any:
+        """A per-row argument (``groups=``, ``folds=``) as one value per training row.
+
+        Part of the fitted-model interface (docs/architecture.md).
+
+        Parameters
+        ----------
+        value : str, array-like or None
+            A column name of the training data, or values for the rows of the data
+            given to :func:`glm` (the rows kept are taken when ``missing="drop"``
+            dropped some) or for the rows kept.
+        name : str
+            The argument's name, for messages.
+
+        Returns
+        -------
+        ndarray or None
+            One value per training row (None for None).
+        """
         if value is None:
             return None
         if isinstance(value, str):
@@ -561,7 +576,7 @@ class BinarsityModel:
         return not self.spec.fit_intercept and bool(self.spec.blocks)
 
     @property
-    def _solver_intercept(self) -> bool:
+    def solver_intercept(self) -> bool:
         """Whether the engine fits an intercept (also when the first block absorbs it).
 
         Always for a family without one (Cox): the engine's β0 then has a zero gradient
@@ -723,11 +738,26 @@ class BinarsityModel:
         """The engine's view of the training rows (arrays shared, nothing copied)."""
         return PathData.from_design(
             self.binned, self.y, self.family, self.penalty_weights,
-            fit_intercept=self._solver_intercept,
+            fit_intercept=self.solver_intercept,
         )  # fmt: skip
 
-    def _prepare(self, rows: np.ndarray | None = None):
-        """The engine's validated design of the given rows, for solves at many λ."""
+    def prepare(self, rows: np.ndarray | None = None) -> Prepared:
+        """The engine's validated problem on the given rows, for solves at many λ.
+
+        Part of the fitted-model interface that results, refits, bootstrap and the
+        estimators use (docs/architecture.md, "The fitted-model interface"): a re-solve
+        at another λ is ``model.prepare().solve(lam, warm_start=...)``.
+
+        Parameters
+        ----------
+        rows : ndarray of int, optional
+            Training rows (all by default), e.g. a fold or a selection half.
+
+        Returns
+        -------
+        Prepared
+            The engine's prepared problem (``solve``, ``prob``).
+        """
         return self._path_data().prepare(rows)
 
     # -- λ ---------------------------------------------------------------------------
@@ -789,7 +819,7 @@ class BinarsityModel:
         d = sum(b.n_levels for b in self.spec.blocks if b.penalized)
         return lambda_theory(
             self.family, self.y, self.unit_weight, self.offset, d, self.n_effective,
-            fit_intercept=self._solver_intercept, phi=phi, A=A,
+            fit_intercept=self.solver_intercept, phi=phi, A=A,
         )  # fmt: skip
 
     # -- second stage --------------------------------------------------------------------
@@ -897,7 +927,7 @@ class BinarsityModel:
             lam = check_lam(lam)
         elif lam != "theory":
             raise ValueError(f"lam must be a non-negative number or 'theory'; got {lam!r}.")
-        prepared = self._prepare()
+        prepared = self.prepare()
         if lam == "theory":
             sol, _, phi = theory_lambda_fit(
                 lambda value, start: prepared.solve(value, warm_start=start, **opts),
@@ -920,7 +950,7 @@ class BinarsityModel:
         tick=None,
     ) -> list:
         """Solve along ``lams`` with warm starts; returns Solutions without their η."""
-        return solve_path(self._prepare(rows), lams, opts, tick)
+        return solve_path(self.prepare(rows), lams, opts, tick)
 
     def fit_path(
         self,
@@ -981,7 +1011,7 @@ class BinarsityModel:
         from ..distributed._dask_solve import DaskProblem, fit_path_dask
 
         prob = DaskProblem(
-            self.dask_design, self.family, self.penalty_weights, self._solver_intercept,
+            self.dask_design, self.family, self.penalty_weights, self.solver_intercept,
             client=self.__dict__.get("dask_client"),
         )  # fmt: skip
         path = fit_path_dask(prob, grid, tol=check_tol(tol),
@@ -1140,11 +1170,11 @@ class BinarsityModel:
         check_bool(extend_grid, "extend_grid")
         patience = check_patience(patience)
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
-        groups = self._per_row(groups, "groups")  # a column name of the data, or labels
+        groups = self.per_row(groups, "groups")  # a column name of the data, or labels
         if groups is not None:
             groups = check_groups(groups, self.nobs)
         if isinstance(folds, str) or is_fold_ids(folds):
-            folds = self._per_row(folds, "folds")  # fold ids: a column name, or values
+            folds = self.per_row(folds, "folds")  # fold ids: a column name, or values
         fold_spec = resolve_folds(
             folds, self.y, groups=groups, stratify=self.family.binary,
             random_state=random_state,
@@ -1162,7 +1192,7 @@ class BinarsityModel:
             cv = cross_validate(
                 data, grid, fold_spec, scoring=scoring, opts=opts, fold_opts=fold_opts,
                 n_jobs=workers, early_stopping=early_stopping, patience=patience,
-                keep=keep, prepare=self._prepare, tick=tick, extend=extend,
+                keep=keep, prepare=self.prepare, tick=tick, extend=extend,
             )  # fmt: skip
         message = grid_end_message(cv, scoring, user_grid=lams is not None,
                                    lambda_max=self.lambda_max)  # fmt: skip
@@ -1230,7 +1260,7 @@ class BinarsityModel:
         fold_tol = tol if cv_tol is None else float(check_cv_tol(cv_tol))
         client = self.__dict__.get("dask_client")
         prob = DaskProblem(
-            self.dask_design, self.family, self.penalty_weights, self._solver_intercept,
+            self.dask_design, self.family, self.penalty_weights, self.solver_intercept,
             client=client, folds=K,
         )  # fmt: skip
         fold_ids = _dask_fold_ids(prob, K)
@@ -1276,10 +1306,10 @@ class BinarsityModel:
             rows, test = folds.splits[k]
             held = data.held_out(test)
             return relaxed_path_scores(
-                self._prepare(rows), data.design.subset(rows), self.y[rows], self.family,
+                self.prepare(rows), data.design.subset(rows), self.y[rows], self.family,
                 self.penalty_weights, lams, gammas, held,
                 lambda sol, h: data.score(sol, h, scoring),
-                fit_intercept=self._solver_intercept, opts=fold_opts,
+                fit_intercept=self.solver_intercept, opts=fold_opts,
             )  # fmt: skip
 
         if workers > 1:

@@ -298,7 +298,7 @@ class CVResults:
         larger = np.flatnonzero(self.lams > lam)
         start = self.path._solutions[int(larger.max())] if larger.size else None
         opts = getattr(self, "opts", None) or {}
-        sol = self.model._prepare().solve(lam, warm_start=start, **opts)
+        sol = self.model.prepare().solve(lam, warm_start=start, **opts)
         res = BinarsityResults(
             self.model, sol, f"λ between grid values of the {self.folds}-fold CV (exact fit)"
         )

@@ -937,7 +937,7 @@ def _split_refit(res: BinarsityResults, split: Any, random_state: Any) -> RefitR
     select_rows = np.sort(perm[:n_select])
     estimate_rows = np.sort(perm[n_select:])
     # the cut-points: the same bins, penalty weights and λ, on the selection rows only
-    sol = m._prepare(select_rows).solve(res.lam)
+    sol = m.prepare(select_rows).solve(res.lam)
     selected = type(res)(m, strip_eta(sol), "split selection")
     # its segments, populated according to the estimation rows' own weights
     counts = m.binned.subset(estimate_rows).histograms(m.unit_weight[estimate_rows])

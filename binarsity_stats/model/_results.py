@@ -219,7 +219,7 @@ class BinarsityResults:
             m = base.model
             unpen = unpenalized_on_segments(
                 m.binned, m.y, m.family, base.solution, m.penalty_weights,
-                fit_intercept=m._solver_intercept, tol=tol, max_iter=max_iter,
+                fit_intercept=m.solver_intercept, tol=tol, max_iter=max_iter,
             )  # fmt: skip
             base.__dict__["_unpenalized"] = cached = (tol, max_iter, unpen)
         unpen = cached[2]

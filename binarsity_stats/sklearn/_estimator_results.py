@@ -231,7 +231,7 @@ def estimator_results(
     sol = st["solution_"]
     sol = replace(sol, eta=model.binned.linear_predictor(sol.coef, sol.dense_coef, sol.intercept))
     # y (and an offset) are checked through the objective the fit reached on them
-    objective = model._prepare().prob.objective(sol.eta, sol.coef, sol.lam)
+    objective = model.prepare().prob.objective(sol.eta, sol.coef, sol.lam)
     fitted = float(st.get("objective_", objective))
     if not np.isclose(objective, fitted, rtol=1e-8, atol=1e-12):
         raise ValueError(
