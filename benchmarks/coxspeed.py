@@ -14,7 +14,7 @@ censored, times rounded to 1/100: heavy ties) with three random strata,
 * ``fit``: the whole ``fit_cv`` (10 folds, default grid) at n = 2,000 and, without
   ``--quick``, ``fit_path`` (50 λ) and a 5-fold ``fit_cv`` at n = 50,000, each run in
   two configurations in the same process: **before** — the NumPy loss and a thread pool
-  for every bins' Gram of the polish (``_gram.MIN_THREADED_CELLS = 0``, the behaviour
+  for every bins' Gram of the polish (``_gram_stats.MIN_THREADED_CELLS = 0``, the behaviour
   before the kernel landed) — and **after** (the defaults). Wall and process CPU
   seconds (the CPU is the fairer number on a shared machine); the two configurations'
   CV curves must agree (max relative difference reported).
@@ -81,18 +81,18 @@ def _kernel(out: SuiteOutput, sizes, repeats: int) -> None:
 
 def _run_config(before: bool, fn):
     from binarsity_stats.families import _cox
-    from binarsity_stats.engine import _gram
+    from binarsity_stats.design import _gram_stats
 
-    saved = (_cox.loss_grad_hess, _gram.MIN_THREADED_CELLS)
+    saved = (_cox.loss_grad_hess, _gram_stats.MIN_THREADED_CELLS)
     if before:
         _cox.loss_grad_hess = _cox._loss_grad_hess_numpy
-        _gram.MIN_THREADED_CELLS = 0
+        _gram_stats.MIN_THREADED_CELLS = 0
     try:
         w0, c0 = time.perf_counter(), time.process_time()
         res = fn()
         return res, time.perf_counter() - w0, time.process_time() - c0
     finally:
-        _cox.loss_grad_hess, _gram.MIN_THREADED_CELLS = saved
+        _cox.loss_grad_hess, _gram_stats.MIN_THREADED_CELLS = saved
 
 
 def _fit(out: SuiteOutput, quick: bool) -> None:

@@ -20,6 +20,7 @@ import pytest
 
 from binarsity_stats.families import _cox
 from binarsity_stats.kernels import _cox_fast
+from binarsity_stats.design import _gram_stats
 from binarsity_stats.engine import _gram
 from binarsity_stats.design._design import BinnedDesign
 
@@ -207,12 +208,12 @@ def test_a_small_bins_gram_starts_no_thread_pool(monkeypatch):
         def __init__(self, *a, **k):
             raise AssertionError("a thread pool was started for a small Gram")
 
-    monkeypatch.setattr(_gram.os, "cpu_count", lambda: 4)
-    monkeypatch.setattr(_gram, "DEFAULT_THREADS", None)
-    monkeypatch.setattr(_gram, "ThreadPoolExecutor", NoPool)
+    monkeypatch.setattr(_gram_stats.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(_gram_stats, "DEFAULT_THREADS", None)
+    monkeypatch.setattr(_gram_stats, "ThreadPoolExecutor", NoPool)
     assert np.array_equal(design.gram(h), ref)
     assert np.array_equal(_gram.bin_pair_gram(codes, bp, h), ref)
     # a large one (or an explicit thread count) still uses the threads
-    monkeypatch.setattr(_gram, "MIN_THREADED_CELLS", 1000)
+    monkeypatch.setattr(_gram_stats, "MIN_THREADED_CELLS", 1000)
     with pytest.raises(AssertionError, match="thread pool"):
         design.gram(h)

@@ -21,6 +21,7 @@ import pytest
 
 from binarsity_stats._datasets import simulate_collinear_sizes
 from binarsity_stats.design._design import BinnedDesign
+from binarsity_stats.design import _gram_stats
 from binarsity_stats.engine import _gram, _solvers
 
 
@@ -217,8 +218,8 @@ def test_statistics_threads_default(monkeypatch):
     rng, codes, bp, _ = _design(2000, [5, 6, 7, 8], seed=13)
     w = rng.exponential(size=2000)
     two = _gram.gram_statistics(codes, bp, weight=w, n_threads=2)
-    monkeypatch.setattr(_gram, "DEFAULT_THREADS", 1)
-    assert _gram._n_threads(None, 10) == 1
+    monkeypatch.setattr(_gram_stats, "DEFAULT_THREADS", 1)
+    assert _gram_stats._n_threads(None, 10) == 1
     one = _gram.gram_statistics(codes, bp, weight=w)
     assert np.array_equal(one.BB, two.BB) and np.array_equal(one.BU, two.BU)
     with pytest.raises(ValueError, match="n_threads"):

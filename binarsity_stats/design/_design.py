@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._gram_stats import pair_gram_into
 from ..kernels import _histogram
 from ..penalty._blocks import as_kinds
 from ..core._validation import (
@@ -389,8 +390,6 @@ class BinnedDesign:
         -------
         ndarray of shape (d, d)
         """
-        from ..engine._gram import pair_gram_into
-
         d = self.n_levels
         B = np.zeros((d, d))
         B[np.arange(d), np.arange(d)] = self.histograms(h)

@@ -357,7 +357,7 @@ def _sampled_gram(design, U, h, d, fraction: float, index: int) -> np.ndarray:
 def _bin_gram(design: BinnedDesign, h: np.ndarray) -> np.ndarray:
     """X^Bᵀ diag(h) X^B on one thread (a worker's task is one core's work)."""
     try:
-        from ..engine._gram import bin_pair_gram
+        from ..design._gram_stats import bin_pair_gram
     except ImportError:  # before the Gram kernel (issue 15) is built
         return design.gram(h)
     return bin_pair_gram(design.codes, design.block_ptr, h, n_threads=1,

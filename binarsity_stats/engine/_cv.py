@@ -224,10 +224,10 @@ def _process_worker(
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if parent_pid is not None:
         _die_with_parent(parent_pid)
-    from . import _gram
+    from ..design import _gram_stats
 
     # the workers already fill the cores: the Gram kernels of a fold run on one thread
-    _gram.DEFAULT_THREADS = 1
+    _gram_stats.DEFAULT_THREADS = 1
     while True:
         try:
             lams = conn.recv()
