@@ -20,7 +20,7 @@ import pytest
 from binarsity_stats import Binarizer
 from binarsity_stats import BinarsityClassifier
 from binarsity_stats import BinarsityGLM
-from binarsity_stats.engine import _solvers
+from binarsity_stats.engine import _solution, _solvers
 from binarsity_stats.core import _validation
 from binarsity_stats import glm
 from binarsity_stats.engine._solvers import ConvergenceWarning, Prepared, lambda_max, solve
@@ -342,7 +342,7 @@ def test_converged_is_never_true_for_a_non_finite_fit():
         else:
             e[0] = np.nan
         with pytest.warns(ConvergenceWarning, match="non-finite"):
-            sol = _solvers._finish(prob, t, np.zeros(0), b0, 0.1, e, 0.0, True, 1, 1, 1e-7)
+            sol = _solution._finish(prob, t, np.zeros(0), b0, 0.1, e, 0.0, True, 1, 1, 1e-7)
         assert sol.converged is False, bad
 
 
