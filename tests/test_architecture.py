@@ -243,6 +243,8 @@ def test_nothing_but_main_imports_the_cli():
     graph = import_graph(type_checking=True)
     users = sorted(m for m, deps in graph.items() if "_cli" in deps)
     assert users in ([], ["__main__"]), users
+    parser_users = sorted(m for m, deps in graph.items() if "_cli_parser" in deps)
+    assert parser_users == ["_cli"], parser_users
 
 
 def test_every_module_is_in_the_architecture_page():

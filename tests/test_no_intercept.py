@@ -126,7 +126,7 @@ def test_no_block_is_a_true_no_intercept_model():
 
 
 def test_cli_help_describes_minus_one():
-    from binarsity_stats._cli import _FIT_EPILOG
+    from binarsity_stats._cli_parser import _FIT_EPILOG
 
     assert "first bin() or C() term" in _FIT_EPILOG
 
