@@ -342,7 +342,7 @@ def cuts_from_summary(
 def distinct_per_bin(s: ValueSummary, edges: np.ndarray) -> tuple[list[int], list[float]] | None:
     """Per chain bin, the number of distinct values (capped at 2) and the single value.
 
-    What ``_formula._distinct_per_bin`` computes on the rows; None for a sketch (the
+    What ``_transforms._distinct_per_bin`` computes on the rows; None for a sketch (the
     distinct values are not all known).
     """
     if not s.exact:

@@ -29,7 +29,7 @@ __all__ = ["Scorecard", "scorecard"]
 
 
 def _labels(term: Mapping[str, Any]) -> list[str]:
-    from ..formula._formula import interval_label
+    from ..formula._labels import interval_label
 
     if term["kind"] == "bin":
         edges = [-math.inf, *term["edges"], math.inf]
