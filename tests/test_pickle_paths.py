@@ -19,6 +19,8 @@ from __future__ import annotations
 import io
 import pickle
 import pickletools
+import types
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -33,14 +35,31 @@ PRE_SPLIT: dict[str, tuple[str, ...]] = {
     "binarsity_stats.formula._formula": (
         "AliasedFormula", "Block", "Design", "DesignSpec", "Response",
     ),
+    # a statsmodels family pickles as ``_from_key(name, link, params)``
+    "binarsity_stats.families._families": (
+        "Gaussian", "Binomial", "Poisson", "CoxPH", "_from_key",
+    ),
 }  # fmt: skip
 
 #: The same modules under their flat v0.1.0 names (``_moved.MOVED``).
-FLAT = {"binarsity_stats.formula._formula": "binarsity_stats._formula"}
+FLAT = {
+    "binarsity_stats.formula._formula": "binarsity_stats._formula",
+    "binarsity_stats.families._families": "binarsity_stats._families",
+}
+
+#: Where the package defines those names today.
+MODULES_NOW = (
+    "binarsity_stats.formula._recipe",
+    "binarsity_stats.formula._response",
+    "binarsity_stats.formula._names",
+    "binarsity_stats.families._builtin",
+    "binarsity_stats.families._statsmodels",
+)
 
 
-def _classes(old_module: str) -> dict[type, tuple[str, str]]:
-    """Each class of ``PRE_SPLIT[old_module]`` (as the package defines it now) → its old path."""
+def _classes(old_module: str) -> dict[Any, tuple[str, str]]:
+    """Each class (or function) of ``PRE_SPLIT[old_module]``, as the package defines it
+    now → its old path."""
     import importlib
 
     out = {}
@@ -51,25 +70,25 @@ def _classes(old_module: str) -> dict[type, tuple[str, str]]:
     return out
 
 
-def _current(name: str) -> type:
-    """The class of that name where the package defines it today."""
+def _current(name: str) -> Any:
+    """The class or function of that name where the package defines it today."""
     import importlib
 
-    for module in (
-        "binarsity_stats.formula._recipe",
-        "binarsity_stats.formula._response",
-        "binarsity_stats.formula._names",
-    ):
-        mod = importlib.import_module(module)
-        if isinstance(getattr(mod, name, None), type) and getattr(mod, name).__module__ == module:
-            return getattr(mod, name)
+    for module in MODULES_NOW:
+        obj = getattr(importlib.import_module(module), name, None)
+        if obj is not None and getattr(obj, "__module__", None) == module:
+            return obj
     raise LookupError(name)
 
 
 class _OldPathPickler(pickle._Pickler):
     """Names the given classes by their old module, as the layout before a split did."""
 
-    def __init__(self, file, old: dict[type, tuple[str, str]]) -> None:
+    # functions are dispatched to the base class's save_global directly: route them here
+    dispatch = dict(pickle._Pickler.dispatch)
+    dispatch[types.FunctionType] = lambda self, obj: self.save_global(obj)
+
+    def __init__(self, file, old: dict[Any, tuple[str, str]]) -> None:
         super().__init__(file, protocol=2)
         self.old = old
 
@@ -82,7 +101,7 @@ class _OldPathPickler(pickle._Pickler):
         super().save_global(obj, name)
 
 
-def _dump_at(obj, old: dict[type, tuple[str, str]]) -> bytes:
+def _dump_at(obj, old: dict[Any, tuple[str, str]]) -> bytes:
     buf = io.BytesIO()
     _OldPathPickler(buf, old).dump(obj)
     return buf.getvalue()
@@ -116,11 +135,16 @@ def _fitted():
     dot = bs.glm("y ~ .", df[["y", "x", "g", "odd name"]], n_bins=8).fit(0.01)
     plain = bs.glm("y ~ bin(x, 8) + C(g) + `odd name`", df).fit(0.01)
     cox = bs.glm("Surv(t, e) ~ bin(x, 5) + C(g)", df, family="cox").fit(0.01)
+    binomial = bs.glm("e ~ bin(x, 5) + C(g)", df, family="binomial").fit(0.01)
+    poisson = bs.glm("e ~ bin(x, 5) + offset(np.log(t))", df, family="poisson").fit(0.01)
+    gamma = bs.glm("t ~ bin(x, 5) + C(g)", df, family="gamma").fit(0.01)  # statsmodels
     # an estimator's results: its formula names the column 'odd name' by alias
     # (an AliasedFormula)
     X = df[["x", "odd name"]]
     est = bs.BinarsityGLM(n_bins=8, lam=0.01).fit(X, df["y"])
-    return {"dot": dot, "plain": plain, "cox": cox, "estimator": est.results(X, df["y"])}, new
+    fits = {"dot": dot, "plain": plain, "cox": cox, "binomial": binomial, "poisson": poisson,
+            "gamma": gamma, "estimator": est.results(X, df["y"])}  # fmt: skip
+    return fits, new
 
 
 @pytest.mark.parametrize("layout", ["pre-split", "v0.1.0"])
@@ -140,6 +164,7 @@ def test_pickles_naming_the_old_module_paths_load_and_predict(old_module, layout
     for key, res in fitted.items():
         again = loaded[key]
         assert type(again.model.spec) is type(res.model.spec)
+        assert type(again.model.family) is type(res.model.family)
         assert_array_equal(again.predict(new), res.predict(new))
         assert_array_equal(again.params, res.params)
         assert str(again.summary()) == str(res.summary())

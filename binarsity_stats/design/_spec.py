@@ -190,7 +190,7 @@ def _family_from_spec(entry: Mapping[str, Any]) -> Any:
 
     sm = entry.get("statsmodels")
     if sm is not None:
-        from ..families._families import CONVEX_LINKS, _from_key
+        from ..families._statsmodels import CONVEX_LINKS, _from_key
 
         # names looked up in statsmodels' modules: only the known families and links
         if sm["link"] not in CONVEX_LINKS.get(sm["family"], ()):
