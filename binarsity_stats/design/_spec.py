@@ -750,7 +750,7 @@ class SpecModel:
 
         series = values if isinstance(values, pd.Series) else pd.Series(np.asarray(values, object))
         if getattr(series.dtype, "kind", "O") == "M":  # dates: their ISO text, as C() stores
-            from ._binarizer import date_levels
+            from ._column_access import date_levels
 
             series = date_levels(series)
         isna = series.isna().to_numpy()

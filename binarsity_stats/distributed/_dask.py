@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ..design._binarizer import _bin_sums, _merge_small_bins, _tie_aware_cuts
+from ..design._cuts import _bin_sums, _merge_small_bins, _tie_aware_cuts
 
 #: Largest number of distinct values of a feature binned exactly (beyond: a sketch).
 MAX_DISTINCT = 100_000
@@ -73,7 +73,7 @@ def is_dask_collection(obj: Any) -> bool:
 def fixed_point_shift(n_rows: int, max_weight: float) -> tuple[int, int]:
     """``(e, bits)`` of the Binarizer's fixed point for ``n_rows`` rows of max weight.
 
-    ``_binarizer._fixed_point`` computes ``q = rint(w / 2**e * 2**bits)`` with ``e`` the
+    ``_column_access._fixed_point`` computes ``q = rint(w / 2**e * 2**bits)`` with ``e`` the
     exponent of max(w) and ``bits = 61 - bit_length(n)``; fixing them from the whole
     data's n and max(w) makes every partition's q identical to the in-memory ones.
 
@@ -726,7 +726,7 @@ def _with_weight(features: Any, part: Any, w: Any) -> tuple:
 def _binned_summaries(part: Any, w: Any, binned: np.ndarray, missing: str, shift: Any,
                       bounds: tuple[int, int]) -> dict:  # fmt: skip
     """One block's summaries of the binned columns (validated as the Binarizer does)."""
-    from ..design._binarizer import _as_columns, _raise_bad_value
+    from ..design._column_access import _as_columns, _raise_bad_value
 
     if isinstance(part, tuple):  # (features, weights)
         part, w = part
@@ -806,7 +806,7 @@ def fit_binarizer_dask(
         ``rows`` (per partition), ``exact`` (per binned feature) and ``rank_error``.
     """
     from ..core._base import publish_fitted
-    from ..design._binarizer import _check_n_bins, _from_fixed
+    from ..design._column_access import _check_n_bins, _from_fixed
     from ..core._validation import check_min_bin_count
 
     dask = _dask_module()

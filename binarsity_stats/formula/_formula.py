@@ -56,7 +56,7 @@ import pandas as pd
 from formulaic import Formula, model_matrix
 from formulaic.errors import FormulaicError
 
-from ..design._binarizer import is_datetime_like
+from ..design._column_access import is_datetime_like
 from ._columns import _as_frame, did_you_mean, strata_labels
 from ._columns import _column_or_array as _column_or_array
 from ._labels import format_cut, format_value, interval_label

@@ -17,7 +17,7 @@ import pandas as pd
 from formulaic.transforms import TRANSFORMS
 from formulaic.utils.code import format_expr, sanitize_variable_names
 
-from ..design._binarizer import is_datetime_like
+from ..design._column_access import is_datetime_like
 from ._columns import _as_frame
 from ._names import (
     _IS_LITERAL,

@@ -309,14 +309,14 @@ def _factor_values(data: Any) -> tuple[pd.Series, np.ndarray]:
     """A factor's values as a Series (object dtype unless already a Series) and its NaN mask.
 
     Dates and times (any unit, tz-aware too) become their ISO 8601 text
-    (:func:`~binarsity_stats.design._binarizer.date_levels`): a ``datetime64[ns]`` array turned
+    (:func:`~binarsity_stats.design._column_access.date_levels`): a ``datetime64[ns]`` array turned
     into objects would give nanosecond integers. Durations become ``Timedelta`` objects.
     """
     if not isinstance(data, pd.Series) and getattr(data, "dtype", None) is not None \
             and getattr(data.dtype, "kind", "O") in "mM":  # fmt: skip
         data = pd.Series(data)
     if isinstance(data, pd.Series) and getattr(data.dtype, "kind", "O") == "M":
-        from ..design._binarizer import date_levels
+        from ..design._column_access import date_levels
 
         data = date_levels(data)
     elif isinstance(data, pd.Series) and getattr(data.dtype, "kind", "O") == "m":
