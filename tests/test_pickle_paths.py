@@ -39,12 +39,15 @@ PRE_SPLIT: dict[str, tuple[str, ...]] = {
     "binarsity_stats.families._families": (
         "Gaussian", "Binomial", "Poisson", "CoxPH", "_from_key",
     ),
+    # what fit_dask returns (dask fits through glm() hold an engine Solution)
+    "binarsity_stats.distributed._dask_solve": ("DaskSolution",),
 }  # fmt: skip
 
 #: The same modules under their flat v0.1.0 names (``_moved.MOVED``).
 FLAT = {
     "binarsity_stats.formula._formula": "binarsity_stats._formula",
     "binarsity_stats.families._families": "binarsity_stats._families",
+    "binarsity_stats.distributed._dask_solve": "binarsity_stats._dask_solve",
 }
 
 #: Where the package defines those names today.
@@ -54,6 +57,7 @@ MODULES_NOW = (
     "binarsity_stats.formula._names",
     "binarsity_stats.families._builtin",
     "binarsity_stats.families._statsmodels",
+    "binarsity_stats.distributed._dask_problem",
 )
 
 
@@ -147,13 +151,20 @@ def _fitted():
     return fits, new
 
 
-@pytest.mark.parametrize("layout", ["pre-split", "v0.1.0"])
-@pytest.mark.parametrize("old_module", sorted(PRE_SPLIT))
-def test_pickles_naming_the_old_module_paths_load_and_predict(old_module, layout):
-    fitted, new = _fitted()
+def _old_paths(old_module: str, layout: str) -> dict[Any, tuple[str, str]]:
     old = _classes(old_module)
     if layout == "v0.1.0":
         old = {cls: (FLAT[module], name) for cls, (module, name) in old.items()}
+    return old
+
+
+@pytest.mark.parametrize("layout", ["pre-split", "v0.1.0"])
+@pytest.mark.parametrize(
+    "old_module", ["binarsity_stats.formula._formula", "binarsity_stats.families._families"]
+)
+def test_pickles_naming_the_old_module_paths_load_and_predict(old_module, layout):
+    fitted, new = _fitted()
+    old = _old_paths(old_module, layout)
     data = _dump_at(fitted, old)
     named = _named_paths(data)
     held = {path for path in old.values() if path in named}
@@ -168,3 +179,26 @@ def test_pickles_naming_the_old_module_paths_load_and_predict(old_module, layout
         assert_array_equal(again.predict(new), res.predict(new))
         assert_array_equal(again.params, res.params)
         assert str(again.summary()) == str(res.summary())
+
+
+@pytest.mark.parametrize("layout", ["pre-split", "v0.1.0"])
+def test_a_dask_solution_naming_the_old_module_path_loads(layout):
+    dask = pytest.importorskip("dask")
+    from binarsity_stats.distributed._dask_solve import fit_dask, partitions_from_arrays
+
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 6, size=(2, 600)).astype(np.uint8)
+    y = np.sin(codes[0]) + rng.normal(size=600)
+    design = types.SimpleNamespace(
+        block_ptr=np.arange(0, 13, 6), kinds=None, n_dense=0,
+        partitions=partitions_from_arrays(codes, y, n_parts=3),
+    )  # fmt: skip
+    with dask.config.set(scheduler="sync"):
+        sol = fit_dask(design, "gaussian", 0.01)
+    old = _old_paths("binarsity_stats.distributed._dask_solve", layout)
+    data = _dump_at(sol, old)
+    assert set(old.values()) <= _named_paths(data)
+    again = pickle.loads(data)
+    assert type(again) is type(sol)
+    assert_array_equal(again.coef, sol.coef)
+    assert again.n_passes == sol.n_passes and again.intercept == sol.intercept
