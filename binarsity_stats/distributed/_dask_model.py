@@ -36,13 +36,15 @@ from formulaic.utils.stateful_transforms import stateful_transform
 from ._dask import (
     SPLIT_EVERY,
     DaskDesign,
-    ValueSummary,
     compute,
     concat_partitions,
+    is_dask_collection,
+)
+from ._dask_summary import (
+    ValueSummary,
     cuts_from_summary,
     distinct_per_bin,
     fixed_point_shift,
-    is_dask_collection,
     to_fixed,
 )
 from ..formula._columns import _as_float, _column_name, did_you_mean
