@@ -41,6 +41,8 @@ PRE_SPLIT: dict[str, tuple[str, ...]] = {
     ),
     # what fit_dask returns (dask fits through glm() hold an engine Solution)
     "binarsity_stats.distributed._dask_solve": ("DaskSolution",),
+    # the model rebuilt from a description (from_spec)
+    "binarsity_stats.design._spec": ("SpecModel",),
 }  # fmt: skip
 
 #: The same modules under their flat v0.1.0 names (``_moved.MOVED``).
@@ -48,6 +50,7 @@ FLAT = {
     "binarsity_stats.formula._formula": "binarsity_stats._formula",
     "binarsity_stats.families._families": "binarsity_stats._families",
     "binarsity_stats.distributed._dask_solve": "binarsity_stats._dask_solve",
+    "binarsity_stats.design._spec": "binarsity_stats._spec",
 }
 
 #: Where the package defines those names today.
@@ -58,6 +61,7 @@ MODULES_NOW = (
     "binarsity_stats.families._builtin",
     "binarsity_stats.families._statsmodels",
     "binarsity_stats.distributed._dask_problem",
+    "binarsity_stats.design._spec_model",
 )
 
 
@@ -202,3 +206,16 @@ def test_a_dask_solution_naming_the_old_module_path_loads(layout):
     assert type(again) is type(sol)
     assert_array_equal(again.coef, sol.coef)
     assert again.n_passes == sol.n_passes and again.intercept == sol.intercept
+
+
+@pytest.mark.parametrize("layout", ["pre-split", "v0.1.0"])
+def test_a_spec_model_naming_the_old_module_path_loads(layout):
+    fitted, new = _fitted()
+    model = bs.from_spec(fitted["plain"].to_spec())
+    old = _old_paths("binarsity_stats.design._spec", layout)
+    data = _dump_at(model, old)
+    assert set(old.values()) <= _named_paths(data)
+    again = pickle.loads(data)
+    assert type(again) is type(model)
+    assert_array_equal(again.predict(new), model.predict(new))
+    assert_array_equal(again.predict(new), fitted["plain"].predict(new))
