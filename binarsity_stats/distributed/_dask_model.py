@@ -4,9 +4,9 @@ Three passes over the partitions (each a task per partition, nothing but summari
 and codes travels):
 
 1. (weighted fits only) rows and the largest weight, which fix the Binarizer's exact
-   fixed point for the weights (``_dask.fixed_point_shift``);
+   fixed point for the weights (``_dask_summary.fixed_point_shift``);
 2. the formula evaluated with *summary* transforms: every ``bin()`` term sends the
-   mergeable :class:`~binarsity_stats.distributed._dask.ValueSummary` of its values, every ``C()``
+   mergeable :class:`~binarsity_stats.distributed._dask_summary.ValueSummary` of its values, every ``C()``
    term its levels; summaries are merged in a tree on the workers and the cut points
    and levels are set on the client (identical to the in-memory ones while a feature
    has at most ``max_distinct`` distinct values);

@@ -37,7 +37,7 @@ __all__ = [
 
 
 #: family/link pairs (statsmodels class names) whose half deviance is convex in η on
-#: all of R; Tweedie additionally needs 1 ≤ var_power ≤ 2 (module docstring)
+#: all of R; Tweedie additionally needs 1 ≤ var_power ≤ 2 (``_families``' module docstring)
 CONVEX_LINKS: dict[str, tuple[str, ...]] = {
     "Gaussian": ("Identity",),
     "Binomial": ("Logit", "Probit", "CLogLog", "LogLog"),
@@ -112,7 +112,7 @@ class StatsmodelsFamily(Family):
     The loss is half the unit deviance d(y, μ)/2 with μ = g⁻¹(η); its gradient is
     (μ − y) μ'(η) / V(μ) and the curvature the Fisher-scoring weight μ'(η)² / V(μ)
     (the Hessian for a canonical link). Only convex family/link pairs are accepted
-    (module docstring).
+    (``_families``' module docstring).
 
     Parameters
     ----------
