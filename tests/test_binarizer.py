@@ -29,11 +29,13 @@ from binarsity_stats.design._binarizer import (
     _assign_codes_2d_reference,
     _assign_codes_reference,
     _compact_column_reference,
+    bin_codes,
+)
+from binarsity_stats.design._cuts import (
     _quantile_edges_sorted,
     _quantile_positions,
     _tie_aware_cuts,
     _unique_counts,
-    bin_codes,
 )
 from binarsity_stats.kernels._binning import assign_codes, assign_codes_2d, compact_column
 

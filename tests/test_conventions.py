@@ -14,7 +14,7 @@ import statsmodels.api as sm
 import statsmodels.formula.api as smf
 
 from binarsity_stats import glm
-from binarsity_stats.formula._formula import expand_dot
+from binarsity_stats.formula._rewrite import expand_dot
 
 
 def _frame(n=300, seed=0):

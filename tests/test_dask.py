@@ -18,8 +18,8 @@ dd = pytest.importorskip("dask.dataframe")
 
 from binarsity_stats import glm  # noqa: E402
 from binarsity_stats.design._binarizer import BinarizerCore  # noqa: E402
-from binarsity_stats.distributed._dask import (  # noqa: E402
-    DaskDesign,
+from binarsity_stats.distributed._dask import DaskDesign  # noqa: E402
+from binarsity_stats.distributed._dask_summary import (  # noqa: E402
     ValueSummary,
     cuts_from_summary,
     fixed_point_shift,

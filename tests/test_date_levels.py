@@ -61,7 +61,7 @@ def test_date_levels_print_as_dates_and_predict(unit):
 
 
 def test_date_levels_times_time_zones_and_missing():
-    from binarsity_stats.design._binarizer import date_levels
+    from binarsity_stats.design._column_access import date_levels
 
     s = pd.Series(pd.to_datetime(["2024-01-01", "2024-01-01 12:30", None], format="ISO8601"))
     out = date_levels(s.astype("datetime64[ns]"))

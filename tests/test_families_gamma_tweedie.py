@@ -17,11 +17,12 @@ import statsmodels.api as sm
 from numpy.testing import assert_allclose
 
 from binarsity_stats import BinarsityGLM
-from binarsity_stats.families import _families
+from binarsity_stats.families import _statsmodels
 from binarsity_stats import from_spec
 from binarsity_stats import glm
 from binarsity_stats.design import standalone_scorer as scorer
-from binarsity_stats.families._families import StatsmodelsFamily, get_family
+from binarsity_stats.families._families import get_family
+from binarsity_stats.families._statsmodels import StatsmodelsFamily
 
 NAMED = {"gamma": "gamma", "tweedie": "tweedie", "tweedie13": ("tweedie", 1.3)}
 
@@ -118,7 +119,7 @@ def test_fit_with_weights_and_exposure_equals_the_numpy_path(name, solver, monke
     df = _claims(zeros=name != "gamma")
     formula = "y ~ bin(age, 10) + bin(power, 10) + C(region) + offset(np.log(exposure))"
     res = glm(formula, df, family=NAMED[name], sample_weight=df["w"]).fit(lam=3e-3, solver=solver)
-    monkeypatch.setattr(_families, "_fast_path", lambda *a: None)
+    monkeypatch.setattr(_statsmodels, "_fast_path", lambda *a: None)
     slow = glm(formula, df, family=NAMED[name], sample_weight=df["w"])
     assert slow.family._fast is None
     ref = slow.fit(lam=3e-3, solver=solver)

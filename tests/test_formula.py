@@ -13,7 +13,9 @@ import pandas as pd
 import pytest
 
 from binarsity_stats.design._binarizer import Binarizer
-from binarsity_stats.formula._formula import build_design, format_cut, format_value, transform_context
+from binarsity_stats.formula._formula import build_design
+from binarsity_stats.formula._labels import format_cut, format_value
+from binarsity_stats.formula._transforms import transform_context
 
 
 @pytest.fixture

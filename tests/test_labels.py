@@ -22,7 +22,8 @@ import pytest
 
 from binarsity_stats import glm
 from binarsity_stats._cli import main
-from binarsity_stats.formula._formula import build_design, format_value, interval_label
+from binarsity_stats.formula._formula import build_design
+from binarsity_stats.formula._labels import format_value, interval_label
 
 DATA = Path(__file__).parent / "data"
 _NUM = r"(-?inf|[-+0-9.e]+)"

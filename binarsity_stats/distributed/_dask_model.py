@@ -4,13 +4,13 @@ Three passes over the partitions (each a task per partition, nothing but summari
 and codes travels):
 
 1. (weighted fits only) rows and the largest weight, which fix the Binarizer's exact
-   fixed point for the weights (``_dask.fixed_point_shift``);
+   fixed point for the weights (``_dask_summary.fixed_point_shift``);
 2. the formula evaluated with *summary* transforms: every ``bin()`` term sends the
-   mergeable :class:`~binarsity_stats.distributed._dask.ValueSummary` of its values, every ``C()``
+   mergeable :class:`~binarsity_stats.distributed._dask_summary.ValueSummary` of its values, every ``C()``
    term its levels; summaries are merged in a tree on the workers and the cut points
    and levels are set on the client (identical to the in-memory ones while a feature
    has at most ``max_distinct`` distinct values);
-3. the learned recipe (the same :class:`~binarsity_stats.formula._formula.DesignSpec` an
+3. the learned recipe (the same :class:`~binarsity_stats.formula._recipe.DesignSpec` an
    in-memory ``glm()`` builds) replayed on every partition: codes (uint8/uint16),
    dense columns, y, weights and offset — :class:`~binarsity_stats.distributed._dask.DaskDesign`.
 
@@ -36,43 +36,44 @@ from formulaic.utils.stateful_transforms import stateful_transform
 from ._dask import (
     SPLIT_EVERY,
     DaskDesign,
-    ValueSummary,
     compute,
     concat_partitions,
+    is_dask_collection,
+)
+from ._dask_summary import (
+    ValueSummary,
     cuts_from_summary,
     distinct_per_bin,
     fixed_point_shift,
-    is_dask_collection,
     to_fixed,
 )
-from ..formula._formula import (
-    _MARK,
-    _MISSING_POLICIES,
-    Design,
-    DesignSpec,
-    Response,
+from ..formula._columns import _as_float, _column_name, did_you_mean
+from ..formula._formula import _classify
+from ..formula._names import (
     _alias_names,
-    _as_float,
-    _categorical_columns,
-    _check_values,
-    _classify,
     _clean_message,
-    _column_name,
-    _read_response,
-    _reference_of,
-    _required_columns,
-    _resolve_reference,
-    _rewrite_rhs,
-    _sort_key,
-    _term_str,
     _unalias,
     _unwrap,
-    _integers_as_float,
-    _validate_n_bins,
     _with_aliases,
-    did_you_mean,
-    expand_dot,
     literal_context,
+)
+from ..formula._recipe import Design, DesignSpec, _integers_as_float
+from ..formula._response import Response, _read_response
+from ..formula._rewrite import (
+    _categorical_columns,
+    _required_columns,
+    _rewrite_rhs,
+    _term_str,
+    expand_dot,
+)
+from ..formula._transforms import (
+    _MARK,
+    _MISSING_POLICIES,
+    _check_values,
+    _reference_of,
+    _resolve_reference,
+    _sort_key,
+    _validate_n_bins,
     transform_context,
 )
 from ..core._validation import check_min_bin_count, check_sample_weight, code_dtype

@@ -29,7 +29,7 @@ __all__ = ["Scorecard", "scorecard"]
 
 
 def _labels(term: Mapping[str, Any]) -> list[str]:
-    from ..formula._formula import interval_label
+    from ..formula._labels import interval_label
 
     if term["kind"] == "bin":
         edges = [-math.inf, *term["edges"], math.inf]
@@ -85,7 +85,7 @@ class Scorecard:
         base_odds: float = 50.0,
         rounding: int | None = None,
     ) -> None:
-        from ..design._spec import check_spec, from_spec
+        from ..design._spec_model import check_spec, from_spec
 
         spec = check_spec(spec)  # validated before anything is read
         if spec["family"]["link"] != "logit":  # only binomial models have it

@@ -43,8 +43,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..families._families import _LOG_ETA_MAX
-from ..design._spec import check_spec
+from ..families._family import _LOG_ETA_MAX
+from ..design._spec_model import check_spec
 
 __all__ = ["to_sql", "DIALECTS"]
 

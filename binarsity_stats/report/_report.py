@@ -185,7 +185,7 @@ def _response_facts(res: Any) -> list[tuple[str, Any]]:
 
 def _shown_formula(m: Any) -> str:
     """The model's formula with column names in place of the package's aliases."""
-    from ..formula._formula import display_formula
+    from ..formula._names import display_formula
 
     return display_formula(m.formula)
 

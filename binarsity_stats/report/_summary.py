@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..formula._formula import format_value
+from ..formula._labels import format_value
 from ..core._statistics import dispersion_informative
 
 __all__ = ["Summary", "make_summary"]
