@@ -294,8 +294,16 @@ def test_cox_outputs_have_no_residuals_and_report_concordance():
     a = res.augment(df.iloc[:10])
     assert ".resid" not in a.columns
     assert_array_equal(a[".fitted"].to_numpy(), res.predict(df.iloc[:10], type="link"))
+    refit = res.refit()
     with pytest.raises(ValueError, match="cox"):
-        res.refit().augment(df.iloc[:10], se_fit=True)
+        refit.augment(df.iloc[:10], se_fit=True)
+    t = refit.tidy()
+    assert_array_equal(t["estimate"].to_numpy(), np.asarray(refit.params))
+    assert_array_equal(t["std.error"].to_numpy(), np.asarray(refit.bse))
+    assert_array_equal(t[["conf.low", "conf.high"]].to_numpy(), np.asarray(refit.conf_int()))
+    g = refit.glance().iloc[0]
+    assert g["nobs"] == n and g["df"] == len(t) and np.isnan(g["deviance"])
+    assert g["AIC"] == pytest.approx(-2 * refit.llf + 2 * len(t), rel=1e-15)
 
 
 def test_outputs_at_1e5_rows_repeat_the_fit():

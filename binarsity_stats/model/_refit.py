@@ -382,10 +382,12 @@ class RefitResults:
         -------
         DataFrame
             ``nobs``, ``df`` (parameters estimated: the identified columns of the
-            selected design, intercept included), ``df.residual``, ``null.deviance``
-            and ``deviance`` (NaN for a Cox refit), ``logLik``, ``AIC``, ``BIC``,
-            ``dispersion`` (the refit's scale), ``lambda`` (of the selection) and
-            ``inference`` (conditional on the selection or by sample splitting).
+            selected design, intercept included), ``df.residual``, ``null.deviance``,
+            ``deviance``, ``logLik``, ``AIC``, ``BIC``, ``dispersion`` (the refit's
+            scale), ``lambda`` (of the selection) and ``inference`` (conditional on
+            the selection or by sample splitting). A Cox refit has no deviance, BIC or
+            (weighted) residual df: NaN; its AIC is R's ``AIC(coxph)``,
+            −2 log partial likelihood + 2 ``df``.
         """
         from ._tidy import glance_refit
 

@@ -245,15 +245,32 @@ def glance_results(res: Any) -> pd.DataFrame:
     return pd.DataFrame([row])
 
 
+def _number(obj: Any, name: str) -> float:
+    """A statistic of a refit, NaN where its statsmodels results do not define it (a Cox
+    refit has no deviance, dispersion or residual df)."""
+    try:
+        value = getattr(obj, name)
+    except AttributeError:
+        return np.nan
+    return np.nan if value is None else float(value)
+
+
 def glance_refit(refit: Any) -> pd.DataFrame:
     """broom's ``glance()`` of an unpenalised refit (``RefitResults.glance``; see there)."""
     n_params = len(refit.params) - len(getattr(refit, "non_identified", None) or [])
-    null_dev = getattr(refit, "null_deviance", np.nan)  # not defined for a Cox refit
+    nobs = _number(refit, "nobs")
+    if np.isnan(nobs):  # statsmodels' PHReg: the rows the refit was estimated on
+        split = refit.split
+        nobs = len(split["estimate_rows"]) if split else refit.parent.model.nobs
+    llf, aic = _number(refit, "llf"), _number(refit, "aic")
+    if np.isnan(aic):  # a Cox refit: R's AIC(coxph), −2 log partial likelihood + 2 df
+        aic = -2.0 * llf + 2.0 * n_params
     row = {
-        "nobs": int(refit.nobs), "df": int(n_params), "df.residual": float(refit.df_resid),
-        "null.deviance": float(null_dev), "deviance": float(getattr(refit, "deviance", np.nan)),
-        "logLik": float(refit.llf), "AIC": float(refit.aic), "BIC": float(refit.bic),
-        "dispersion": float(getattr(refit, "scale", np.nan)), "lambda": float(refit.lam),
+        "nobs": int(nobs), "df": int(n_params), "df.residual": _number(refit, "df_resid"),
+        "null.deviance": _number(refit, "null_deviance"),
+        "deviance": _number(refit, "deviance"), "logLik": llf,
+        "AIC": aic, "BIC": _number(refit, "bic"),
+        "dispersion": _number(refit, "scale"), "lambda": float(refit.lam),
         "inference": "sample splitting" if refit.split else "conditional on the selection",
     }  # fmt: skip
     return pd.DataFrame([row])
