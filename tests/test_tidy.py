@@ -61,8 +61,13 @@ def _assert_wald_table(t, ref, ci):
     absolute 1e-8, the margin that a relative 1e-8 on z gives p = 2Φ(−abs(z)), since
     abs(dp/dz) · abs(z) = 2 abs(z) φ(z) ≤ 0.5 (relative errors of tiny p-values are
     not bounded)."""
-    for col, value in [("estimate", ref.params), ("std.error", ref.bse),
-                       ("statistic", ref.tvalues), ("conf.low", ci[0]), ("conf.high", ci[1])]:
+    for col, value in [
+        ("estimate", ref.params),
+        ("std.error", ref.bse),
+        ("statistic", ref.tvalues),
+        ("conf.low", ci[0]),
+        ("conf.high", ci[1]),
+    ]:
         assert_allclose(t[col].to_numpy(), np.asarray(value), rtol=1e-8, atol=1e-12, err_msg=col)
     assert_allclose(t["p.value"].to_numpy(), np.asarray(ref.pvalues), rtol=0, atol=1e-8)
 
@@ -90,7 +95,8 @@ def test_tidy_merge_gives_one_row_per_constant_segment(res):
     t = res.tidy(merge=True)
     shapes = res.shape_functions(merge=True)
     blocks = t[t["level"].notna()]
-    assert list(blocks["term"]) == [f"{a}[{b}]" for a, b in zip(shapes["term"], shapes["label"])]
+    names = [f"{a}[{b}]" for a, b in zip(shapes["term"], shapes["label"], strict=True)]
+    assert list(blocks["term"]) == names
     assert_array_equal(blocks["estimate"].to_numpy(), shapes["level"].to_numpy())
     assert_array_equal(blocks["count"].to_numpy(), shapes["count"].to_numpy())
     age = t[t["variable"] == "bin(age, 10)"]
@@ -212,8 +218,10 @@ def test_glance_and_augment_of_the_refit_equal_statsmodels(res, data):
         assert_allclose(a[".resid"].to_numpy(), np.asarray(value), rtol=1e-8, atol=1e-10)
     # new rows: the fit, its SE and interval are get_prediction's, on either scale
     new = data.iloc[100:160]
-    for scale, cols in [("link", ("predicted", "se", "ci_lower", "ci_upper")),
-                        ("response", ("mean", "mean_se", "mean_ci_lower", "mean_ci_upper"))]:
+    for scale, cols in [
+        ("link", ("predicted", "se", "ci_lower", "ci_upper")),
+        ("response", ("mean", "mean_se", "mean_ci_lower", "mean_ci_upper")),
+    ]:
         out = refit.augment(new, type_predict=scale, se_fit=True, interval=0.9)
         frame = refit.get_prediction(new, type=scale).summary_frame(alpha=0.1)
         for ours, theirs in zip((".fitted", ".se.fit", ".lower", ".upper"), cols, strict=True):

@@ -18,7 +18,8 @@ residuals' textbook formulas.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -396,8 +397,10 @@ def augment_results(
     out = _as_pandas(newdata)
     obs = _observed(m, out, y)
     out[".fitted"] = res.predict(out, type=type_predict, offset=offset, missing=missing)
-    mu = out[".fitted"].to_numpy() if type_predict == "response" else m.family.mean(
+    mu = (
         out[".fitted"].to_numpy()
+        if type_predict == "response"
+        else m.family.mean(out[".fitted"].to_numpy())
     )
     _residual_column(out, m, obs, mu, kind)
     return out
