@@ -717,6 +717,98 @@ class BootstrapResults:
             precision=precision,
         )  # fmt: skip
 
+    def tidy(
+        self, conf_level: float = 0.95, method: str = "percentile", exponentiate: bool = False
+    ) -> pd.DataFrame:
+        """One row per coefficient with its bootstrap interval: broom's ``tidy()``.
+
+        Parameters
+        ----------
+        conf_level : float, default=0.95
+            Coverage of the intervals.
+        method : {"percentile", "basic", "relaxed"}, default="percentile"
+            The interval, as in :meth:`shape_bands` (``"relaxed"``: the percentile
+            interval of the relaxed resamples around the relaxed fit).
+        exponentiate : bool, default=False
+            exp() of the estimate and the interval.
+
+        Returns
+        -------
+        DataFrame
+            One row per parameter of ``results.params`` (intercept, every level, the
+            linear terms): ``term``, ``estimate`` (the fit's), ``std.error`` (the
+            standard deviation of the resamples), ``conf.low``, ``conf.high`` (the
+            bootstrap interval: for the code blocks the ``lower`` and ``upper`` of
+            :meth:`shape_bands`), ``conf.method`` (``"percentile"``, ``"basic"`` or
+            ``"relaxed percentile"``: the interval is named by how it was made) and
+            ``bias`` (mean of the resamples minus the estimate), as broom's ``tidy``
+            of an R ``boot`` object. No test statistic or p-value.
+        """
+        from ._tidy import check_conf_level, tidy_bootstrap
+
+        level = check_conf_level(conf_level)
+        return tidy_bootstrap(self, level, _check_method(method), exponentiate, _interval)
+
+    def glance(self) -> pd.DataFrame:
+        """One row for the bootstrap: broom's ``glance()``.
+
+        Returns
+        -------
+        DataFrame
+            ``nobs``, ``n.boot``, ``n.converged``, ``lambda`` (the fit's),
+            ``lambda.rule`` (``"same"`` or ``"cv"``), ``resampled`` (rows or groups),
+            ``n.cuts`` (the fit's cut-points) and ``n.cuts.mean`` (their mean number
+            over the resamples).
+        """
+        from ._tidy import glance_bootstrap
+
+        return glance_bootstrap(self)
+
+    def augment(
+        self,
+        newdata: Any = None,
+        type_predict: str = "link",
+        type_residuals: str = "deviance",
+        *,
+        interval: float = 0.95,
+        method: str = "percentile",
+        offset: Any = None,
+        y: Any = None,
+        missing: str | None = None,
+    ) -> pd.DataFrame:
+        """The data with the fit's predictions and their bootstrap intervals.
+
+        Parameters
+        ----------
+        newdata : DataFrame, optional
+            Rows to predict (default: the training rows).
+        type_predict : {"link", "response"}, default="link"
+            Scale of ``.fitted`` and of the interval (broom's ``type.predict``).
+        type_residuals : {"deviance", "pearson", "response"}, default="deviance"
+            Kind of ``.resid``.
+        interval : float, default=0.95
+            Coverage of ``.lower`` and ``.upper``.
+        method : {"percentile", "basic", "relaxed"}, default="percentile"
+            The interval, as in :meth:`predict`.
+        offset : array-like, optional
+            Offset of ``newdata``.
+        y : array-like or str, optional
+            Observed response of ``newdata`` for ``.resid``.
+        missing : {None, "nan", "error"}, optional
+            As in :meth:`predict`.
+
+        Returns
+        -------
+        DataFrame
+            The data (a copy) plus ``.fitted``, ``.lower``, ``.upper`` (:meth:`predict`'s
+            ``mean``, ``mean_ci_lower``, ``mean_ci_upper``) and ``.resid`` when the
+            response is known.
+        """
+        from ._tidy import augment_bootstrap
+
+        return augment_bootstrap(self, newdata, type_predict, type_residuals, offset, y,
+                                 interval, method, missing)  # fmt: skip
+
     def summary_frame(self) -> pd.DataFrame:
         """λ, convergence and number of cut-points kept of every resample.
 

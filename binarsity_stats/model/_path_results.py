@@ -434,6 +434,55 @@ class CVResults:
         return res.report(path, new, y, offset=offset, title=title, scale=scale, level=level,
                           method=method, bins=bins, precision=precision)  # fmt: skip
 
+    def tidy(self) -> pd.DataFrame:
+        """One row per λ of the CV curve: broom's ``tidy()`` of a ``cv.glmnet``.
+
+        Returns
+        -------
+        DataFrame
+            ``lambda``, ``estimate`` (the mean held-out score), ``std.error`` (its
+            standard error over the folds), ``conf.low`` and ``conf.high`` (mean ∓ one
+            standard error, glmnet's ``cvlo``/``cvup``) and ``df`` (degrees of freedom of
+            the fit on all rows; glmnet's ``nzero``).
+        """
+        from ._tidy import tidy_cv
+
+        return tidy_cv(self)
+
+    def glance(self) -> pd.DataFrame:
+        """One row for the cross-validation: broom's ``glance()`` of a ``cv.glmnet``.
+
+        Returns
+        -------
+        DataFrame
+            ``lambda.min``, ``lambda.1se``, ``nobs``, ``folds``, ``scoring``,
+            ``cv.score`` and ``cv.std.error`` (at ``lambda.min``), ``n.lambda`` and
+            ``stopped.early``; ``gamma.min`` for ``fit_cv(relax=True)``.
+        """
+        from ._tidy import glance_cv
+
+        return glance_cv(self)
+
+    def augment(self, newdata: Any = None, s: Any = "lam_1se", **kwargs: Any) -> pd.DataFrame:
+        """The data with the predictions of the fit at ``s`` (as :meth:`predict`).
+
+        Parameters
+        ----------
+        newdata : DataFrame, optional
+            Rows to predict (default: the training rows).
+        s : {"lam_1se", "lam_min"} or float, default="lam_1se"
+            Which fit, as in :meth:`predict`.
+        **kwargs
+            ``type_predict``, ``type_residuals``, ``offset``, ``y``, ``missing``, as
+            in ``BinarsityResults.augment``.
+
+        Returns
+        -------
+        DataFrame
+            ``results(s).augment(newdata, ...)``.
+        """
+        return self.results(s).augment(newdata, **kwargs)
+
     @property
     def stopped_early(self) -> bool:
         """Whether the folds stopped before the end of the requested grid (``fit_cv``'s

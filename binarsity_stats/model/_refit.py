@@ -347,6 +347,101 @@ class RefitResults:
                 smry.add_text(note)
         return smry
 
+    def tidy(
+        self, conf_int: bool = True, conf_level: float = 0.95, exponentiate: bool = False
+    ) -> pd.DataFrame:
+        """One row per coefficient: broom's ``tidy()`` of the refit.
+
+        Parameters
+        ----------
+        conf_int : bool, default=True
+            Include ``conf.low`` and ``conf.high`` (broom's ``conf.int``).
+        conf_level : float, default=0.95
+            Their coverage (broom's ``conf.level``).
+        exponentiate : bool, default=False
+            exp() of the estimate and the interval (odds, rate or hazard ratios); the
+            standard error stays on the link scale, as in broom.
+
+        Returns
+        -------
+        DataFrame
+            ``term``, ``estimate`` (:attr:`params`), ``std.error`` (:attr:`bse`),
+            ``statistic`` (estimate / std.error), ``p.value`` (two-sided, normal or t
+            as the refit's ``use_t``), ``conf.low``, ``conf.high`` (:meth:`conf_int`).
+            Conditional on the selection unless the refit was split (see the class
+            Notes); NaN for a parameter the design does not identify.
+        """
+        from ._tidy import tidy_refit
+
+        return tidy_refit(self, conf_int, conf_level, exponentiate)
+
+    def glance(self) -> pd.DataFrame:
+        """One row for the refit: broom's ``glance()``.
+
+        Returns
+        -------
+        DataFrame
+            ``nobs``, ``df`` (parameters estimated: the identified columns of the
+            selected design, intercept included), ``df.residual``, ``null.deviance``,
+            ``deviance``, ``logLik``, ``AIC``, ``BIC``, ``dispersion`` (the refit's
+            scale), ``lambda`` (of the selection) and ``inference`` (conditional on
+            the selection or by sample splitting). A Cox refit has no deviance, BIC or
+            (weighted) residual df: NaN; its AIC is R's ``AIC(coxph)``,
+            −2 log partial likelihood + 2 ``df``.
+        """
+        from ._tidy import glance_refit
+
+        return glance_refit(self)
+
+    def augment(
+        self,
+        newdata: Any = None,
+        type_predict: str = "link",
+        type_residuals: str = "deviance",
+        *,
+        se_fit: bool = False,
+        interval: float | None = None,
+        offset: Any = None,
+        y: Any = None,
+        missing: str | None = None,
+    ) -> pd.DataFrame:
+        """The data with the refit's predictions: broom's ``augment()``.
+
+        Parameters
+        ----------
+        newdata : DataFrame, optional
+            Rows to predict (default: the training rows, as in
+            ``BinarsityResults.augment``).
+        type_predict : {"link", "response"}, default="link"
+            Scale of ``.fitted`` (broom's ``type.predict``).
+        type_residuals : {"deviance", "pearson", "response"}, default="deviance"
+            Kind of ``.resid`` (broom's ``type.residuals``).
+        se_fit : bool, default=False
+            Add ``.se.fit`` (:meth:`predict` with ``se_fit=True``: the link scale's,
+            or by the delta method for the response).
+        interval : float, optional
+            Add ``.lower`` and ``.upper``, the confidence interval of the mean at this
+            coverage (the link scale's interval, mapped by the inverse link for the
+            response, as statsmodels' ``get_prediction``).
+        offset : array-like, optional
+            Offset of ``newdata``.
+        y : array-like or str, optional
+            Observed response of ``newdata`` for ``.resid`` (default: its response
+            column when the left-hand side is a plain column).
+        missing : {None, "nan", "error"}, optional
+            As in :meth:`predict`.
+
+        Returns
+        -------
+        DataFrame
+            The data (a copy) plus ``.fitted``, ``.se.fit`` and ``.lower``/``.upper``
+            when asked, and ``.resid`` when the response is known (none for Cox).
+        """
+        from ._tidy import augment_refit
+
+        return augment_refit(self, newdata, type_predict, type_residuals, offset, y,
+                             se_fit, interval, missing)  # fmt: skip
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name in ("sm_results", "parent", "split"):
             raise AttributeError(name)

@@ -921,6 +921,119 @@ class BinarsityResults:
             raise ValueError(f"sort must be None or 'importance', got {sort!r}")
         return make_summary(self, precision=precision, sort=sort)
 
+    # -- broom's tidy outputs (model/_tidy.py) ---------------------------------------------
+    def tidy(
+        self,
+        conf_int: bool = True,
+        conf_level: float = 0.95,
+        exponentiate: bool = False,
+        merge: bool = False,
+    ) -> pd.DataFrame:
+        """One row per coefficient: broom's ``tidy()`` of the penalised fit.
+
+        Parameters
+        ----------
+        conf_int : bool, default=True
+            Include the ``conf.low`` and ``conf.high`` columns (broom's ``conf.int``).
+        conf_level : float, default=0.95
+            Their nominal coverage (broom's ``conf.level``; the intervals are NaN here).
+        exponentiate : bool, default=False
+            Report exp(estimate) (odds or rate ratios for a logit or log link).
+        merge : bool, default=False
+            One row per constant segment of every binned term (its cut-points kept,
+            neighbouring bins with equal levels merged) instead of one per bin.
+
+        Returns
+        -------
+        DataFrame
+            ``term`` (the name in :attr:`params`; with ``merge`` the term and its
+            segment, as ``bin(age, 20)[(38, 50]]``), ``estimate`` (the penalised
+            coefficient, link scale), ``std.error``, ``statistic``, ``p.value``,
+            ``conf.low`` and ``conf.high`` (all NaN, see Notes), then ``variable`` (the
+            formula term the row belongs to), ``level`` (the bin, segment or category
+            label; None for the intercept and linear terms), ``cut`` (whether the step
+            function jumps at this row's lower edge: a kept cut-point of
+            :meth:`cut_points`) and ``count`` (weighted training rows).
+
+        Notes
+        -----
+        The penalised estimate has no valid standard error, so those columns are
+        present (for binding rows with other fits' tables) and NaN: θ̂ is shrunk towards
+        its neighbours by an amount that grows with λ, and its cut-points were chosen
+        by the same data, so neither the Fisher information nor a sandwich at θ̂ gives
+        a standard error, test or interval with its nominal meaning (the lasso's
+        standard-error problem). For inference use ``refit(split=0.5).tidy()``
+        (unpenalised, on held-out rows), ``refit().tidy()`` (conditional on the
+        selection) or ``bootstrap().tidy()`` (resampling intervals, named by their
+        method). R: ``broom::tidy(glm_fit)``; glmnet fits have no standard errors in
+        broom either.
+        """
+        from ._tidy import tidy_results
+
+        return tidy_results(self, conf_int, conf_level, exponentiate, merge)
+
+    def glance(self) -> pd.DataFrame:
+        """One row for the fit: broom's ``glance()``.
+
+        Returns
+        -------
+        DataFrame
+            One row: ``nobs``, ``df`` (:attr:`df`), ``df.residual``, ``null.deviance``,
+            ``deviance``, ``logLik``, ``AIC``, ``BIC`` (approximate outside the gaussian
+            family, see :attr:`df`), ``lambda``, ``lambda.source`` (how λ was chosen),
+            ``n.cuts`` (cut-points kept), ``converged``, and, for a fit chosen by
+            cross-validation, ``cv.scoring``, ``cv.score`` and ``cv.std.error`` (the CV
+            mean and its standard error at this λ; None and NaN otherwise);
+            ``concordance`` (Harrell's C) for ``family="cox"``.
+        """
+        from ._tidy import glance_results
+
+        return glance_results(self)
+
+    def augment(
+        self,
+        newdata: Any = None,
+        type_predict: str = "link",
+        type_residuals: str = "deviance",
+        *,
+        offset: Any = None,
+        y: Any = None,
+        missing: str | None = None,
+    ) -> pd.DataFrame:
+        """The data with the fit's predictions and residuals: broom's ``augment()``.
+
+        Parameters
+        ----------
+        newdata : DataFrame, optional
+            Rows to predict; by default the training rows (the columns of the data
+            given to :func:`glm`, the rows kept by ``missing="drop"``; a pickled model
+            does not keep them and gives the new columns alone).
+        type_predict : {"link", "response"}, default="link"
+            Scale of ``.fitted`` (broom's ``type.predict``; its default for a GLM is
+            the link). For ``family="cox"``, η or the relative risk.
+        type_residuals : {"deviance", "pearson", "response"}, default="deviance"
+            Kind of ``.resid`` (broom's ``type.residuals``).
+        offset : array-like, optional
+            Offset of ``newdata``, as in :meth:`predict`.
+        y : array-like or str, optional
+            Observed response of ``newdata`` (values or a column name), for ``.resid``;
+            by default the response column, when the formula's left-hand side is a
+            column of ``newdata`` (a factor response: 1 for its event level).
+        missing : {None, "nan", "error"}, optional
+            As in :meth:`predict`.
+
+        Returns
+        -------
+        DataFrame
+            The data (a copy) plus ``.fitted`` and, when the response is known,
+            ``.resid`` (none for ``family="cox"``). No ``.se.fit``: the penalised fit
+            has no valid standard error (see :meth:`tidy`); use ``refit().augment``
+            or ``bootstrap().augment`` for uncertainty.
+        """
+        from ._tidy import augment_results
+
+        return augment_results(self, newdata, type_predict, type_residuals, offset, y, missing)
+
     # -- the neutral description -------------------------------------------------------------
     def to_spec(self) -> dict[str, Any]:
         """A versioned, JSON-serialisable description of the fitted model.
