@@ -28,7 +28,7 @@ def test_file_is_package_data_with_the_documented_checksum():
     path = files("binarsity_stats").joinpath("datasets", "wine_quality.csv.gz")
     raw = gzip.decompress(path.read_bytes())
     assert hashlib.sha256(raw).hexdigest() == _datasets.WINE_QUALITY_SHA256
-    assert len(path.read_bytes()) < 200_000  # small enough to ship
+    assert len(path.read_bytes()) < 100_000  # small enough to ship (docs/course/data.md)
 
 
 def test_shape_columns_types_and_no_missing():
