@@ -40,6 +40,7 @@ _LAZY: dict[str, str] = {
     "RefitResults": ".model._refit",
     "BootstrapResults": ".model._bootstrap",
     "load_fair": "._datasets",
+    "load_wine_quality": "._datasets",
     # Model comparison
     "anova": ".model._compare",
     "compare": ".model._compare",
@@ -69,6 +70,7 @@ __all__ = [
     "RefitResults",
     "BootstrapResults",
     "load_fair",
+    "load_wine_quality",
     "anova",
     "compare",
     "from_spec",
@@ -82,7 +84,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .design._binarizer import Binarizer
     from .model._bootstrap import BootstrapResults
     from .model._compare import anova, compare
-    from ._datasets import load_fair
+    from ._datasets import load_fair, load_wine_quality
     from .sklearn._estimator import BinarsityClassifier, BinarsityGLM
     from .sklearn._estimator_cv import BinarsityClassifierCV, BinarsityGLMCV
     from .export._sql import to_sql

@@ -23,6 +23,7 @@ FILES = [
     ROOT / "README.md",
     *sorted((ROOT / "docs").glob("*.md")),
     *sorted((ROOT / "docs" / "user_guide").glob("*.md")),
+    *sorted((ROOT / "docs" / "course").glob("*.md")),
     *sorted((ROOT / "vignettes").glob("*.md")),
 ]
 _FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)\s*(?P<info>[^\n`]*)$")
