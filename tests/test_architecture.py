@@ -368,3 +368,43 @@ def test_results_reach_the_model_only_through_its_interface():
         and (found := private_reaches(path.read_text(encoding="utf-8"), names))
     }
     assert reaches == {}, f"private names of BinarsityModel used outside model/_model.py: {reaches}"
+
+
+def private_imports_across_folders(root: Path = PACKAGE) -> list[str]:
+    """``from ..folder._module import _name`` (a private name, not a module) across folders."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        here = rel.parts[0] if len(rel.parts) > 1 else ""
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.level > 0):
+                continue
+            base = list(rel.parts[:-1])
+            base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+            target = base + (node.module.split(".") if node.module else [])
+            there = target[0] if len(target) > 1 else ""
+            for alias in node.names:
+                name = alias.name
+                if there == here or not name.startswith("_") or name.startswith("__"):
+                    continue
+                spot = root.joinpath(*target, name)
+                if spot.with_suffix(".py").exists() or spot.is_dir() or any(
+                    spot.parent.glob(f"{name}.pyx")
+                ):  # a private module: its folder's business to expose
+                    continue
+                found.append(f"{rel}: {'.'.join(target)}.{name}")
+    return found
+
+
+def test_the_private_import_finder_sees_one(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "_m.py").write_text("def _hidden():\n    pass\n")
+    (tmp_path / "a" / "_n.py").write_text("from ._m import _hidden\n")  # same folder: fine
+    (tmp_path / "b" / "_k.py").write_text("from ..a._m import _hidden\nfrom ..a import _m\n")
+    assert private_imports_across_folders(tmp_path) == ["b/_k.py: a._m._hidden"]
+
+
+def test_no_private_name_is_imported_across_folders():
+    """A folder's private names are its own: what another folder needs is public there."""
+    assert private_imports_across_folders() == []

@@ -20,7 +20,7 @@ import pytest
 from binarsity_stats import Binarizer
 from binarsity_stats import BinarsityClassifier
 from binarsity_stats import BinarsityGLM
-from binarsity_stats.engine import _solution, _solvers
+from binarsity_stats.engine import _solution
 from binarsity_stats.core import _validation
 from binarsity_stats import glm
 from binarsity_stats.engine._solvers import ConvergenceWarning, Prepared, lambda_max, solve

@@ -34,12 +34,12 @@ from ..core._base import fitted_snapshot, inconsistent, not_fitted, publish_fitt
 from ..core._validation import check_min_bin_count, code_dtype
 from ..kernels._binning import assign_codes, assign_codes_2d
 from ._column_access import (
-    _as_columns,
+    as_columns,
     _check_choice,
-    _check_n_bins,
+    check_binarizer_n_bins,
     _check_sample_weight,
     _Columns,
-    _raise_bad_value,
+    raise_bad_value,
 )
 from ._cuts import _fit_column
 
@@ -260,7 +260,7 @@ class BinarizerCore:
             The codes (a transposed view of the solver layout, see ``transform``).
         """
         cols, state = self._fit(X, sample_weight)
-        return _code_all(cols, state).T
+        return code_all(cols, state).T
 
     def transform(self, X: Any) -> np.ndarray:
         """Bin codes of X in the sample-major shape.
@@ -296,7 +296,7 @@ class BinarizerCore:
             float32/float64.
         """
         state = self._fitted_state()
-        return _code_all(_columns_for_transform(X, state), state)
+        return code_all(columns_for_transform(X, state), state)
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """Names of the output columns: one code column per input feature.
@@ -332,11 +332,11 @@ class BinarizerCore:
     def _fit(self, X: Any, sample_weight: Any) -> tuple[_Columns, _State]:
         method = _check_choice(self.method, "method", _METHODS)
         missing = _check_choice(self.missing, "missing", _MISSING)
-        cols = _as_columns(X)
+        cols = as_columns(X)
         n, p = cols.n_samples, cols.n_features
         if n == 0:
             raise ValueError("X has no rows: at least one sample is needed to fit.")
-        n_bins = _check_n_bins(self.n_bins, p, missing)
+        n_bins = check_binarizer_n_bins(self.n_bins, p, missing)
         min_count = check_min_bin_count(self.min_bin_count)
         weights = _check_sample_weight(sample_weight, n)
 
@@ -436,12 +436,12 @@ class _State:
         return cls(edges, has_missing.copy(), expect, p, names)
 
 
-def _columns_for_transform(X: Any, state: _State) -> _Columns:
+def columns_for_transform(X: Any, state: _State) -> _Columns:
     names = state.names
     if isinstance(X, pd.DataFrame) and names is not None:
-        cols = _as_columns(X, select=names)
+        cols = as_columns(X, select=names)
     else:
-        cols = _as_columns(X)
+        cols = as_columns(X)
     if cols.n_features != state.p:
         raise ValueError(
             f"X has {cols.n_features} features, but Binarizer is expecting {state.p} "
@@ -450,7 +450,7 @@ def _columns_for_transform(X: Any, state: _State) -> _Columns:
     return cols
 
 
-def _code_all(cols: _Columns, state: _State) -> np.ndarray:
+def code_all(cols: _Columns, state: _State) -> np.ndarray:
     """Codes of every column of ``cols`` in the (n_features, n_samples) layout.
 
     Every code is below ``state.n_bins[j]`` by construction (a binary search over
@@ -464,7 +464,7 @@ def _code_all(cols: _Columns, state: _State) -> np.ndarray:
             x = cols.get(j)
             _, bad = bin_codes(x, state.edges[j], bool(state.has_missing[j]), out[j])
             if bad >= 0:
-                _raise_bad_value(x[bad], cols.label(j), bad, fitted=True)
+                raise_bad_value(x[bad], cols.label(j), bad, fitted=True)
         return out
     # All cut points in one array, feature j's at edges[edge_ptr[j]:edge_ptr[j+1]].
     sizes = [len(e) for e in state.edges]
@@ -480,7 +480,7 @@ def _code_all(cols: _Columns, state: _State) -> np.ndarray:
         block = cols.rows(i0, i1) if block is None else block
         bad, j = assign_codes_2d(block, edges, edge_ptr, missing, out[:, i0:i1])
         if bad >= 0:
-            _raise_bad_value(block[bad, j], cols.label(j), i0 + bad, fitted=True)
+            raise_bad_value(block[bad, j], cols.label(j), i0 + bad, fitted=True)
     return out
 
 

@@ -25,7 +25,7 @@ def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
     return value
 
 
-def _check_n_bins(n_bins: Any, n_features: int, missing: str) -> np.ndarray:
+def check_binarizer_n_bins(n_bins: Any, n_features: int, missing: str) -> np.ndarray:
     """Validate ``n_bins`` and return it as one int64 per feature."""
 
     def one(v: Any, where: str) -> int:
@@ -53,7 +53,7 @@ def _fixed_point(w: np.ndarray) -> tuple[np.ndarray, int]:
     n max(w) 2**-61; a weight below half of it counts as zero. The binning is invariant
     to the scale of the weights, so w is first divided by 2**e ≥ max(w) (exactly, a
     power of two): one factor 2**(61 - e - bits(n)) would overflow for max(w) below
-    ~1e-289 (or underflow for huge weights). Convert sums back with ``_from_fixed``.
+    ~1e-289 (or underflow for huge weights). Convert sums back with ``from_fixed``.
     """
     _, e = np.frexp(w.max())  # max(w) < 2**e, n < 2**bit_length
     bits = 61 - int(w.shape[0]).bit_length()
@@ -61,7 +61,7 @@ def _fixed_point(w: np.ndarray) -> tuple[np.ndarray, int]:
     return q, bits - int(e)
 
 
-def _from_fixed(q_sum: Any, shift: int) -> Any:
+def from_fixed(q_sum: Any, shift: int) -> Any:
     """Weights back from fixed-point sums: ``q_sum * 2**-shift`` (exact when normal)."""
     return np.ldexp(np.asarray(q_sum, dtype=np.float64), -shift)
 
@@ -95,7 +95,7 @@ class _Columns:
         self.rows = rows
 
 
-def _as_columns(X: Any, select: np.ndarray | None = None) -> _Columns:
+def as_columns(X: Any, select: np.ndarray | None = None) -> _Columns:
     """Validate X (types, shape) and wrap it for column access.
 
     ``select``: for a DataFrame, the column names to take, in this order (the names
@@ -272,7 +272,7 @@ def is_datetime_like(dtype: Any) -> bool:
     return getattr(dtype, "kind", "O") in "mM" or isinstance(dtype, pd.PeriodDtype)
 
 
-def _raise_bad_value(value: float, label: str, row: int, fitted: bool = False) -> None:
+def raise_bad_value(value: float, label: str, row: int, fitted: bool = False) -> None:
     if np.isnan(value):
         if fitted:
             raise ValueError(

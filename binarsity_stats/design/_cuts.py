@@ -10,7 +10,7 @@ import heapq
 import numpy as np
 
 from ..kernels._binning import compact_column
-from ._column_access import _from_fixed, _raise_bad_value
+from ._column_access import from_fixed, raise_bad_value
 
 
 def _fit_column(
@@ -28,14 +28,14 @@ def _fit_column(
     Returns ``(edges, counts, nan_count, any_nan)`` with ``counts`` the (weighted)
     count of every chain bin and ``nan_count`` that of the missing rows. With
     ``min_count`` > 1, bins holding fewer rows are merged into a neighbour
-    (:func:`_merge_small_bins`).
+    (:func:`merge_small_bins`).
     """
     n_valid, first_inf = compact_column(x, work)
     if first_inf >= 0:
-        _raise_bad_value(x[first_inf], label, first_inf)
+        raise_bad_value(x[first_inf], label, first_inf)
     any_nan = n_valid < x.shape[0]
     if any_nan and missing == "error":
-        _raise_bad_value(np.nan, label, int(np.flatnonzero(np.isnan(x))[0]))
+        raise_bad_value(np.nan, label, int(np.flatnonzero(np.isnan(x))[0]))
     valid = work[:n_valid]
 
     if weights is not None:
@@ -46,30 +46,30 @@ def _fit_column(
         if qk.size == 0:
             raise ValueError(f"{label} has no non-missing value with a positive weight.")
         xw = np.asarray(x[keep], dtype=np.float64) + 0.0
-        nan_weight = float(_from_fixed(q[nan].sum(), shift))
+        nan_weight = float(from_fixed(q[nan].sum(), shift))
         if qk.min() == qk.max():  # equal weights: exactly the unweighted rule, scaled
             xs = np.sort(xw)
             edges, counts = _fit_sorted(xs, n_bins, method)
-            edges, counts, _ = _merge_small_bins(edges, counts, counts, min_count)
-            return edges, _from_fixed(counts * qk[0], shift), nan_weight, any_nan
+            edges, counts, _ = merge_small_bins(edges, counts, counts, min_count)
+            return edges, from_fixed(counts * qk[0], shift), nan_weight, any_nan
         values, sums = _weighted_unique(xw, qk)
         edges = _edges_from_counts(values, sums, n_bins, method)
-        fixed = _bin_sums(values, sums, edges)
+        fixed = bin_sums(values, sums, edges)
         if min_count > 1:
             rows = np.diff(np.searchsorted(np.sort(xw), edges, side="right"), prepend=0,
                            append=xw.shape[0])  # fmt: skip
-            edges, rows, fixed = _merge_small_bins(edges, rows, fixed, min_count)
-        return edges, _from_fixed(fixed, shift), nan_weight, any_nan
+            edges, rows, fixed = merge_small_bins(edges, rows, fixed, min_count)
+        return edges, from_fixed(fixed, shift), nan_weight, any_nan
 
     if n_valid == 0:
         raise ValueError(f"{label} has no non-missing value: no cut point can be placed.")
     valid.sort()
     edges, counts = _fit_sorted(valid, n_bins, method)
-    edges, counts, _ = _merge_small_bins(edges, counts, counts, min_count)
+    edges, counts, _ = merge_small_bins(edges, counts, counts, min_count)
     return edges, counts, x.shape[0] - n_valid, any_nan
 
 
-def _merge_small_bins(
+def merge_small_bins(
     edges: np.ndarray, rows: np.ndarray, counts: np.ndarray, min_count: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Merge every bin holding fewer than ``min_count`` rows into a neighbour.
@@ -113,11 +113,11 @@ def _edges_from_counts(
     values: np.ndarray, counts: np.ndarray, n_bins: int, method: str
 ) -> np.ndarray:
     if method == "quantile":
-        return values[_tie_aware_cuts(counts, n_bins)]
+        return values[tie_aware_cuts(counts, n_bins)]
     return _uniform_edges(values, n_bins)
 
 
-def _bin_sums(values: np.ndarray, counts: np.ndarray, edges: np.ndarray) -> np.ndarray:
+def bin_sums(values: np.ndarray, counts: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """Total count of every bin, from distinct values and their counts."""
     cum = np.concatenate([[0], np.cumsum(counts)])
     below = np.searchsorted(values, edges, side="right")
@@ -147,7 +147,7 @@ def _quantile_edges_sorted(s: np.ndarray, n_bins: int) -> np.ndarray:
 
     The fast path reads the d − 1 candidates at their ranks and accepts them when they
     are distinct and below the maximum; it skips the pass that finds distinct values.
-    It is the same function as ``_tie_aware_cuts`` on the distinct values (tested).
+    It is the same function as ``tie_aware_cuts`` on the distinct values (tested).
     """
     n = s.shape[0]
     if n >= n_bins:  # with fewer rows than bins the ranks collide
@@ -155,7 +155,7 @@ def _quantile_edges_sorted(s: np.ndarray, n_bins: int) -> np.ndarray:
         if np.all(candidates[1:] > candidates[:-1]) and candidates[-1] < s[-1]:
             return candidates
     values, counts = _unique_counts(s)
-    return values[_tie_aware_cuts(counts, n_bins)]
+    return values[tie_aware_cuts(counts, n_bins)]
 
 
 def _unique_counts(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -197,7 +197,7 @@ def _quantile_indices(cum: np.ndarray, n_bins: int) -> np.ndarray:
     return np.searchsorted(cum, targets, side="left")
 
 
-def _tie_aware_cuts(counts: np.ndarray, n_bins: int) -> np.ndarray:
+def tie_aware_cuts(counts: np.ndarray, n_bins: int) -> np.ndarray:
     """Cut indices into the distinct values: bin boundaries after values ``cuts``.
 
     ``counts`` (int64) are the counts, or fixed-point weights, of the sorted distinct
@@ -233,7 +233,7 @@ def _tie_aware_cuts(counts: np.ndarray, n_bins: int) -> np.ndarray:
             ends.append(pos)
         elif share[r] > 0:
             a, b = pos, int(stops[r])
-            ends.extend((a + _tie_aware_cuts(counts[a:b], int(share[r]))).tolist())
+            ends.extend((a + tie_aware_cuts(counts[a:b], int(share[r]))).tolist())
             ends.append(b - 1)
     if ends[-1] != m - 1:  # a top run without a bin joins the last bin
         ends[-1] = m - 1

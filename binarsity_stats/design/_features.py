@@ -364,7 +364,7 @@ def _level_key(v: Any) -> tuple:
     return (0, v, "") if isinstance(v, int | float | np.number) else (1, 0, str(v))
 
 
-def _values(col: Any) -> tuple[list, np.ndarray]:
+def column_values(col: Any) -> tuple[list, np.ndarray]:
     """The values of a column as a list and its missing mask (None, NaN, pd.NA)."""
     if hasattr(col, "isna"):
         return col.tolist(), col.isna().to_numpy()
@@ -391,7 +391,7 @@ def learn_levels(col: Any, name: str, missing: str) -> tuple[list, bool]:
     has_missing_level : bool
         Whether the column had missing values (``missing="separate"``).
     """
-    vals, isna = _values(col)
+    vals, isna = column_values(col)
     if _is_category(col):
         levels = list(col.cat.categories)
     else:
@@ -431,7 +431,7 @@ def category_codes(col: Any, levels: Sequence[Any], has_missing: bool, name: str
     """
     from ._binarizer import level_codes
 
-    vals, isna = _values(col)
+    vals, isna = column_values(col)
     out = np.empty(len(vals), dtype=code_dtype(len(levels) + int(has_missing)))
     return level_codes(vals, isna, list(levels), bool(has_missing), name, out)
 

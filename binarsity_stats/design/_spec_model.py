@@ -30,7 +30,7 @@ def _family_from_spec(entry: Mapping[str, Any]) -> Any:
 
     sm = entry.get("statsmodels")
     if sm is not None:
-        from ..families._statsmodels import CONVEX_LINKS, _from_key
+        from ..families._statsmodels import CONVEX_LINKS, from_key
 
         # names looked up in statsmodels' modules: only the known families and links
         if sm["link"] not in CONVEX_LINKS.get(sm["family"], ()):
@@ -38,7 +38,7 @@ def _family_from_spec(entry: Mapping[str, Any]) -> Any:
                 f"model description, family.statsmodels: family {sm['family']!r} with link "
                 f"{sm['link']!r} is not supported (known: {sorted(CONVEX_LINKS)})."
             )
-        return _from_key(sm["family"], sm["link"], tuple(sorted(sm["params"].items())))
+        return from_key(sm["family"], sm["link"], tuple(sorted(sm["params"].items())))
     try:
         return get_family(entry["name"])
     except (TypeError, ValueError) as exc:

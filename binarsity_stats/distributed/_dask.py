@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from ..design._cuts import _bin_sums
+from ..design._cuts import bin_sums
 from ._dask_summary import (
     MAX_DISTINCT,
     SKETCH_SIZE,
@@ -442,12 +442,12 @@ def _with_weight(features: Any, part: Any, w: Any) -> tuple:
 def _binned_summaries(part: Any, w: Any, binned: np.ndarray, missing: str, shift: Any,
                       bounds: tuple[int, int]) -> dict:  # fmt: skip
     """One block's summaries of the binned columns (validated as the Binarizer does)."""
-    from ..design._column_access import _as_columns, _raise_bad_value
+    from ..design._column_access import as_columns, raise_bad_value
 
     if isinstance(part, tuple):  # (features, weights)
         part, w = part
     sub = part.iloc[:, binned] if hasattr(part, "iloc") else np.asarray(part)[:, binned]
-    cols = _as_columns(sub) if len(part) else None
+    cols = as_columns(sub) if len(part) else None
     q = None if w is None or shift is None else to_fixed(_as_1d(w), shift)
     out = []
     for k in range(len(binned)):
@@ -457,9 +457,9 @@ def _binned_summaries(part: Any, w: Any, binned: np.ndarray, missing: str, shift
         x = np.asarray(cols.get(k), dtype=np.float64)
         bad = np.isinf(x)
         if bad.any():
-            _raise_bad_value(float(x[bad][0]), cols.label(k), int(np.flatnonzero(bad)[0]))
+            raise_bad_value(float(x[bad][0]), cols.label(k), int(np.flatnonzero(bad)[0]))
         if missing == "error" and np.isnan(x).any():
-            _raise_bad_value(np.nan, cols.label(k), int(np.flatnonzero(np.isnan(x))[0]))
+            raise_bad_value(np.nan, cols.label(k), int(np.flatnonzero(np.isnan(x))[0]))
         out.append(ValueSummary.of(x, q, *bounds))
     return {"rows": len(part), "summaries": out, "bounds": bounds}
 
@@ -523,7 +523,7 @@ def fit_binarizer_dask(
     """
     from ..core._base import publish_fitted
     from ..core._validation import check_min_bin_count
-    from ..design._column_access import _check_n_bins, _from_fixed
+    from ..design._column_access import check_binarizer_n_bins, from_fixed
 
     dask = _dask_module()
     bounds = (
@@ -545,7 +545,7 @@ def fit_binarizer_dask(
         if not wmax > 0:
             raise ValueError("sample_weight is zero for every row; at least one must be positive.")
         shift = fixed_point_shift(sum(lengths), wmax)
-    n_bins = _check_n_bins(binarizer.n_bins, len(binned), missing)
+    n_bins = check_binarizer_n_bins(binarizer.n_bins, len(binned), missing)
     min_count = check_min_bin_count(binarizer.min_bin_count)
     task = dask.delayed(_binned_summaries, pure=True)
     feats = [dask.delayed(_features)(p, extra or []) for p in parts] if extra else parts
@@ -562,12 +562,12 @@ def fit_binarizer_dask(
         label = f"column {names[binned[k]]!r}" if names is not None else f"column {k}"
         e, _ = cuts_from_summary(s, int(n_bins[k]), min_count, shift is not None, label)
         live = s.rows_pos > 0
-        c = _bin_sums(s.values[live], s.mass[live], e)
+        c = bin_sums(s.values[live], s.mass[live], e)
         any_nan = s.nan_rows > 0
         nan_c: Any = s.nan_rows
         if shift is not None:
-            c = _from_fixed(c, shift[1] - shift[0])
-            nan_c = float(_from_fixed(s.nan_mass, shift[1] - shift[0]))
+            c = from_fixed(c, shift[1] - shift[0])
+            nan_c = float(from_fixed(s.nan_mass, shift[1] - shift[0]))
         edges.append(np.asarray(e, dtype=np.float64))
         counts.append(np.append(c, nan_c) if any_nan else c)
         has_nan.append(any_nan)

@@ -47,33 +47,33 @@ from ._dask_summary import (
     fixed_point_shift,
     to_fixed,
 )
-from ..formula._columns import _as_float, _column_name, did_you_mean
-from ..formula._formula import _classify
+from ..formula._columns import as_float, column_name, did_you_mean
+from ..formula._formula import classify_terms
 from ..formula._names import (
-    _alias_names,
-    _clean_message,
-    _unalias,
-    _unwrap,
-    _with_aliases,
+    alias_names,
+    clean_message,
+    unalias,
+    unwrap,
+    with_aliases,
     literal_context,
 )
-from ..formula._recipe import Design, DesignSpec, _integers_as_float
-from ..formula._response import Response, _read_response
+from ..formula._recipe import Design, DesignSpec, integers_as_float
+from ..formula._response import Response, read_response
 from ..formula._rewrite import (
-    _categorical_columns,
-    _required_columns,
-    _rewrite_rhs,
-    _term_str,
+    categorical_columns,
+    required_columns,
+    rewrite_rhs,
+    term_str,
     expand_dot,
 )
 from ..formula._transforms import (
-    _MARK,
-    _MISSING_POLICIES,
-    _check_values,
-    _reference_of,
-    _resolve_reference,
-    _sort_key,
-    _validate_n_bins,
+    BINARSITY_MARK,
+    MISSING_POLICIES,
+    check_values,
+    reference_of,
+    resolve_reference,
+    sort_key,
+    validate_n_bins,
     transform_context,
 )
 from ..core._validation import check_min_bin_count, check_sample_weight, code_dtype
@@ -134,24 +134,24 @@ def _summary_context(
 
     @stateful_transform
     def bin(data, n_bins=n_bins, missing=missing, min_count=1, _state=None, **options):  # noqa: A001
-        name = _column_name(data)
+        name = column_name(data)
         if options:
             raise ValueError(
                 f"bin({name}, {', '.join(f'{k}=...' for k in options)}) is not supported on a "
                 "Dask DataFrame: only n_bins, missing and min_count are."
             )
-        x = _as_float(data, name, "bin()")
-        if missing not in _MISSING_POLICIES:
+        x = as_float(data, name, "bin()")
+        if missing not in MISSING_POLICIES:
             raise ValueError(
-                f"missing must be one of {_MISSING_POLICIES}; got {missing!r} in bin({name})."
+                f"missing must be one of {MISSING_POLICIES}; got {missing!r} in bin({name})."
             )
-        _validate_n_bins(n_bins, f"bin({name})", missing)
+        validate_n_bins(n_bins, f"bin({name})", missing)
         min_count = check_min_bin_count(min_count, f"min_count in bin({name})")
-        _check_values(x, name, missing)
+        check_values(x, name, missing)
         _state.clear()
         _state.update(
             {
-                _MARK: "bin",
+                BINARSITY_MARK: "bin",
                 "summary": ValueSummary.of(x, q, max_distinct, sketch_size),
                 "n_bins": int(n_bins),
                 "min_count": int(min_count),
@@ -164,13 +164,13 @@ def _summary_context(
 
     @stateful_transform
     def C(data, contr=None, levels=None, missing=missing, _state=None):  # noqa: N802
-        name = _column_name(data)
-        given, reference = _reference_of(contr, name)
+        name = column_name(data)
+        given, reference = reference_of(contr, name)
         values = data if isinstance(data, pd.Series) else pd.Series(np.asarray(data, object))
         isna = values.isna().to_numpy()
-        if missing not in _MISSING_POLICIES:
+        if missing not in MISSING_POLICIES:
             raise ValueError(
-                f"missing must be one of {_MISSING_POLICIES}; got {missing!r} in C({name})."
+                f"missing must be one of {MISSING_POLICIES}; got {missing!r} in C({name})."
             )
         if isna.any() and missing != "separate":
             raise ValueError(
@@ -186,7 +186,7 @@ def _summary_context(
         _state.clear()
         _state.update(
             {
-                _MARK: "C",
+                BINARSITY_MARK: "C",
                 "seen": seen,
                 "ordered": ordered,
                 "any_na": bool(isna.any()),
@@ -200,9 +200,9 @@ def _summary_context(
 
     @stateful_transform
     def offset(data, _state=None):
-        name = _column_name(data)
-        x = _as_float(data, name, "offset()")
-        _state[_MARK] = "offset"
+        name = column_name(data)
+        x = as_float(data, name, "offset()")
+        _state[BINARSITY_MARK] = "offset"
         return x
 
     ctx = {"bin": bin, "C": C, "offset": offset}
@@ -228,7 +228,7 @@ def _merge_states(states: list[dict]) -> dict:
     for key in states[0]:
         parts = [s[key] for s in states]
         first = parts[0]
-        kind = first.get(_MARK)
+        kind = first.get(BINARSITY_MARK)
         if kind == "bin":
             merged = dict(first)
             merged["summary"] = ValueSummary.merge([p["summary"] for p in parts], *first["bounds"])
@@ -282,8 +282,8 @@ class _Plan:
 
 
 def _prepare(frame: pd.DataFrame, plan: _Plan) -> pd.DataFrame:
-    data = _with_aliases(frame, plan.aliases, plan.shadowed)
-    return _integers_as_float(data, plan.floats, plan.aliases)
+    data = with_aliases(frame, plan.aliases, plan.shadowed)
+    return integers_as_float(data, plan.floats, plan.aliases)
 
 
 def _partition_weights(frame: pd.DataFrame, plan: _Plan) -> dict:
@@ -317,9 +317,9 @@ def _partition_summary(frame: pd.DataFrame, plan: _Plan) -> dict:
     try:
         mm = model_matrix(plan.rhs, data, context=ctx, na_action="ignore")
     except FormulaicError as exc:
-        raise _unwrap(exc, plan.aliases) from exc
+        raise unwrap(exc, plan.aliases) from exc
     state = mm.model_spec.transform_state
-    own = {k: v for k, v in state.items() if isinstance(v, dict) and v.get(_MARK) in ("bin", "C")}
+    own = {k: v for k, v in state.items() if isinstance(v, dict) and v.get(BINARSITY_MARK) in ("bin", "C")}
     return {"rows": len(frame), "states": own}
 
 
@@ -334,14 +334,14 @@ def _tree(dask: Any, leaves: list, split_every: int = SPLIT_EVERY) -> Any:
 def _final_state(key: str, st: dict, weighted: bool, aliases: dict | None) -> dict:
     """The transform state of one term, as the in-memory ``glm()`` would have learned it."""
     name = st["column"]
-    label = f"column '{_unalias(name, aliases, quote=False)}'"
-    if st[_MARK] == "bin":
+    label = f"column '{unalias(name, aliases, quote=False)}'"
+    if st[BINARSITY_MARK] == "bin":
         s: ValueSummary = st["summary"]
         if s.values.size == 0:
             raise ValueError(f"{label} has only missing values.")
         edges, _ = cuts_from_summary(s, st["n_bins"], st["min_count"], weighted, label)
         out = {
-            _MARK: "bin",
+            BINARSITY_MARK: "bin",
             "edges": edges,
             "n_bins": st["n_bins"],
             "min_count": st["min_count"],
@@ -357,18 +357,18 @@ def _final_state(key: str, st: dict, weighted: bool, aliases: dict | None) -> di
         out["_exact"] = bool(s.exact)
         out["_rank_error"] = float(s.rank_error)
         return out
-    learned = list(st["seen"]) if st["ordered"] else sorted(st["seen"], key=_sort_key)
+    learned = list(st["seen"]) if st["ordered"] else sorted(st["seen"], key=sort_key)
     if not learned:
         raise ValueError(f"{label} has no non-missing values.")
     out = {
-        _MARK: "C",
+        BINARSITY_MARK: "C",
         "levels": learned,
         "has_missing_level": bool(st["any_na"]),
         "column": name,
         "missing": st["missing"],
     }
     if st["given"]:
-        out["reference"] = _resolve_reference(st["reference"], learned, name)
+        out["reference"] = resolve_reference(st["reference"], learned, name)
     return out
 
 
@@ -378,9 +378,9 @@ def _refuse_unsupported(spec_rhs: Any, aliases: dict | None) -> None:
         for factor in st.term.factors:
             expr = factor.expr
             state = spec_rhs.transform_state.get(expr)
-            if isinstance(state, dict) and state and state.get(_MARK) is None:
+            if isinstance(state, dict) and state and state.get(BINARSITY_MARK) is None:
                 raise ValueError(
-                    f"term '{_unalias(str(st.term), aliases)}' is not supported on a Dask "
+                    f"term '{unalias(str(st.term), aliases)}' is not supported on a Dask "
                     "DataFrame: its transform learns from the data, and would learn "
                     "something different in every partition. Supported terms: bin(), C(), "
                     "numeric terms (x, log(x), x:z, I(...)) and offset()."
@@ -388,14 +388,14 @@ def _refuse_unsupported(spec_rhs: Any, aliases: dict | None) -> None:
     for expr, (kind, _) in (spec_rhs.encoder_state or {}).items():
         if getattr(kind, "value", kind) == "categorical":
             raise ValueError(
-                f"term '{_unalias(expr, aliases)}' is encoded by formulaic as a categorical, "
+                f"term '{unalias(expr, aliases)}' is encoded by formulaic as a categorical, "
                 "which is not supported on a Dask DataFrame (its levels would be learned per "
                 "partition): write C(column) as a term of its own."
             )
     for key, state in spec_rhs.transform_state.items():
-        if isinstance(state, dict) and state and state.get(_MARK) is None:
+        if isinstance(state, dict) and state and state.get(BINARSITY_MARK) is None:
             raise ValueError(
-                f"'{_unalias(key, aliases)}' is not supported on a Dask DataFrame: its "
+                f"'{unalias(key, aliases)}' is not supported on a Dask DataFrame: its "
                 "transform learns from the data in every partition. Supported terms: bin(), "
                 "C(), numeric terms and offset()."
             )
@@ -495,9 +495,9 @@ def dask_formula_design(
             "missing='drop' is not supported on a Dask DataFrame: drop the incomplete rows "
             "first (data.dropna(subset=[...])), or use missing='separate'."
         )
-    _validate_n_bins(n_bins, "glm()", missing)
-    if missing not in _MISSING_POLICIES:
-        raise ValueError(f"missing must be one of {_MISSING_POLICIES}; got {missing!r}.")
+    validate_n_bins(n_bins, "glm()", missing)
+    if missing not in MISSING_POLICIES:
+        raise ValueError(f"missing must be one of {MISSING_POLICIES}; got {missing!r}.")
     for name, value in (("max_distinct", max_distinct), ("sketch_size", sketch_size)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 16:
             raise ValueError(f"{name} must be an integer ≥ 16; got {value!r}.")
@@ -506,23 +506,23 @@ def dask_formula_design(
     offset_column = _column_arg(offset, "offset", columns)
     named = [c for c in (weight_column, offset_column) if c is not None]
     meta = data._meta
-    source, aliases, shadowed = _alias_names(expand_dot(formula, meta, named), meta.columns)
+    source, aliases, shadowed = alias_names(expand_dot(formula, meta, named), meta.columns)
     try:
         parsed = Formula(source)
     except (FormulaicError, SyntaxError, ValueError) as exc:
-        msg = _unalias(_clean_message(exc), aliases)
+        msg = unalias(clean_message(exc), aliases)
         raise ValueError(f"cannot parse formula {formula!r}: {msg}") from None
     if not hasattr(parsed, "lhs") or len(parsed.lhs) == 0:
         raise ValueError(f"formula {formula!r} has no response; write 'y ~ terms'.")
-    lhs_cols = _required_columns(parsed, "lhs", aliases)
-    rhs_cols = _required_columns(parsed, "rhs", aliases)
+    lhs_cols = required_columns(parsed, "lhs", aliases)
+    rhs_cols = required_columns(parsed, "rhs", aliases)
     absent = [c for c in lhs_cols + rhs_cols if c not in columns]
     if absent:
         raise ValueError(
             f"formula {formula!r} names column(s) {absent} that are not in the data."
             + did_you_mean(absent, columns)
         )
-    lhs = " + ".join(_term_str(t) for t in parsed.lhs)
+    lhs = " + ".join(term_str(t) for t in parsed.lhs)
     if lhs.replace(" ", "").startswith("cbind("):
         raise ValueError(
             "cbind(successes, failures) responses are not supported on a Dask DataFrame: "
@@ -536,11 +536,11 @@ def dask_formula_design(
             f"response '{lhs}' has dtype {meta[lhs].dtype}: on a Dask DataFrame the response "
             f"must be numeric or boolean; write e.g. I({lhs} == 'yes')."
         )
-    rhs = _rewrite_rhs(parsed, _with_aliases(meta, aliases, shadowed))
+    rhs = rewrite_rhs(parsed, with_aliases(meta, aliases, shadowed))
     plan = _Plan(lhs, rhs, aliases or None, shadowed or None, int(n_bins), missing, family,
                  weight_column, offset_column, int(max_distinct), int(sketch_size))  # fmt: skip
     plan.floats = tuple(c for c in dict.fromkeys(lhs_cols + rhs_cols)
-                        if c not in _categorical_columns(parsed, aliases))  # fmt: skip
+                        if c not in categorical_columns(parsed, aliases))  # fmt: skip
 
     # the formula's structure, unsupported terms and the response, on a few rows
     (head,) = compute(data.partitions[0].head(20, compute=False), what="the first rows")
@@ -552,10 +552,10 @@ def dask_formula_design(
     try:
         mms = model_matrix(f"{lhs} ~ {rhs}", proto, context=ctx, na_action="ignore")
     except FormulaicError as exc:
-        raise _unwrap(exc, aliases, formula) from exc
+        raise unwrap(exc, aliases, formula) from exc
     _refuse_unsupported(mms.rhs.model_spec, aliases)
-    _, response, _ = _read_response(mms.lhs, lhs, family, proto)
-    response = Response(name=_unalias(response.name, aliases), kind=response.kind,
+    _, response, _ = read_response(mms.lhs, lhs, family, proto)
+    response = Response(name=unalias(response.name, aliases), kind=response.kind,
                         event=response.event, levels=response.levels)  # fmt: skip
     if response.kind == "factor":
         raise ValueError(
@@ -584,15 +584,15 @@ def dask_formula_design(
     states = {k: _final_state(k, v, weight_column is not None, aliases)
               for k, v in merged["states"].items()}  # fmt: skip
     exact = {
-        _unalias(v["column"], aliases, quote=False): {
+        unalias(v["column"], aliases, quote=False): {
             "exact": v.pop("_exact"), "rank_error": v.pop("_rank_error")}
-        for v in states.values() if v[_MARK] == "bin"
+        for v in states.values() if v[BINARSITY_MARK] == "bin"
     }  # fmt: skip
     spec_rhs = mms.rhs.model_spec
     full_state = dict(spec_rhs.transform_state)
     full_state.update(states)
     spec_rhs = spec_rhs.update(transform_state=full_state)
-    blocks, block_cols, dense_cols, offset_cols, intercept = _classify(spec_rhs, None, aliases)
+    blocks, block_cols, dense_cols, offset_cols, intercept = classify_terms(spec_rhs, None, aliases)
     spec = DesignSpec(
         formula=formula,
         rhs_formula=rhs,
@@ -645,8 +645,8 @@ def _partition_design(frame: pd.DataFrame, spec: DesignSpec, plan: _Plan) -> dic
     try:
         lhs = model_matrix(f"{plan.lhs} ~ 1", data, na_action="ignore").lhs
     except FormulaicError as exc:
-        raise _unwrap(exc, plan.aliases) from exc
-    y, _, _ = _read_response(lhs, plan.lhs, plan.family, data)
+        raise unwrap(exc, plan.aliases) from exc
+    y, _, _ = read_response(lhs, plan.lhs, plan.family, data)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plan.family.validate_y(y, proportions=True)

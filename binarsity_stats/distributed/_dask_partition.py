@@ -73,7 +73,7 @@ def _row_hash(index: int, n: int, salt: int) -> np.ndarray:
     return z
 
 
-def _fold_of(part: dict, index: int, K: int) -> np.ndarray:
+def fold_of(part: dict, index: int, K: int) -> np.ndarray:
     """Fold ids of a partition's rows: its ``fold`` column, else a hash of (partition, row)."""
     fold = part.get("fold")
     n = np.shape(part["y"])[0]
@@ -111,7 +111,7 @@ def _summary(part: dict, block_ptr: np.ndarray, family, q: int, index: int, K: i
         family.check_offset(off)
     Z = _dense(part, n, q, check=True)
     design = BinnedDesign._trusted(codes, block_ptr, None, None, None, None)
-    fold = _fold_of(part, index, K) if K else None
+    fold = fold_of(part, index, K) if K else None
     out = {
         "n": float(n),
         "W": float(sw.sum()),
@@ -223,7 +223,7 @@ def _point(part: dict, setup: _Setup, index: int, x, dx, gram: bool, fold: int) 
     fam = setup.family
     out = {}
     if fold >= 0 or fold == -2:
-        fid = _fold_of(part, index, setup.K)
+        fid = fold_of(part, index, setup.K)
     if fold >= 0:
         test = fid == fold
         out["test_loss"] = fam.loss_sum(eta, y, np.where(test, sw, 0.0))
@@ -260,7 +260,7 @@ def _candidates(part: dict, setup: _Setup, index: int, x, steps: list, fold: int
     fam = setup.family
     test = None
     if fold >= 0:
-        test = _fold_of(part, index, setup.K) == fold
+        test = fold_of(part, index, setup.K) == fold
         sw_test = np.where(test, sw, 0.0)
         sw = np.where(test, 0.0, sw)
     keys = ("loss", "g", "H", "UU") + (("test_loss",) if test is not None else ())

@@ -29,7 +29,7 @@ Nothing here imports dask at module level.
 Layout: this module holds the entry points (:func:`prepare_dask`, :func:`fit_dask`, the
 path and K-fold CV); the client side (:class:`DaskProblem`, the quadratic model's
 solve) is in ``_dask_problem.py``, what runs in one partition in ``_dask_partition.py``.
-Their public names are re-exported here, as is ``_fold_of`` (the modelling layer's
+Their public names are re-exported here, as is ``fold_of`` (the modelling layer's
 fold of a row); pickles name ``binarsity_stats.distributed._dask_solve.DaskSolution``.
 """
 
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._dask_partition import _fold_of as _fold_of
+from ._dask_partition import fold_of as fold_of
 from ._dask_partition import partitions_from_arrays
 from ._dask_problem import DaskProblem, DaskSolution
 

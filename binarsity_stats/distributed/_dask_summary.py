@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..design._cuts import _bin_sums, _merge_small_bins, _tie_aware_cuts
+from ..design._cuts import bin_sums, merge_small_bins, tie_aware_cuts
 
 __all__ = [
     "ValueSummary",
@@ -296,10 +296,10 @@ def cuts_from_summary(
     values, rows = s.values[live], s.rows_pos[live]
     equal = (not weighted) or s.qmin == s.qmax
     counts = rows if equal else s.mass[live]
-    edges = values[_tie_aware_cuts(np.asarray(counts, dtype=np.int64), int(n_bins))]
-    bin_rows = _bin_sums(values, rows, edges)
+    edges = values[tie_aware_cuts(np.asarray(counts, dtype=np.int64), int(n_bins))]
+    bin_rows = bin_sums(values, rows, edges)
     if min_count > 1:
-        edges, bin_rows, _ = _merge_small_bins(edges, bin_rows, bin_rows, int(min_count))
+        edges, bin_rows, _ = merge_small_bins(edges, bin_rows, bin_rows, int(min_count))
     return np.asarray(edges, dtype=np.float64), np.asarray(bin_rows, dtype=np.int64)
 
 

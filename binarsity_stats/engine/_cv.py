@@ -102,7 +102,7 @@ def resolve_n_jobs(n_jobs: Any) -> int:
     """
     return check_n_jobs(n_jobs)
 
-class _FoldPool:
+class FoldPool:
     """Daemon threads that run one task per fold and are never waited for on errors.
 
     ``concurrent.futures`` joins its (non-daemon) workers when the pool shuts down and
@@ -507,7 +507,7 @@ def cross_validate(
     tasks = list(range(n_folds)) + ([full] if full is not None else [])
     pool: Any = None
     if mode == "threads":
-        pool = _FoldPool(min(int(n_jobs), len(tasks)))
+        pool = FoldPool(min(int(n_jobs), len(tasks)))
     elif mode == "processes":
         pool = _ProcessFolds(workers, range(n_folds), run_chunk)
 

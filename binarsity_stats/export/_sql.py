@@ -43,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..families._family import _LOG_ETA_MAX
+from ..families._family import LOG_ETA_MAX
 from ..design._spec_model import check_spec
 
 __all__ = ["to_sql", "DIALECTS"]
@@ -351,7 +351,7 @@ class _Writer:
 
 def _inverse_link(link: str, eta: str, w: _Writer, cox: bool = False) -> str:
     if cox:  # predict's relative risk e^min(η, 700), whatever the dialect
-        cap, n = w.number(_LOG_ETA_MAX), w.number
+        cap, n = w.number(LOG_ETA_MAX), w.number
         low = f"WHEN e < {n(_EXP_MIN)} THEN {n(0.0)} " if w.strict else ""
         inside = f"CASE WHEN e > {cap} THEN EXP({cap}) {low}ELSE EXP(e) END"
         return f"(SELECT {inside} FROM (SELECT {eta} AS e) AS eta)"

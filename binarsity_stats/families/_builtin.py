@@ -13,7 +13,7 @@ from scipy import special
 from ..kernels import _glm_kernels as _k
 from . import _cox
 from ._family import (
-    _LOG_ETA_MAX,
+    LOG_ETA_MAX,
     Family,
     _binary_deviance,
     _binomial_logs,
@@ -270,7 +270,7 @@ class CoxPH(Family):
         _cox.loss_grad_hess(eta, y, sample_weight, scale, grad_out, hess_out, self.ties)
 
     def curvature(self, eta):
-        return np.exp(np.minimum(eta, _LOG_ETA_MAX))
+        return np.exp(np.minimum(eta, LOG_ETA_MAX))
 
     def validate_y(self, y, *, proportions=False):
         _cox.check_encoded(np.asarray(y, dtype=np.float64))
@@ -286,7 +286,7 @@ class CoxPH(Family):
         return 1.0
 
     def mean(self, eta):
-        return np.exp(np.minimum(eta, _LOG_ETA_MAX))
+        return np.exp(np.minimum(eta, LOG_ETA_MAX))
 
     def link_function(self, mu):
         return np.log(mu)

@@ -60,7 +60,7 @@ model description's dict) into a family; the classes live beside it: the base cl
 ``_family.py``, the built-in families in ``_builtin.py``, the statsmodels families in
 ``_statsmodels.py``. They are re-exported here: the engine and the modelling layer
 import them from this module, and pickles name ``binarsity_stats.families._families``
-(``Poisson``, ``CoxPH``, …, and ``_from_key`` for a statsmodels family); v0.1.0 pickles
+(``Poisson``, ``CoxPH``, …, and ``from_key`` for a statsmodels family); v0.1.0 pickles
 name ``binarsity_stats._families``, which ``_moved`` maps to this module.
 """
 
@@ -71,7 +71,7 @@ from typing import Any
 
 from ._builtin import FAMILIES, Binomial, CoxPH, Gaussian, Poisson
 from ._family import Family
-from ._statsmodels import CONVEX_LINKS, StatsmodelsFamily, _from_key, _sm_key
+from ._statsmodels import CONVEX_LINKS, StatsmodelsFamily, from_key, _sm_key
 
 __all__ = [
     "Family",
@@ -335,7 +335,7 @@ def family_from_dict(spec: dict[str, Any]) -> Family:
     params = tuple(
         (k, float(spec[k])) for k in ("var_power", "alpha") if k in spec
     )  # the order of _sm_key
-    return _from_key(spec["statsmodels"], spec["sm_link"], params)
+    return from_key(spec["statsmodels"], spec["sm_link"], params)
 
 
 def _is_statsmodels_family(obj: Any) -> bool:

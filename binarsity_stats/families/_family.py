@@ -20,7 +20,7 @@ __all__ = [
 
 #: |η| beyond which a log link's mean overflows (e^709 ≈ 1.8e308): gradients and
 #: curvatures are evaluated at η clipped to this (as the Cython Poisson kernel does)
-_LOG_ETA_MAX = 700.0
+LOG_ETA_MAX = 700.0
 
 
 def _bad_values(y: np.ndarray, bad: np.ndarray) -> list:
@@ -574,10 +574,10 @@ class Family:
 
 def _check_log_offset(offset: np.ndarray, label: str) -> None:
     top = float(np.max(offset)) if offset.size else 0.0
-    if top > _LOG_ETA_MAX:
+    if top > LOG_ETA_MAX:
         raise ValueError(
             f"offset has values as large as {top:.4g}; with the log link of family "
-            f"{label} the mean e^offset overflows beyond {_LOG_ETA_MAX:g}: an offset is "
+            f"{label} the mean e^offset overflows beyond {LOG_ETA_MAX:g}: an offset is "
             "on the scale of the linear predictor (pass log(exposure), not exposure)."
         )
 
@@ -655,7 +655,7 @@ def _binomial_dlogs(link: str, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         log_pdf = -0.5 * z * z - 0.5 * math.log(2 * math.pi)
         return np.exp(log_pdf - special.log_ndtr(z)), np.exp(log_pdf - special.log_ndtr(-z))
     if link == "CLogLog":
-        ez = np.exp(np.minimum(z, _LOG_ETA_MAX))
+        ez = np.exp(np.minimum(z, LOG_ETA_MAX))
         return np.where(ez > 0, ez / np.expm1(ez), 1.0), ez
-    ez = np.exp(np.minimum(-z, _LOG_ETA_MAX))  # LogLog
+    ez = np.exp(np.minimum(-z, LOG_ETA_MAX))  # LogLog
     return ez, np.where(ez > 0, ez / np.expm1(ez), 1.0)

@@ -16,7 +16,7 @@ from scipy import special
 from ..kernels import _glm_kernels as _k
 from ._builtin import FAMILIES
 from ._family import (
-    _LOG_ETA_MAX,
+    LOG_ETA_MAX,
     Family,
     _bad_values,
     _binary_deviance,
@@ -102,7 +102,7 @@ def _make_sm_family(name: str, link: str, params: tuple) -> Any:
     return getattr(sm.families, name)(link=getattr(sm.families.links, link)(), **kw)
 
 
-def _from_key(name: str, link: str, params: tuple) -> StatsmodelsFamily:
+def from_key(name: str, link: str, params: tuple) -> StatsmodelsFamily:
     return StatsmodelsFamily(_make_sm_family(name, link, params))
 
 
@@ -160,7 +160,7 @@ class StatsmodelsFamily(Family):
         self.binary = fam_name == "Binomial"
         self.estimate_dispersion = fam_name in ("Gaussian", "Gamma", "Tweedie")
         self.dispersion_name = "sigma^2" if self.quadratic else "phi"
-        self._eta_max = _LOG_ETA_MAX if link_name == "Log" else np.inf
+        self._eta_max = LOG_ETA_MAX if link_name == "Log" else np.inf
         # closed forms in η for the log link: variance μ^p, or μ + αμ² (negative binomial)
         powers = {"Poisson": 1.0, "Gamma": 2.0, "Tweedie": self._params.get("var_power")}
         self._power = powers.get(fam_name) if link_name == "Log" else None
@@ -169,7 +169,7 @@ class StatsmodelsFamily(Family):
 
     # pickling by value: the statsmodels objects are rebuilt from the key
     def __reduce__(self):
-        return (_from_key, self._key_)
+        return (from_key, self._key_)
 
     def _key(self) -> tuple:
         return ("statsmodels",) + self._key_

@@ -19,13 +19,13 @@ __all__ = [
 ]
 
 
-def _column_name(data: Any) -> str:
+def column_name(data: Any) -> str:
     """Best-effort name of the data handed to a transform (for error messages)."""
     name = getattr(data, "name", None)
     return str(name) if name is not None else "<expression>"
 
 
-def _as_float(data: Any, name: str, what: str, hint: str | None = None) -> np.ndarray:
+def as_float(data: Any, name: str, what: str, hint: str | None = None) -> np.ndarray:
     """Return ``data`` as float64, refusing non-numeric columns with a clear message.
 
     Real numbers and booleans (NumPy or pandas nullable, ``pd.NA`` read as NaN) only:
@@ -81,7 +81,7 @@ def did_you_mean(names: Any, choices: Any) -> str:
     return f" Did you mean {'; '.join(hints)}?" if hints else ""
 
 
-def _column_or_array(value: Any, data, name: str, n: int) -> tuple[np.ndarray | None, str | None]:
+def column_or_array(value: Any, data, name: str, n: int) -> tuple[np.ndarray | None, str | None]:
     """An (n,) finite float array from an array-like or a column name of ``data``.
 
     Used for ``sample_weight`` and ``offset`` at fit time and for an offset column at
@@ -97,12 +97,12 @@ def _column_or_array(value: Any, data, name: str, n: int) -> tuple[np.ndarray | 
                 + did_you_mean(value, data.columns)
             )
         column, what = value, f"{name} (column '{value}')"
-        value = _as_float(data[value], value, f"{name}={value!r}", "Convert it to numbers first.")
+        value = as_float(data[value], value, f"{name}={value!r}", "Convert it to numbers first.")
     check = check_sample_weight if name == "sample_weight" else check_offset
     return check(value, n, rows_of="the data", name=what), column
 
 
-def _as_frame(data: Any) -> pd.DataFrame:
+def as_frame(data: Any) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
         # a duplicated name is ambiguous for the formula (and formulaic fails on it)
         check_unique_names(data.columns, "data")
@@ -128,7 +128,7 @@ def strata_labels(data: Any, columns: Sequence[str]) -> np.ndarray:
     -------
     ndarray of str
     """
-    frame = _as_frame(data)
+    frame = as_frame(data)
     absent = [c for c in columns if c not in frame.columns]
     if absent:
         raise ValueError(f"strata() names column(s) {absent} that are not in the data.")

@@ -21,7 +21,7 @@ shadows the Python builtin, and our ``C`` replaces formulaic's):
   The breaks leave the level means free, so a ``C(g)`` of the same column is absorbed;
   with a main ``bin(x)`` in the formula the first level of g is the reference (its rows
   share one level) and the other chains are deviations from the main shape. The
-  rewrite happens in :func:`_rewrite_rhs` (``_by_plan``); the learned levels of g are in
+  rewrite happens in :func:`rewrite_rhs` (``_by_plan``); the learned levels of g are in
   the ``bin`` state under ``"by"``.
 * ``ordered(x, levels=[...])`` (or ``bin(C(x, levels=[...]))``): an ordered factor,
   coded as ``C()`` is but penalised as a TV chain over its levels in their order
@@ -57,40 +57,40 @@ from formulaic import Formula, model_matrix
 from formulaic.errors import FormulaicError
 
 from ..design._column_access import is_datetime_like
-from ._columns import _as_frame, did_you_mean, strata_labels
-from ._columns import _column_or_array as _column_or_array
+from ._columns import as_frame, did_you_mean, strata_labels
+from ._columns import column_or_array as column_or_array
 from ._labels import format_cut, format_value, interval_label
 from ._missing import check_predict_missing, missing_plan, predict_complete
 from ._names import (
     AliasedFormula,
-    _alias_names,
-    _clean_message,
-    _unalias,
-    _unwrap,
-    _with_aliases,
+    alias_names,
+    clean_message,
+    unalias,
+    unwrap,
+    with_aliases,
     display_formula,
     literal_context,
 )
-from ._names import _ColumnRefs as _ColumnRefs
-from ._recipe import Block, Design, DesignSpec, _assemble, _integers_as_float
+from ._names import ColumnRefs as ColumnRefs
+from ._recipe import Block, Design, DesignSpec, _assemble, integers_as_float
 from ._recipe import dense_column_factors as dense_column_factors
-from ._response import Response, _cbind_trials, _is_survival, _read_response
+from ._response import Response, _cbind_trials, _is_survival, read_response
 from ._rewrite import (
-    _categorical_columns,
+    categorical_columns,
     _date_columns,
-    _required_columns,
-    _rewrite_rhs,
+    required_columns,
+    rewrite_rhs,
     _state_key,
     _strip_strata,
-    _term_str,
+    term_str,
     _top_call,
     expand_dot,
 )
-from ._transforms import _MISSING_POLICIES, _OWN, Treatment, _validate_n_bins, transform_context
+from ._transforms import MISSING_POLICIES, _OWN, Treatment, validate_n_bins, transform_context
 
 #: The formula layer's public names, defined here or in the modules beside this one (the
-#: modelling layer imports them from here, and ``_as_frame``, ``_column_or_array``,
-#: ``_ColumnRefs``, ``_unalias``, ``strata_labels`` and ``dense_column_factors`` too).
+#: modelling layer imports them from here, and ``as_frame``, ``column_or_array``,
+#: ``ColumnRefs``, ``unalias``, ``strata_labels`` and ``dense_column_factors`` too).
 __all__ = [
     "AliasedFormula",
     "Treatment",
@@ -156,10 +156,10 @@ def build_design(
     """
     if not isinstance(formula, str):
         raise TypeError(f"formula must be a string; got {type(formula).__name__}.")
-    _validate_n_bins(n_bins, "glm()", missing)
-    if missing not in _MISSING_POLICIES:
-        raise ValueError(f"missing must be one of {_MISSING_POLICIES}; got {missing!r}.")
-    data = _as_frame(data)
+    validate_n_bins(n_bins, "glm()", missing)
+    if missing not in MISSING_POLICIES:
+        raise ValueError(f"missing must be one of {MISSING_POLICIES}; got {missing!r}.")
+    data = as_frame(data)
     if len(data) == 0:
         raise ValueError("data has no rows.")
     written = formula
@@ -174,18 +174,18 @@ def build_design(
             f"formula {written!r}: a strata() term needs family='cox' (one baseline hazard "
             "per stratum)."
         )
-    source, aliases, shadowed = _alias_names(
+    source, aliases, shadowed = alias_names(
         expand_dot(formula, data, exclude_columns), data.columns
     )
     try:
         parsed = Formula(source)
     except (FormulaicError, SyntaxError, ValueError) as exc:
-        msg = _unalias(_clean_message(exc), aliases)
+        msg = unalias(clean_message(exc), aliases)
         raise ValueError(f"cannot parse formula {shown!r}: {msg}") from None
     if not hasattr(parsed, "lhs") or len(parsed.lhs) == 0:
         raise ValueError(f"formula {shown!r} has no response; write 'y ~ terms'.")
-    lhs_cols = _required_columns(parsed, "lhs", aliases)
-    rhs_cols = _required_columns(parsed, "rhs", aliases)
+    lhs_cols = required_columns(parsed, "lhs", aliases)
+    rhs_cols = required_columns(parsed, "rhs", aliases)
     absent = [c for c in lhs_cols + rhs_cols if c not in data.columns]
     if absent:
         raise ValueError(
@@ -193,8 +193,8 @@ def build_design(
             + did_you_mean(absent, data.columns)
         )
     original = data
-    data = _with_aliases(data, aliases, shadowed)
-    lhs = " + ".join(_term_str(t) for t in parsed.lhs)
+    data = with_aliases(data, aliases, shadowed)
+    lhs = " + ".join(term_str(t) for t in parsed.lhs)
     dates = _date_columns([f for t in parsed.lhs for f in t.factors], data)
     if dates:
         raise TypeError(
@@ -203,9 +203,9 @@ def build_design(
             "first (e.g. days since a reference date, or a duration in seconds)."
         )
     try:
-        rhs = _rewrite_rhs(parsed, data)
+        rhs = rewrite_rhs(parsed, data)
     except (ValueError, TypeError) as exc:  # names as the user wrote them (aliases shown)
-        raise type(exc)(_unalias(str(exc), aliases)) from None
+        raise type(exc)(unalias(str(exc), aliases)) from None
     trials = _cbind_trials(lhs, data, aliases, formula)
     if trials is not None:  # the trials weigh the bins' quantiles as they weigh the loss
         sample_weight = trials if sample_weight is None else sample_weight * trials
@@ -213,16 +213,16 @@ def build_design(
     # integer columns are evaluated as float64 (I(a*b) would wrap around silently),
     # except those read as categories (their levels stay integers); replayed alike
     floats = [c for c in dict.fromkeys(lhs_cols + rhs_cols)
-              if c not in _categorical_columns(parsed, aliases)]  # fmt: skip
+              if c not in categorical_columns(parsed, aliases)]  # fmt: skip
     try:
         mms = model_matrix(
-            f"{lhs} ~ {rhs}", _integers_as_float(data, floats, aliases), context=ctx,
+            f"{lhs} ~ {rhs}", integers_as_float(data, floats, aliases), context=ctx,
             na_action="ignore",
         )
     except FormulaicError as exc:
-        raise _unwrap(exc, aliases, shown) from exc
+        raise unwrap(exc, aliases, shown) from exc
     except SyntaxError as exc:
-        raise ValueError(f"cannot parse formula {shown!r}: {_clean_message(exc)}") from None
+        raise ValueError(f"cannot parse formula {shown!r}: {clean_message(exc)}") from None
     except TypeError as exc:  # NumPy refusing a date/time inside an expression, e.g. I(t)
         dates = [c for c in lhs_cols + rhs_cols if is_datetime_like(original[c].dtype)]
         if not dates:
@@ -232,13 +232,13 @@ def build_design(
             f"needs numbers ({exc}); convert them to numbers first."
         ) from exc
     try:
-        y, response, trials = _read_response(mms.lhs, lhs, family, data)
+        y, response, trials = read_response(mms.lhs, lhs, family, data)
     except ValueError as exc:
-        raise ValueError(_unalias(str(exc), aliases)) from None
-    response = replace(response, name=_unalias(response.name, aliases))
+        raise ValueError(unalias(str(exc), aliases)) from None
+    response = replace(response, name=unalias(response.name, aliases))
     mm = mms.rhs
     spec_rhs = mm.model_spec
-    blocks, block_cols, dense_cols, offset_cols, intercept = _classify(spec_rhs, mm, aliases)
+    blocks, block_cols, dense_cols, offset_cols, intercept = classify_terms(spec_rhs, mm, aliases)
     strata = None
     if strata_cols:
         strata = strata_labels(data, strata_cols)
@@ -274,7 +274,7 @@ def build_design(
     return spec, design, y, response
 
 
-def _classify(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | None = None):
+def classify_terms(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | None = None):
     """Sort formulaic's terms into code blocks, dense columns, offsets, intercept.
 
     Term and column names are returned with the original column names (no aliases).
@@ -298,7 +298,7 @@ def _classify(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | No
             )
         kind = own[0] if own else None
         if kind == "offset":
-            offset_cols.extend(_unalias(c, aliases, column=True) for c in st.columns)
+            offset_cols.extend(unalias(c, aliases, column=True) for c in st.columns)
             continue
         if kind in ("bin", "C", "ordered"):
             (col,) = st.columns
@@ -306,20 +306,20 @@ def _classify(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | No
             if kind == "bin":
                 edges = np.asarray(s["edges"], dtype=np.float64)
                 by = s.get("by")
-                term = _unalias(str(st.term), aliases)
+                term = unalias(str(st.term), aliases)
                 n_levels = len(edges) + 1 + int(s["has_missing_level"])
                 if by is not None:
                     text = str(st.term)
-                    term = _unalias(text[: text.rindex(", by=")] + ")", aliases)
-                    term = f"{term}:C({_unalias(by['column'], aliases)})"
+                    term = unalias(text[: text.rindex(", by=")] + ")", aliases)
+                    term = f"{term}:C({unalias(by['column'], aliases)})"
                     G = len(by["levels"])
                     n_levels = 1 + (G - 1) * (len(edges) + 1) if by["main"] else G * n_levels
                 block = Block(
                     term=term,
                     kind="bin",
-                    column=_unalias(s["column"], aliases, quote=False),
+                    column=unalias(s["column"], aliases, quote=False),
                     n_levels=n_levels,
-                    by=None if by is None else _unalias(by["column"], aliases, quote=False),
+                    by=None if by is None else unalias(by["column"], aliases, quote=False),
                     by_levels=None if by is None else tuple(by["levels"]),
                     by_main=bool(by and by["main"]),
                     edges=edges,
@@ -333,9 +333,9 @@ def _classify(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | No
                 )
             else:
                 block = Block(
-                    term=_unalias(str(st.term), aliases),
+                    term=unalias(str(st.term), aliases),
                     kind="categorical",
-                    column=_unalias(s["column"], aliases, quote=False),
+                    column=unalias(s["column"], aliases, quote=False),
                     n_levels=len(s["levels"]) + int(s["has_missing_level"]),
                     levels=tuple(s["levels"]),
                     has_missing_level=bool(s["has_missing_level"]),
@@ -344,7 +344,7 @@ def _classify(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | No
                     monotone=s.get("monotone"),
                 )
             blocks.append(block)
-            block_cols.append(_unalias(col, aliases, column=True))
+            block_cols.append(unalias(col, aliases, column=True))
             continue
-        dense_cols.extend(_unalias(c, aliases, column=True) for c in st.columns)
+        dense_cols.extend(unalias(c, aliases, column=True) for c in st.columns)
     return blocks, block_cols, dense_cols, offset_cols, intercept

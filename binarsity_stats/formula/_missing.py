@@ -14,10 +14,10 @@ from formulaic.errors import FormulaicError
 from formulaic.utils.code import sanitize_variable_names
 
 from ..core._validation import check_offset
-from ._columns import _as_frame
-from ._names import _alias_names
+from ._columns import as_frame
+from ._names import alias_names
 from ._recipe import DesignSpec
-from ._rewrite import _factor_columns, _required_columns, _top_call, expand_dot
+from ._rewrite import _factor_columns, required_columns, _top_call, expand_dot
 
 __all__ = [
     "check_predict_missing",
@@ -48,7 +48,7 @@ def _incomplete_rows(spec: DesignSpec, newdata: Any, missing: Any) -> np.ndarray
     columns = getattr(spec, "drop_columns", None) or []
     if newdata is None or not columns or missing == "error":
         return None
-    frame = _as_frame(newdata)
+    frame = as_frame(newdata)
     present = [c for c in columns if c in frame.columns]
     if not present:
         return None
@@ -85,7 +85,7 @@ def predict_complete(
     na = _incomplete_rows(spec, newdata, missing)
     if na is None:
         return predict_rows(newdata, offset)
-    frame = _as_frame(newdata)
+    frame = as_frame(newdata)
     keep = ~na
     if offset is not None:
         offset = check_offset(offset, len(frame), rows_of="the data")[keep]
@@ -151,17 +151,17 @@ def missing_plan(
         Columns of the right-hand side whose missing values drop a row; new rows
         missing one of them get a NaN prediction.
     """
-    data = _as_frame(data)
+    data = as_frame(data)
     try:
         text = expand_dot(formula, data, exclude_columns)
-        source, aliases, _ = _alias_names(text, data.columns)
+        source, aliases, _ = alias_names(text, data.columns)
         parsed = Formula(source)
     except (FormulaicError, SyntaxError, ValueError, TypeError):
         return [], []  # build_design reports the problem
     if not hasattr(parsed, "lhs"):
         return [], []
     columns = set(map(str, data.columns))
-    lhs = sorted(_required_columns(parsed, "lhs", aliases)) if missing == "drop" else []
+    lhs = sorted(required_columns(parsed, "lhs", aliases)) if missing == "drop" else []
     rhs: set[str] = set()
     for term in parsed.rhs:
         for factor in term.factors:

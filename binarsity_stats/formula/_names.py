@@ -2,9 +2,9 @@
 
 A column name is data, never formula text: the formulas the package writes name awkward
 columns by alias (:class:`AliasedFormula`), a formula the user writes is rewritten so that
-formulaic reads every name as intended (:func:`_alias_names`), the data formulaic sees gets
-the alias columns (:func:`_with_aliases`), and messages and labels show the names again
-(:func:`_unalias`, :func:`display_formula`).
+formulaic reads every name as intended (:func:`alias_names`), the data formulaic sees gets
+the alias columns (:func:`with_aliases`), and messages and labels show the names again
+(:func:`unalias`, :func:`display_formula`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-def _unwrap(
+def unwrap(
     exc: BaseException, aliases: Mapping[str, str] | None = None, formula: str | None = None
 ) -> Exception:
     """Turn formulaic's wrapper into a plain ValueError/TypeError with a readable message.
@@ -43,12 +43,12 @@ def _unwrap(
         cause = cause.__cause__ or cause.__context__
     where = f"formula {formula!r}: " if formula is not None else ""
     if isinstance(cause, TypeError):
-        return TypeError(_unalias(_clean_message(cause), aliases))
+        return TypeError(unalias(clean_message(cause), aliases))
     if isinstance(cause, ValueError) and not isinstance(cause, SyntaxError):
-        return ValueError(_unalias(_clean_message(cause), aliases))
+        return ValueError(unalias(clean_message(cause), aliases))
     if isinstance(cause, SyntaxError):
-        return ValueError(f"cannot parse {where}{_clean_message(cause)}")
-    text = _unalias(_clean_message(cause if cause is not None else exc), aliases)
+        return ValueError(f"cannot parse {where}{clean_message(cause)}")
+    text = unalias(clean_message(cause if cause is not None else exc), aliases)
     return ValueError(f"{where}{text}" if where else text)
 
 
@@ -124,7 +124,7 @@ def display_formula(formula: Any) -> str:
         The text with every alias shown as its column name (backticked when it is not a
         Python name). Never parse it: it is for summaries, reports and messages.
     """
-    return _unalias(str(formula), getattr(formula, "aliases", None))
+    return unalias(str(formula), getattr(formula, "aliases", None))
 
 
 #: Names a formula may call or reach by itself: a column of this name is referred to by
@@ -144,7 +144,7 @@ def _plain_name(name: str) -> bool:
     )
 
 
-class _ColumnRefs:
+class ColumnRefs:
     """Safe references to data columns in formula text the package writes.
 
     ``ref(name)`` is ``name`` itself for a plain ASCII Python name, else an alias
@@ -176,7 +176,7 @@ _ALIAS = "_bs{}_"
 #: ``"it's"``): formulaic 1.2 embeds the source of a stateful call in a double-quoted
 #: string without escaping it, so such a call (``C(g, levels=["it's"])``) cannot be
 #: evaluated. The formula formulaic sees names the literal instead; its value is in the
-#: evaluation context (:func:`literal_context`) and names show it again (``_unalias``).
+#: evaluation context (:func:`literal_context`) and names show it again (``unalias``).
 _LITERAL = "_bslit{}_"
 _IS_LITERAL = re.compile(r"_bslit\d+_")
 #: Template of the identifiers that stand for data columns in the formulas the package
@@ -250,7 +250,7 @@ def _scan(formula: str):
             i += 1
 
 
-def _alias_names(formula: str, columns: Any) -> tuple[str, dict[str, str], list[str]]:
+def alias_names(formula: str, columns: Any) -> tuple[str, dict[str, str], list[str]]:
     """Rewrite the formula so that formulaic reads every column name as intended.
 
     * A backticked Python keyword (`` `class` ``) becomes an alias identifier
@@ -293,7 +293,7 @@ def _alias_names(formula: str, columns: Any) -> tuple[str, dict[str, str], list[
     # aliases the formula comes with (an AliasedFormula the package wrote)
     aliases: dict[str, str] = dict(getattr(formula, "aliases", None) or {})
     taken |= set(aliases)
-    column = _ColumnRefs(taken, aliases)
+    column = ColumnRefs(taken, aliases)
     by_name: dict[str, str] = {}
 
     def alias(name: str) -> str:
@@ -356,7 +356,7 @@ def _string_value(text: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _with_aliases(
+def with_aliases(
     data: pd.DataFrame, aliases: Mapping[str, str] | None, shadowed: list[str] | None
 ) -> pd.DataFrame:
     """The data formulaic sees: alias columns added, shadowing columns left out."""
@@ -371,7 +371,7 @@ def _with_aliases(
     return frame
 
 
-def _unalias(
+def unalias(
     text: str, aliases: Mapping[str, str] | None, quote: bool = True, column: bool = False
 ) -> str:
     """Replace alias identifiers in a name or message by the original column names (and
@@ -410,7 +410,7 @@ _NAME_HINT = (
 )
 
 
-def _clean_message(text: Any) -> str:
+def clean_message(text: Any) -> str:
     """One plain line from a formulaic message: no ANSI colours, no repeated formula."""
     if isinstance(text, SyntaxError):
         msg = str(text.msg).rstrip(".")

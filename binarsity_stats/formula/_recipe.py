@@ -15,9 +15,9 @@ import pandas as pd
 from formulaic.errors import FormulaicError
 
 from ..core._validation import code_dtype
-from ._columns import _as_frame, did_you_mean
+from ._columns import as_frame, did_you_mean
 from ._labels import _level_label, interval_label
-from ._names import _unalias, _unwrap, _with_aliases, literal_context
+from ._names import unalias, unwrap, with_aliases, literal_context
 from ._transforms import transform_context
 
 __all__ = [
@@ -416,15 +416,15 @@ class DesignSpec:
             A missing column, an unseen categorical level, or a NaN where the model has
             no missing level (each message names the column).
         """
-        data = _as_frame(data)
+        data = as_frame(data)
         missing_cols = [c for c in self.required if c not in data.columns]
         if missing_cols:
             raise ValueError(
                 f"column(s) {missing_cols} required by the formula are missing from the data."
                 + did_you_mean(missing_cols, data.columns)
             )
-        data = _with_aliases(data, self.aliases, self.shadowed)
-        data = _integers_as_float(data, getattr(self, "float_columns", None), self.aliases)
+        data = with_aliases(data, self.aliases, self.shadowed)
+        data = integers_as_float(data, getattr(self, "float_columns", None), self.aliases)
         _check_formulaic_levels(self.model_spec, data)
         ctx = transform_context(self.n_bins, self.missing) | literal_context(self.aliases)
         with warnings.catch_warnings():
@@ -432,7 +432,7 @@ class DesignSpec:
             try:
                 mm = self.model_spec.get_model_matrix(data, context=ctx)
             except FormulaicError as exc:
-                raise _unwrap(exc, self.aliases) from exc
+                raise unwrap(exc, self.aliases) from exc
             except Warning as exc:  # pragma: no cover - levels are checked above
                 raise ValueError(str(exc)) from exc
         return _assemble(
@@ -512,7 +512,7 @@ def dense_column_factors(spec: DesignSpec) -> dict[str, list[Any]]:
         by_expr = {f.expr: f for f in st.term.factors}
         categorical = {e for e in exprs if getattr(state.get(e, (None,))[0], "value", "") == "categorical"}
         for col in st.columns:
-            name = _unalias(col, aliases, column=True)
+            name = unalias(col, aliases, column=True)
             if name not in dense:
                 continue
             if not categorical:  # inputs: column references, never expression text
@@ -531,12 +531,12 @@ def dense_column_factors(spec: DesignSpec) -> dict[str, list[Any]]:
                     contrasts = getattr(info.get("contrasts"), "contrasts", None)
                     if contrasts is not None and type(contrasts).__name__ != "TreatmentContrasts":
                         raise ValueError(
-                            f"term {name!r}: only treatment (dummy) coding of {_unalias(e, aliases)!r} "
+                            f"term {name!r}: only treatment (dummy) coding of {unalias(e, aliases)!r} "
                             "is described by the model description."
                         )
                     arg = (argument_expr(e) if e.startswith("C(") else e).strip("`")
                     plain = not any(ch in arg for ch in "()[]+-*/")
-                    column = _unalias(arg, aliases, quote=False) if plain else None
+                    column = unalias(arg, aliases, quote=False) if plain else None
                     inner = part[len(e) + 1 : -1]
                     levels = list(info.get("categories", []))
                     by_str = {str(lv): lv for lv in levels}
@@ -552,7 +552,7 @@ def dense_column_factors(spec: DesignSpec) -> dict[str, list[Any]]:
     return out
 
 
-def _integers_as_float(
+def integers_as_float(
     data: pd.DataFrame, columns: Sequence[str] | None, aliases: Mapping[str, str] | None
 ) -> pd.DataFrame:
     """``data`` with its integer columns among ``columns`` (and their aliases) as float64.
@@ -587,7 +587,7 @@ def _assemble(
     aliases: Mapping[str, str] | None = None,
 ) -> Design:
     if aliases:  # the names are the original ones; formulaic's columns use the aliases
-        mm = mm.rename(columns={c: _unalias(c, aliases, column=True) for c in mm.columns})
+        mm = mm.rename(columns={c: unalias(c, aliases, column=True) for c in mm.columns})
     n = len(mm)
     dtype = code_dtype(max((b.n_levels for b in blocks), default=1))
     codes = np.empty((len(blocks), n), dtype=dtype)

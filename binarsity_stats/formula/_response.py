@@ -16,7 +16,7 @@ from formulaic.errors import FormulaicError
 from formulaic.utils.code import sanitize_variable_names
 
 from ..core._validation import as_real_array
-from ._names import _unwrap
+from ._names import unwrap
 from ._transforms import cbind
 
 __all__ = [
@@ -79,7 +79,7 @@ def _cbind_trials(
             f"{lhs} ~ 1", data, context={"cbind": cbind}, na_action="ignore"
         ).lhs.to_numpy(dtype=np.float64)
     except FormulaicError as exc:
-        raise _unwrap(exc, aliases, formula) from exc
+        raise unwrap(exc, aliases, formula) from exc
     if counts.ndim != 2 or counts.shape[1] != 2:
         return None  # a cbind() nested in an expression: read as any other response
     total = counts.sum(axis=1)
@@ -95,7 +95,7 @@ def _is_logical(expr: str) -> bool:
     return any(isinstance(n, (ast.Compare, ast.BoolOp)) for n in ast.walk(node))
 
 
-def _read_response(
+def read_response(
     lhs: pd.DataFrame, name: str, family: Any, data: pd.DataFrame
 ) -> tuple[np.ndarray, Response, np.ndarray | None]:
     """The response as float64, how it was read (numeric, boolean, 2-level factor,

@@ -18,11 +18,11 @@ from formulaic.transforms import TRANSFORMS
 from formulaic.utils.code import format_expr, sanitize_variable_names
 
 from ..design._column_access import is_datetime_like
-from ._columns import _as_frame
+from ._columns import as_frame
 from ._names import (
     _IS_LITERAL,
     AliasedFormula,
-    _ColumnRefs,
+    ColumnRefs,
     _quote,
     _rejoin,
     _scan,
@@ -98,14 +98,14 @@ def _date_columns(factors: list, data: pd.DataFrame) -> list[str]:
     ]
 
 
-def _term_str(term: Any) -> str:
+def term_str(term: Any) -> str:
     """A parsed term written back as formula text (``str(term)`` drops backticks)."""
     return ":".join(
         _source_name(f.expr) if f.eval_method.value == "lookup" else f.expr for f in term.factors
     )
 
 
-def _rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
+def rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
     """The right-hand side with bare non-numeric columns read as ``C(col)``."""
     terms = []
     intercept = False
@@ -146,7 +146,7 @@ def _rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
         ):
             terms.append(f"C({_source_name(factors[0].expr)})")
         else:
-            terms.append(_term_str(term))
+            terms.append(term_str(term))
     if not terms:
         return "1" if intercept else "0"
     return ("1 + " if intercept else "0 + ") + " + ".join(terms)
@@ -264,7 +264,7 @@ def _by_plan(formula: Any, data: pd.DataFrame) -> tuple[dict[int, str], set[int]
     return rewritten, absorbed
 
 
-def _required_columns(formula: Any, side: str, aliases: Mapping[str, str]) -> list[str]:
+def required_columns(formula: Any, side: str, aliases: Mapping[str, str]) -> list[str]:
     """The data columns one side of a parsed formula reads (original names).
 
     Computed from the factors' expressions (formulaic's ``required_variables`` reads
@@ -343,7 +343,7 @@ def expand_dot(formula: str, data: Any, exclude_columns: Any = ()) -> str:
     ]  # fmt: skip
     if not dots:
         return formula
-    data = _as_frame(data)
+    data = as_frame(data)
 
     def near(i: int, step: int) -> str:
         j = i + step
@@ -363,7 +363,7 @@ def expand_dot(formula: str, data: Any, exclude_columns: Any = ()) -> str:
     skip = named | {str(c) for c in exclude_columns if c is not None}
     # a column is written as itself only when it is a plain ASCII name, else by an
     # alias: no column name is ever pasted into the formula's text (names are data)
-    ref = _ColumnRefs({str(c) for c in data.columns} | named, given)
+    ref = ColumnRefs({str(c) for c in data.columns} | named, given)
     terms = []
     for col in data.columns:
         if not isinstance(col, str) or col in skip:
@@ -389,7 +389,7 @@ def expand_dot(formula: str, data: Any, exclude_columns: Any = ()) -> str:
     return AliasedFormula(_rejoin(pieces, out), ref.aliases)
 
 
-def _categorical_columns(formula: Any, aliases: Mapping[str, str] | None) -> set[str]:
+def categorical_columns(formula: Any, aliases: Mapping[str, str] | None) -> set[str]:
     """The columns (original names) a ``C()``, ``ordered()`` or ``bin(..., by=)`` of a
     parsed formula reads as categories, on either side."""
     aliases = aliases or {}

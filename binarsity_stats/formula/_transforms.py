@@ -18,7 +18,7 @@ from formulaic.utils.stateful_transforms import stateful_transform
 
 from ..core._validation import check_min_bin_count, check_monotone, check_n_bins, code_dtype
 from ..design._binarizer import BinarizerCore, bin_codes, level_codes
-from ._columns import _as_float, _column_name
+from ._columns import as_float, column_name
 
 __all__ = [
     "Treatment",
@@ -30,12 +30,12 @@ __all__ = [
 
 
 #: Marker written into the transform state of our stateful transforms.
-_MARK = "__binarsity__"
+BINARSITY_MARK = "__binarsity__"
 #: The transform names this package owns inside formulas.
 _OWN = ("bin", "C", "ordered", "offset")
 #: Other names this package gives formulas (checked as calls, never data columns).
 _HELPERS = ("Treatment", "cbind", "Surv")
-_MISSING_POLICIES = ("error", "separate", "drop")
+MISSING_POLICIES = ("error", "separate", "drop")
 
 
 def _distinct_per_bin(
@@ -76,8 +76,8 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
         in the engine, design.md §7); it changes no code (with ``by``, each level's chain
         is monotone: the breaks between levels are not ordered).
         """
-        name = _column_name(data)
-        x = _as_float(data, name, "bin()")
+        name = column_name(data)
+        x = as_float(data, name, "bin()")
         if _state is None:  # pragma: no cover - formulaic always passes a dict
             _state = {}
         if "edges" not in _state:
@@ -86,18 +86,18 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
             if by is not None and missing == "separate" and np.any(np.isnan(x)):
                 raise ValueError(
                     f"column '{name}' contains missing values; a by-group term "
-                    f"bin({name}):C({_column_name(by)}) has no missing level (use "
+                    f"bin({name}):C({column_name(by)}) has no missing level (use "
                     "missing='drop')."
                 )
-            _validate_n_bins(n_bins, f"bin({name})", missing)
+            validate_n_bins(n_bins, f"bin({name})", missing)
             _check_missing_policy(missing, f"bin({name})")
-            _check_values(x, name, missing)
+            check_values(x, name, missing)
             min_count = check_min_bin_count(min_count, f"min_count in bin({name})")
             monotone = check_monotone(monotone, f"monotone in bin({name})")
             edges, has_missing = _learn_edges(x, n_bins, missing, sample_weight, name, min_count)
             _state.update(
                 {
-                    _MARK: "bin",
+                    BINARSITY_MARK: "bin",
                     "edges": edges,
                     "n_bins": int(n_bins),
                     "min_count": min_count,
@@ -126,7 +126,7 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
 
 def _learn_by(by: Any, levels: Any, main: bool, name: str, d: int) -> dict[str, Any]:
     """The levels of a by-group column (varying coefficients ``bin(x):C(g)``)."""
-    gname = _column_name(by)
+    gname = column_name(by)
     values = pd.Series(np.asarray(by, dtype=object) if not isinstance(by, pd.Series) else by)
     isna = values.isna().to_numpy()
     if isna.any():
@@ -139,7 +139,7 @@ def _learn_by(by: Any, levels: Any, main: bool, name: str, d: int) -> dict[str, 
     elif isinstance(values.dtype, pd.CategoricalDtype):
         learned = list(values.cat.categories)
     else:
-        learned = sorted(pd.unique(values).tolist(), key=_sort_key)
+        learned = sorted(pd.unique(values).tolist(), key=sort_key)
     if not learned:
         raise ValueError(f"column '{gname}' has no values.")
     if len(set(map(repr, learned))) != len(learned):
@@ -174,11 +174,11 @@ def _by_codes(codes: np.ndarray, by: Any, state: Mapping[str, Any], d: int) -> n
     return out.astype(code_dtype(n_levels))
 
 
-def _validate_n_bins(n_bins: Any, where: str, missing: Any = "error") -> None:
+def validate_n_bins(n_bins: Any, where: str, missing: Any = "error") -> None:
     check_n_bins(n_bins, "n_bins", missing if missing == "separate" else "error", f" in {where}")
 
 
-def _check_values(x: np.ndarray, name: str, missing: str) -> None:
+def check_values(x: np.ndarray, name: str, missing: str) -> None:
     if np.any(np.isinf(x)):
         raise ValueError(f"column '{name}' contains infinite values.")
     if missing != "separate" and np.any(np.isnan(x)):
@@ -260,7 +260,7 @@ class Treatment:
         return f"Treatment({self.reference!r})"
 
 
-def _reference_of(contr: Any, name: str) -> tuple[bool, Any]:
+def reference_of(contr: Any, name: str) -> tuple[bool, Any]:
     """(given, level) of a C() contrast argument; only treatment coding is accepted."""
     if contr is None:
         return False, None
@@ -281,7 +281,7 @@ def _reference_of(contr: Any, name: str) -> tuple[bool, Any]:
     )
 
 
-def _resolve_reference(reference: Any, learned: list, name: str) -> Any:
+def resolve_reference(reference: Any, learned: list, name: str) -> Any:
     """The reference level among the learned levels (a value, or patsy's position)."""
     for level in learned:
         try:
@@ -301,8 +301,8 @@ def _resolve_reference(reference: Any, learned: list, name: str) -> Any:
 
 def _check_missing_policy(missing: Any, call: str) -> None:
     """Refuse a ``missing=`` that is not one of the policies, naming the term ``call``."""
-    if not isinstance(missing, str) or missing not in _MISSING_POLICIES:
-        raise ValueError(f"missing must be one of {_MISSING_POLICIES}; got {missing!r} in {call}.")
+    if not isinstance(missing, str) or missing not in MISSING_POLICIES:
+        raise ValueError(f"missing must be one of {MISSING_POLICIES}; got {missing!r} in {call}.")
 
 
 def _factor_values(data: Any) -> tuple[pd.Series, np.ndarray]:
@@ -330,7 +330,7 @@ def _observed_levels(values: pd.Series, isna: np.ndarray) -> list:
     distinct non-missing values."""
     if isinstance(values.dtype, pd.CategoricalDtype):
         return list(values.cat.categories)
-    return sorted(pd.unique(values[~isna]).tolist(), key=_sort_key)
+    return sorted(pd.unique(values[~isna]).tolist(), key=sort_key)
 
 
 def _make_categorical(default_missing: str):
@@ -339,8 +339,8 @@ def _make_categorical(default_missing: str):
     @stateful_transform
     def C(data, contr=None, levels=None, missing=None, _state=None):  # noqa: N802 - formula name
         """Category codes of a variable; an unpenalised block of the binarsity design."""
-        name = _column_name(data)
-        given, reference = _reference_of(contr, name)
+        name = column_name(data)
+        given, reference = reference_of(contr, name)
         values, isna = _factor_values(data)
         if _state is None:  # pragma: no cover - formulaic always passes a dict
             _state = {}
@@ -355,10 +355,10 @@ def _make_categorical(default_missing: str):
                 raise ValueError(f"column '{name}' has no non-missing values.")
             if isna.any() and missing != "separate":
                 raise ValueError(_missing_message(name))
-            ref = _resolve_reference(reference, learned, name) if given else None
+            ref = resolve_reference(reference, learned, name) if given else None
             _state.update(
                 {
-                    _MARK: "C",
+                    BINARSITY_MARK: "C",
                     "levels": learned,
                     "has_missing_level": bool(isna.any()),
                     "column": name,
@@ -385,7 +385,7 @@ def _make_ordered(default_missing: str):
         ``levels`` and an unseen value on new data are refused by name. ``monotone``
         ("increasing" | "decreasing") orders the levels' effects (a monotone chain).
         """
-        name = _column_name(data)
+        name = column_name(data)
         values, isna = _factor_values(data)
         if _state is None:  # pragma: no cover - formulaic always passes a dict
             _state = {}
@@ -407,7 +407,7 @@ def _make_ordered(default_missing: str):
                 raise ValueError(_missing_message(name))
             _state.update(
                 {
-                    _MARK: "ordered",
+                    BINARSITY_MARK: "ordered",
                     "monotone": monotone,
                     "levels": learned,
                     "has_missing_level": bool(isna.any()),
@@ -420,7 +420,7 @@ def _make_ordered(default_missing: str):
     return ordered
 
 
-def _sort_key(v: Any) -> tuple:
+def sort_key(v: Any) -> tuple:
     # numbers before strings, each in natural order (mixed types cannot be compared)
     return (0, v, "") if isinstance(v, (int, float, np.number)) else (1, 0, str(v))
 
@@ -446,10 +446,10 @@ def _replay_categorical(
 @stateful_transform
 def offset(data: Any, _state: dict | None = None) -> np.ndarray:
     """An offset term: ``expr`` enters the linear predictor with coefficient one."""
-    name = _column_name(data)
-    x = _as_float(data, name, "offset()")
+    name = column_name(data)
+    x = as_float(data, name, "offset()")
     if _state is not None:
-        _state[_MARK] = "offset"
+        _state[BINARSITY_MARK] = "offset"
     return x
 
 
@@ -472,8 +472,8 @@ def cbind(successes: Any, failures: Any) -> pd.DataFrame:
     """
     out = {}
     for what, value in (("successes", successes), ("failures", failures)):
-        name = _column_name(value)
-        out[what] = _as_float(value, name, f"cbind() {what}", "Give counts.")
+        name = column_name(value)
+        out[what] = as_float(value, name, f"cbind() {what}", "Give counts.")
     return pd.DataFrame(out)
 
 
@@ -498,8 +498,8 @@ def Surv(time: Any, event: Any) -> pd.DataFrame:  # noqa: N802 (R's name)
     """
     out = {}
     for what, value in (("time", time), ("event", event)):
-        name = _column_name(value)
-        out[what] = _as_float(value, name, f"Surv() {what}", "Give numbers.")
+        name = column_name(value)
+        out[what] = as_float(value, name, f"Surv() {what}", "Give numbers.")
     return pd.DataFrame(out)
 
 

@@ -52,7 +52,7 @@ from ..core._validation import (
     check_random_state,
     check_tol,
 )
-from ..engine._cv import _FoldPool, resolve_n_jobs
+from ..engine._cv import FoldPool, resolve_n_jobs
 from ..engine._folds import fold_ids, group_fold_ids
 from ..engine._path import PathData
 from ..engine._scoring import select_lambda
@@ -245,7 +245,7 @@ def bootstrap(
         if workers == 1:
             fits = [one(b) for b in range(n_boot)]
         else:
-            pool = _FoldPool(min(workers, n_boot))
+            pool = FoldPool(min(workers, n_boot))
             try:
                 fits = pool.map(one, range(n_boot))
             finally:
@@ -593,7 +593,7 @@ class BootstrapResults:
         if workers == 1:
             fits = [one(b) for b in range(self.n_boot)]
         else:
-            pool = _FoldPool(min(workers, self.n_boot))
+            pool = FoldPool(min(workers, self.n_boot))
             try:
                 fits = pool.map(one, range(self.n_boot))
             finally:

@@ -46,8 +46,8 @@ from ..formula._formula import (
     Design,
     DesignSpec,
     Response,
-    _as_frame,
-    _column_or_array,
+    as_frame,
+    column_or_array,
     build_design,
     did_you_mean,
     display_formula,
@@ -57,7 +57,7 @@ from ..design._identify import move_level_means, shared_group_donors
 from ..engine._cv import check_patience, cross_validate, grid_end_message, resolve_n_jobs
 from ..engine._folds import fold_ids, group_fold_ids, is_fold_ids, resolve_folds
 from ..engine._path import PathData, check_grid, lambda_grid, solve_path
-from ..engine._solvers import check_solver_options
+from ..engine._solvers import Prepared, check_solver_options
 from ..engine._scoring import SCORINGS, check_scoring, weighted_auc
 from ._path_results import CVResults, PathResults
 from ..penalty._penalty import THEORY_A, lambda_theory, theory_lambda_fit, theory_nobs
@@ -270,7 +270,7 @@ class BinarsityModel:
                 formula, data, sample_weight, offset, n_bins, missing, client
             )
         else:
-            frame = _as_frame(data)
+            frame = as_frame(data)
             named = [v for v in (sample_weight, offset) if isinstance(v, str)]
             self.n_rows_data = len(frame)
             frame, (sample_weight, offset), kept, drop_columns = _drop_missing(
@@ -278,8 +278,8 @@ class BinarsityModel:
             )
             self.rows_kept = kept
             n = len(frame)
-            sw, self.weight_column = _column_or_array(sample_weight, frame, "sample_weight", n)
-            off_arg, self.offset_column = _column_or_array(offset, frame, "offset", n)
+            sw, self.weight_column = column_or_array(sample_weight, frame, "sample_weight", n)
+            off_arg, self.offset_column = column_or_array(offset, frame, "offset", n)
             spec, design, y, response = build_design(
                 formula, frame, n_bins=n_bins, missing=missing, sample_weight=sw,
                 family=self.family, exclude_columns=named,
@@ -1369,9 +1369,9 @@ def _dask_fold_ids(prob: Any, K: int) -> np.ndarray:
     """The engine's fold of every row, in the order the model gathered the partitions."""
     import dask
 
-    from ..distributed._dask_solve import _fold_of
+    from ..distributed._dask_solve import fold_of
 
-    tasks = [dask.delayed(_fold_of, pure=True)(part, i, K)
+    tasks = [dask.delayed(fold_of, pure=True)(part, i, K)
              for i, part in enumerate(prob.partitions)]  # fmt: skip
     from ..distributed._dask import compute
 

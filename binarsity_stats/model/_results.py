@@ -20,7 +20,7 @@ import pandas as pd
 from ..families import _cox
 from ..core._base import inconsistent
 from ..distributed._dask import is_dask_collection
-from ..formula._formula import Block, _as_frame, _column_or_array, check_predict_missing, predict_complete
+from ..formula._formula import Block, as_frame, column_or_array, check_predict_missing, predict_complete
 from ._refit import _NO_ESTIMATE, _REFERENCE, RefitResults, _fit_statsmodels, _split_refit
 from ..core._statistics import chain_edges, coefficient_unit, is_flat, kept_cuts, pearson_dispersion
 from ..core._statistics import degrees_of_freedom as _degrees_of_freedom
@@ -41,7 +41,7 @@ def _new_design(model: BinarsityModel, newdata: Any, offset: Any) -> tuple[Any, 
     The offset is the formula's ``offset()`` terms plus ``offset`` when given, else the
     model's offset column read from ``newdata`` (when the model was given one).
     """
-    newdata = _as_frame(newdata)
+    newdata = as_frame(newdata)
     design = model.spec.transform(newdata)
     off = design.offset
     extra = None
@@ -53,7 +53,7 @@ def _new_design(model: BinarsityModel, newdata: Any, offset: Any) -> tuple[Any, 
                 f"column '{model.offset_column}' (the model's offset) is missing from the data."
             )
         # validated as at fit time: numeric and finite, errors naming the column
-        extra, _ = _column_or_array(model.offset_column, newdata, "offset", design.n_obs)
+        extra, _ = column_or_array(model.offset_column, newdata, "offset", design.n_obs)
     if extra is not None:
         off = extra if off is None else off + extra
     return design, off
@@ -1057,7 +1057,7 @@ class BinarsityResults:
             A term that the description cannot replay: a formulaic stateful transform
             (``center(x)``, ``scale(x)``, ``poly(x)``...) or ``C()`` of an expression.
         """
-        from ..formula._formula import _unalias, dense_column_factors
+        from ..formula._formula import unalias, dense_column_factors
         from ..design._spec import argument_expr, bin_term, describe_input, json_value, make_spec
 
         m = self.model
@@ -1066,7 +1066,7 @@ class BinarsityResults:
         for key, state in spec.model_spec.transform_state.items():
             if state and "__binarsity__" not in state:
                 raise ValueError(
-                    f"term {_unalias(key, aliases)!r} uses a stateful transform whose state "
+                    f"term {unalias(key, aliases)!r} uses a stateful transform whose state "
                     "the model description does not record; write it as a data column."
                 )
         terms: list[dict[str, Any]] = []

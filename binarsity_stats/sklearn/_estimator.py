@@ -269,7 +269,7 @@ def _feature_names(X):
 
 def _feature_codes(st: dict, X, n: int):
     """Codes (blocks × rows) and the dense linear columns of X under the fitted state."""
-    from ..design._binarizer import _code_all, _columns_for_transform
+    from ..design._binarizer import code_all, columns_for_transform
 
     kinds, bins = st["_kinds"], st["_bins"]
     names = st.get("feature_names_in_")
@@ -279,7 +279,7 @@ def _feature_codes(st: dict, X, n: int):
     if bins is not None:
         binned = np.flatnonzero(kinds == "bin")
         sub = X if hasattr(X, "columns") and bins.names is not None else _binned_columns(X, binned)
-        bcodes = _code_all(_columns_for_transform(sub, bins), bins)
+        bcodes = code_all(columns_for_transform(sub, bins), bins)
     b = c = row = 0
     dense = []
     for j in range(len(kinds)):
@@ -311,9 +311,9 @@ def _feature_codes(st: dict, X, n: int):
 
 def _group_levels(col, glabel: str, xlabel: str) -> list:
     """The levels of a by-group feature's group column (``by={x: g}``), checked."""
-    from ..design._features import _values
+    from ..design._features import column_values
 
-    vals, isna = _values(col)
+    vals, isna = column_values(col)
     where = f"by[{xlabel!r}]"
     if isna.any():
         raise ValueError(

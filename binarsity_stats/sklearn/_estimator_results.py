@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..families._families import get_family
 from ..design._features import BLOCK_KINDS, fitted_column
-from ..formula._formula import AliasedFormula, _ColumnRefs
+from ..formula._formula import AliasedFormula, ColumnRefs
 from ..model._model import glm
 from ..model._results import BinarsityResults
 from ..core._validation import as_real_array, check_offset, check_sample_weight
@@ -83,7 +83,7 @@ def estimator_formula(est: Any, st: dict, names: list[str], response: str) -> tu
         nb = [next(it) if k == "bin" else None for k in kinds]
     shapes = st.get("monotone_")  # None: fitted before monotone features existed
     by = st.get("by_")
-    ref = _ColumnRefs(set(names) | {response})
+    ref = ColumnRefs(set(names) | {response})
     terms = []
     for j, kind in enumerate(kinds):
         q = ref(names[j])
