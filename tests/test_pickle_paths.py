@@ -78,10 +78,15 @@ def _classes(old_module: str) -> dict[Any, tuple[str, str]]:
     return out
 
 
+#: Names made public since (the old private name stays where pickles look for it).
+RENAMED = {"_from_key": "from_key"}
+
+
 def _current(name: str) -> Any:
     """The class or function of that name where the package defines it today."""
     import importlib
 
+    name = RENAMED.get(name, name)
     for module in MODULES_NOW:
         obj = getattr(importlib.import_module(module), name, None)
         if obj is not None and getattr(obj, "__module__", None) == module:

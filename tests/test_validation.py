@@ -230,9 +230,9 @@ def test_validation_module_imports_numpy_only():
     import ast
     import inspect
 
-    from binarsity_stats.core import _numbers, _rows
+    from binarsity_stats.core import _index_checks, _numbers, _rows
 
-    for module in (_validation, _rows, _numbers):  # the checkers and what they import
+    for module in (_validation, _index_checks, _rows, _numbers):  # the checkers
         tree = ast.parse(inspect.getsource(module))
         names = set()
         for node in ast.walk(tree):
@@ -241,7 +241,8 @@ def test_validation_module_imports_numpy_only():
             elif isinstance(node, ast.ImportFrom) and node.level == 0:
                 names.add((node.module or "").split(".")[0])
             elif isinstance(node, ast.ImportFrom):  # within core/ only
-                assert node.level == 1 and node.module in ("_rows", "_numbers"), node.module
+                assert node.level == 1, (module.__name__, node.module)
+                assert node.module in ("_index_checks", "_rows", "_numbers"), node.module
         assert names <= {"__future__", "numbers", "os", "typing", "numpy"}, names
 
 

@@ -60,7 +60,8 @@ model description's dict) into a family; the classes live beside it: the base cl
 ``_family.py``, the built-in families in ``_builtin.py``, the statsmodels families in
 ``_statsmodels.py``. They are re-exported here: the engine and the modelling layer
 import them from this module, and pickles name ``binarsity_stats.families._families``
-(``Poisson``, ``CoxPH``, …, and ``from_key`` for a statsmodels family); v0.1.0 pickles
+(``Poisson``, ``CoxPH``, …, and ``_from_key`` — now ``from_key`` — for a statsmodels
+family); v0.1.0 pickles
 name ``binarsity_stats._families``, which ``_moved`` maps to this module.
 """
 
@@ -72,6 +73,9 @@ from typing import Any
 from ._builtin import FAMILIES, Binomial, CoxPH, Gaussian, Poisson
 from ._family import Family
 from ._statsmodels import CONVEX_LINKS, StatsmodelsFamily, from_key, _sm_key
+
+#: The name pickles of a statsmodels family made before it was public call.
+_from_key = from_key
 
 __all__ = [
     "Family",
