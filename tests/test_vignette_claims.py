@@ -63,8 +63,12 @@ def _literals(tree: ast.AST) -> set[float]:
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
             if not isinstance(node.value, bool):
                 out.add(float(node.value))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "bin(" in node.value:
-            out |= {float(v) for v in re.findall(r"(?<![\w.])\d+(?:\.\d+)?", node.value)}
+        elif isinstance(node, (ast.Constant, ast.JoinedStr)):
+            parts = node.values if isinstance(node, ast.JoinedStr) else [node]
+            text = " ".join(v.value for v in parts
+                            if isinstance(v, ast.Constant) and isinstance(v.value, str))
+            if "bin(" in text:
+                out |= {float(v) for v in re.findall(r"(?<![\w.])\d+(?:\.\d+)?", text)}
     return out
 
 
