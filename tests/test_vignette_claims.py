@@ -138,8 +138,7 @@ def unbacked_numbers(text: str) -> list[tuple[int, str, str]]:
             if token.strip("+-−%, ") in exempt or token.strip() in exempt:
                 continue
             vals = _value(token)
-            plain = token.replace(",", "")
-            if re.fullmatch(r"(19|20)\d\d", plain):  # a year
+            if re.fullmatch(r"(19|20)\d\d", token.strip()):  # a year (never "2,000")
                 continue
             if any(v in facts["asserted"] for v in vals):
                 continue
