@@ -161,6 +161,15 @@ def test_every_number_in_the_prose_is_computed_or_checked(path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("path", VIGNETTES, ids=lambda p: p.name)
+def test_every_glued_name_is_glued_by_the_page(path: Path) -> None:
+    """A {glue:text} role whose name no cell glues renders nothing (a warning, not a number)."""
+    text = path.read_text(encoding="utf-8")
+    used = set(re.findall(r"\{glue:text\}`([^`:]+)", text))
+    glued = set(re.findall(r"""\bglue\(\s*["']([^"']+)["']""", text))
+    assert used <= glued, f"{path.name}: glued nowhere: {sorted(used - glued)}"
+
+
 _PAGE = """\
 # A page
 
