@@ -12,8 +12,10 @@ every number in a vignette's prose must be
   page's code cells (a hidden ``remove-cell`` cell next to the claim, typically), so the
   docs build fails when the code stops producing it;
 * an **input** the page sets: the value is a literal of the page's code (a sample size,
-  a true cut of a simulation, a number of folds) — for 0 … 10, which are literals of
-  almost every page, only a literal of a code cell of the *same section* counts; or
+  a true cut of a simulation, a number of folds);
+
+  for 0 … 10, which are literals of almost every page, only a literal (asserted or
+  not) of a code cell of the *same section* counts; or
 * not a claim at all: a list or section number ("1.", "section 6", "Theorem 2"), a
   year, or a number exempted on its line by ``<!-- not-computed: 86 (reason) -->``.
 
@@ -40,8 +42,15 @@ _NUMBER = re.compile(
 )
 _NOT_A_CLAIM = [
     re.compile(r"^\s*(?:#+\s*)?\d+\.\s"),  # list item or numbered heading "1. "
-    re.compile(r"(?:[Ss]ection|§|Theorem|Lemma|Corollary|Figure|Table)\s*\d+(?:\.\d+)?"),
+    re.compile(r"(?:[Ss]ection|§|Theorem|Lemma|Corollary|Figure|Table|[Aa]nswer|[Ee]xercise)"
+               r"\s*\d+(?:\.\d+)?"),
+    re.compile(r"\b0/1\b"),  # a binary coding
 ]
+_SETTING_AFTER = re.compile(
+    r"[-\s](?:fold|(?:stratified )?folds|bins?|splits?|repetitions?|resamples?|knots?|"
+    r"values? of λ|λ values|per feature|degrees of freedom|quantile bins|smoothing|rows each)\b"
+)
+_SETTING_BEFORE = re.compile(r"(?:sd|deviation|degree|df\s?=|seed|(?:step|jump)s? of)\s*$")
 _EXEMPT = re.compile(r"<!--\s*not-computed:\s*(?P<values>[^(>]*)")
 
 
@@ -81,7 +90,7 @@ def parse(text: str) -> tuple[list[tuple[int, int, str]], dict]:
     """
     lines = text.splitlines()
     prose, i, section, in_math = [], 0, 0, False
-    facts = {"asserted": set(), "inputs": set(), "by_section": {}}
+    facts = {"asserted": set(), "inputs": set(), "by_section": {}, "asserted_by_section": {}}
     if lines and lines[0].strip() == "---":  # front matter
         i = lines.index("---", 1) + 1
     while i < len(lines):
@@ -101,6 +110,8 @@ def parse(text: str) -> tuple[list[tuple[int, int, str]], dict]:
                 for node in ast.walk(tree):
                     if isinstance(node, ast.Assert):
                         facts["asserted"] |= _literals(node)
+                        facts["asserted_by_section"].setdefault(section, set()).update(
+                            _literals(node))
             i = j + 1
             continue
         if line.startswith("#"):
@@ -140,11 +151,16 @@ def unbacked_numbers(text: str) -> list[tuple[int, str, str]]:
             vals = _value(token)
             if re.fullmatch(r"(19|20)\d\d", token.strip()):  # a year (never "2,000")
                 continue
-            if any(v in facts["asserted"] for v in vals):
-                continue
             small = all(v == int(v) and abs(v) <= 10 for v in vals)
-            local = facts["by_section"].get(section, set())
-            if any(v in (local if small else facts["inputs"]) for v in vals):
+            if small:  # 0 … 10 are literals of every page: only this section's code counts,
+                # and an unasserted literal only for a setting ("5-fold", "sd 2", "40 bins")
+                backing = facts["asserted_by_section"].get(section, set())
+                after, before = scan[m.end():m.end() + 20], scan[max(0, m.start() - 20):m.start()]
+                if _SETTING_AFTER.match(after) or _SETTING_BEFORE.search(before):
+                    backing = backing | facts["by_section"].get(section, set())
+            else:
+                backing = facts["asserted"] | facts["inputs"]
+            if any(v in backing for v in vals):
                 continue
             bad.append((lineno, token.strip(), line.strip()))
     return bad
