@@ -3,26 +3,28 @@
 Issue 24: vignettes stated cut-points, counts and percentages that their own code no
 longer produced ("compares 4 with those who rate it 3 or less" while the fit kept a cut
 at 2; "every null feature is exactly flat" while one kept a cut). The rule, checked here
-without running the notebooks (the docs build runs them, ``nb_execution_raises_on_error``):
-every number in a vignette's prose must be
+without running the notebooks (the docs build runs them, ``nb_execution_raises_on_error``,
+so an assert that no longer holds fails the build): every number in a vignette's prose
+must be
 
 * **glued**: written as a ``{glue:text}`` role (or in any inline code), so the page
   renders the value its code computed — it cannot go stale;
 * **asserted**: the same value is a literal of an ``assert`` statement in one of the
-  page's code cells (a hidden ``remove-cell`` cell next to the claim, typically), so the
-  docs build fails when the code stops producing it;
+  page's code cells (a hidden ``remove-cell`` cell next to the claim, typically);
 * an **input** the page sets: the value is a literal of the page's code (a sample size,
-  a true cut of a simulation, a number of folds);
+  a true cut of a simulation, numbers written in a ``bin(x, 30)`` formula string);
+* for 0 … 10, which are literals of almost every page, only the *same section* counts:
+  a literal of one of its ``assert`` statements, or — when the prose names a setting
+  ("5-fold", "40 bins", "noise sd 2", "a step of +1") — any literal of its code; or
+* not a claim at all: a list or section number ("1.", "section 6", "answer 2"), a
+  year, a 0/1 coding, or a number exempted on its line by
+  ``<!-- not-computed: 86 (reason) -->``.
 
-  for 0 … 10, which are literals of almost every page, only a literal (asserted or
-  not) of a code cell of the *same section* counts; or
-* not a claim at all: a list or section number ("1.", "section 6", "Theorem 2"), a
-  year, or a number exempted on its line by ``<!-- not-computed: 86 (reason) -->``.
-
-Math (``$…$``) is not scanned: formulas are notation, not results. The input rule is
-the check's blind spot: a stale claim that happens to equal a literal of the page's code
-(of its section, for 0 … 10) passes, so a claim about a result (a cut, a count, a share)
-gets its own assert or glue even when the number also occurs in the code.
+Math (``$…$``) and fenced text blocks are not scanned: formulas are notation, and the
+R bridges print their breaks from the fit. What the check cannot see: a stale number
+that happens to equal a literal it accepts (a large input of the page, or a small one
+asserted in the same section) — so a result (a cut, a count, a share) is glued, or
+gets an assert next to it, even when the number also occurs in the code.
 """
 
 from __future__ import annotations
@@ -42,8 +44,10 @@ _NUMBER = re.compile(
 )
 _NOT_A_CLAIM = [
     re.compile(r"^\s*(?:#+\s*)?\d+\.\s"),  # list item or numbered heading "1. "
-    re.compile(r"(?:[Ss]ection|§|Theorem|Lemma|Corollary|Figure|Table|[Aa]nswer|[Ee]xercise)"
-               r"\s*\d+(?:\.\d+)?"),
+    re.compile(
+        r"(?:[Ss]ection|§|Theorem|Lemma|Corollary|Figure|Table|[Aa]nswer|[Ee]xercise)"
+        r"\s*\d+(?:\.\d+)?"
+    ),
     re.compile(r"\b0/1\b"),  # a binary coding
 ]
 _SETTING_AFTER = re.compile(
@@ -74,8 +78,9 @@ def _literals(tree: ast.AST) -> set[float]:
                 out.add(float(node.value))
         elif isinstance(node, (ast.Constant, ast.JoinedStr)):
             parts = node.values if isinstance(node, ast.JoinedStr) else [node]
-            text = " ".join(v.value for v in parts
-                            if isinstance(v, ast.Constant) and isinstance(v.value, str))
+            text = " ".join(
+                v.value for v in parts if isinstance(v, ast.Constant) and isinstance(v.value, str)
+            )
             if "bin(" in text:
                 out |= {float(v) for v in re.findall(r"(?<![\w.])\d+(?:\.\d+)?", text)}
     return out
@@ -111,7 +116,8 @@ def parse(text: str) -> tuple[list[tuple[int, int, str]], dict]:
                     if isinstance(node, ast.Assert):
                         facts["asserted"] |= _literals(node)
                         facts["asserted_by_section"].setdefault(section, set()).update(
-                            _literals(node))
+                            _literals(node)
+                        )
             i = j + 1
             continue
         if line.startswith("#"):
@@ -155,7 +161,10 @@ def unbacked_numbers(text: str) -> list[tuple[int, str, str]]:
             if small:  # 0 … 10 are literals of every page: only this section's code counts,
                 # and an unasserted literal only for a setting ("5-fold", "sd 2", "40 bins")
                 backing = facts["asserted_by_section"].get(section, set())
-                after, before = scan[m.end():m.end() + 20], scan[max(0, m.start() - 20):m.start()]
+                after, before = (
+                    scan[m.end() : m.end() + 20],
+                    scan[max(0, m.start() - 20) : m.start()],
+                )
                 if _SETTING_AFTER.match(after) or _SETTING_BEFORE.search(before):
                     backing = backing | facts["by_section"].get(section, set())
             else:
@@ -218,7 +227,9 @@ def test_a_percentage_a_decimal_and_a_small_count_need_their_own_check() -> None
     toks = [tok for _, tok, _ in unbacked_numbers(page)]
     # 0.3, 0.7 and 40 are inputs; 3 is small and not a literal of this section's code
     assert toks == ["62 %", "3"]
-    checked = page + "\n```{code-cell} ipython3\nassert round(share, 2) == 0.62\nassert cut == 3\n```\n"
+    checked = (
+        page + "\n```{code-cell} ipython3\nassert round(share, 2) == 0.62\nassert cut == 3\n```\n"
+    )
     assert unbacked_numbers(checked) == []
 
 
@@ -233,8 +244,12 @@ def test_list_numbers_sections_years_and_exemptions_are_not_claims() -> None:
 
 def test_doc_sources_hold_no_control_characters() -> None:
     """An escape in a non-raw string once wrote a TAB for ``\\t`` of ``\\theta``."""
-    pages = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"),
-             *(ROOT / "docs" / "user_guide").glob("*.md"), *(ROOT / "vignettes").glob("*.md")]
+    pages = [
+        ROOT / "README.md",
+        *(ROOT / "docs").glob("*.md"),
+        *(ROOT / "docs" / "user_guide").glob("*.md"),
+        *(ROOT / "vignettes").glob("*.md"),
+    ]
     bad = [
         (p.relative_to(ROOT).as_posix(), n)
         for p in pages
