@@ -257,3 +257,18 @@ def test_doc_sources_hold_no_control_characters() -> None:
         if re.search(r"[\x00-\x08\x0b-\x1f]", line)
     ]
     assert not bad, bad
+
+
+def test_the_split_refit_note_states_its_condition() -> None:
+    """The uncertainty vignette prints this note: "valid" needs "if correctly specified"."""
+    import numpy as np
+    import pandas as pd
+
+    import binarsity_stats as bs
+
+    rng = np.random.default_rng(0)
+    d = pd.DataFrame({"x": rng.uniform(size=400)})
+    d["y"] = 1.0 * (d.x > 0.5) + rng.normal(size=400)
+    res = bs.glm("y ~ bin(x, 10)", d).fit(lam=0.01)
+    note = " ".join(res.refit(split=0.5, random_state=0).summary().extra_txt.split())
+    assert "valid for the selected model, if that model is correctly specified" in note
