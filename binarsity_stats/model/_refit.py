@@ -324,7 +324,8 @@ class RefitResults:
                 f"{self.lam:.4g}) on {len(sp['select_rows'])} randomly chosen rows (share "
                 f"{sp['share']:g}, random_state={sp['random_state']!r}) and this GLM was "
                 f"estimated on the other {len(sp['estimate_rows'])} rows only, so its "
-                "standard errors, tests and intervals are valid for the selected model."
+                "standard errors, tests and intervals are valid for the selected model, if "
+                "that model is correctly specified."
             )
         else:
             notes.append(self.NOTE)
