@@ -85,7 +85,7 @@ myst_heading_anchors = 3
 nb_execution_mode = "force"
 nb_execution_raises_on_error = True
 nb_execution_show_tb = True
-nb_execution_timeout = 120  # seconds per cell; every vignette runs well under that
+nb_execution_timeout = 600  # seconds per cell: a guard against a hung cell (the slowest cell takes ~100 s on a loaded 2-core machine)
 nb_merge_streams = True
 nb_execution_in_temp = False  # cells run in the vignette's folder
 

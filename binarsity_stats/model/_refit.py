@@ -149,13 +149,11 @@ class RefitResults:
             Lower and upper bounds per parameter.
         """
         ci = self.sm_results.conf_int(alpha=alpha)
+        if not isinstance(ci, pd.DataFrame):  # PHReg: a bare array; named as GLM's are
+            ci = pd.DataFrame(np.asarray(ci, dtype=float), index=list(self.names))
         if getattr(self, "non_identified", None):
-            if isinstance(ci, pd.DataFrame):
-                ci = ci.copy()
-                ci.loc[self.non_identified, :] = np.nan
-            else:  # PHReg: a bare array
-                ci = np.array(ci, dtype=float)
-                ci[[self.names.index(k) for k in self.non_identified]] = np.nan
+            ci = ci.copy()
+            ci.loc[self.non_identified, :] = np.nan
         return ci
 
     def _exog(self, newdata: Any, offset: Any) -> tuple[np.ndarray, np.ndarray | None]:
