@@ -119,11 +119,15 @@ def _compare(ref_sm, ref_gram, new):
         _close(fa, fb, atol=RTOL * np.max(np.abs(fa.to_numpy())), what="get_prediction")
         pa = a.predict(rows, type="link", se_fit=True)
         _close(pa, b.predict(rows, type="link", se_fit=True), atol=RTOL, what="predict")
+
     # the same report, line by line, its numbers compared above (digits masked: a last
     # printed digit may round either way within the margin; date, time, iterations differ)
     def layout(ref):
-        return [re.sub(r"[-+]?\d[\d.e+-]*", "#", line) for line in str(ref.summary()).splitlines()
-                if not line.startswith(("Date:", "Time:", "No. Iterations:"))]
+        return [
+            re.sub(r"[-+]?\d[\d.e+-]*", "#", line)
+            for line in str(ref.summary()).splitlines()
+            if not line.startswith(("Date:", "Time:", "No. Iterations:"))
+        ]
 
     assert layout(a) == layout(b)
     assert "No. Iterations:" in str(b.summary())

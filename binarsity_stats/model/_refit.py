@@ -1,4 +1,8 @@
-"""The unpenalised refit of a selection (statsmodels GLM on the selected segments).
+"""The unpenalised refit of a selection (a GLM on the selected segments).
+
+statsmodels' GLM (or PHReg) on the dense selected design below
+``_refit_glm.GRAM_MIN_CELLS`` rows × columns; from there IRLS on the codes' sufficient
+statistics (``_refit_glm``). Predictions build the design a block of rows at a time.
 
 ``BinarsityResults.refit`` builds a :class:`RefitResults`: either conditional on the
 selection (same rows) or honest by sample splitting (select on one part, estimate on the
@@ -30,12 +34,13 @@ _NO_ESTIMATE = -2  # a level whose segment had no training weight
 
 
 class RefitResults:
-    """An unpenalised statsmodels GLM on the selected design.
+    """An unpenalised GLM on the selected design.
 
     Parameters
     ----------
-    sm_results : statsmodels GLMResults
-        The fitted statsmodels model.
+    sm_results : statsmodels GLMResults, GLMRefit or PHRegResults
+        The fitted model: statsmodels' below ``_refit_glm.GRAM_MIN_CELLS`` rows ×
+        columns, :class:`~._refit_glm.GLMRefit` (the same names) from there.
     parent : BinarsityResults
         The penalised fit whose selection was refitted.
     split : dict, optional
@@ -629,6 +634,7 @@ def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | No
             design, m.y[rows], kwargs["family"], list(names), m.response.name,
             offset=kwargs.get("offset"), var_weights=kwargs.get("var_weights"),
             freq_weights=kwargs.get("freq_weights"), use_t=m.family.estimate_dispersion,
+            start_eta=res.linear_predictor if every else res.linear_predictor[rows],
         )  # fmt: skip
     import statsmodels.api as sm
 

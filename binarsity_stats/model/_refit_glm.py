@@ -33,8 +33,16 @@ from scipy import stats
 
 from ..engine._gram import gram_statistics
 
-__all__ = ["GRAM_MIN_CELLS", "SegmentDesign", "GLMRefit", "fit_glm_gram", "prediction_blocks",
-           "truncated_inverse", "rank_cut", "dense_rows"]
+__all__ = [
+    "GRAM_MIN_CELLS",
+    "SegmentDesign",
+    "GLMRefit",
+    "fit_glm_gram",
+    "prediction_blocks",
+    "truncated_inverse",
+    "rank_cut",
+    "dense_rows",
+]
 
 #: ``refit()`` fits by sufficient statistics (this module) when rows × columns of the
 #: selected design reach this many cells (a dense design of 32 MB); statsmodels' GLM
@@ -219,7 +227,9 @@ def _unit_scaling(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return 0.5 * (S + S.T), d
 
 
-def rank_cut(gram: np.ndarray, n_rows: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def rank_cut(
+    gram: np.ndarray, n_rows: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Eigen-decomposition of XᵀWX's unit-diagonal scaling, cut at the refit's rank rule.
 
     Eigenvalues below ``top · max((max(n, k) · eps · 10)², 10 k eps)`` (the square of
@@ -262,18 +272,21 @@ def truncated_inverse(A: np.ndarray, n_rows: int | None = None) -> np.ndarray:
     1.7e-14 on another moved identified SEs by 8e-6, and gave negative variances for a
     weighted Cox refit.
     """
+    return _cut_inverse(A, n_rows)[0]
+
+
+def _cut_inverse(A: np.ndarray, n_rows: int | None) -> tuple[np.ndarray, int, np.ndarray]:
+    """:func:`truncated_inverse`, the rank and the null space (rows), from one eigh."""
     A = np.asarray(A, dtype=np.float64)
     if A.shape[0] == 0:
-        return A.copy()
+        return A.copy(), 0, np.zeros((0, 0))
     _, d = _unit_scaling(A)
-    vals, V, _ = rank_cut(A, n_rows)
+    vals, V, null = rank_cut(A, n_rows)
     inv = (V / vals) @ V.T
-    return inv / d[:, None] / d[None, :]
+    return inv / d[:, None] / d[None, :], int(vals.size), null
 
 
-def non_identified_columns(gram: np.ndarray, n_rows: int) -> list[int]:
-    """Columns in the null space of X (from XᵀX; entries of a null vector above 1e-8)."""
-    _, _, null = rank_cut(gram, n_rows)
+def _null_columns(null: np.ndarray) -> list[int]:
     if not len(null):
         return []
     return [int(k) for k in np.flatnonzero(np.abs(null).max(axis=0) > 1e-8)]
@@ -532,8 +545,14 @@ class GLMRefit:
                  ("Pearson chi2:", [f"{self.pearson_chi2:#6.3g}"]),
                  ("Pseudo R-squ. (CS):", [f"{prsq:#6.4g}"])]  # fmt: skip
         smry = Summary()
-        smry.add_table_2cols(self, gleft=left, gright=right, yname=yname, xname=xname,
-                             title=title or "Generalized Linear Model Regression Results")
+        smry.add_table_2cols(
+            self,
+            gleft=left,
+            gright=right,
+            yname=yname,
+            xname=xname,
+            title=title or "Generalized Linear Model Regression Results",
+        )
         smry.add_table_params(self, yname=yname, xname=xname, alpha=alpha, use_t=self.use_t)
         return smry
 
@@ -572,15 +591,19 @@ def fit_glm_gram(
     freq_weights: np.ndarray | None = None,
     use_t: bool = False,
     max_iter: int = 100,
+    start_eta: np.ndarray | None = None,
 ) -> GLMRefit:
     """IRLS of a GLM on a :class:`SegmentDesign` from sufficient statistics.
 
-    statsmodels' start (``family.starting_mu``), weights and working response; each step
-    the minimum-norm solution of XᵀWX β = XᵀWz under the rank cut (XᵀWX from the codes'
-    co-occurrence tables, one pass over the rows); stops when no row's linear predictor
-    moves by more than 1e-10 (1 + max|η|). The covariance is the rank-cut inverse of
-    XᵀWX at the estimate, times statsmodels' scale (1 for binomial and poisson, else
-    Pearson's χ² / df_resid).
+    statsmodels' weights and working response, from ``start_eta`` (``refit()`` passes
+    the penalised fit's linear predictor: fewer steps) or statsmodels' start
+    (``family.starting_mu``); each step the minimum-norm solution of XᵀWX β = XᵀWz under
+    the rank cut (XᵀWX from the codes' co-occurrence tables, one pass over the rows), so
+    the estimate does not depend on the start; stops when no row's linear predictor
+    moves by more than 1e-10 (1 + max|η|). The covariance is the rank-cut inverse of the
+    last step's XᵀWX (statsmodels' convention) times statsmodels' scale (1 for binomial
+    and poisson, else Pearson's χ² / df_resid); the rank and the non-identified columns
+    come from the same cut of its unit-diagonal scaling.
 
     Parameters
     ----------
@@ -595,6 +618,8 @@ def fit_glm_gram(
     use_t : bool, default=False
         t quantiles with df_resid for the Wald inference.
     max_iter : int, default=100
+    start_eta : ndarray of shape (n,), optional
+        Linear predictor (offset included) to start from.
 
     Returns
     -------
@@ -605,23 +630,23 @@ def fit_glm_gram(
     n = y.shape[0]
     off = model._offset_exposure
     iw = model.iweights
-    # the rank of X (statsmodels' df_model + 1) and its null space, from XᵀX
-    xtx = design.normal_equations(np.ones(n))[0]
-    null_cols = non_identified_columns(xtx, n)
-    rank = int(rank_cut(xtx, n)[0].size)
-    del xtx
     converged = False
     it = 0
-    beta = None
+    beta = gram = None
     with np.errstate(all="ignore"):
-        mu = family.starting_mu(y)
-        eta = family.predict(mu)
-        for it in range(1, max_iter + 1):
+        if start_eta is not None:
+            eta = np.asarray(start_eta, dtype=np.float64)
+            mu = family.fitted(eta)
+        if start_eta is None or not np.all(np.isfinite(mu)):
+            mu = family.starting_mu(y)
+            eta = family.predict(mu)
+        for it in range(1, max_iter + 1):  # noqa: B007 - the count is reported
             w = iw * family.weights(mu)
             z = eta - off + family.link.deriv(mu) * (y - mu)
-            gram, rhs = design.normal_equations(w, z)
-            if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(rhs))):
+            step_gram, rhs = design.normal_equations(w, z)
+            if not (np.all(np.isfinite(step_gram)) and np.all(np.isfinite(rhs))):
                 break
+            gram = step_gram
             beta = truncated_inverse(gram, n) @ rhs
             new = design.linear(beta) + off
             step = float(np.max(np.abs(new - eta), initial=0.0))
@@ -630,6 +655,11 @@ def fit_glm_gram(
             if step <= 1e-10 * (1.0 + float(np.max(np.abs(eta), initial=0.0))):
                 converged = True
                 break
+    if beta is None:
+        raise ValueError(
+            "refit(): the first IRLS step is not finite (an overflow of the family's "
+            "weights or working response)."
+        )
     if not converged:
         warnings.warn(
             f"refit(): IRLS did not converge in {max_iter} iterations (a coefficient may be "
@@ -637,13 +667,10 @@ def fit_glm_gram(
             UserWarning,
             stacklevel=4,
         )
-    if beta is None:
-        raise ValueError(
-            "refit(): the first IRLS step is not finite (an overflow of the family's "
-            "weights or working response)."
-        )
-    w = iw * family.weights(mu)
-    cov = truncated_inverse(design.normal_equations(w)[0], n)
+    # the covariance from the last step's XᵀWX (statsmodels' convention), its rank
+    # (statsmodels' df_model + 1) and null space by the same rank cut
+    cov, rank, null = _cut_inverse(gram, n)
+    null_cols = _null_columns(null)
     scale = _scale(model, mu, rank)
     return GLMRefit(model, beta, cov, scale, mu, eta, rank, it, converged, use_t, null_cols)
 

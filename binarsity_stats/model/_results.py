@@ -1167,7 +1167,13 @@ class BinarsityResults:
         return self._selected_matrix(self.model.design, strict=False), list(self._selection[1])
 
     def refit(self, split: float | None = None, random_state: Any = None) -> RefitResults:
-        """The unpenalised GLM (statsmodels) on the design the selection produced.
+        """The unpenalised GLM on the design the selection produced.
+
+        statsmodels' GLM (PHReg for ``family="cox"``) on the dense selected design;
+        when rows × columns reach ``binarsity_stats.model._refit_glm.GRAM_MIN_CELLS``
+        (4e6), IRLS from the codes' sufficient statistics instead (never the n × k
+        design; the same estimates and statistics, ``sm_results`` then a
+        :class:`~binarsity_stats.model._refit_glm.GLMRefit` with statsmodels' names).
 
         Sample weights are passed as statsmodels' ``var_weights`` (analytic weights, the
         default ``weights_kind``) or ``freq_weights`` (``weights_kind="freq"``); rows of
@@ -1189,8 +1195,8 @@ class BinarsityResults:
         Returns
         -------
         RefitResults
-            Wraps the statsmodels results; ``predict``, ``get_prediction`` and
-            ``conf_int`` replay the selected design on new rows.
+            Wraps the statsmodels (or ``GLMRefit``) results; ``predict``,
+            ``get_prediction`` and ``conf_int`` replay the selected design on new rows.
         """
         if split is None:
             return RefitResults(_fit_statsmodels(self, np.arange(self.nobs)), self)
