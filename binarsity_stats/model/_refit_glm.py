@@ -49,14 +49,14 @@ __all__ = [
 #: below. Tests lower it to run this path on small data.
 GRAM_MIN_CELLS = 4_000_000
 
-#: Cells of one dense block of rows of the selected design (8 MiB of float64).
-BLOCK_CELLS = 1 << 20
+#: Cells of one dense block of rows of the selected design (2 MiB of float64).
+BLOCK_CELLS = 1 << 18
 
 _EPS = np.finfo(np.float64).eps
 
 
 def block_rows(k: int) -> int:
-    """Rows of one dense block of a design with ``k`` columns (at least 2k, ≈ 8 MiB)."""
+    """Rows of one dense block of a design with ``k`` columns (at least 2k, ≈ 2 MiB)."""
     return max(2 * k, BLOCK_CELLS // max(k, 1))
 
 
