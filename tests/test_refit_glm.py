@@ -214,3 +214,24 @@ def test_at_1e5_rows_the_refit_and_its_predictions_never_build_the_n_by_k_design
     assert_allclose(ref.llf, sm_res.llf, rtol=1e-10)
     pred = sm_res.get_prediction(X).summary_frame()
     assert_allclose(frame.to_numpy(), pred.to_numpy(), rtol=RTOL, atol=1e-12)
+
+
+def test_anova_and_compare_read_the_statistics_refit_like_statsmodels(monkeypatch):
+    df = _data(seed=3)
+    small = bs.glm("yp ~ bin(a, 8) + offset(np.log(t))", df, family="poisson").fit(1e-3)
+    large = bs.glm("yp ~ bin(a, 8) + bin(b, 5) + z + offset(np.log(t))", df,
+                   family="poisson").fit(1e-3)  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = bs.anova(small.refit(), large.refit())
+        want_cmp = bs.compare(small.refit(), large.refit())
+        monkeypatch.setattr(_refit_glm, "GRAM_MIN_CELLS", 0)
+        a, b = small.refit(), large.refit()
+        got = bs.anova(a, b)
+        got_cmp = bs.compare(a, b)
+    assert isinstance(a.sm_results, GLMRefit) and isinstance(b.sm_results, GLMRefit)
+    assert_allclose(got.to_numpy(dtype=float), want.to_numpy(dtype=float), rtol=1e-7,
+                    atol=1e-9)  # fmt: skip
+    num = want_cmp.select_dtypes("number").columns
+    assert_allclose(got_cmp[num].to_numpy(dtype=float), want_cmp[num].to_numpy(dtype=float),
+                    rtol=1e-7, atol=1e-9, equal_nan=True)  # fmt: skip
