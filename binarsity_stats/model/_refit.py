@@ -634,6 +634,7 @@ def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | No
             design, m.y[rows], kwargs["family"], list(names), m.response.name,
             offset=kwargs.get("offset"), var_weights=kwargs.get("var_weights"),
             freq_weights=kwargs.get("freq_weights"), use_t=m.family.estimate_dispersion,
+            fixed_scale=not m.family.estimate_dispersion, concentrated_llf=m.family.quadratic,
             start_eta=res.linear_predictor if every else res.linear_predictor[rows],
         )  # fmt: skip
     import statsmodels.api as sm

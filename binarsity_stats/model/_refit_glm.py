@@ -295,8 +295,11 @@ def _null_columns(null: np.ndarray) -> list[int]:
 class _Model:
     """What callers read of statsmodels' ``GLM`` on a :class:`GLMRefit` (``.model``)."""
 
-    def __init__(self, endog, design, family, offset, var_weights, freq_weights, names, yname):
+    def __init__(self, endog, design, family, offset, var_weights, freq_weights, names, yname,
+                 fixed_scale, concentrated_llf):  # fmt: skip
         self.endog = endog
+        self.fixed_scale = bool(fixed_scale)
+        self.concentrated_llf = bool(concentrated_llf)
         self.design = design
         self.family = family
         self.offset = offset
@@ -450,13 +453,10 @@ class GLMRefit:
         return self._cache["deviance"]
 
     def _llf_scale(self) -> float:
-        from statsmodels.genmod import families
-
-        fam = self.family
-        if (isinstance(fam, families.Gaussian) and isinstance(fam.link, families.links.Power)
-                and fam.link.power == 1.0):  # fmt: skip
-            return float(np.sum((self._endog - self.mu) ** 2 * self.model.iweights)
-                         / self.model.wnobs)  # fmt: skip
+        if self.model.concentrated_llf:  # the gaussian with identity link: profiled
+            return float(
+                np.sum((self._endog - self.mu) ** 2 * self.model.iweights) / self.model.wnobs
+            )
         return self.scale
 
     @property
@@ -590,6 +590,8 @@ def fit_glm_gram(
     var_weights: np.ndarray | None = None,
     freq_weights: np.ndarray | None = None,
     use_t: bool = False,
+    fixed_scale: bool = False,
+    concentrated_llf: bool = False,
     max_iter: int = 100,
     start_eta: np.ndarray | None = None,
 ) -> GLMRefit:
@@ -617,6 +619,11 @@ def fit_glm_gram(
     offset, var_weights, freq_weights : ndarray of shape (n,), optional
     use_t : bool, default=False
         t quantiles with df_resid for the Wald inference.
+    fixed_scale : bool, default=False
+        The dispersion is 1 (binomial, poisson), else Pearson's estimate.
+    concentrated_llf : bool, default=False
+        The log-likelihood is the profiled one (gaussian with identity link), as
+        statsmodels reports it.
     max_iter : int, default=100
     start_eta : ndarray of shape (n,), optional
         Linear predictor (offset included) to start from.
@@ -626,7 +633,8 @@ def fit_glm_gram(
     GLMRefit
     """
     y = np.asarray(y, dtype=np.float64)
-    model = _Model(y, design, family, offset, var_weights, freq_weights, names, yname)
+    model = _Model(y, design, family, offset, var_weights, freq_weights, names, yname,
+                   fixed_scale, concentrated_llf)  # fmt: skip
     n = y.shape[0]
     off = model._offset_exposure
     iw = model.iweights
@@ -676,11 +684,9 @@ def fit_glm_gram(
 
 
 def _scale(model: _Model, mu: np.ndarray, rank: int) -> float:
-    """statsmodels' default scale: 1 for binomial/poisson/negative binomial, else X²/df."""
-    from statsmodels.genmod import families
-
-    fam = model.family
-    if isinstance(fam, (families.Binomial, families.Poisson, families.NegativeBinomial)):
+    """statsmodels' default scale: 1 for a family with a fixed dispersion (binomial,
+    poisson), else Pearson's X² / df_resid."""
+    if model.fixed_scale:
         return 1.0
     resid = (model.endog - mu) ** 2 * model.iweights
-    return float(np.sum(resid / fam.variance(mu)) / (model.wnobs - rank))
+    return float(np.sum(resid / model.family.variance(mu)) / (model.wnobs - rank))
