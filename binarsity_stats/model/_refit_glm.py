@@ -24,7 +24,7 @@ design has at least :data:`GRAM_MIN_CELLS` cells (rows × columns), statsmodels'
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -79,7 +79,15 @@ class SegmentDesign:
         Whether parameter 0 is the intercept.
     """
 
-    def __init__(self, codes, block_ptr, dense, level_cols, k: int, fit_intercept: bool):
+    def __init__(
+        self,
+        codes: np.ndarray,
+        block_ptr: np.ndarray,
+        dense: np.ndarray | None,
+        level_cols: list[np.ndarray],
+        k: int,
+        fit_intercept: bool,
+    ) -> None:
         self.k = int(k)
         self.q = 0 if dense is None else int(dense.shape[1])
         self.dense = None if self.q == 0 else np.asarray(dense, dtype=np.float64)
@@ -172,11 +180,35 @@ class SegmentDesign:
         return X
 
 
-def dense_rows(level_cols, k: int, fit_intercept: bool, codes_of, dense, n: int) -> np.ndarray:
+def dense_rows(
+    level_cols: list[np.ndarray],
+    k: int,
+    fit_intercept: bool,
+    codes_of: Callable[[int], np.ndarray],
+    dense: np.ndarray | None,
+    n: int,
+) -> np.ndarray:
     """The dense selected design of ``n`` rows from their level codes (one block).
 
-    ``codes_of(j)`` gives the rows' codes of block j; a level without a column (the
-    reference, a segment without training weight) gets zeros.
+    Parameters
+    ----------
+    level_cols : list of ndarray
+        Per code block, the parameter of every level (negative: none, so zeros — the
+        reference, a segment without training weight).
+    k : int
+        Number of parameters.
+    fit_intercept : bool
+        Whether parameter 0 is the intercept.
+    codes_of : callable
+        ``codes_of(j)``: the rows' codes of block j.
+    dense : ndarray of shape (n, q) or None
+        The rows' dense columns (the last q parameters).
+    n : int
+        Number of rows.
+
+    Returns
+    -------
+    ndarray of shape (n, k)
     """
     X = np.zeros((n, k))
     if fit_intercept:
@@ -341,8 +373,9 @@ class GLMRefit:
     method = "IRLS"
     cov_type = "nonrobust"
 
-    def __init__(self, model, beta, cov_unscaled, scale, mu, eta, rank, n_iter, converged,
-                 use_t, non_identified):  # fmt: skip
+    def __init__(self, model: _Model, beta: np.ndarray, cov_unscaled: np.ndarray,
+                 scale: float, mu: np.ndarray, eta: np.ndarray, rank: int, n_iter: int,
+                 converged: bool, use_t: bool, non_identified: list[int]) -> None:  # fmt: skip
         self.model = model
         self.family = model.family
         names = model.exog_names
