@@ -12,7 +12,8 @@ its defaults:
 * ``summary``: ``str(res.summary())``;
 * ``to_sql``: ``res.to_sql()`` (SQLite), then the query run on 1,000 rows in SQLite and
   its largest difference from ``predict`` recorded;
-* ``refit``: ``res.refit()`` (statsmodels' GLM on the selected design);
+* ``refit``: ``res.refit()`` (the unpenalised GLM on the selected design; at these sizes
+  fitted from sufficient statistics, ``model/_refit_glm.py``);
 * ``get_prediction``: ``ref.get_prediction(df).summary_frame(alpha=0.05)`` on all rows;
 * ``cli_predict``: ``python -m binarsity_stats predict model.pkl new.csv --interval 0.95``
   on all rows (model pickled as ``fit --save`` does, CSV written untimed; a child

@@ -129,7 +129,7 @@ def _cox_same_data(a: Any, b: Any, ka: int, kb: int) -> None:
 
 def _cox_design(fit: Any) -> np.ndarray:
     """The selected design of a Cox refit on the rows it was estimated on."""
-    X = np.asarray(fit._exog(None, None)[0], dtype=np.float64)
+    X = np.asarray(fit.parent._selected_matrix(fit.parent.model.design), dtype=np.float64)
     rows = _cox_rows(fit)
     return X if rows is None else X[rows]
 

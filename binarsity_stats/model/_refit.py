@@ -1,4 +1,8 @@
-"""The unpenalised refit of a selection (statsmodels GLM on the selected segments).
+"""The unpenalised refit of a selection (a GLM on the selected segments).
+
+statsmodels' GLM (or PHReg) on the dense selected design below
+``_refit_glm.GRAM_MIN_CELLS`` rows × columns; from there IRLS on the codes' sufficient
+statistics (``_refit_glm``). Predictions build the design a block of rows at a time.
 
 ``BinarsityResults.refit`` builds a :class:`RefitResults`: either conditional on the
 selection (same rows) or honest by sample splitting (select on one part, estimate on the
@@ -16,6 +20,9 @@ from scipy import linalg as scipy_linalg
 
 from ..engine._path import strip_eta
 from ..core._validation import check_sample_weight
+from . import _refit_glm
+from ._refit_glm import GLMRefit, block_rows, prediction_blocks
+from ._refit_glm import truncated_inverse as _truncated_inverse
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._results import BinarsityResults
@@ -27,12 +34,13 @@ _NO_ESTIMATE = -2  # a level whose segment had no training weight
 
 
 class RefitResults:
-    """An unpenalised statsmodels GLM on the selected design.
+    """An unpenalised GLM on the selected design.
 
     Parameters
     ----------
-    sm_results : statsmodels GLMResults
-        The fitted statsmodels model.
+    sm_results : statsmodels GLMResults, GLMRefit or PHRegResults
+        The fitted model: statsmodels' below ``_refit_glm.GRAM_MIN_CELLS`` rows ×
+        columns, :class:`~._refit_glm.GLMRefit` (the same names) from there.
     parent : BinarsityResults
         The penalised fit whose selection was refitted.
     split : dict, optional
@@ -79,9 +87,13 @@ class RefitResults:
         self.shape_violations = _shape_violations(parent, np.asarray(self.params, dtype=float))
         #: names of the parameters the selected design does not identify (collinear
         #: columns): their standard errors are NaN, and refit() warns naming them
-        self.non_identified = [self.names[k] for k in _non_identified(sm_results)]
-        if self.non_identified:
+        if isinstance(sm_results, GLMRefit):  # minimum-norm and rank-cut already
+            self.non_identified = [self.names[k] for k in sm_results.non_identified_columns]
+        else:
+            self.non_identified = [self.names[k] for k in _non_identified(sm_results)]
+        if self.non_identified and not isinstance(sm_results, GLMRefit):
             self.sm_results = sm_results = _identified_refit(sm_results)
+        if self.non_identified:
             warnings.warn(
                 "refit(): " + self._non_identified_text(), UserWarning, stacklevel=3
             )
@@ -156,15 +168,26 @@ class RefitResults:
             ci.loc[self.non_identified, :] = np.nan
         return ci
 
-    def _exog(self, newdata: Any, offset: Any) -> tuple[np.ndarray, np.ndarray | None]:
-        """The selected design and the offset of new rows (the training rows if None)."""
+    def _linear(self, newdata: Any, offset: Any, with_var: bool) -> tuple[Any, Any]:
+        """Xβ + offset of new rows (the training rows if None) and, with ``with_var``,
+        every row's x'Σx: the selected design is built a block of rows at a time, never
+        for all rows at once."""
+        m = self.parent.model
         if newdata is None:
             if offset is not None:
                 raise ValueError("offset is only used together with newdata.")
-            m = self.parent.model
-            return self.parent._selected_matrix(m.design), m.offset
-        design, off = self.parent._new_design(newdata, offset)
-        return self.parent._selected_matrix(design), off
+            design, off = m.design, m.offset
+        else:
+            design, off = self.parent._new_design(newdata, offset)
+        beta = np.asarray(self.sm_results.params, dtype=np.float64)
+        cov = np.asarray(self.sm_results.cov_params(), dtype=np.float64) if with_var else None
+        step = block_rows(beta.size)
+        blocks = (self.parent._selected_matrix(design, rows=slice(start, start + step))
+                  for start in range(0, design.n_obs, step))  # fmt: skip
+        eta, var = prediction_blocks(blocks, beta, cov)
+        if off is not None:
+            eta = eta + off
+        return eta, var
 
     def predict(
         self,
@@ -215,19 +238,24 @@ class RefitResults:
         return self._predict(None, type, offset, se_fit)
 
     def _predict(self, newdata: Any, type: str, offset: Any, se_fit: bool) -> Any:  # noqa: A002
-        X, off = self._exog(newdata, offset)
         if self.parent.model.family.survival:  # PHReg: η = X β (+ offset), risk e^η
             if se_fit:
                 raise ValueError("se_fit is not available for a family='cox' refit.")
-            eta = X @ np.asarray(self.sm_results.params)
-            if off is not None:
-                eta = eta + off
+            eta, _ = self._linear(newdata, offset, False)
             return eta if type == "link" else np.exp(eta)
-        which = "mean" if type == "response" else "linear"
+        eta, var = self._linear(newdata, offset, se_fit)
+        if type == "link":
+            fit = eta
+        else:
+            fit = self.sm_results.model.family.link.inverse(eta)
         if not se_fit:
-            return np.asarray(self.sm_results.predict(X, offset=off, which=which))
-        pred = self.sm_results.get_prediction(X, offset=off, which=which)
-        return pd.DataFrame({"fit": np.asarray(pred.predicted), "se_fit": np.asarray(pred.se)})
+            return np.asarray(fit)
+        if type == "link":
+            se = np.sqrt(var)
+        else:  # the delta method (statsmodels' get_prediction(which="mean"))
+            link = self.sm_results.model.family.link
+            se = np.sqrt(link.inverse_deriv(eta) ** 2 * var)
+        return pd.DataFrame({"fit": np.asarray(fit), "se_fit": np.asarray(se)})
 
     def get_prediction(
         self,
@@ -263,16 +291,28 @@ class RefitResults:
         """
         if type not in ("response", "link"):
             raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
-        X, off = self._exog(newdata, offset)
-        if not self.parent.model.family.quadratic:
-            # statsmodels' GLM default for the mean (columns mean, mean_se, mean_ci_*)
-            which = None if type == "response" else "linear"
-            return self.sm_results.get_prediction(X, offset=off, which=which)
-        # identity link: the mean is the linear predictor; add the observation variance
+        from statsmodels.base._prediction_inference import (
+            PredictionResultsBase,
+            PredictionResultsMean,
+        )
         from statsmodels.regression._prediction import PredictionResults
 
-        lin = self.sm_results.get_prediction(X, offset=off, which="linear")
-        n = X.shape[0]
+        eta, var = self._linear(newdata, offset, True)
+        sm = self.sm_results
+        dist = "t" if sm.use_t else "norm"
+        df = sm.df_resid
+        if not self.parent.model.family.quadratic:
+            # statsmodels' GLM get_prediction: which=None for the mean (columns mean,
+            # mean_se, mean_ci_*: the link-scale interval mapped by the inverse link)
+            if type == "link":
+                return PredictionResultsBase(eta, var, df=df, dist=dist)
+            link = sm.model.family.link
+            linpred = PredictionResults(eta, var, var_resid=sm.scale, df=df, dist=dist)
+            return PredictionResultsMean(link.inverse(eta), link.inverse_deriv(eta) ** 2 * var,
+                                         sm.scale, df=df, dist=dist, linpred=linpred,
+                                         link=link)  # fmt: skip
+        # identity link: the mean is the linear predictor; add the observation variance
+        n = eta.shape[0]
         if sample_weight is None:
             w = np.ones(n)
         else:
@@ -282,11 +322,7 @@ class RefitResults:
                 raise ValueError(
                     f"sample_weight must be positive for a prediction interval; row {row} has 0."
                 )
-        return PredictionResults(
-            np.asarray(lin.predicted), np.asarray(lin.var_pred),
-            var_resid=self.sm_results.scale / w, df=self.sm_results.df_resid,
-            dist="t" if self.sm_results.use_t else "norm",
-        )  # fmt: skip
+        return PredictionResults(eta, var, var_resid=sm.scale / w, df=df, dist=dist)
 
     def summary(self) -> Any:
         """statsmodels' summary with what the inference is conditional on.
@@ -549,39 +585,6 @@ def _non_identified(sm_results: Any) -> list[int]:
     return [int(k) for k in np.flatnonzero(np.abs(null).max(axis=0) > 1e-8)]
 
 
-def _truncated_inverse(A: np.ndarray, n_rows: int | None = None) -> np.ndarray:
-    """The pseudo-inverse of a symmetric positive semi-definite k × k matrix, rank cut.
-
-    Eigenvalues of the unit-diagonal scaling of A below ``max(n, k) · eps · 10`` (the
-    rank rule of :func:`_non_identified`, on singular values of the design: its square,
-    floored at the eigen-decomposition's own error of ~k · eps) of the largest are
-    dropped, so the null-space directions of a rank-deficient design get exactly no
-    variance and the identified parameters the variance every generalised inverse
-    gives them. ``np.linalg.pinv``'s cut (1e-15 relative) inverts rounding noise
-    whose size depends on the machine's BLAS kernels: a noise eigenvalue of 7e-15
-    inverted on one CPU and 1.7e-14 on another moved identified SEs by 8e-6, and
-    gave negative variances for a weighted Cox refit.
-    """
-    A = np.asarray(A, dtype=np.float64)
-    k = A.shape[0]
-    if k == 0:
-        return A.copy()
-    d = np.sqrt(np.clip(np.diag(A), 0.0, None))
-    d[d == 0] = 1.0
-    S = A / d[:, None] / d[None, :]
-    S = 0.5 * (S + S.T)
-    vals, vecs = np.linalg.eigh(S)
-    top = float(vals[-1]) if vals.size else 0.0
-    if top <= 0:
-        return np.zeros_like(A)
-    eps = np.finfo(np.float64).eps
-    tol = top * max((max(n_rows or k, k) * eps * 10) ** 2, 10 * k * eps)
-    keep = vals > tol
-    V = vecs[:, keep]
-    inv = (V / vals[keep]) @ V.T
-    return inv / d[:, None] / d[None, :]
-
-
 def _weighted_gram(
     X: np.ndarray, w: np.ndarray, z: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray | None]:
@@ -681,14 +684,18 @@ def _row_blocks(X: np.ndarray, strata: list[np.ndarray] | None):
 
 
 def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | None = None) -> Any:
-    """statsmodels' GLM on the selected design of the given training rows."""
-    import statsmodels.api as sm
+    """The unpenalised GLM on the selected design of the given training rows.
 
+    statsmodels' GLM (or PHReg for Cox) on the dense design below
+    ``_refit_glm.GRAM_MIN_CELLS`` rows × columns; at and above it (not Cox), IRLS from
+    the codes' sufficient statistics (:func:`_refit_glm.fit_glm_gram`), without the
+    n × k design.
+    """
     m = res.model
-    if X is None:
-        X = res._selected_matrix(m.design, strict=False)
-    names = res._selection[1]
+    level_cols, names = res._selection
     if m.family.survival:
+        if X is None:
+            X = res._selected_matrix(m.design, strict=False)
         return _fit_phreg(res, rows, X, names)
     kwargs: dict[str, Any] = {"family": m.family.to_statsmodels()}
     fit_kw: dict[str, Any] = {}
@@ -708,9 +715,29 @@ def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | No
         kwargs["freq_weights"] = m.freq_weights[rows]
     if m.offset is not None:
         kwargs["offset"] = m.offset[rows]
+    every = rows.size == m.nobs
+    if rows.size * len(names) >= _refit_glm.GRAM_MIN_CELLS:
+        d = m.design
+        dense = d.dense if len(m.spec.dense_columns) else None
+        design = _refit_glm.SegmentDesign(
+            d.codes if every else np.asarray(d.codes)[:, rows],
+            d.block_ptr, dense if every or dense is None else dense[rows],
+            level_cols, len(names), m.fit_intercept,
+        )  # fmt: skip
+        return _refit_glm.fit_glm_gram(
+            design, m.y[rows], kwargs["family"], list(names), m.response.name,
+            offset=kwargs.get("offset"), var_weights=kwargs.get("var_weights"),
+            freq_weights=kwargs.get("freq_weights"), use_t=m.family.estimate_dispersion,
+            fixed_scale=not m.family.estimate_dispersion, concentrated_llf=m.family.quadratic,
+            start_eta=res.linear_predictor if every else res.linear_predictor[rows],
+        )  # fmt: skip
+    import statsmodels.api as sm
+
+    if X is None:
+        X = res._selected_matrix(m.design, strict=False)
     # every row (rows ⊆ 0..n−1, distinct): no copy of the n × k design, which statsmodels
     # copies again (a whitened design, its SVD, its k × n pseudo-inverse)
-    exog = pd.DataFrame(X if rows.size == X.shape[0] else X[rows], columns=names, copy=False)
+    exog = pd.DataFrame(X if every else X[rows], columns=names, copy=False)
     endog = pd.Series(m.y[rows], name=m.response.name)
     model = sm.GLM(endog, exog, **kwargs)
     start = _gram_irls(model)
@@ -1036,7 +1063,6 @@ def _split_refit(res: BinarsityResults, split: Any, random_state: Any) -> RefitR
     # its segments, populated according to the estimation rows' own weights
     counts = m.binned.subset(estimate_rows).histograms(m.unit_weight[estimate_rows])
     selected.__dict__["_selection"] = selected._selection_recipe(counts)
-    X = selected._selected_matrix(m.design, strict=False)
     info = {"share": share, "random_state": random_state, "select_rows": select_rows,
             "estimate_rows": estimate_rows}  # fmt: skip
-    return RefitResults(_fit_statsmodels(selected, estimate_rows, X), selected, split=info)
+    return RefitResults(_fit_statsmodels(selected, estimate_rows), selected, split=info)

@@ -1231,33 +1231,34 @@ class BinarsityResults:
         names.extend(m.spec.dense_columns)
         return level_cols, names
 
-    def _selected_matrix(self, design: Any, strict: bool = True) -> np.ndarray:
+    def _selected_matrix(
+        self, design: Any, strict: bool = True, rows: slice | None = None
+    ) -> np.ndarray:
         """The selected design's columns for the rows of a (training or replayed) design.
 
         A row in a level without training weight raises (``strict``) or gets zeros (the
-        training rows to fit on: such a row has zero weight).
+        training rows to fit on: such a row has zero weight). ``rows``: only those rows
+        (a block of a prediction).
         """
+        from ._refit_glm import dense_rows
+
         m = self.model
         level_cols, names = self._selection
-        n = design.n_obs
-        X = np.zeros((n, len(names)))
-        if m.fit_intercept:
-            X[:, 0] = 1.0
-        rows = np.arange(n)
-        for j, block in enumerate(m.spec.blocks):
-            col = level_cols[j][design.codes[j]]
-            if strict and np.any(col == _NO_ESTIMATE):
-                level = block.level_labels()[int(design.codes[j][col == _NO_ESTIMATE][0])]
-                raise ValueError(
-                    f"term '{block.term}': level {level} had no training weight, so the "
-                    "refit has no coefficient for it; drop these rows."
-                )
-            hit = col >= 0
-            X[rows[hit], col[hit]] = 1.0
+        rows = slice(0, design.n_obs) if rows is None else rows
+        codes = [design.codes[j][rows] for j in range(len(m.spec.blocks))]
+        if strict:
+            for j, block in enumerate(m.spec.blocks):
+                bad = level_cols[j][codes[j]] == _NO_ESTIMATE
+                if np.any(bad):
+                    level = block.level_labels()[int(codes[j][bad][0])]
+                    raise ValueError(
+                        f"term '{block.term}': level {level} had no training weight, so the "
+                        "refit has no coefficient for it; drop these rows."
+                    )
         q = len(m.spec.dense_columns)
-        if q:
-            X[:, len(names) - q :] = design.dense
-        return X
+        n = len(range(*rows.indices(design.n_obs)))
+        return dense_rows(level_cols, len(names), m.fit_intercept, codes.__getitem__,
+                          design.dense[rows] if q else None, n)  # fmt: skip
 
     def selected_design(self) -> tuple[np.ndarray, list[str]]:
         """The dummy design the selection produced (reference coding).
@@ -1279,7 +1280,13 @@ class BinarsityResults:
         return self._selected_matrix(self.model.design, strict=False), list(self._selection[1])
 
     def refit(self, split: float | None = None, random_state: Any = None) -> RefitResults:
-        """The unpenalised GLM (statsmodels) on the design the selection produced.
+        """The unpenalised GLM on the design the selection produced.
+
+        statsmodels' GLM (PHReg for ``family="cox"``) on the dense selected design;
+        when rows × columns reach ``binarsity_stats.model._refit_glm.GRAM_MIN_CELLS``
+        (4e6), IRLS from the codes' sufficient statistics instead (never the n × k
+        design; the same estimates and statistics, ``sm_results`` then a
+        :class:`~binarsity_stats.model._refit_glm.GLMRefit` with statsmodels' names).
 
         Sample weights are passed as statsmodels' ``var_weights`` (analytic weights, the
         default ``weights_kind``) or ``freq_weights`` (``weights_kind="freq"``); rows of
@@ -1301,8 +1308,8 @@ class BinarsityResults:
         Returns
         -------
         RefitResults
-            Wraps the statsmodels results; ``predict``, ``get_prediction`` and
-            ``conf_int`` replay the selected design on new rows.
+            Wraps the statsmodels (or ``GLMRefit``) results; ``predict``,
+            ``get_prediction`` and ``conf_int`` replay the selected design on new rows.
         """
         if split is None:
             return RefitResults(_fit_statsmodels(self, np.arange(self.nobs)), self)
