@@ -9,7 +9,7 @@ segment without training weight), plus the intercept and the dense columns. So
 B the one-hot of the blocks' *segment codes* (a level's position among its block's
 selected columns, 0 for none), U = [1, Z] and A the 0/1 map of those columns to the k
 parameters. Each IRLS step needs XᵀWX = Aᵀ [B, U]ᵀ W [B, U] A and XᵀWz, built by
-``engine._gram.gram_statistics`` (the weighted co-occurrence tables of the codes, one
+``design._gram_stats.gram_statistics`` (the weighted co-occurrence tables of the codes, one
 pass, O(n p²) look-ups in the ``_gram_fast`` kernels), and η = Xβ by table look-ups:
 never an n × k matrix. The step is the minimum-norm solution under the rank cut of
 ``truncated_inverse`` (machine independent). Predictions with standard errors
@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..engine._gram import gram_statistics
+from ..design._gram_stats import gram_statistics
 
 __all__ = [
     "GRAM_MIN_CELLS",
