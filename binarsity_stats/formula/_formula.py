@@ -68,6 +68,7 @@ from ._names import (
     unalias,
     unwrap,
     with_aliases,
+    with_hints,
     display_formula,
     literal_context,
 )
@@ -220,7 +221,7 @@ def build_design(
             na_action="ignore",
         )
     except FormulaicError as exc:
-        raise unwrap(exc, aliases, shown) from exc
+        raise with_hints(unwrap(exc, aliases, shown), shown, original.columns) from exc
     except SyntaxError as exc:
         raise ValueError(f"cannot parse formula {shown!r}: {clean_message(exc)}") from None
     except TypeError as exc:  # NumPy refusing a date/time inside an expression, e.g. I(t)

@@ -52,6 +52,34 @@ def unwrap(
     return ValueError(f"{where}{text}" if where else text)
 
 
+def with_hints(exc: Exception, formula: str, columns: Any) -> Exception:
+    """Add the hint an R user needs to an error raised while evaluating a formula.
+
+    ``^`` inside ``I()`` is Python's exclusive or (R's power is ``**`` here); a name
+    that is the start of a dotted column name (R's ``wt.kg``) needs backticks inside
+    a call.
+    """
+    text = str(exc)
+    hint = ""
+    if isinstance(exc, TypeError) and "xor" in text and "^" in formula:
+        hint = (
+            " Inside I(...), '^' is Python's exclusive or, not a power: write powers "
+            "with '**', e.g. I(age**2) for R's I(age^2)."
+        )
+    match = re.search(r"name '([^']+)' is not defined", text)
+    if match:
+        start = match.group(1) + "."
+        dotted = [str(c) for c in columns if str(c).startswith(start)]
+        if dotted:
+            hint = (
+                f" Column {dotted[0]!r} has a dot in its name: inside a call, write it in "
+                f"backticks, {_quote(dotted[0])} (a dot is Python's attribute access)."
+            )
+    if not hint:
+        return exc
+    return type(exc)(text + ("" if text.rstrip().endswith(".") else ".") + hint)
+
+
 def _quote(name: str) -> str:
     """A column name as shown in a label: backticked unless it is a Python name.
 

@@ -310,8 +310,9 @@ def expand_dot(formula: str, data: Any, exclude_columns: Any = ()) -> str:
 
     A numeric column becomes ``bin(col)`` (the default bins), a text, categorical or
     boolean column ``C(col)``. Left out: the response's columns, every column the
-    formula names elsewhere (``y ~ . + C(age)`` does not also bin ``age``; ``y ~ . - id``
-    leaves ``id`` out) and ``exclude_columns`` (the weight and offset columns). A date or
+    formula names as a term elsewhere (``y ~ . + C(age)`` does not also bin ``age``;
+    ``y ~ . - id`` leaves ``id`` out; as in R, a column used only inside ``I(...)`` stays:
+    ``y ~ . + I(age**2)`` has ``bin(age)`` and ``I(age**2)``) and ``exclude_columns`` (the weight and offset columns). A date or
     time column is refused (remove it with ``- col`` or convert it first).
 
     Parameters
@@ -326,8 +327,10 @@ def expand_dot(formula: str, data: Any, exclude_columns: Any = ()) -> str:
     Returns
     -------
     str
-        The formula with ``.`` replaced (unchanged when it has none).
+        The formula with ``.`` replaced (unchanged when it has none), and R's
+        ``factor(x)`` read as ``C(x)`` (:func:`r_spellings`).
     """
+    formula = r_spellings(formula)
     pieces = list(_scan(formula))
     kinds = [k for k, _ in pieces]
     texts = [t for _, t in pieces]
@@ -360,7 +363,11 @@ def expand_dot(formula: str, data: Any, exclude_columns: Any = ()) -> str:
     given = dict(getattr(formula, "aliases", None) or {})
     named = {t for k, t in pieces if k in ("name", "quoted")}
     named |= {given[t] for t in named if t in given}
-    skip = named | {str(c) for c in exclude_columns if c is not None}
+    # as R: a column used only inside I(...) is another variable (y ~ . + I(age**2)
+    # keeps age); one named as a term of its own (age, bin(age), C(age), - age) is not
+    terms_named = _names_outside_identity(pieces)
+    terms_named |= {given[t] for t in terms_named if t in given}
+    skip = terms_named | {str(c) for c in exclude_columns if c is not None}
     # a column is written as itself only when it is a plain ASCII name, else by an
     # alias: no column name is ever pasted into the formula's text (names are data)
     ref = ColumnRefs({str(c) for c in data.columns} | named, given)
@@ -387,6 +394,57 @@ def expand_dot(formula: str, data: Any, exclude_columns: Any = ()) -> str:
     for i in dots:
         out[i] = f"({expansion})" if len(dots) == 1 and terms else expansion
     return AliasedFormula(_rejoin(pieces, out), ref.aliases)
+
+
+def _names_outside_identity(pieces: list) -> set[str]:
+    """The names of a scanned formula that are not inside an ``I(...)`` call."""
+    out: set[str] = set()
+    stack: list[bool] = []  # per open parenthesis: is it (inside) an I( call?
+    last_name = None
+    for kind, text in pieces:
+        inside = bool(stack) and stack[-1]
+        if kind in ("name", "quoted"):
+            if not inside:
+                out.add(text)
+            last_name = text if kind == "name" else None
+            continue
+        if text == "(":
+            stack.append(inside or last_name == "I")
+        elif text == ")" and stack:
+            stack.pop()
+        if text.strip():
+            last_name = None
+    return out
+
+
+def r_spellings(formula: Any) -> Any:
+    """R's spellings read as the package's: ``factor(x)`` is ``C(x)``.
+
+    Only a call is rewritten (a column named ``factor`` stays a column); the aliases of
+    a formula the package wrote are kept.
+    """
+    if "factor" not in formula:
+        return formula
+    pieces = list(_scan(formula))
+    texts = [t for _, t in pieces]
+    changed = False
+    for i, (kind, text) in enumerate(pieces):
+        if kind != "name" or text != "factor":
+            continue
+        j = i + 1
+        while j < len(pieces) and not texts[j].strip():
+            j += 1
+        prev = i - 1
+        while prev >= 0 and not texts[prev].strip():
+            prev -= 1
+        if j < len(pieces) and texts[j] == "(" and not (prev >= 0 and texts[prev] == "."):
+            texts[i] = "C"
+            changed = True
+    if not changed:
+        return formula
+    out = _rejoin(pieces, texts)
+    given = getattr(formula, "aliases", None)
+    return AliasedFormula(out, given) if given else out
 
 
 def categorical_columns(formula: Any, aliases: Mapping[str, str] | None) -> set[str]:
