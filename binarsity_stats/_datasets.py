@@ -115,8 +115,8 @@ def load_wine_quality() -> pd.DataFrame:
 
     Examples
     --------
-    >>> import binarsity_stats as bs
-    >>> wine = bs.load_wine_quality()
+    >>> import binarsity_stats as bstats
+    >>> wine = bstats.load_wine_quality()
     >>> wine.shape
     (6497, 13)
     >>> wine["colour"].value_counts().to_dict()

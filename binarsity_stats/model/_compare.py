@@ -160,7 +160,7 @@ def _cox_anova(fits: list, test: str | None) -> pd.DataFrame:
                 f"anova: models {k} and {k + 1} are not nested: the design of the smaller "
                 "(its selected cut-points and terms) is not inside the column space of "
                 "the larger one. Likelihood-ratio tests compare nested models only; "
-                "compare non-nested fits by AIC/BIC with bs.compare()."
+                "compare non-nested fits by AIC/BIC with bstats.compare()."
             )
     ddf = np.r_[np.nan, np.diff(npar)]
     chisq = np.r_[np.nan, 2.0 * np.diff(loglik)]
@@ -258,13 +258,13 @@ def anova(*models: Any, test: str | None = None) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import binarsity_stats as bs
-    >>> df = bs.load_fair()
+    >>> import binarsity_stats as bstats
+    >>> df = bstats.load_fair()
     >>> df["event"] = (df["affairs"] > 0).astype(int)
-    >>> small = bs.glm("event ~ bin(age)", df, family="binomial").fit(lam=1e-3)
-    >>> large = bs.glm("event ~ bin(age) + bin(rate_marriage)", df,
+    >>> small = bstats.glm("event ~ bin(age)", df, family="binomial").fit(lam=1e-3)
+    >>> large = bstats.glm("event ~ bin(age) + bin(rate_marriage)", df,
     ...                family="binomial").fit(lam=1e-3)
-    >>> table = bs.anova(small.refit(), large.refit())
+    >>> table = bstats.anova(small.refit(), large.refit())
     >>> list(table.columns)
     ['Resid. Df', 'Resid. Dev', 'Df', 'Deviance', 'Pr(>Chi)']
     """
@@ -294,7 +294,7 @@ def anova(*models: Any, test: str | None = None) -> pd.DataFrame:
                 f"anova: models {k} and {k + 1} are not nested: the design of the smaller "
                 "(its selected cut-points and terms) is not inside the column space of "
                 "the larger one. Likelihood-ratio tests compare nested models only; "
-                "compare non-nested fits by AIC/BIC with bs.compare()."
+                "compare non-nested fits by AIC/BIC with bstats.compare()."
             )
     if test == "F" and not family.estimate_dispersion:
         warnings.warn(
@@ -421,13 +421,13 @@ def compare(*fits: Any, names: list[str] | None = None) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import binarsity_stats as bs
-    >>> df = bs.load_fair()
+    >>> import binarsity_stats as bstats
+    >>> df = bstats.load_fair()
     >>> df["event"] = (df["affairs"] > 0).astype(int)
-    >>> a = bs.glm("event ~ bin(age)", df, family="binomial").fit(lam=1e-3)
-    >>> b = bs.glm("event ~ bin(age) + bin(rate_marriage)", df,
+    >>> a = bstats.glm("event ~ bin(age)", df, family="binomial").fit(lam=1e-3)
+    >>> b = bstats.glm("event ~ bin(age) + bin(rate_marriage)", df,
     ...            family="binomial").fit(lam=1e-3)
-    >>> table = bs.compare(a, b, names=["age", "age + marriage"])
+    >>> table = bstats.compare(a, b, names=["age", "age + marriage"])
     >>> list(table.index)
     ['age', 'age + marriage']
     """

@@ -62,3 +62,30 @@ def test_a_dotted_name_inside_a_call_gets_a_backtick_hint(frame):
     # written as advised, it fits
     res = glm("y ~ bin(`wt.kg`, 5)", frame).fit(lam=1e-3)
     assert "bin(`wt.kg`, 5)" in res.term_table().index
+
+
+def test_the_documented_alias_leaves_patsy_bs_spline_usable():
+    """README's ``import binarsity_stats as bstats`` keeps ``bs()`` free for patsy formulas.
+
+    Under the former alias ``bs`` a statsmodels formula with ``bs(x, df=4)`` evaluated
+    the package's module instead of patsy's spline; no documentation page uses it.
+    """
+    import re
+    from pathlib import Path
+
+    import statsmodels.formula.api as smf
+
+    root = Path(__file__).resolve().parents[2]
+    pages = [root / "README.md", *root.glob("docs/**/*.md"), *root.glob("vignettes/*.md")]
+    pages = [p for p in pages if p.name not in ("changelog.md", "benchmarks.md")]
+    assert len(pages) > 20
+    shadowing = [str(p.relative_to(root)) for p in pages
+                 if re.search(r"import binarsity_stats as bs\b", p.read_text(encoding="utf-8"))]  # fmt: skip
+    assert not shadowing
+    rng = np.random.default_rng(3)
+    d = pd.DataFrame({"x": rng.uniform(size=200)})
+    d["y"] = np.sin(6 * d.x) + rng.normal(scale=0.1, size=200)
+    import binarsity_stats as bstats  # noqa: F401 - the documented alias, in this scope
+
+    fit = smf.ols("y ~ bs(x, df=4)", d).fit()
+    assert fit.params.shape == (5,)
