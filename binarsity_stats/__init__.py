@@ -44,6 +44,7 @@ _LAZY: dict[str, str] = {
     # Model comparison
     "anova": ".model._compare",
     "compare": ".model._compare",
+    "heldout": ".model._heldout",
     # The neutral model description (to_spec / from_spec)
     "from_spec": ".design._spec",
     "SpecModel": ".design._spec",
@@ -73,6 +74,7 @@ __all__ = [
     "load_wine_quality",
     "anova",
     "compare",
+    "heldout",
     "from_spec",
     "SpecModel",
     "to_sql",
@@ -84,6 +86,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .design._binarizer import Binarizer
     from .model._bootstrap import BootstrapResults
     from .model._compare import anova, compare
+    from .model._heldout import heldout
     from ._datasets import load_fair, load_wine_quality
     from .sklearn._estimator import BinarsityClassifier, BinarsityGLM
     from .sklearn._estimator_cv import BinarsityClassifierCV, BinarsityGLMCV

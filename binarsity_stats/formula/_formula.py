@@ -106,6 +106,7 @@ __all__ = [
     "DesignSpec",
     "Response",
     "build_design",
+    "observed_response",
     "transform_context",
     "format_cut",
     "format_value",
@@ -273,6 +274,70 @@ def build_design(
         design.survival, trials = trials, None
     design.trials = trials
     return spec, design, y, response
+
+
+def observed_response(
+    formula: str, data: Any, family: Any, response: Response
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The response of new rows, read as the training response was.
+
+    Parameters
+    ----------
+    formula : str
+        The model's formula (only its left-hand side is evaluated).
+    data : DataFrame or mapping of columns
+        New rows holding the response's columns.
+    family : str or Family
+        The model's family.
+    response : Response
+        How the training response was read: a two-level factor is the indicator of the
+        training's event level (new rows need not hold both levels).
+
+    Returns
+    -------
+    y : ndarray
+        Shape (n,), float64: the response on the fit's scale (a ``cbind`` proportion);
+        for a survival response shape (n, 2): times and events (R's 1/2 status coding
+        read as in training).
+    trials : ndarray of shape (n,) or None
+        The binomial trials of a ``cbind`` response.
+
+    Raises
+    ------
+    ValueError
+        A response column missing from ``data`` (named), or values the family refuses.
+    """
+    data = as_frame(data)
+    if response.kind == "factor":
+        if response.name not in data.columns:
+            raise ValueError(f"the response column {response.name!r} is not in the data.")
+        col = data[response.name]
+        return (col.astype(str) == str(response.event)).to_numpy(dtype=np.float64), None
+    text, _ = _strip_strata(formula)
+    given = getattr(formula, "aliases", None)
+    if given:
+        text = AliasedFormula(text, given)
+    source, aliases, shadowed = alias_names(expand_dot(text, data), data.columns)
+    parsed = Formula(source)
+    lhs = " + ".join(term_str(t) for t in parsed.lhs)
+    absent = [c for c in required_columns(parsed, "lhs", aliases) if c not in data.columns]
+    if absent:
+        raise ValueError(
+            f"the response {response.name!r} needs column(s) {absent}, not in the data."
+        )
+    ctx = transform_context(50, "error", None) | literal_context(aliases)
+    try:
+        mms = model_matrix(f"{lhs} ~ 1", with_aliases(data, aliases, shadowed), context=ctx,
+                           na_action="ignore")  # fmt: skip
+    except FormulaicError as exc:
+        raise unwrap(exc, aliases, display_formula(formula)) from exc
+    try:
+        y, _, trials = read_response(mms.lhs, lhs, family, data)
+    except ValueError as exc:
+        raise ValueError(unalias(str(exc), aliases)) from None
+    if response.kind == "survival":  # trials holds the (n, 2) times and events
+        return trials, None
+    return y, trials
 
 
 def classify_terms(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | None = None):

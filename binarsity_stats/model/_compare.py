@@ -30,21 +30,61 @@ __all__ = ["anova", "compare"]
 NESTED_RTOL = 1e-7
 
 
+class _GLMEntry:
+    """One model of a GLM anova: its statsmodels-like results, family and column names."""
+
+    def __init__(self, sm: Any, family: Any, names: list[str]) -> None:
+        self.sm_results, self.family, self.names = sm, family, names
+
+
+def _family_key(family: Any) -> tuple:
+    from ..families._families import get_family
+
+    d = get_family(family).to_dict()
+    return d.get("name"), d.get("link"), d.get("ties"), d.get("var_power")
+
+
 def _as_refit(obj: Any, k: int) -> Any:
+    from ._baselines import is_lifelines_cox, is_statsmodels_glm, is_statsmodels_phreg
     from ._refit import RefitResults
     from ._results import BinarsityResults
 
-    if isinstance(obj, RefitResults):
+    if isinstance(obj, RefitResults) or is_statsmodels_glm(obj) or is_statsmodels_phreg(obj):
         return obj
     if isinstance(obj, BinarsityResults):
         raise TypeError(
             f"anova: model {k} is a penalised fit (BinarsityResults); likelihood-ratio "
             "tests need unpenalised fits: pass res.refit()"
         )
+    if is_lifelines_cox(obj):
+        raise TypeError(
+            f"anova: model {k} is a lifelines CoxPHFitter, which does not keep its design, "
+            "so whether the models are nested cannot be checked. Fit the same model with "
+            "statsmodels (smf.phreg(formula, data, status=..., ties=...)) for anova, or "
+            "compare by AIC/BIC and held-out partial likelihood with bstats.compare(..., "
+            "test=new_rows)."
+        )
     raise TypeError(
         f"anova: model {k} is a {type(obj).__name__}; expected the RefitResults of "
-        "res.refit()"
+        "res.refit(), or a statsmodels GLM or PHReg result"
     )
+
+
+def _glm_entry(obj: Any) -> _GLMEntry:
+    from ._refit import RefitResults
+
+    if isinstance(obj, RefitResults):
+        return _GLMEntry(obj.sm_results, obj.parent.model.family, list(obj.names))
+    return _GLMEntry(obj, obj.model.family, list(obj.model.exog_names))
+
+
+def _is_survival(obj: Any) -> bool:
+    from ._baselines import is_statsmodels_phreg
+    from ._refit import RefitResults
+
+    if isinstance(obj, RefitResults):
+        return bool(obj.parent.model.family.survival)
+    return is_statsmodels_phreg(obj)
 
 
 def _weights(sm_model: Any) -> tuple[str, np.ndarray]:
@@ -56,15 +96,29 @@ def _weights(sm_model: Any) -> tuple[str, np.ndarray]:
     return ("freq" if np.any(fw != 1) else "analytic"), fw * vw
 
 
+def _offset(sm_model: Any) -> np.ndarray:
+    """The offset of a statsmodels-like GLM, its ``exposure`` (stored logged) included."""
+    n = sm_model.endog.shape[0]
+    total = np.zeros(n)
+    for name in ("offset", "exposure"):
+        value = getattr(sm_model, name, None)
+        if value is not None:
+            total = total + np.asarray(value, dtype=np.float64)
+    return total
+
+
 def _same_data(a: Any, b: Any, ka: int, kb: int) -> None:
-    """Refuse two refits that are not fitted to the same rows, weights, offset, family."""
+    """Refuse two fits that are not fitted to the same rows, weights, offset, family."""
     ma, mb = a.sm_results.model, b.sm_results.model
     pair = f"models {ka} and {kb}"
-    fa, fb = a.parent.model.family, b.parent.model.family
-    if fa.to_dict() != fb.to_dict():
+    fa, fb = a.family, b.family
+    if _family_key(fa) != _family_key(fb):
+        from ..families._families import get_family
+
+        fa, fb = get_family(fa), get_family(fb)
         raise ValueError(
-            f"anova: {pair} have different families ({fa.label} with link {fa.link} "
-            f"vs {fb.label} with link {fb.link}); a deviance test needs one family"
+            f"anova: {pair} have different families ({fa.name} with link {fa.link} "
+            f"vs {fb.name} with link {fb.link}); a deviance test needs one family"
         )
     if ma.endog.shape != mb.endog.shape or not np.array_equal(ma.endog, mb.endog):
         raise ValueError(
@@ -75,11 +129,7 @@ def _same_data(a: Any, b: Any, ka: int, kb: int) -> None:
     (ka_, wa), (kb_, wb) = _weights(ma), _weights(mb)
     if ka_ != kb_ or not np.array_equal(wa, wb):
         raise ValueError(f"anova: {pair} have different sample weights")
-    oa = getattr(ma, "offset", None)
-    ob = getattr(mb, "offset", None)
-    oa = np.zeros(ma.endog.shape[0]) if oa is None else np.asarray(oa)
-    ob = np.zeros(mb.endog.shape[0]) if ob is None else np.asarray(ob)
-    if not np.array_equal(oa, ob):
+    if not np.allclose(_offset(ma), _offset(mb), rtol=1e-12, atol=1e-12):
         raise ValueError(f"anova: {pair} have different offsets")
 
 
@@ -89,71 +139,91 @@ def _cox_rows(fit: Any) -> np.ndarray | None:
     return None if not split else np.sort(np.asarray(split["estimate_rows"]))
 
 
-def _cox_same_data(a: Any, b: Any, ka: int, kb: int) -> None:
-    """Refuse two Cox refits not fitted to the same times, events, weights, offset, strata."""
-    ma, mb = a.parent.model, b.parent.model
+class _CoxEntry:
+    """One model of a Cox anova: the data it was fitted to, its design and likelihood."""
+
+    def __init__(self, obj: Any) -> None:
+        from ._refit import RefitResults
+
+        if isinstance(obj, RefitResults):
+            m = obj.parent.model
+            rows = _cox_rows(obj)
+            pick = (lambda a: a) if rows is None else (lambda a: a[rows])  # noqa: E731
+            surv = np.asarray(m.survival, dtype=np.float64)
+            self.times, self.status = pick(surv[:, 0]), pick(surv[:, 1])
+            self.weights = pick(np.asarray(m.sample_weight, float)) if m.weighted else None
+            self.offset = None if m.offset is None else pick(np.asarray(m.offset, float))
+            strata = getattr(m, "strata", None)
+            self.strata = None if strata is None else pick(np.asarray(strata, dtype=str))
+            self.ties = m.family.to_dict().get("ties", "breslow")
+            X = np.asarray(obj.parent._selected_matrix(m.design), dtype=np.float64)
+            self.design = pick(X)
+            self.names = list(obj.names)
+            self.npar = float(len(obj.names) - len(getattr(obj, "non_identified", []) or []))
+        else:  # statsmodels PHReg
+            m = obj.model
+            self.times = np.asarray(m.endog, dtype=np.float64)
+            self.status = np.asarray(m.status, dtype=np.float64)
+            self.weights = None
+            self.offset = None if m.offset is None else np.asarray(m.offset, float)
+            strata = getattr(m, "strata", None)
+            self.strata = None if strata is None else np.asarray(strata).astype(str)
+            self.ties = str(m.ties)
+            self.design = np.asarray(m.exog, dtype=np.float64)
+            self.names = list(m.exog_names)
+            self.npar = float(np.linalg.matrix_rank(self.design)) if self.design.size else 0.0
+        self.llf = float(obj.sm_results.llf if isinstance(obj, RefitResults) else obj.llf)
+
+
+def _cox_same_data(a: _CoxEntry, b: _CoxEntry, ka: int, kb: int) -> None:
+    """Refuse two Cox fits not fitted to the same times, events, weights, offset, strata."""
     pair = f"models {ka} and {kb}"
-    if not b.parent.model.family.survival:
-        raise ValueError(
-            f"anova: {pair} have different families (cox vs {mb.family.label}); a "
-            "likelihood-ratio test needs one family"
-        )
-    if ma.family.to_dict() != mb.family.to_dict():
-        raise ValueError(f"anova: {pair} are Cox models with different ties")
-    ra, rb = _cox_rows(a), _cox_rows(b)
-    if (ra is None) != (rb is None) or (ra is not None and not np.array_equal(ra, rb)):
-        raise ValueError(
-            f"anova: {pair} are not estimated on the same rows (a split refit estimates "
-            "on its own half)"
-        )
+    if a.ties != b.ties:
+        raise ValueError(f"anova: {pair} are Cox models with different ties ({a.ties} vs "
+                         f"{b.ties})")  # fmt: skip
 
     def same(x: Any, y: Any) -> bool:
         if x is None or y is None:
             return x is None and y is None
         return np.shape(x) == np.shape(y) and np.array_equal(np.asarray(x), np.asarray(y))
 
-    if not same(ma.survival, mb.survival):
-        raise ValueError(f"anova: {pair} are not fitted to the same survival times and events")
-    if not same(ma.sample_weight if ma.weighted else None,
-                mb.sample_weight if mb.weighted else None):  # fmt: skip
+    if not (same(a.times, b.times) and same(a.status > 0, b.status > 0)):
+        raise ValueError(
+            f"anova: {pair} are not fitted to the same survival times and events (a "
+            "split refit estimates on its own half)"
+        )
+    if not same(a.weights, b.weights):
         raise ValueError(f"anova: {pair} have different sample weights")
-    if not same(ma.offset, mb.offset):
+    zero = np.zeros(a.times.shape[0])
+    oa = zero if a.offset is None else a.offset
+    ob = zero if b.offset is None else b.offset
+    if not np.allclose(oa, ob, rtol=1e-12, atol=1e-12):
         raise ValueError(f"anova: {pair} have different offsets")
-    sa, sb = getattr(ma, "strata", None), getattr(mb, "strata", None)
-    if not same(None if sa is None else np.asarray(sa, dtype=str),
-                None if sb is None else np.asarray(sb, dtype=str)):  # fmt: skip
+    if not same(a.strata, b.strata):
         raise ValueError(
             f"anova: {pair} have different strata (the partial likelihoods are not nested)"
         )
-
-
-def _cox_design(fit: Any) -> np.ndarray:
-    """The selected design of a Cox refit on the rows it was estimated on."""
-    X = np.asarray(fit.parent._selected_matrix(fit.parent.model.design), dtype=np.float64)
-    rows = _cox_rows(fit)
-    return X if rows is None else X[rows]
 
 
 def _cox_anova(fits: list, test: str | None) -> pd.DataFrame:
     """R's ``anova(coxph1, coxph2, ...)``: partial likelihood ratio tests, model by model."""
     from scipy import stats
 
+    from ..families._families import get_family
+
     if test not in (None, "Chisq", "LRT"):
         raise ValueError(
             f"test must be 'Chisq' or 'LRT' for Cox refits (the partial likelihood ratio "
             f"test); got {test!r}"
         )
-    designs = []
-    for k, fit in enumerate(fits, start=1):
-        if k > 1:
-            _cox_same_data(fits[k - 2], fit, k - 1, k)
-        designs.append(_cox_design(fit))
-    loglik = np.array([float(f.sm_results.llf) for f in fits])
+    entries = [_CoxEntry(f) for f in fits]
+    for k in range(1, len(entries)):
+        _cox_same_data(entries[k - 1], entries[k], k, k + 1)
+    loglik = np.array([e.llf for e in entries])
     # parameters estimated (R: the non-NA coefficients), collinear columns not counted
-    npar = np.array([len(f.names) - len(getattr(f, "non_identified", []) or [])
-                     for f in fits], dtype=np.float64)  # fmt: skip
-    for k in range(1, len(fits)):
-        xa, xb = designs[k - 1], designs[k]
+    npar = np.array([e.npar for e in entries], dtype=np.float64)
+    for k in range(1, len(entries)):
+        xa, xb = entries[k - 1].design, entries[k].design
         small, large = (xa, xb) if npar[k - 1] <= npar[k] else (xb, xa)
         if not is_nested(small, large):
             raise ValueError(
@@ -168,12 +238,13 @@ def _cox_anova(fits: list, test: str | None) -> pd.DataFrame:
         p = stats.chi2.sf(np.abs(chisq), np.abs(ddf))
     p[ddf == 0] = np.nan
     table = pd.DataFrame(
-        {"loglik": loglik, "Chisq": np.abs(chisq), "Df": np.abs(ddf), "Pr(>|Chi|)": p},
+        {"loglik": loglik, "Chisq": np.abs(chisq) + 0.0, "Df": np.abs(ddf) + 0.0,
+         "Pr(>|Chi|)": p},
         index=pd.Index([f"Model {k}" for k in range(1, len(fits) + 1)], dtype=object),
-    )
+    )  # fmt: skip
     table.attrs.update(
-        test="Chisq", dispersion=1.0, family=fits[0].parent.model.family.label,
-        models=[list(f.names) for f in fits],
+        test="Chisq", dispersion=1.0, family=get_family(("cox", entries[0].ties)).label,
+        models=[e.names for e in entries],
     )  # fmt: skip
     return table
 
@@ -273,11 +344,15 @@ def anova(*models: Any, test: str | None = None) -> pd.DataFrame:
     if len(models) < 2:
         raise ValueError(f"anova needs at least two refits to compare; got {len(models)}")
     fits = [_as_refit(m, k) for k, m in enumerate(models, start=1)]
-    family = fits[0].parent.model.family
-    if family.survival or any(f.parent.model.family.survival for f in fits):
-        if not family.survival:
-            raise ValueError("anova: a Cox refit cannot be compared with a GLM refit")
+    survival = [_is_survival(f) for f in fits]
+    if any(survival):
+        if not all(survival):
+            raise ValueError("anova: a Cox model cannot be compared with a GLM")
         return _cox_anova(fits, test)
+    from ..families._families import get_family
+
+    fits = [_glm_entry(f) for f in fits]
+    family = get_family(fits[0].family)
     if test is None:
         test = "F" if family.estimate_dispersion else "Chisq"
     if test not in ("Chisq", "LRT", "F"):
@@ -310,8 +385,8 @@ def anova(*models: Any, test: str | None = None) -> pd.DataFrame:
         dispersion = pearson_dispersion(big.pearson_chi2, big.df_resid)
     else:
         dispersion = 1.0
-    ddf = np.r_[np.nan, -np.diff(resdf)]
-    ddev = np.r_[np.nan, -np.diff(resdev)]
+    ddf = np.r_[np.nan, -np.diff(resdf)] + 0.0  # + 0.0: no "-0.0" for identical models
+    ddev = np.r_[np.nan, -np.diff(resdev)] + 0.0
     table = pd.DataFrame(
         {"Resid. Df": resdf, "Resid. Dev": resdev, "Df": ddf, "Deviance": ddev},
         index=pd.Index([f"Model {k}" for k in range(1, len(fits) + 1)], dtype=object),
@@ -333,6 +408,35 @@ def anova(*models: Any, test: str | None = None) -> pd.DataFrame:
         models=[list(f.names) for f in fits],
     )  # fmt: skip
     return table
+
+
+def _baseline_row(obj: Any) -> dict[str, Any] | None:
+    """The row of a statsmodels GLM/PHReg result or a lifelines CoxPHFitter (else None).
+
+    AIC and BIC as each tool's own for a GLM (statsmodels' ``aic``, ``bic_llf``); for
+    Cox models from the partial log-likelihood with n the rows, as the binarsity Cox
+    refit's row: −2 ℓ + 2 k and −2 ℓ + log(n) k.
+    """
+    from ._baselines import is_lifelines_cox, is_statsmodels_glm, is_statsmodels_phreg
+
+    empty = {"cuts_kept": np.nan, "lam": np.nan, "cv_score": np.nan, "cv_se": np.nan,
+             "scoring": None}  # fmt: skip
+    if is_statsmodels_glm(obj):
+        return {"kind": "statsmodels GLM", "df": float(len(obj.params)),
+                "deviance": float(obj.deviance), "aic": float(obj.aic),
+                "bic": float(obj.bic_llf), **empty}  # fmt: skip
+    if is_statsmodels_phreg(obj) or is_lifelines_cox(obj):
+        if is_lifelines_cox(obj):
+            llf, k, n = float(obj.log_likelihood_), float(len(obj.params_)), len(obj.durations)
+            kind = "lifelines CoxPHFitter"
+        else:
+            exog = np.asarray(obj.model.exog)
+            llf, n = float(obj.llf), exog.shape[0]
+            k = float(np.linalg.matrix_rank(exog)) if exog.size else 0.0
+            kind = "statsmodels PHReg"
+        return {"kind": kind, "df": k, "deviance": np.nan, "aic": -2.0 * llf + 2.0 * k,
+                "bic": -2.0 * llf + np.log(n) * k, **empty}  # fmt: skip
+    return None
 
 
 def _row(obj: Any) -> dict[str, Any]:
@@ -369,36 +473,49 @@ def _row(obj: Any) -> dict[str, Any]:
                 "aic": float(sm.aic), "bic": float(sm.bic_llf),
                 "cuts_kept": int(parent.n_jumps), "lam": float(parent.lam),
                 "cv_score": np.nan, "cv_se": np.nan, "scoring": None}  # fmt: skip
+    base = _baseline_row(obj)
+    if base is not None:
+        return base
     if not isinstance(obj, BinarsityResults):
         raise TypeError(
-            f"compare: expected fits (BinarsityResults, CVResults or RefitResults); got a "
+            f"compare: expected fits (BinarsityResults, CVResults or RefitResults, a "
+            f"statsmodels GLM or PHReg result, a fitted lifelines CoxPHFitter); got a "
             f"{type(obj).__name__}"
         )
     if cv is None:
         cv = getattr(obj, "cv_score", None)
-    return {"kind": "penalized", "df": float(obj.df), "deviance": obj.deviance,
+    kind = "penalized" if obj.lam > 0 else "unpenalized (lam = 0)"
+    return {"kind": kind, "df": float(obj.df), "deviance": obj.deviance,
             "aic": obj.aic, "bic": obj.bic, "cuts_kept": int(obj.n_jumps), "lam": obj.lam,
             "cv_score": np.nan if cv is None else cv["mean"],
             "cv_se": np.nan if cv is None else cv["se"],
             "scoring": None if cv is None else cv["scoring"]}  # fmt: skip
 
 
-def compare(*fits: Any, names: list[str] | None = None) -> pd.DataFrame:
+def compare(*fits: Any, names: list[str] | None = None, test: Any = None) -> pd.DataFrame:
     """A table of fits side by side: df, deviance, AIC, BIC, cut-points, CV score.
 
     Parameters
     ----------
-    *fits : BinarsityResults, CVResults or RefitResults
+    *fits : BinarsityResults, CVResults, RefitResults or a baseline
         The fits. A :class:`~binarsity_stats.CVResults` stands for its ``best_`` fit
         with the CV score at ``lam_min``; a fit taken from ``fit_cv().results()`` (or
-        ``best_``) carries its CV score too.
+        ``best_``) carries its CV score too. Baselines in the same table: statsmodels
+        ``GLM`` and ``PHReg`` results and fitted lifelines ``CoxPHFitter`` objects.
     names : list of str, optional
         Row labels (default ``Model 1``, ``Model 2``, ...).
+    test : DataFrame, optional
+        New rows to score every fit on (:func:`~binarsity_stats.heldout`): adds
+        ``test deviance`` (GLMs; ``test AUC`` for the binomial) or ``test partial
+        loglik`` and ``test C`` (Cox). A statsmodels PHReg needs ``heldout`` itself (its
+        status is not part of its formula).
 
     Returns
     -------
     DataFrame
-        One row per fit: ``kind`` (``"penalized"`` or ``"refit"``), ``df``,
+        One row per fit: ``kind`` (``"penalized"``, ``"unpenalized (lam = 0)"``,
+        ``"refit"``, ``"statsmodels GLM"``, ``"statsmodels PHReg"``,
+        ``"lifelines CoxPHFitter"``), ``df``,
         ``deviance``, ``AIC``, ``BIC``, ``cuts kept``, ``lam``, and ``CV score``,
         ``CV se`` and ``scoring`` (empty when λ did not come from cross-validation).
         AIC and BIC use each fit's df (for a penalised fit: jumps + intercept +
@@ -440,8 +557,18 @@ def compare(*fits: Any, names: list[str] | None = None) -> pd.DataFrame:
         raise ValueError(f"names has {len(names)} entries for {len(fits)} fits")
     rows = [_row(f) for f in fits]
     table = pd.DataFrame(rows, index=pd.Index(names, dtype=object))
-    return table.rename(
+    table = table.rename(
         columns={"aic": "AIC", "bic": "BIC", "cuts_kept": "cuts kept", "cv_score": "CV score",
                  "cv_se": "CV se"}
     )[["kind", "df", "deviance", "AIC", "BIC", "cuts kept", "lam", "CV score", "CV se",
        "scoring"]]  # fmt: skip
+    if test is not None:
+        from ._heldout import heldout
+
+        scores = [heldout(f, test) for f in fits]
+        for key, column in (("deviance", "test deviance"), ("AUC", "test AUC"),
+                            ("partial loglik", "test partial loglik"), ("C", "test C")):
+            values = [float(sc[key]) if key in sc.index else np.nan for sc in scores]
+            if not all(np.isnan(values)):
+                table[column] = values
+    return table
