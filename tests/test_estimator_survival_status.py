@@ -59,6 +59,7 @@ def test_structured_y_coded_1_2_is_the_fit_on_0_1_at_the_defaults():
     rtf = BinarsityGLM(family="cox").fit(X, _structured(TIME, EVENT.astype(bool), "?"))
     _same_fit(r12, r01)
     _same_fit(rtf, r01)
+    assert "_r_coding" not in vars(r12)  # how y was coded is not fitted state
     assert np.any(r01.coef_ != 0)  # the fit is not the null model: the test can fail
     assert r12.score(X, _structured(TIME, STATUS, "i8")) == r01.score(
         X, _structured(TIME, EVENT, "i8")

@@ -282,7 +282,6 @@ class BinarsityGLM(_InspectMixin, _PredictMixin, _ProblemMixin, BaseEstimator):
     def _prepare_y(self, y, n):
         return response_y(get_family(self.family), y, n)
 
-
     def fit(self, X, y, sample_weight=None, offset=None) -> BinarsityGLM:
         """Bin the features and fit the penalised GLM.
 
@@ -296,7 +295,9 @@ class BinarsityGLM(_InspectMixin, _PredictMixin, _ProblemMixin, BaseEstimator):
             Response (0/1 for binomial, counts ≥ 0 for poisson). With
             ``family="cox"``: a structured array with an event (boolean) and a time
             (float) field, as scikit-survival's ``Surv.from_arrays(event, time)``, or
-            two columns ``(time, event)``; ``intercept_`` is then 0, ``predict`` gives
+            two columns ``(time, event)`` — the event boolean, 0/1, or R's 1 = censored /
+            2 = event when its largest value is 2, read as ``Surv()`` reads it (the
+            summary says so); ``intercept_`` is then 0, ``predict`` gives
             the relative risk e^η, ``score`` Harrell's C and ``baseline_hazard_`` holds
             Breslow's baseline (event times, cumulative hazard).
         sample_weight : array-like of shape (n_samples,), optional
