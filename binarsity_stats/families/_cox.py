@@ -163,7 +163,7 @@ _STRATA_HINT = (
 )
 
 
-def survival_columns(y, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def survival_columns(y, n: int | None = None) -> tuple[np.ndarray, np.ndarray, bool]:
     """(time, event) of an estimator's survival ``y``.
 
     Parameters
@@ -179,6 +179,16 @@ def survival_columns(y, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     Returns
     -------
     time, event : ndarray of float64
+        The times and the 0/1 events: the status read by :func:`read_status`, the rule
+        of the formula's ``Surv(time, status)`` (booleans, 0/1, or R's 1 = censored /
+        2 = event when the largest value is 2).
+    r_coding : bool
+        Whether the status was read in R's 1/2 coding.
+
+    Raises
+    ------
+    ValueError
+        Naming the event field or column: a status other than booleans, 0/1 or 1/2.
     """
     names = getattr(getattr(y, "dtype", None), "names", None)
     if names:
@@ -196,7 +206,7 @@ def survival_columns(y, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
                 f"'event'/'status') and the time (float, or named 'time'); got {names}."
                 + _STRATA_HINT
             )
-        time, event = arr[tm], arr[ev]
+        time, event, where = arr[tm], arr[ev], f"event field {ev!r}"
     else:
         arr = np.asarray(y)
         if arr.ndim != 2 or arr.shape[1] != 2:
@@ -206,6 +216,8 @@ def survival_columns(y, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
                 + (_STRATA_HINT if arr.ndim == 2 and arr.shape[1] > 2 else "")
             )
         time, event = arr[:, 0], arr[:, 1]
+        cols = getattr(y, "columns", None)
+        where = f"event column {str(cols[1])!r}" if cols is not None else "event column 1"
     try:
         time = np.asarray(time, dtype=np.float64)
         event = np.asarray(event, dtype=np.float64)
@@ -213,7 +225,17 @@ def survival_columns(y, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError("y: the survival time and event must be numbers.") from None
     if n is not None and time.shape[0] != n:
         raise ValueError(f"y has {time.shape[0]} rows but X has {n}.")
-    return time, event
+    try:
+        event, r_coding = read_status(event)  # as the formula's Surv() reads it
+    except ValueError as exc:
+        raise ValueError(f"y ({where}): {exc}") from None
+    bad = event[~((event == 0) | (event == 1))]
+    if bad.size:
+        raise ValueError(
+            f"y ({where}): the status must be booleans, 0/1 (1 = event) or R's 1/2 "
+            f"(1 = censored, 2 = event); found values such as {np.unique(bad)[:3].tolist()}."
+        )
+    return time, event, r_coding
 
 
 def decode(y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

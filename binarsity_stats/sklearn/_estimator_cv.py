@@ -27,7 +27,9 @@ from ..engine._folds import resolve_folds
 from ..engine._path import check_grid, lambda_grid
 from ..engine._scoring import SCORINGS, check_scoring
 from ..engine._solvers import Solution
-from ._estimator import BinarsityClassifier, BinarsityGLM, _check_params, _EstimatorProblem
+from ._estimator import BinarsityClassifier, BinarsityGLM
+from ._estimator_input import _check_params
+from ._estimator_problem import _EstimatorProblem
 
 __all__ = ["BinarsityGLMCV", "BinarsityClassifierCV"]
 

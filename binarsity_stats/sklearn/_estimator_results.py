@@ -209,12 +209,17 @@ def estimator_results(
         response += "_"
     survival = extra.get("_survival")
     if survival is not None:  # family="cox": the formula's response is Surv(time, event)
-        time_name, event_name = _free_name("time", names), _free_name("event", names)
+        # a status given in R's 1/2 coding goes to Surv() as given: the formula reads it
+        # by the same rule (_cox.read_status) and its summary says so
+        r_coding = bool(extra.get("_r_coding"))
+        time_name = _free_name("time", names)
+        event_name = _free_name("status" if r_coding else "event", names)
         response = f"Surv({time_name}, {event_name})"  # plain names, free of the features'
     formula, n_bins = estimator_formula(est, st, names, response)
     data = _frame(st, X, names)
     if survival is not None:
-        data[time_name], data[event_name] = survival[0], np.asarray(survival[1], dtype=float)
+        status = np.asarray(survival[1], dtype=float) + (1.0 if r_coding else 0.0)
+        data[time_name], data[event_name] = survival[0], status
     else:
         data[response] = yy
     classes = st.get("classes_")
