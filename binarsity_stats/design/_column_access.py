@@ -208,9 +208,10 @@ def _series_reader(dtype: Any, label: str) -> Any:
     """Check a DataFrame column's dtype; return the function that reads it as floats."""
     if isinstance(dtype, pd.CategoricalDtype):
         raise TypeError(
-            f"{label} is categorical: bins are for continuous features. Encode it as a "
-            "factor (one level per category) instead, or pass numeric codes explicitly "
-            "(e.g. X[col].cat.codes) if the categories are ordered."
+            f"{label} is categorical: bins are for continuous features. Name it in the "
+            "estimators' categorical_features=[...] (a factor, one level per category; "
+            "glm(): C(col)), or pass numeric codes explicitly (e.g. X[col].cat.codes) if "
+            "the categories are ordered."
         )
     if is_datetime_like(dtype):
         raise TypeError(
@@ -227,8 +228,10 @@ def _series_reader(dtype: Any, label: str) -> Any:
     )
     if not numeric:
         raise TypeError(
-            f"{label} has non-numeric dtype {dtype}; the binarizer takes real numbers "
-            "(convert with pd.to_numeric, or encode categories as factors)."
+            f"{label} has non-numeric dtype {dtype}; bins take real numbers. A "
+            "categorical feature: name it in the estimators' categorical_features=[...] "
+            "(a factor, one level per category; glm(): C(col)); numbers stored as text: "
+            "convert with pd.to_numeric."
         )
     if isinstance(dtype, np.dtype) and kind == "f" and dtype.itemsize in (4, 8):
         return lambda s: s.to_numpy()

@@ -89,3 +89,16 @@ def test_the_documented_alias_leaves_patsy_bs_spline_usable():
 
     fit = smf.ols("y ~ bs(x, df=4)", d).fit()
     assert fit.params.shape == (5,)
+
+
+def test_an_estimator_refusing_a_text_column_points_to_categorical_features():
+    from binarsity_stats import BinarsityGLM
+
+    X = pd.DataFrame({"a": np.arange(60.0), "g": ["x", "y", "z"] * 20})
+    y = np.arange(60.0) + (X.g == "y")
+    with pytest.raises(TypeError, match=r"column 'g'.*categorical_features=\[\.\.\.\]"):
+        BinarsityGLM(lam=1e-3).fit(X, y)
+    with pytest.raises(TypeError, match=r"categorical_features"):
+        BinarsityGLM(lam=1e-3).fit(X.astype({"g": "category"}), y)
+    fitted = BinarsityGLM(lam=1e-3, categorical_features=["g"]).fit(X, y)  # as advised
+    assert np.all(np.isfinite(fitted.predict(X)))
