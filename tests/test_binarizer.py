@@ -691,7 +691,7 @@ def test_infinite_values_are_errors_naming_the_column():
     [
         (["x", "y", "z"], "column 'bad' has non-numeric dtype"),
         (pd.array(["x", "y", "z"], dtype="string"), "column 'bad' has non-numeric dtype"),
-        (pd.Categorical([1.0, 2.0, 3.0]), "column 'bad' is categorical.*Encode"),
+        (pd.Categorical([1.0, 2.0, 3.0]), "column 'bad' is categorical.*categorical_features"),
         (pd.to_datetime(["2020-01-01"] * 3), "column 'bad' has datetime-like.*convert"),
         (pd.to_timedelta([1, 2, 3], unit="D"), "column 'bad' has datetime-like"),
         (pd.period_range("2020-01", periods=3, freq="M"), "column 'bad' has datetime-like"),
