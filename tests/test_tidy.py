@@ -165,7 +165,7 @@ def test_arguments_are_checked_by_name(res, data):
         res.tidy(merge="yes")
     with pytest.raises(ValueError, match="only used together with newdata"):
         res.augment(y=data["y"])
-    with pytest.raises(TypeError, match="newdata must be a pandas DataFrame"):
+    with pytest.raises(TypeError, match="newdata must be a pandas, polars or pyarrow DataFrame"):
         res.augment(data.to_numpy())
     with pytest.raises(ValueError, match="y has 3 values for 50 rows"):
         res.augment(data.iloc[:50], y=[0, 1, 0])

@@ -102,16 +102,55 @@ def column_or_array(value: Any, data, name: str, n: int) -> tuple[np.ndarray | N
     return check(value, n, rows_of="the data", name=what), column
 
 
+def frame_library(data: Any) -> str:
+    """The top-level module of a data object's class (``"polars"``, ``"pandas"``...)."""
+    return (type(data).__module__ or "").split(".")[0]
+
+
 def as_frame(data: Any) -> pd.DataFrame:
+    """The user's rows as a pandas DataFrame.
+
+    pandas frames are used as they are; a mapping of columns is made a frame; polars and
+    pyarrow tables (any eager frame narwhals reads) are converted, their column names
+    and dtypes kept (narwhals, a dependency of formulaic).
+    """
     if isinstance(data, pd.DataFrame):
         # a duplicated name is ambiguous for the formula (and formulaic fails on it)
         check_unique_names(data.columns, "data")
         return data
     if isinstance(data, Mapping):
         return pd.DataFrame(dict(data))
+    if frame_library(data) in ("polars", "pyarrow", "modin", "cudf"):
+        import narwhals as nw
+
+        try:
+            frame = nw.from_native(data, eager_only=True).to_pandas()
+        except TypeError:  # a lazy frame or a series: said below
+            frame = None
+        if isinstance(frame, pd.DataFrame):
+            check_unique_names(frame.columns, "data")
+            return frame
     raise TypeError(
-        f"data must be a pandas DataFrame or a mapping of columns; got {type(data).__name__}."
+        "data must be a pandas, polars or pyarrow DataFrame (or a mapping of columns); got "
+        f"{type(data).__name__} from module {type(data).__module__!r}"
+        + (" (collect a lazy frame first: .collect())" if "Lazy" in type(data).__name__
+           else "")  # fmt: skip
+        + "."
     )
+
+
+def like_callers_frame(out: pd.DataFrame, data: Any) -> Any:
+    """``out`` as the kind of frame ``data`` was: polars or pyarrow when it was one."""
+    library = frame_library(data)
+    if library == "polars":
+        import polars
+
+        return polars.from_pandas(out.reset_index(drop=True))
+    if library == "pyarrow":
+        import pyarrow
+
+        return pyarrow.Table.from_pandas(out, preserve_index=False)
+    return out
 
 
 def strata_labels(data: Any, columns: Sequence[str]) -> np.ndarray:

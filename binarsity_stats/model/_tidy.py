@@ -26,6 +26,7 @@ import pandas as pd
 from scipy import stats
 
 from ..core._base import inconsistent
+from ..formula._columns import as_frame, frame_library, like_callers_frame
 
 __all__ = [
     "TIDY_COLUMNS",
@@ -358,13 +359,15 @@ def _observed(model: Any, newdata: pd.DataFrame, y: Any) -> np.ndarray | None:
 
 
 def _as_pandas(newdata: Any) -> pd.DataFrame:
-    if isinstance(newdata, pd.DataFrame):
-        return newdata.copy()
-    if isinstance(newdata, dict):
-        return pd.DataFrame(newdata)
-    raise TypeError(
-        f"newdata must be a pandas DataFrame or a mapping of columns; got {type(newdata).__name__}."
-    )
+    """A copy of the new rows as pandas (polars and pyarrow tables converted)."""
+    if not isinstance(newdata, pd.DataFrame | dict) and frame_library(newdata) not in (
+        "polars", "pyarrow",
+    ):  # fmt: skip
+        raise TypeError(
+            "newdata must be a pandas, polars or pyarrow DataFrame or a mapping of columns; "
+            f"got {type(newdata).__name__}."
+        )
+    return as_frame(newdata).copy()
 
 
 def _residual_column(
@@ -403,7 +406,7 @@ def augment_results(
         else m.family.mean(out[".fitted"].to_numpy())
     )
     _residual_column(out, m, obs, mu, kind)
-    return out
+    return out if newdata is None else like_callers_frame(out, newdata)
 
 
 def augment_refit(
@@ -458,7 +461,7 @@ def augment_refit(
         mu = fitted if type_predict == "response" else m.family.mean(fitted)
         var_w = m.var_weights if newdata is None else None
         _residual_column(out, m, obs, mu, kind, var_w)
-    return out
+    return out if newdata is None else like_callers_frame(out, newdata)
 
 
 def augment_bootstrap(
@@ -487,4 +490,4 @@ def augment_bootstrap(
         mu = fitted if type_predict == "response" else m.family.mean(fitted)
         var_w = m.var_weights if newdata is None else None
         _residual_column(out, m, obs, mu, kind, var_w)
-    return out
+    return out if newdata is None else like_callers_frame(out, newdata)
