@@ -91,7 +91,12 @@ def plot_shapes(
     """Shapes of the terms: steps (binned), bars (categorical), lines (linear terms).
 
     A term the penalty dropped (all its levels equal) is marked "dropped (flat)"
-    instead of being drawn as a flat line. The missing level of a binned term (its
+    instead of being drawn as a flat line. A linear term whose column holds only 0 and
+    1 is drawn as two bars. On the link scale, binned and categorical effects are 0 at
+    the average training row while a linear term β·x is 0 at x = 0: a figure holding
+    both says so in a note at its foot. A band reaching more than ``BAND_CLIP_SPANS``
+    times the steps' span beyond them (a bin of few rows) is clipped there and marked
+    by triangles, so that it cannot set the axis. The missing level of a binned term (its
     NaN rows, ``missing="separate"``) is a bar of its own, in a narrow panel to the
     right of the steps on the same y axis, labelled with its row count (and weight).
 
@@ -178,8 +183,37 @@ def plot_shapes(
         lims = np.array([a.get_ylim() for a in drawn])
         for a in drawn:
             a.set_ylim(lims[:, 0].min(), lims[:, 1].max())
-    fig.tight_layout()
+    if response:
+        for a in drawn:
+            _ratio_ticks(a)
+    kinds = {what for what, _, _ in items}
+    if not response and "linear" in kinds and kinds - {"linear"}:
+        # the two kinds have different zeros: say so on the figure itself
+        fig.text(0.01, 0.005, "Effects: 0 = the average training row for binned and "
+                 "categorical terms; linear terms are β·x, 0 at x = 0.", fontsize=7,
+                 color="0.35", ha="left", va="bottom", gid="centring-note")  # fmt: skip
+        fig.tight_layout(rect=(0, 0.03, 1, 1))
+    else:
+        fig.tight_layout()
     return fig
+
+
+def _ratio_ticks(a: Any) -> None:
+    """Plain, evenly spread ticks on a ratio (log) axis whose range is under 20-fold.
+
+    Matplotlib's log locator puts a single labelled tick (``1``) on a narrow range such
+    as 0.8-1.25; here five or so round values are labelled instead.
+    """
+    from matplotlib.ticker import FixedLocator, MaxNLocator
+
+    lo, hi = a.get_ylim()
+    if not (0 < lo < hi) or hi / lo >= 20:
+        return
+    ticks = MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)
+    ticks = ticks[(ticks >= lo) & (ticks <= hi) & (ticks > 0)]
+    if ticks.size >= 2:
+        a.yaxis.set_major_locator(FixedLocator(ticks))
+        a.set_ylim(lo, hi)
 
 
 def _draw_linear(
@@ -191,12 +225,29 @@ def _draw_linear(
     a.set_title(_plain(name), fontsize=10)
     a.set_xlabel(f"{_plain(name)} (linear, β = {beta:.4g})")
     lo, hi = float(np.min(x)), float(np.max(x))
+    binary = bool(np.all((x == 0) | (x == 1)))
+    if binary:  # a 0/1 column: two levels, drawn as bars
+        share = float(sw[x == 1].sum() / sw.sum()) if sw.sum() > 0 else np.nan
+        a.set_xticks([0, 1], ["0", "1"])
+        a.set_xlim(-0.6, 1.6)
+        if beta == 0.0:
+            return True
+        vals = np.array([0.0, beta])
+        if response:
+            vals = np.exp(beta * (np.array([0.0, 1.0]) - np.average(x, weights=sw)))
+        bottom = 1.0 if response else 0.0
+        a.bar([0, 1], vals - bottom, bottom=bottom, color="C0", alpha=0.8, width=0.6)
+        if density:
+            for p_, c in ((0, 1 - share), (1, share)):
+                a.annotate(f"{c:.0%}", (p_, bottom), ha="center", va="bottom", fontsize=7,
+                           color="0.3")  # fmt: skip
+        return False
     if hi > lo:
         a.set_xlim(lo, hi)
     if density and hi > lo:
         twin = a.twinx()
         twin.hist(x, bins=20, weights=sw, color="0.3", alpha=0.15)
-        twin.set_yticks([])
+        _label_density(twin)
     if beta == 0.0:
         return True
     grid = np.linspace(lo, hi, 50)
@@ -263,16 +314,16 @@ def _draw_block(
             widths = np.diff(x)
             dens = np.divide(counts[:chain], widths, out=np.zeros(chain), where=widths > 0)
             twin.stairs(dens, x, fill=True, alpha=0.15, color="0.3")
-            twin.set_yticks([])
             twin.set_ylim(0, dens.max() * 4 if dens.max() > 0 else 1)
+            _label_density(twin)
         if rug is not None:
             _draw_rug(a, rug, block)
         if flat:
             return True
         a.stairs(tr(theta[:chain]), x, baseline=None, color="C0", linewidth=2)
         if lo is not None:
-            a.stairs(tr(hi[:chain]), x, baseline=tr(lo[:chain]), fill=True, alpha=0.25,
-                     color="C0")  # fmt: skip
+            blo, bhi = _clip_band(a, theta[:chain], lo[:chain], hi[:chain], x, tr)
+            a.stairs(tr(bhi), x, baseline=tr(blo), fill=True, alpha=0.25, color="C0")
         for k in np.flatnonzero(res.jumps[s : s + chain]):
             a.axvline(x[k], color="C3", linewidth=0.8, linestyle=":")
         if block.has_missing_level:
@@ -300,6 +351,45 @@ def _draw_block(
         for p_, c in zip(pos, counts, strict=True):
             a.annotate(f"{c:.0%}", (p_, bottom), ha="center", va="bottom", fontsize=7, color="0.3")
     return False
+
+
+def _label_density(twin: Any) -> None:
+    """The shaded share of rows: no ticks (its scale is arbitrary), but a label."""
+    twin.set_yticks([])
+    twin.set_ylabel("share of rows (shaded)", fontsize=7, color="0.45")
+
+
+#: A band is drawn at most this many effect spans beyond the steps (then clipped).
+BAND_CLIP_SPANS = 1.5
+
+
+def _clip_band(
+    a: Any, theta: np.ndarray, lo: np.ndarray, hi: np.ndarray, x: np.ndarray, tr: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """Clip a step band to the steps' range widened by ``BAND_CLIP_SPANS`` spans.
+
+    A bin with few rows can have a band many times wider than the whole shape (a relaxed
+    band of 1e±6 on the ratio scale); drawn as it is, it sets the axis and flattens the
+    steps. The clipped bins are marked by triangles at the clip line (gid
+    ``"clipped-band"``) and a note in the corner.
+    """
+    typical = np.nanmedian(hi - lo) if np.isfinite(hi - lo).any() else 0.0
+    span = max(float(np.ptp(theta)), float(typical) if np.isfinite(typical) else 0.0, 1e-12)
+    floor = float(theta.min()) - BAND_CLIP_SPANS * span
+    ceil = float(theta.max()) + BAND_CLIP_SPANS * span
+    low_cut, high_cut = ~(lo >= floor), ~(hi <= ceil)  # NaN/inf counted as cut
+    if not (low_cut.any() or high_cut.any()):
+        return lo, hi
+    mids = (x[:-1] + x[1:]) / 2
+    for cut, level, marker in ((high_cut, ceil, "^"), (low_cut, floor, "v")):
+        if cut.any():
+            a.plot(mids[cut], np.full(int(cut.sum()), tr(level)), linestyle="none",
+                   marker=marker, color="C0", markersize=5, gid="clipped-band")  # fmt: skip
+    a.text(0.99, 0.99, "band clipped at ▲/▼", transform=a.transAxes, ha="right", va="top",
+           fontsize=7, color="0.35")  # fmt: skip
+    return np.clip(np.nan_to_num(lo, nan=floor), floor, ceil), np.clip(
+        np.nan_to_num(hi, nan=ceil), floor, ceil
+    )
 
 
 def _draw_missing(
@@ -339,8 +429,10 @@ def _draw_rug(a: Any, rug: Any, block: Any) -> Any:
     cuts = rows["cut"].to_numpy(float)
     keep = freq > 0
     lines = a.vlines(cuts[keep], 0.0, 0.15 * freq[keep], transform=a.get_xaxis_transform(),
-                     color="C3", linewidth=2, alpha=0.8)  # fmt: skip
+                     color="C3", linewidth=2, alpha=0.8,
+                     label="cut frequency (bootstrap; full height 15% = 1)")  # fmt: skip
     lines.set_gid("cut-frequency-rug")
+    a.legend(handles=[lines], fontsize=6, loc="upper left", frameon=False)
     return lines
 
 
@@ -420,6 +512,35 @@ def term_ranges(path: Any) -> tuple[list[str], np.ndarray]:
 _PATH_KINDS = ("range", "levels", "coef", "df", "deviance")
 
 
+def _df_axis(a: Any, lams: np.ndarray, df: Any, max_ticks: int = 8) -> Any:
+    """df on a top axis: a tick where df changes, thinned so labels never overlap.
+
+    The λ axis is logarithmic; the top axis gets no minor ticks or labels of its own
+    (matplotlib labels log minor ticks on a range under a decade, which overlapped the
+    df labels).
+    """
+    from matplotlib.ticker import NullFormatter, NullLocator
+
+    df = np.asarray(df)
+    ok = np.flatnonzero(np.isfinite(lams) & (lams > 0))
+    top = a.secondary_xaxis("top")
+    top.xaxis.set_minor_locator(NullLocator())
+    top.xaxis.set_minor_formatter(NullFormatter())
+    top.set_xlabel("df", fontsize=8)
+    if ok.size == 0:
+        top.set_xticks([])
+        return top
+    changes = [i for k, i in enumerate(ok) if k == 0 or df[i] != df[ok[k - 1]]]
+    logs = np.log10(lams[changes])
+    gap = (logs.max() - logs.min()) / max_ticks if logs.size > 1 else 0.0
+    keep: list[int] = []
+    for i, lg in zip(changes, logs, strict=True):
+        if not keep or abs(lg - np.log10(lams[keep[-1]])) >= gap:
+            keep.append(i)
+    top.set_xticks(lams[keep], [str(int(df[i])) for i in keep], fontsize=8)
+    return top
+
+
 def plot_path(path: Any, kind: str = "range", ax: Any = None, marks: Any = None) -> Figure:
     """Regularisation path against λ (log scale), df on the top axis.
 
@@ -475,13 +596,7 @@ def plot_path(path: Any, kind: str = "range", ax: Any = None, marks: Any = None)
                       label=f"{label} = {float(lam):.3g}")  # fmt: skip
     a.set_xscale("log")
     a.set_xlabel("λ")
-    finite = np.isfinite(lams)
-    if finite.any():
-        step = max(1, int(finite.sum()) // 8)
-        where = np.flatnonzero(finite)[::step]
-        top = a.secondary_xaxis("top")
-        top.set_xticks(lams[where], [str(int(d)) for d in np.asarray(path.df)[where]])
-        top.set_xlabel("df", fontsize=8)
+    _df_axis(a, lams, path.df)
     if kind == "range" or marks is not None:
         a.legend(fontsize=7, loc="best", ncol=1 + (len(a.get_legend_handles_labels()[0]) > 8))
     if ax is None:
@@ -515,11 +630,7 @@ def plot_cv(cv: Any, ax: Any = None) -> Figure:
     a.set_xscale("log")
     a.set_xlabel("λ")
     a.set_ylabel(f"CV {cv.scoring} ({cv.folds} folds)")
-    top = a.secondary_xaxis("top")
-    top.set_xticks(
-        lams[:: max(1, len(lams) // 8)], [str(d) for d in cv.path.df[:: max(1, len(lams) // 8)]]
-    )
-    top.set_xlabel("df", fontsize=8)
+    _df_axis(a, lams, cv.path.df)
     a.legend(fontsize=8)
     if ax is None:
         fig.tight_layout()
@@ -626,7 +737,8 @@ def calibration_table(
 
 
 def plot_calibration(
-    res: Any, new: Any = None, y: Any = None, bins: int = 10, ax: Any = None, offset: Any = None
+    res: Any, new: Any = None, y: Any = None, bins: int = 10, ax: Any = None, offset: Any = None,
+    scale: str = "auto",
 ) -> Figure:
     """Calibration plot: binned observed against predicted mean, with the counts.
 
@@ -644,6 +756,11 @@ def plot_calibration(
         Where to draw.
     offset : array-like, optional
         Offset of ``new`` (as in ``res.predict``); only with ``new``.
+    scale : {"auto", "linear", "logit"}, default="auto"
+        Axes of the means. ``"logit"`` spreads rare (or near-certain) events, which a
+        linear axis crowds at 0 (or 1): ``"auto"`` takes it for a binomial fit whose
+        groups' predicted means all lie below 0.1 or above 0.9, else ``"linear"``.
+        Groups observed at exactly 0 or 1 sit on the axis edge on the logit scale.
 
     Returns
     -------
@@ -651,11 +768,21 @@ def plot_calibration(
         The figure drawn on; the points are :func:`calibration_table`'s
         ``predicted`` (x) and ``observed`` (y), each annotated with its row count.
     """
+    if scale not in ("auto", "linear", "logit"):
+        raise ValueError(f"scale must be 'auto', 'linear' or 'logit'; got {scale!r}.")
+    binomial = res.model.family.name == "binomial"
+    if scale == "logit" and not binomial:
+        raise ValueError("scale='logit' is for binomial fits (means in (0, 1)).")
     table = calibration_table(res, new, y, bins, offset=offset)
     plt = _pyplot()
     fig, a = plt.subplots(figsize=(5.2, 5.0)) if ax is None else (ax.figure, ax)
     p, o = table["predicted"].to_numpy(), table["observed"].to_numpy()
+    if scale == "auto":
+        rare = np.isfinite(p).any() and (np.nanmax(p) < 0.1 or np.nanmin(p) > 0.9)
+        scale = "logit" if binomial and rare else "linear"
     ok = np.isfinite(p) & np.isfinite(o)
+    if scale == "logit":
+        ok &= (p > 0) & (p < 1) & (o > 0) & (o < 1)
     lo = float(min(p[ok].min(), o[ok].min())) if ok.any() else 0.0
     hi = float(max(p[ok].max(), o[ok].max())) if ok.any() else 1.0
     a.plot([lo, hi], [lo, hi], color="0.6", linestyle="--", linewidth=1, label="perfect")
@@ -663,8 +790,11 @@ def plot_calibration(
     for pi, oi, c in zip(p, o, table["count"], strict=True):
         a.annotate(f"n={c}", (pi, oi), textcoords="offset points", xytext=(4, -10), fontsize=7,
                    color="0.3")  # fmt: skip
-    a.set_xlabel("predicted mean")
-    a.set_ylabel("observed mean")
+    if scale == "logit":
+        a.set_xscale("logit", nonpositive="clip")
+        a.set_yscale("logit", nonpositive="clip")
+    a.set_xlabel("predicted mean" + (" (logit scale)" if scale == "logit" else ""))
+    a.set_ylabel("observed mean" + (" (logit scale)" if scale == "logit" else ""))
     a.set_title(f"Calibration ({'training data' if new is None else 'new data'}, "
                 f"{len(table)} bins)", fontsize=10)  # fmt: skip
     a.legend(fontsize=8)
