@@ -13,6 +13,7 @@ vignette that raises fails the build.
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 from pathlib import Path
@@ -116,6 +117,20 @@ def _skip_sklearn_machinery(app, what, name, obj, skip, options):
     return None
 
 
+def _skip_foreign_inherited(app, what, name, obj, skip, options):
+    """Document what the package defines, also in a class's bases (BinarsityModel's
+    methods are grouped by job in base classes), never what a class inherits from
+    scikit-learn or the built-ins (``:inherited-members:`` of the class template)."""
+    if what not in ("class", "exception"):
+        return None
+    target = obj.fget if isinstance(obj, property) else obj
+    if not (inspect.isroutine(target) or inspect.isdatadescriptor(target)):
+        return None
+    owner = getattr(target, "__objclass__", None)
+    module = getattr(owner, "__module__", None) or getattr(target, "__module__", None) or ""
+    return True if not module.startswith("binarsity_stats") else None
+
+
 def _quote_trailing_underscores(app, what, name, obj, options, lines):
     for i, line in enumerate(lines):
         if not line.lstrip().startswith((">>>", "...")):
@@ -124,4 +139,5 @@ def _quote_trailing_underscores(app, what, name, obj, options, lines):
 
 def setup(app):
     app.connect("autodoc-skip-member", _skip_sklearn_machinery)
+    app.connect("autodoc-skip-member", _skip_foreign_inherited)
     app.connect("autodoc-process-docstring", _quote_trailing_underscores, priority=900)

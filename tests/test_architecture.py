@@ -354,20 +354,88 @@ def test_the_private_reach_finder_sees_a_reach_into_the_model():
     ]  # fmt: skip
 
 
+def model_classes(home: Path, cls: str = "BinarsityModel") -> dict[Path, set[str]]:
+    """The model's own modules: ``cls`` in ``home`` and, recursively, each of its base
+    classes imported from a sibling module (``from ._x import Base``) or defined in the
+    same module, as module → class names (the methods of BinarsityModel are grouped by
+    job in base classes, each in its own module of model/)."""
+    found: dict[Path, set[str]] = {}
+    todo = [(home, cls)]
+    while todo:
+        path, name = todo.pop()
+        if name in found.get(path, set()):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name]
+        if not classes:
+            continue
+        node = classes[0]
+        found.setdefault(path, set()).add(name)
+        siblings = {
+            alias.asname or alias.name: (path.parent / f"{n.module}.py", alias.name)
+            for n in tree.body
+            if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module
+            for alias in n.names
+        }  # fmt: skip
+        for base in node.bases:
+            if not isinstance(base, ast.Name):
+                continue
+            if base.id in siblings and siblings[base.id][0].exists():
+                todo.append(siblings[base.id])
+            else:
+                todo.append((path, base.id))
+    return found
+
+
+def test_the_model_class_finder_follows_its_base_classes(tmp_path):
+    (tmp_path / "_model.py").write_text(
+        "from ._fits import Fits as F\nclass Local:\n    def _local(self):\n        pass\n"
+        "class BinarsityModel(F, Local, dict):\n    def _own(self):\n        pass\n"
+    )
+    (tmp_path / "_fits.py").write_text(
+        "from ._deep import Deep\nclass Fits(Deep):\n    def _fit_more(self):\n        pass\n"
+    )
+    (tmp_path / "_deep.py").write_text("class Deep:\n    def _deep(self):\n        self._x = 1\n")
+    (tmp_path / "_other.py").write_text("class Other:\n    def _not_the_model(self):\n        pass\n")
+    found = model_classes(tmp_path / "_model.py")
+    assert {p.name: c for p, c in found.items()} == {
+        "_model.py": {"BinarsityModel", "Local"}, "_fits.py": {"Fits"}, "_deep.py": {"Deep"},
+    }  # fmt: skip
+    names = set().union(*(
+        model_private_names(p.read_text(), c) for p, cs in found.items() for c in cs
+    ))  # fmt: skip
+    assert names == {"_own", "_local", "_fit_more", "_deep", "_x"}
+
+
 def test_results_reach_the_model_only_through_its_interface():
     """No module but the model's own calls a private name of BinarsityModel (the results,
     refits, bootstrap, paths, the estimators' results, the CLI and the exporters use
-    the fitted-model interface of docs/architecture.md)."""
-    home = PACKAGE / "model" / "_model.py"
-    names = model_private_names(home.read_text(encoding="utf-8"))
-    assert "_path_data" in names  # the finder sees the class
+    the fitted-model interface of docs/architecture.md). The model's own modules are
+    model/_model.py and those of its base classes (each a job of the model's methods)."""
+    from binarsity_stats.model._model import BinarsityModel
+
+    classes = model_classes(PACKAGE / "model" / "_model.py")
+    homes = set(classes)
+    # the finder sees every base class of the package, as Python resolves them
+    assert {module_name(p) for p in homes} == {
+        c.__module__.removeprefix(NAME + ".") for c in BinarsityModel.__mro__
+        if c.__module__.startswith(NAME + ".")
+    }  # fmt: skip
+    names = set().union(*(
+        model_private_names(p.read_text(encoding="utf-8"), c)
+        for p, cs in classes.items() for c in cs
+    ))  # fmt: skip
+    assert {"_path_data", "_relaxed_cv", "_fit_cv_dask", "_binned"} <= names  # every base
     reaches = {
         module_name(path): found
         for path in PACKAGE.rglob("*.py")
-        if path != home
+        if path not in homes
         and (found := private_reaches(path.read_text(encoding="utf-8"), names))
     }
-    assert reaches == {}, f"private names of BinarsityModel used outside model/_model.py: {reaches}"
+    assert reaches == {}, (
+        f"private names of BinarsityModel used outside the model's own modules "
+        f"({sorted(module_name(p) for p in homes)}): {reaches}"
+    )
 
 
 def private_imports_across_folders(root: Path = PACKAGE) -> list[str]:

@@ -211,6 +211,7 @@ def test_cv_on_big_data_prepares_folds_per_chunk_with_identical_results(monkeypa
     """Above a memory budget the folds are prepared again for each chunk of λ values
     instead of all being held; the fits, and so every result, are the same."""
     import binarsity_stats.model._model as model_module
+    import binarsity_stats.model._model_path as path_module  # fit_cv's module
 
     df = simulate("binomial", n=300, seed=21)
     model = glm("y ~ bin(x1, 30) + bin(x2, 30) + C(g) + z", df, family="binomial")
@@ -225,12 +226,12 @@ def test_cv_on_big_data_prepares_folds_per_chunk_with_identical_results(monkeypa
         return original(self, rows)
 
     monkeypatch.setattr(model_module.BinarsityModel, "prepare", counting)
-    monkeypatch.setattr(model_module, "_CV_KEEP_BYTES", 0)
+    monkeypatch.setattr(path_module, "_CV_KEEP_BYTES", 0)
     chunked = model.fit_cv(patience=3, **kw)
     in_caller = list(calls)
     calls.clear()
     again = model.fit_cv(patience=3, **{**kw, "n_jobs": 1})
-    monkeypatch.setattr(model_module, "_CV_KEEP_BYTES", 1 << 30)
+    monkeypatch.setattr(path_module, "_CV_KEEP_BYTES", 1 << 30)
     serial = list(calls)
     kept = model.fit_cv(patience=3, **kw)
     for res in (chunked, again):

@@ -210,9 +210,15 @@ def test_public_modelling_names_have_numpydoc_docstrings():
                 continue  # constants are documented by their #: comments
             targets = [f"binarsity_stats.{mod_name}.{name}"]
             if inspect.isclass(obj):
+                # its own members and those of its base classes in the package (the
+                # methods of BinarsityModel live in base classes grouped by job)
+                members = {}
+                for base in reversed(obj.__mro__):
+                    if base.__module__.startswith("binarsity_stats."):
+                        members.update(vars(base))
                 targets += [
                     f"binarsity_stats.{mod_name}.{name}.{attr}"
-                    for attr, val in vars(obj).items()
+                    for attr, val in members.items()
                     if not attr.startswith("_") and (callable(val) or isinstance(val, property))
                 ]
             for target in targets:
