@@ -429,11 +429,14 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
 
         Parameters
         ----------
-        lam : float or "theory", default="theory"
+        lam : float, "theory" or "alo", default="theory"
             λ ≥ 0 of design.md §1, or ``"theory"`` for the data-driven scale of the
             paper's Theorem 1 (see :meth:`lambda_theory`; for a family with an unknown
             dispersion — gaussian σ², gamma and Tweedie φ — it is estimated from a first
-            fit by Pearson's χ²/df and the model refitted once).
+            fit by Pearson's χ²/df and the model refitted once), or ``"alo"``: the λ of
+            the default path (:meth:`fit_path`) with the smallest approximate
+            leave-one-out deviance (:meth:`PathResults.alo`) — one path instead of the
+            K + 1 of ``fit_cv`` (GLM families; not Cox).
         solver : {"cd", "fista", "dask"}, default="cd"
             Engine solver. ``"dask"`` (a model on a Dask DataFrame): the distributed
             solver of ``_dask_solve``, whose rows stay on the workers (statistics per
@@ -472,8 +475,23 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
         opts = check_solver_options(solver, tol, max_iter, backend)
         if not isinstance(lam, str):
             lam = check_lam(lam)
+        elif lam == "alo":
+            if self.family.survival:
+                raise ValueError(
+                    "lam='alo' needs a loss that splits by row; the Cox partial likelihood "
+                    "does not: use fit_cv()."
+                )
+            path = self.fit_path(solver=solver, tol=tol, max_iter=max_iter, backend=backend)
+            curve = path.alo()
+            best = int(np.flatnonzero(curve["lam"].to_numpy() == curve.attrs["lam_alo"])[0])
+            res = path[best]
+            res.lam_source = "alo"
+            res.alo_curve = curve
+            return res
         elif lam != "theory":
-            raise ValueError(f"lam must be a non-negative number or 'theory'; got {lam!r}.")
+            raise ValueError(
+                f"lam must be a non-negative number, 'theory' or 'alo'; got {lam!r}."
+            )
         prepared = self.prepare()
         if lam == "theory":
             sol, _, phi = theory_lambda_fit(

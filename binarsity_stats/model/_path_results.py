@@ -95,6 +95,32 @@ class PathResults:
              "n_iter": self.n_iter, "converged": self.converged}
         )  # fmt: skip
 
+    def alo(self) -> pd.DataFrame:
+        """Approximate leave-one-out deviance at every λ of the path (Wang et al., 2018).
+
+        On the fused segments of each fit the model is a smooth GLM, so each row's
+        leave-one-out prediction follows from its leverage in the segment design: λ is
+        chosen from this one path instead of the K + 1 paths of ``fit_cv``. Exact for
+        the gaussian family when deleting a row keeps the fit's jump set; a first-order
+        approximation otherwise (``docs/user_guide/choosing_lambda.md``).
+
+        Returns
+        -------
+        DataFrame
+            One row per λ: ``lam``, ``df``, ``alo_deviance`` (mean deviance per unit
+            weight of the rows at their leave-one-out predictions; lower is better)
+            and ``high_leverage`` (rows that alone determine a segment). ``attrs``
+            holds ``lam_alo``, the λ of the smallest ALO deviance.
+
+        Raises
+        ------
+        ValueError
+            A Cox model (its partial likelihood does not split by row).
+        """
+        from ._alo import alo_curve
+
+        return alo_curve(self)
+
     def plot(self, kind: str = "range", ax: Any = None, marks: Any = None) -> Figure:
         """Regularisation path: term effect ranges, levels, df or deviance against λ.
 

@@ -1,0 +1,100 @@
+"""Approximate leave-one-out along a path (issue 27): ``PathResults.alo()`` and
+``fit(lam="alo")``. Mirrors ``binarsity_stats/model/_alo.py``.
+
+The reference is the exact leave-one-out fit: row i given weight 0 (the bins do not
+move: x takes 10 values, each with many rows) and λ scaled by W / (W − 1), which is
+the objective with row i's loss deleted at the same penalty.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import binarsity_stats as bstats
+from binarsity_stats.model._alo import alo_linear_predictor
+
+FORMULA = "y ~ bin(x, 20)"
+
+
+def _data(family, n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    x = np.repeat(np.arange(10.0), n // 10)
+    rng.shuffle(x)
+    eta = np.where(x > 4, 0.8, 0.0) + np.where(x > 7, 0.5, 0.0)
+    y = {"gaussian": eta + rng.normal(scale=0.5, size=n),
+         "binomial": rng.binomial(1, 1 / (1 + np.exp(-eta))),
+         "poisson": rng.poisson(np.exp(eta))}[family]  # fmt: skip
+    return pd.DataFrame({"x": x, "y": y})
+
+
+def _exact_loo(d, family, lam):
+    n = len(d)
+    out = np.empty(n)
+    for i in range(n):
+        w = np.ones(n)
+        w[i] = 0.0
+        fit = bstats.glm(FORMULA, d, family=family, sample_weight=w,
+                         penalty_weights="uniform").fit(lam=lam * n / (n - 1), tol=1e-12)  # fmt: skip
+        out[i] = fit.linear_predictor[i]
+    return out
+
+
+def test_gaussian_alo_is_the_exact_leave_one_out_where_the_jump_set_holds():
+    d = _data("gaussian", n=200)
+    res = bstats.glm(FORMULA, d, penalty_weights="uniform").fit(lam=0.01, tol=1e-12)
+    assert res.n_jumps >= 2
+    eta_loo, leverage = alo_linear_predictor(res)
+    exact = _exact_loo(d, "gaussian", 0.01)
+    close = np.abs(eta_loo - exact) <= 1e-6
+    assert close.mean() >= 0.9  # rows whose deletion moves a cut are the exceptions
+    assert np.median(np.abs(eta_loo - exact)) <= 1e-9
+    assert np.all((leverage >= 0) & (leverage <= 1))
+    # and the penalised fit's own prediction is not the leave-one-out one
+    assert np.median(np.abs(res.linear_predictor - exact)) > 1e-3
+
+
+@pytest.mark.parametrize("family", ["binomial", "poisson"])
+def test_alo_risk_is_close_to_the_exact_leave_one_out_risk(family):
+    d = _data(family, seed=1)
+    res = bstats.glm(FORMULA, d, family=family, penalty_weights="uniform").fit(
+        lam=0.01, tol=1e-12)
+    fam = res.model.family
+    y, w = d.y.to_numpy(float), np.ones(len(d))
+    eta_loo, _ = alo_linear_predictor(res)
+    exact = _exact_loo(d, family, 0.01)
+    alo_risk = fam.deviance_eta(y, eta_loo, w)
+    loo_risk = fam.deviance_eta(y, exact, w)
+    fit_risk = fam.deviance_eta(y, res.linear_predictor, w)
+    assert abs(alo_risk - loo_risk) <= 0.02 * loo_risk
+    assert fit_risk < loo_risk  # the in-sample deviance is optimistic; ALO corrects it
+
+
+def test_fit_alo_takes_the_minimum_of_the_path_curve_and_chooses_as_cv_does():
+    rng = np.random.default_rng(3)
+    n = 3000
+    d = pd.DataFrame({"x": rng.uniform(size=n), "z": rng.uniform(size=n),
+                      "u": rng.uniform(size=n)})  # fmt: skip
+    eta = np.where(d.x > 0.5, 1.0, 0.0) + np.sin(6 * d.z) * 0.6 - 0.5
+    d["y"] = rng.binomial(1, 1 / (1 + np.exp(-eta)))
+    train, test = d.iloc[:2000], d.iloc[2000:]
+    model = bstats.glm("y ~ bin(x, 20) + bin(z, 20) + bin(u, 20)", train, family="binomial")
+    curve = model.fit_path().alo()
+    assert list(curve.columns) == ["lam", "df", "alo_deviance", "high_leverage"]
+    res = model.fit(lam="alo")
+    assert res.lam_source == "alo" and res.lam == curve.attrs["lam_alo"]
+    assert res.lam == curve.loc[curve.alo_deviance.idxmin(), "lam"]
+    cv = model.fit_cv(folds=10, random_state=0).best_
+    held = {name: bstats.heldout(r, test)["mean deviance"] for name, r in
+            (("alo", res), ("cv", cv))}  # fmt: skip
+    assert held["alo"] <= 1.01 * held["cv"]
+
+
+def test_alo_is_refused_for_cox():
+    d = _data("gaussian").assign(t=lambda f: f.x + 1.0, e=1)
+    model = bstats.glm("Surv(t, e) ~ bin(y, 5)", d, family="cox")
+    with pytest.raises(ValueError, match="Cox partial likelihood"):
+        model.fit(lam="alo")
+    with pytest.raises(ValueError, match="lam must be a non-negative number, 'theory' or 'alo'"):
+        model.fit(lam="loo")
