@@ -78,6 +78,10 @@ def glm(
     missing: str = "error",
     weights_kind: str = "analytic",
     client: Any = None,
+    *,
+    weights: Any = None,
+    subset: Any = None,
+    exposure: Any = None,
 ) -> BinarsityModel:
     """Specify a binarsity-penalised GLM with an R-style formula.
 
@@ -88,8 +92,9 @@ def glm(
         points are learned here and replayed on new data; ``C(x)`` (or a bare
         non-numeric column): an unpenalised categorical; other numeric terms
         (``x``, ``log(x)``, ``x:z``): unpenalised linear; ``offset(expr)``: an offset,
-        e.g. ``offset(log(exposure))``. ``- 1`` removes the intercept as in R: the first
-        ``bin()`` or ``C()`` term then carries full coding (its levels absorb the
+        e.g. ``offset(log(exposure))``; R's ``factor(x)`` reads as ``C(x)``. ``- 1``
+        removes the intercept as in R: the first ``bin()`` or ``C()`` term then carries
+        full coding (its levels absorb the
         intercept and are not constrained to a weighted sum of zero); with no such
         term the model has no intercept at all. The response may
         be numeric, boolean (``I(affairs > 0)``) or, for binomial, a two-level factor
@@ -151,6 +156,17 @@ def glm(
         ``fit(solver="dask")``. Default: Dask's current scheduler (the last ``Client``
         created, else threads).
 
+    weights : array-like or str, optional
+        R's name of ``sample_weight`` (give one of the two).
+    subset : array-like of bool or int, optional
+        R's ``subset``: the rows to fit, as a boolean mask of the data's length (a
+        Series is read by position) or row positions, e.g. ``subset=df["age"] > 30``
+        (an expression in a string is not evaluated).
+    exposure : array-like or str, optional
+        Positive exposures t_i (a column name or values), for a family with a log
+        link: ``log(t)`` joins the offset, as ``offset(log(t))`` in the formula (a
+        column is then replayed from new rows; values are not, as an ``offset=`` array).
+
     Returns
     -------
     BinarsityModel
@@ -166,6 +182,11 @@ def glm(
     >>> res = model.fit(lam=1e-3)
     >>> res.cut_points()  # doctest: +SKIP
     """
+    from ._glm_args import read_r_arguments
+
+    formula, data, sample_weight, offset = read_r_arguments(
+        formula, data, family, sample_weight, offset, weights, subset, exposure
+    )
     return BinarsityModel(
         formula,
         data,
