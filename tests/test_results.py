@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
+from test_docstrings import package_members
 
 from binarsity_stats._datasets import load_fair
 from binarsity_stats.model._model import glm
@@ -212,7 +213,7 @@ def test_public_modelling_names_have_numpydoc_docstrings():
             if inspect.isclass(obj):
                 targets += [
                     f"binarsity_stats.{mod_name}.{name}.{attr}"
-                    for attr, val in vars(obj).items()
+                    for attr, val in package_members(obj).items()
                     if not attr.startswith("_") and (callable(val) or isinstance(val, property))
                 ]
             for target in targets:

@@ -35,6 +35,9 @@ unpenalised GLM on its segments). The first two inherit the shrinkage of the pen
 estimate; the measured coverage of all three (``python -m benchmarks inference``,
 docs/benchmarks.md) says: percentile at ``lam_min`` or below, relaxed at the theory λ
 or ``lam_1se`` (and at least as good at ``lam_min``), no band exact next to a true jump.
+
+This module draws the resamples and refits them (and the relaxed refits);
+``BootstrapResults`` reads them with the methods of :mod:`._bootstrap_bands`.
 """
 
 from __future__ import annotations
