@@ -118,18 +118,14 @@ def _skip_sklearn_machinery(app, what, name, obj, skip, options):
 
 
 # The class template documents inherited members (a results class gets its methods from
-# base classes in model/, one per job); only those defined in this package: not the
-# methods of scikit-learn's mixins or of Python's builtins.
+# base classes in model/, one per job); only those defined in this package, not those of
+# scikit-learn's mixins (ClassifierMixin.score).
 def _skip_foreign_members(app, what, name, obj, skip, options):
     target = getattr(obj, "fget", None) or getattr(obj, "func", None) or obj
     if what != "class" or not (inspect.isroutine(target) or inspect.isdatadescriptor(obj)):
         return None  # attributes (documented by #: comments) are the class's own
-    module = getattr(target, "__module__", None)
-    if module is None:  # a slot or method of a builtin type (Exception.args, with_traceback)
-        module = getattr(getattr(target, "__objclass__", None), "__module__", None)
-    if module is not None and module.split(".")[0] != "binarsity_stats":
-        return True
-    return None
+    module = getattr(target, "__module__", None) or "binarsity_stats"
+    return True if module.split(".")[0] != "binarsity_stats" else None
 
 
 def _quote_trailing_underscores(app, what, name, obj, options, lines):

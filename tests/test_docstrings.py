@@ -11,13 +11,16 @@ CODES = {"GL08", "PR01", "PR02", "PR07", "RT01", "RT03", "SS01"}
 
 
 def package_members(cls: type) -> dict:
-    """The members of a class and of its bases defined in this package (a results class
-    gets its methods from base classes by job), the nearest definition of each name."""
+    """The members of a class defined in this package: its own and those it inherits
+    from the package's classes (a results class gets its methods from base classes by
+    job), not those another library's class defines first in the MRO."""
     members: dict = {}
+    seen: set[str] = set()
     for base in cls.__mro__:
-        if base.__module__.split(".")[0] == "binarsity_stats":
-            for attr, val in vars(base).items():
-                members.setdefault(attr, val)
+        for attr, val in vars(base).items():
+            if attr not in seen and base.__module__.split(".")[0] == "binarsity_stats":
+                members[attr] = val
+            seen.add(attr)
     return members
 
 
