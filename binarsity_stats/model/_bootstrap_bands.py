@@ -3,8 +3,10 @@ frequencies, intervals of predictions, broom's tables, the plots and the report.
 
 ``BootstrapBandsMixin`` is the base class of
 :class:`~binarsity_stats.model._bootstrap.BootstrapResults` that reads its resamples
-(its methods are documented there); the resampling and the relaxed refits are in
-:mod:`._bootstrap`. The three kinds of band (``method=``) are described there.
+(its methods are documented there): it reads ``results``, ``model`` and the resamples'
+``coef``, ``dense_coef``, ``intercept``, their jump masks (``_jumps()``) and relaxed
+refits (``_relaxed()``). The resampling and the relaxed refits are in
+:mod:`._bootstrap`; the three kinds of band (``method=``) are described there.
 """
 
 from __future__ import annotations
