@@ -117,18 +117,15 @@ def _skip_sklearn_machinery(app, what, name, obj, skip, options):
     return None
 
 
-def _skip_foreign_inherited(app, what, name, obj, skip, options):
-    """Document what the package defines, also in a class's bases (BinarsityModel's
-    methods are grouped by job in base classes), never what a class inherits from
-    scikit-learn or the built-ins (``:inherited-members:`` of the class template)."""
-    if what not in ("class", "exception"):
-        return None
-    target = obj.fget if isinstance(obj, property) else obj
-    if not (inspect.isroutine(target) or inspect.isdatadescriptor(target)):
-        return None
-    owner = getattr(target, "__objclass__", None)
-    module = getattr(owner, "__module__", None) or getattr(target, "__module__", None) or ""
-    return True if not module.startswith("binarsity_stats") else None
+# The class template documents inherited members (a results class gets its methods from
+# base classes in model/, one per job); only those defined in this package, not those of
+# scikit-learn's mixins (ClassifierMixin.score).
+def _skip_foreign_members(app, what, name, obj, skip, options):
+    target = getattr(obj, "fget", None) or getattr(obj, "func", None) or obj
+    if what != "class" or not (inspect.isroutine(target) or inspect.isdatadescriptor(obj)):
+        return None  # attributes (documented by #: comments) are the class's own
+    module = getattr(target, "__module__", None) or "binarsity_stats"
+    return True if module.split(".")[0] != "binarsity_stats" else None
 
 
 def _quote_trailing_underscores(app, what, name, obj, options, lines):
@@ -139,5 +136,5 @@ def _quote_trailing_underscores(app, what, name, obj, options, lines):
 
 def setup(app):
     app.connect("autodoc-skip-member", _skip_sklearn_machinery)
-    app.connect("autodoc-skip-member", _skip_foreign_inherited)
+    app.connect("autodoc-skip-member", _skip_foreign_members)
     app.connect("autodoc-process-docstring", _quote_trailing_underscores, priority=900)

@@ -172,7 +172,7 @@ def test_missing_drop_cuts_an_offset_array_and_bootstrap_predicts_nan_rows():
 
 
 def test_calibration_leaves_out_new_rows_predicted_nan():
-    from binarsity_stats.report._plotting import calibration_table
+    from binarsity_stats.report._curves import calibration_table
 
     df = _with_holes(_frame()).dropna(subset=["y"])
     res = glm("y ~ bin(x, 10) + C(g)", df, missing="drop").fit(lam=0.01)

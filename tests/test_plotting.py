@@ -109,7 +109,7 @@ def linear_model():
 
 
 def test_path_plot_draws_one_labelled_line_per_term(linear_model):
-    from binarsity_stats.report._plotting import term_ranges
+    from binarsity_stats.report._curves import term_ranges
 
     model, _ = linear_model
     path = model.fit_path(n_lambdas=6)
@@ -243,7 +243,7 @@ def test_calibration_points_equal_a_hand_computation(linear_model):
 
 
 def test_poisson_calibration_is_weighted(linear_model):
-    from binarsity_stats.report._plotting import calibration_table
+    from binarsity_stats.report._curves import calibration_table
 
     _, df = linear_model
     rng = np.random.default_rng(5)
@@ -362,7 +362,7 @@ def test_calibration_on_new_rows_reads_text_labels_as_the_event():
     import pandas as pd
 
     from binarsity_stats import glm
-    from binarsity_stats.report._plotting import calibration_table
+    from binarsity_stats.report._curves import calibration_table
 
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"x": rng.normal(size=300)})
@@ -376,7 +376,7 @@ def test_calibration_keeps_tied_predictions_in_one_group():
     # fair's rows are sorted by the outcome and two rating terms give a few distinct p̂:
     # a tie split by row order made a group of observed 0.000 at predicted 0.168
     import binarsity_stats as bs
-    from binarsity_stats.report._plotting import calibration_table
+    from binarsity_stats.report._curves import calibration_table
 
     fair = bs.load_fair()
     fair["y"] = (fair["affairs"] > 0).astype(int)

@@ -19,7 +19,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from binarsity_stats.model._model import glm  # noqa: E402
-from binarsity_stats.report._plotting import calibration_table  # noqa: E402
+from binarsity_stats.report._curves import calibration_table  # noqa: E402
 from binarsity_stats.report._report import SECTIONS  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
+from test_docstrings import package_members
 
 from binarsity_stats._datasets import load_fair
 from binarsity_stats.model._model import glm
@@ -210,15 +211,9 @@ def test_public_modelling_names_have_numpydoc_docstrings():
                 continue  # constants are documented by their #: comments
             targets = [f"binarsity_stats.{mod_name}.{name}"]
             if inspect.isclass(obj):
-                # its own members and those of its base classes in the package (the
-                # methods of BinarsityModel live in base classes grouped by job)
-                members = {}
-                for base in reversed(obj.__mro__):
-                    if base.__module__.startswith("binarsity_stats."):
-                        members.update(vars(base))
                 targets += [
                     f"binarsity_stats.{mod_name}.{name}.{attr}"
-                    for attr, val in members.items()
+                    for attr, val in package_members(obj).items()
                     if not attr.startswith("_") and (callable(val) or isinstance(val, property))
                 ]
             for target in targets:

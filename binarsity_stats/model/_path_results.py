@@ -128,7 +128,7 @@ class PathResults:
         ----------
         kind : {"range", "levels", "df", "deviance"}, default="range"
             One labelled line per term (its effect range), every level θ, the
-            degrees of freedom, or the training deviance (see ``_plotting.plot_path``).
+            degrees of freedom, or the training deviance (see ``_curves.plot_path``).
         ax : matplotlib Axes, optional
             Where to draw.
         marks : dict or float, optional
@@ -139,7 +139,7 @@ class PathResults:
         matplotlib.figure.Figure
             The figure drawn on.
         """
-        from ..report._plotting import plot_path
+        from ..report._curves import plot_path
 
         return plot_path(self, kind=kind, ax=ax, marks=marks)
 
@@ -150,7 +150,7 @@ class PathResults:
         ----------
         kind : {"range", "levels", "df", "deviance"}, default="range"
             One labelled line per term (its effect range), every level θ, the
-            degrees of freedom, or the training deviance (see ``_plotting.plot_path``).
+            degrees of freedom, or the training deviance (see ``_curves.plot_path``).
         ax : matplotlib Axes, optional
             Where to draw.
         marks : dict or float, optional
@@ -376,7 +376,7 @@ class CVResults:
         matplotlib.figure.Figure
             The figure drawn on.
         """
-        from ..report._plotting import plot_cv
+        from ..report._curves import plot_cv
 
         return plot_cv(self, ax=ax)
 
@@ -389,7 +389,7 @@ class CVResults:
         ----------
         kind : {"range", "levels", "df", "deviance"}, default="range"
             One labelled line per term (its effect range), every level θ, the
-            degrees of freedom, or the training deviance (see ``_plotting.plot_path``).
+            degrees of freedom, or the training deviance (see ``_curves.plot_path``).
         ax : matplotlib Axes, optional
             Where to draw.
 

@@ -198,7 +198,7 @@ def tidy_bootstrap(
     """broom's ``tidy()`` of a bootstrap (``BootstrapResults.tidy``; see there).
 
     ``interval(draws, estimate, level, method)`` is the bootstrap's own interval rule
-    (``_bootstrap._interval``, the one ``shape_bands`` and ``predict`` use).
+    (``_bootstrap_bands._interval``, the one ``shape_bands`` and ``predict`` use).
     """
     exponentiate = _check_flag(exponentiate, "exponentiate")
     names, draws, est = _bootstrap_draws(boot, method)

@@ -342,7 +342,7 @@ def _bootstrap_section(boot: Any, level: float, method: str) -> str:
 
 
 def _cv_section(res: Any, cv: Any) -> str:
-    from ._plotting import plot_cv, plot_path
+    from ._curves import plot_cv, plot_path
 
     which = (res.cv_rule or {}).get("which", "lam_min") if res.cv_rule else None
     facts = [
@@ -375,7 +375,7 @@ def _cv_section(res: Any, cv: Any) -> str:
 
 
 def _calibration_section(res: Any, new: Any, y: Any, offset: Any, bins: int) -> str:
-    from ._plotting import calibration_table, plot_calibration
+    from ._curves import calibration_table, plot_calibration
 
     m = res.model
     on_new = new is not None

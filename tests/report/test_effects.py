@@ -90,3 +90,11 @@ def test_bad_arguments_are_named(fit):
     cox = bstats.glm("Surv(t, e) ~ bin(yrs_married)", d, family="cox").fit(lam=1e-3)
     with pytest.raises(ValueError, match="Cox"):
         plot_effects(cox)
+
+
+def test_the_results_method_draws_the_same_figure(fit):
+    res, _ = fit
+    a = res.plot_effects(features="age", interval=None).axes[0]
+    b = plot_effects(res, features="age", interval=None).axes[0]
+    np.testing.assert_array_equal(a.get_lines()[0].get_ydata(), b.get_lines()[0].get_ydata())
+    assert res.plot_calibration(scale="linear").axes[0].get_xscale() == "linear"

@@ -16,7 +16,8 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from binarsity_stats import glm  # noqa: E402
-from binarsity_stats.report._plotting import plot_calibration, plot_cv, plot_shapes  # noqa: E402
+from binarsity_stats.report._curves import plot_calibration, plot_cv  # noqa: E402
+from binarsity_stats.report._plotting import plot_shapes  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,312 @@
+"""The per-term tables of a fit at one λ: cut-points kept, shape functions, the term
+table, categorical effects in reference coding, each term's contribution and importance.
+
+``TermTablesMixin`` is a base class of :class:`~binarsity_stats.model._results.BinarsityResults`
+(its methods are documented there); it reads ``model``, ``coef``, ``dense_coef``,
+``jumps``, ``_eta_unit`` and ``bootstrap_`` of the results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..core._base import inconsistent
+from ..core._statistics import is_flat
+
+__all__ = ["TermTablesMixin"]
+
+
+class TermTablesMixin:
+    """The per-term tables of :class:`~binarsity_stats.model._results.BinarsityResults`."""
+
+    # -- interpretation --------------------------------------------------------------------
+    def term_contributions(self) -> pd.DataFrame:
+        """Each term's contribution to the linear predictor on the training rows.
+
+        Returns
+        -------
+        DataFrame of shape (n, terms)
+            One column per term: θ_j of the row's level for a binned or categorical
+            term, β_k x_k for a linear term. Their sum plus the intercept and the
+            offset is :attr:`linear_predictor`.
+        """
+        m = self.model
+        design = m.design
+        cols: dict[str, np.ndarray] = {}
+        for j, block in enumerate(m.spec.blocks):
+            s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+            codes = np.asarray(design.codes[j], dtype=np.intp)
+            if codes.size and (codes.min() < 0 or codes.max() >= e - s):
+                raise inconsistent(f"the codes of {block.term} exceed its {e - s} levels")
+            cols[block.term] = self.coef[s:e][codes]
+        dense = design.dense
+        for k, (name, value) in enumerate(
+            zip(m.spec.dense_columns, self.dense_coef, strict=True)
+        ):
+            cols[name] = value * np.asarray(dense[:, k], dtype=np.float64)
+        return pd.DataFrame(cols, index=pd.RangeIndex(m.nobs))
+
+    def term_importance(self) -> pd.Series:
+        """Mean absolute centred effect of every term (EBM's importance).
+
+        For term j with contribution f_j(x_i) on training row i (see
+        :meth:`term_contributions`) and weights s_i: Σ s_i abs(f_j(x_i) − f̄_j) / Σ s_i,
+        f̄_j = Σ s_i f_j(x_i) / Σ s_i. Centring makes it independent of how a term's
+        levels are coded (the intercept absorbs any shift).
+
+        Returns
+        -------
+        Series
+            Indexed by term, on the link scale.
+        """
+        m = self.model
+        w = np.asarray(m.unit_weight, dtype=np.float64)
+        total = float(w.sum())
+        values = {}
+        # a binned or categorical term takes one value per level: sums over its levels'
+        # weights (no n × terms table of contributions)
+        for j, block in enumerate(m.spec.blocks):
+            s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+            codes = np.asarray(m.design.codes[j], dtype=np.intp)
+            if codes.size and (codes.min() < 0 or codes.max() >= e - s):
+                raise inconsistent(f"the codes of {block.term} exceed its {e - s} levels")
+            level_w = np.bincount(codes, weights=w, minlength=e - s)
+            theta = self.coef[s:e]
+            mean = float(level_w @ theta) / total if total > 0 else 0.0
+            values[block.term] = float(level_w @ np.abs(theta - mean)) / total if total > 0 else 0.0
+        for k, (name, value) in enumerate(
+            zip(m.spec.dense_columns, self.dense_coef, strict=True)
+        ):
+            c = value * np.asarray(m.design.dense[:, k], dtype=np.float64)
+            mean = float(w @ c) / total if total > 0 else 0.0
+            values[name] = float(w @ np.abs(c - mean, out=c)) / total if total > 0 else 0.0
+        return pd.Series(values, name="importance", dtype=np.float64).rename_axis("term")
+
+    def _segments(self, j: int) -> list[tuple[int, int]]:
+        """Chain positions (first, last) of the constant segments of binned block j."""
+        block = self.model.spec.blocks[j]
+        s = int(self.model.block_ptr[j])
+        breaks = {first for first, _, _ in block.chains()}
+        starts = [0] + [
+            k for k in range(1, block.chain_length) if self.jumps[s + k] or k in breaks
+        ]
+        ends = [k - 1 for k in starts[1:]] + [block.chain_length - 1]
+        return list(zip(starts, ends, strict=True))
+
+    def cut_points(self, precision: int | None = None) -> pd.DataFrame:
+        """The cut-points kept: where a binned term's step function jumps.
+
+        Parameters
+        ----------
+        precision : int, optional
+            Significant digits of the interval labels (default 6).
+
+        Returns
+        -------
+        DataFrame
+            One row per jump: ``term``, ``column``, ``cut`` (x ≤ cut is left of the
+            jump), ``left`` and ``right`` (the constant segments on either side, as
+            right-closed intervals ``(low, high]`` or ``= v`` for a single training
+            value) and ``jump`` (θ_right − θ_left, on the link scale); when a term is
+            monotone (``bin(x, monotone=...)``), ``shape`` (``"increasing"``,
+            ``"decreasing"`` or ``"free"``); after :meth:`bootstrap`, ``frequency`` (the
+            share of resamples that jump there).
+        """
+        rows, edges = [], []
+        m = self.model
+        for j, block in enumerate(m.spec.blocks):
+            if not block.penalized:
+                continue
+            s = int(m.block_ptr[j])
+            segs = self._segments(j)
+            breaks = {first for first, _, _ in block.chains()}
+            for (a, b), (c, d) in zip(segs[:-1], segs[1:], strict=True):
+                if c in breaks:  # the next group level's chain (by-group terms)
+                    continue
+                cut_at = block.position(c)[0] if block.by is not None else c
+                edges.append((j, c))
+                rows.append(
+                    {
+                        "term": block.term,
+                        "column": block.column,
+                        "cut": float(block.edges[cut_at - 1]) if block.edges is not None
+                        else np.nan,
+                        "left": block.segment_label(a, b, precision),
+                        "right": block.segment_label(c, d, precision),
+                        "jump": float(self.coef[s + c] - self.coef[s + c - 1]),
+                    }
+                )
+        cols = ["term", "column", "cut", "left", "right", "jump"]
+        shapes = [getattr(b, "monotone", None) for b in m.spec.blocks]
+        if any(shapes):
+            # a monotone term's jumps all go its way: say which terms are constrained
+            for row, (j, _) in zip(rows, edges, strict=True):
+                row["shape"] = shapes[j] or "free"
+            cols.append("shape")
+        boot = getattr(self, "bootstrap_", None)
+        if boot is not None:
+            freq = boot._edge_frequency()
+            for row, (j, k) in zip(rows, edges, strict=True):
+                row["frequency"] = float(freq[int(m.block_ptr[j]) + k])
+            cols.append("frequency")
+        return pd.DataFrame(rows, columns=cols)
+
+    def shape_functions(self, merge: bool = False, precision: int | None = None) -> pd.DataFrame:
+        """The fitted step function of every code block.
+
+        Parameters
+        ----------
+        merge : bool, default=False
+            Merge neighbouring bins with equal levels into one segment.
+        precision : int, optional
+            Significant digits of the interval labels (default 6).
+
+        Returns
+        -------
+        DataFrame
+            ``term``, ``label`` (``(low, high]``, ``= v`` for a bin that held one
+            distinct training value, a category or ``missing``), ``low``, ``high`` (the
+            interval (low, high]; NaN for a categorical or missing level), ``level`` (θ
+            on the link scale) and ``count`` (weighted training rows).
+        """
+        m = self.model
+        rows = []
+        for j, block in enumerate(m.spec.blocks):
+            s = int(m.block_ptr[j])
+            labels = block.level_labels(precision)
+            theta = self.coef[s : int(m.block_ptr[j + 1])]
+            counts = m.bin_counts[s : int(m.block_ptr[j + 1])]
+            if block.penalized:
+                segs = self._segments(j) if merge else [(k, k) for k in range(block.chain_length)]
+                for a, b in segs:
+                    rows.append(
+                        {"term": block.term, "label": block.segment_label(a, b, precision),
+                         "low": block.bounds(a)[0], "high": block.bounds(b)[1],
+                         "level": float(theta[a]), "count": float(np.sum(counts[a : b + 1]))}
+                    )  # fmt: skip
+                extra = range(block.chain_length, block.n_levels)
+            else:
+                extra = range(block.n_levels)
+            for k in extra:
+                rows.append(
+                    {"term": block.term, "label": labels[k], "low": np.nan, "high": np.nan,
+                     "level": float(theta[k]), "count": float(counts[k])}
+                )  # fmt: skip
+        return pd.DataFrame(rows, columns=["term", "label", "low", "high", "level", "count"])
+
+    def term_table(self) -> pd.DataFrame:
+        """One row per term: kind, levels, cut-points kept, selected, range of effect.
+
+        Returns
+        -------
+        DataFrame
+            Indexed by term: ``kind`` ("bin", "categorical", "linear"), ``levels``,
+            ``cuts_kept``, ``selected``, ``effect_min``, ``effect_max`` (θ over the
+            populated levels; for a linear term β x at the smallest and the largest x of
+            the training rows), ``effect_range`` (max − min: a linear term's
+            abs(β) times its column's range) and ``importance``
+            (:meth:`term_importance`).
+        """
+        m = self.model
+        importance = self.term_importance()
+        rows = []
+        for j, block in enumerate(m.spec.blocks):
+            s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+            theta, counts = self.coef[s:e], m.bin_counts[s:e]
+            populated = theta[counts > 0] if np.any(counts > 0) else theta
+            jumps = int(self.jumps[s:e].sum())
+            selected = self._block_selected(j)
+            rows.append(
+                {"term": block.term, "levels": block.n_levels,
+                 "kind": "ordered" if getattr(block, "ordered", False) else block.kind,
+                 "cuts_kept": jumps if block.penalized else np.nan, "selected": selected,
+                 "effect_min": float(populated.min()), "effect_max": float(populated.max())}
+            )  # fmt: skip
+        dense = m.design.dense
+        for k, (name, value) in enumerate(
+            zip(m.spec.dense_columns, self.dense_coef, strict=True)
+        ):
+            x = np.asarray(dense[:, k], dtype=np.float64)
+            ends = value * np.array([x.min(), x.max()]) if x.size else np.zeros(2)
+            rows.append(
+                {"term": name, "kind": "linear", "levels": np.nan, "cuts_kept": np.nan,
+                 "selected": bool(value != 0), "effect_min": float(ends.min()),
+                 "effect_max": float(ends.max())}
+            )  # fmt: skip
+        for row in rows:
+            row["effect_range"] = row["effect_max"] - row["effect_min"]
+            row["importance"] = float(importance.get(row["term"], 0.0))
+        cols = ["kind", "levels", "cuts_kept", "selected", "effect_min", "effect_max",
+                "effect_range", "importance"]  # fmt: skip
+        if not rows:
+            return pd.DataFrame(columns=cols, index=pd.Index([], name="term", dtype=object))
+        return pd.DataFrame(rows).set_index("term")[cols]
+
+    def _block_selected(self, j: int) -> bool:
+        """Whether term j has an effect: a kept cut, or populated levels that differ by
+        more than the jump tolerance (``_statistics``; the term table and the plots)."""
+        m = self.model
+        s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+        if np.any(self.jumps[s:e]):
+            return True
+        theta, counts = self.coef[s:e], m.bin_counts[s:e]
+        populated = theta[counts > 0] if np.any(counts > 0) else theta
+        if populated.size == 0:
+            return False
+        # a C() term's levels, a binned term's missing level or by-group level means
+        return not is_flat(populated, self._eta_unit)
+
+    def categorical_effects(self) -> pd.DataFrame:
+        """``C()`` terms in reference coding: each level against the reference level.
+
+        The reference is the level given by ``C(x, Treatment(level))`` (patsy's and
+        formulaic's spelling; also ``Treatment(reference=level)``), else the first
+        populated level. The fit identifies a categorical by the weighted sum-to-zero constraint; the
+        differences θ_k − θ_ref are the same under any coding and are what an
+        unpenalised GLM with treatment contrasts reports.
+
+        Returns
+        -------
+        DataFrame
+            ``term``, ``level``, ``reference``, ``effect`` (θ_k − θ_ref, link scale) and
+            ``count`` (weighted training rows), one row per non-reference level.
+        """
+        m = self.model
+        rows = []
+        for j, block in enumerate(m.spec.blocks):
+            if block.penalized:
+                continue
+            s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+            counts = m.bin_counts[s:e]
+            populated = np.flatnonzero(counts > 0)
+            if populated.size == 0:
+                continue
+            ref = int(populated[0])
+            chosen = getattr(block, "reference", None)  # C(x, Treatment(level))
+            if chosen is not None and chosen in list(block.levels):
+                k_ref = list(block.levels).index(chosen)
+                if counts[k_ref] <= 0:
+                    raise ValueError(
+                        f"{block.term}: the reference level {chosen!r} has no training weight."
+                    )
+                ref = k_ref
+            labels = block.level_labels()
+            for k in populated[populated != ref]:
+                rows.append(
+                    {"term": block.term, "level": labels[k], "reference": labels[ref],
+                     "effect": float(self.coef[s + k] - self.coef[s + ref]),
+                     "count": float(counts[k])}
+                )  # fmt: skip
+        return pd.DataFrame(rows, columns=["term", "level", "reference", "effect", "count"])
+
+    def selected_terms(self) -> list[str]:
+        """Terms with a non-zero effect (binned terms with at least one cut-point kept).
+
+        Returns
+        -------
+        list of str
+            Term names; ``C()`` and linear terms count when their effect is non-zero.
+        """
+        table = self.term_table()
+        return [str(t) for t in table.index[table["selected"].astype(bool)]]
