@@ -112,11 +112,16 @@ def test_a_resample_is_the_fit_with_weights_times_draws(family):
         np.testing.assert_allclose(boot.coef[b], ref.coef, atol=1e-6)
         np.testing.assert_allclose(boot.intercept[b], ref.intercept, atol=1e-6)
     assert boot.converged.all()
-    pred = boot.predict(df.head(20), interval=0.9)
-    assert np.all(pred["mean_ci_lower"] <= pred["mean_ci_upper"])
-    if family == "binomial":
-        assert np.all((pred["mean_ci_lower"] > 0) & (pred["mean_ci_upper"] < 1))
-    np.testing.assert_allclose(pred["mean"], res.predict(df.head(20)))
+    pct = boot.predict(df.head(20), interval=0.9, method="percentile")
+    pred = boot.predict(df.head(20), interval=0.9)  # the default: relaxed
+    for frame in (pct, pred):
+        assert np.all(frame["mean_ci_lower"] <= frame["mean_ci_upper"])
+        if family == "binomial":
+            assert np.all((frame["mean_ci_lower"] > 0) & (frame["mean_ci_upper"] < 1))
+    np.testing.assert_allclose(pct["mean"], res.predict(df.head(20)))
+    # the relaxed interval is centred on the fit's cut-points refitted without penalty
+    np.testing.assert_allclose(pred["mean"], res.refit().predict(df.head(20)), rtol=1e-5)
+    assert pred.attrs["interval"] == "bootstrap (relaxed, 2 resamples)"
 
 
 def test_grouped_resampling_keeps_groups_whole():

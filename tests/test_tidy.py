@@ -271,8 +271,12 @@ def test_glance_and_augment_of_the_bootstrap(res, boot, data):
     assert_array_equal(out[".fitted"].to_numpy(), band["mean"].to_numpy())
     assert_array_equal(out[".lower"].to_numpy(), band["mean_ci_lower"].to_numpy())
     assert_array_equal(out[".upper"].to_numpy(), band["mean_ci_upper"].to_numpy())
-    train = boot.augment()
+    # percentile bands are centred on the penalised fit, the default relaxed ones on its
+    # cut-points refitted without penalty
+    train = boot.augment(method="percentile")
     assert_array_equal(train[".resid"].to_numpy(), res.resid_deviance)
+    relaxed = boot.augment()
+    assert_array_equal(relaxed[".fitted"].to_numpy(), boot.predict(type="link")["mean"].to_numpy())
 
 
 # -- the cross-validation --------------------------------------------------------------------

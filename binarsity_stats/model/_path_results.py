@@ -412,7 +412,7 @@ class CVResults:
         title: str | None = None,
         scale: str = "link",
         level: float = 0.95,
-        method: str = "percentile",
+        method: str = "relaxed",
         bins: int = 10,
         precision: int | None = None,
     ) -> Any:
@@ -441,7 +441,7 @@ class CVResults:
             Scale of the shape plots.
         level : float, default=0.95
             Coverage of the bootstrap bands.
-        method : {"percentile", "basic", "relaxed"}, default="percentile"
+        method : {"percentile", "basic", "relaxed"}, default="relaxed"
             The bootstrap bands (``BootstrapResults.shape_bands``).
         bins : int, default=10
             Groups of the calibration plot.

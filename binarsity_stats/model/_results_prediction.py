@@ -61,6 +61,8 @@ class PredictionMixin:
         offset: Any = None,
         missing: str | None = None,
         times: Any = None,
+        *,
+        interval: float | None = None,
     ) -> np.ndarray:
         """Predict on new data with the training cut points and levels.
 
@@ -93,13 +95,21 @@ class PredictionMixin:
         times : array-like of float, optional
             ``family="cox"``, ``type="survival"``: the times at which S(t | x) is
             evaluated (required there, refused elsewhere).
+        interval : float, optional
+            Coverage of a **bootstrap** interval of the mean (or of η), e.g. 0.9: the
+            penalised fit has no standard errors, so the interval comes from the last
+            :meth:`bootstrap` (one with its defaults is run when there is none) and its
+            default ``relaxed`` method (``BootstrapResults.predict``). The frame's
+            ``attrs`` name the method and what the coverage benchmark measured of it;
+            a warning says when that fell below 85%.
 
         Returns
         -------
-        ndarray of shape (n,) or (n, len(times)), or dask Series
+        ndarray of shape (n,) or (n, len(times)), or dask Series, or DataFrame
             Mean response or linear predictor of every row (a dask Series for dask
             ``newdata``); survival probabilities, one column per time, for
-            ``type="survival"``.
+            ``type="survival"``. With ``interval``: a DataFrame with ``mean``,
+            ``mean_ci_lower`` and ``mean_ci_upper`` (bootstrap).
 
         Raises
         ------
@@ -109,6 +119,17 @@ class PredictionMixin:
         TypeError
             A non-numeric ``bin()`` or offset column; the message names the column.
         """
+        if interval is not None:
+            if self.model.family.survival:
+                raise ValueError(
+                    "interval= is for GLM families; for a Cox fit use refit() and its "
+                    "conf_int(), or bootstrap() bands of the shapes."
+                )
+            boot = getattr(self, "bootstrap_", None)
+            if boot is None:
+                boot = self.bootstrap()
+            return boot.predict(newdata, interval=interval, offset=offset, type=type,
+                                missing=missing)  # fmt: skip
         if self.model.family.survival:
             return self._predict_survival(newdata, type, offset, missing, times)
         if times is not None:

@@ -179,7 +179,7 @@ class ReportMixin:
         title: str | None = None,
         scale: str = "link",
         level: float = 0.95,
-        method: str = "percentile",
+        method: str = "relaxed",
         bins: int = 10,
         precision: int | None = None,
     ) -> Any:
@@ -214,7 +214,7 @@ class ReportMixin:
             Scale of the shape plots (see :meth:`plot_shapes`).
         level : float, default=0.95
             Coverage of the bootstrap bands, when bootstrapped.
-        method : {"percentile", "basic", "relaxed"}, default="percentile"
+        method : {"percentile", "basic", "relaxed"}, default="relaxed"
             The bootstrap bands (``BootstrapResults.shape_bands``): ``"relaxed"``
             removes the penalty's shrinkage (the one to use at the theory λ or
             ``lam_1se``; it draws the relaxed fit under its band).

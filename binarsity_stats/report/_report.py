@@ -286,9 +286,11 @@ def _shapes_section(res: Any, boot: Any, scale: str, level: float, method: str) 
            "cut-points kept, grey the share of training rows per unit of x), bars for C() "
            "terms, a line for linear terms; a missing level is a bar of its own.")  # fmt: skip
     if boot is not None:
+        note = boot.shape_bands(level, method=method).attrs.get("coverage_note", "")
         cap += (
             f" Shaded: {level:.0%} pointwise {_BAND_MEANING[method]}; {boot.n_boot} "
             "resamples. Red ticks at the bottom: the share of resamples that cut at each edge."
+            f" Measured coverage: {note}."
         )
     return _section("shapes", "Shape functions", [_figure(fig, "shape functions", cap)])
 
@@ -491,7 +493,7 @@ def build_report(
     title: str | None = None,
     scale: str = "link",
     level: float = 0.95,
-    method: str = "percentile",
+    method: str = "relaxed",
     bins: int = 10,
     precision: int | None = None,
 ) -> str:
@@ -517,7 +519,7 @@ def build_report(
         Scale of the shape plots.
     level : float, default=0.95
         Coverage of the bootstrap bands.
-    method : {"percentile", "basic", "relaxed"}, default="percentile"
+    method : {"percentile", "basic", "relaxed"}, default="relaxed"
         The bootstrap bands (``BootstrapResults.shape_bands``).
     bins : int, default=10
         Groups of the calibration plot.
