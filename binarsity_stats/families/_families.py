@@ -72,16 +72,24 @@ from typing import Any
 
 from ._builtin import FAMILIES, Binomial, CoxPH, Gaussian, Poisson
 from ._family import Family
+from ._quasi import QuasiBinomial, QuasiPoisson
 from ._statsmodels import CONVEX_LINKS, StatsmodelsFamily, from_key, _sm_key
 
 #: The name pickles of a statsmodels family made before it was public call.
 _from_key = from_key
+
+# R's quasi families, by name like the built-in ones (every reader of FAMILIES: the
+# names of get_family, the CLI's --family, descriptions read back by family_from_dict)
+FAMILIES.setdefault("quasipoisson", QuasiPoisson)
+FAMILIES.setdefault("quasibinomial", QuasiBinomial)
 
 __all__ = [
     "Family",
     "Gaussian",
     "Binomial",
     "Poisson",
+    "QuasiPoisson",
+    "QuasiBinomial",
     "StatsmodelsFamily",
     "CoxPH",
     "get_family",

@@ -187,6 +187,6 @@ def heldout(
     deviance = float(family.deviance_eta(obs, eta, w))
     row.update({"deviance": deviance,
                 "mean deviance": deviance / row["weight"] if row["weight"] > 0 else np.nan})
-    if family.name == "binomial":
+    if family.binary:
         row["AUC"] = _auc(obs, eta, w) if np.all((obs == 0) | (obs == 1)) else np.nan
     return pd.Series(row, dtype=object)

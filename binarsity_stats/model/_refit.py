@@ -561,6 +561,10 @@ def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | No
     start = _gram_irls(model)
     if start is not None:
         fit_kw["start_params"] = start
+    if m.family.estimate_dispersion:
+        # Pearson's X² / df: statsmodels' default for gaussian, gamma, Tweedie, and
+        # the quasi-likelihood scale of a quasi family (a Poisson or binomial GLM)
+        fit_kw["scale"] = "X2"
     return model.fit(use_t=m.family.estimate_dispersion, **fit_kw)
 def _fit_phreg(res: BinarsityResults, rows: np.ndarray, X: np.ndarray, names: list) -> Any:
     """statsmodels' PHReg (the family's ties) on the selected design: the Cox refit.

@@ -315,7 +315,7 @@ def plot_calibration(
     """
     if scale not in ("auto", "linear", "logit"):
         raise ValueError(f"scale must be 'auto', 'linear' or 'logit'; got {scale!r}.")
-    binomial = res.model.family.name == "binomial"
+    binomial = res.model.family.binary
     if scale == "logit" and not binomial:
         raise ValueError("scale='logit' is for binomial fits (means in (0, 1)).")
     table = calibration_table(res, new, y, bins, offset=offset)

@@ -177,7 +177,7 @@ def plot_effects(
     ref = reference_row(res, reference)
     data = m.__dict__.get("_data")
     fig, axes = _axes_list(ax, len(features))
-    ylabel = "predicted probability" if m.family.name == "binomial" else "predicted mean"
+    ylabel = "predicted probability" if m.family.binary else "predicted mean"
     for a, col in zip(axes, features, strict=True):
         train = data[col].dropna() if isinstance(data, pd.DataFrame) else None
         categorical = _categorical(m, col, train if train is not None else ref[col])
