@@ -139,7 +139,10 @@ class InferenceMixin:
         """
         return self._selected_matrix(self.model.design, strict=False), list(self._selection[1])
 
-    def refit(self, split: float | None = None, random_state: Any = None) -> RefitResults:
+    def refit(
+        self, split: float | None = None, random_state: Any = None, *,
+        cov_type: str = "nonrobust",
+    ) -> RefitResults:
         """The unpenalised GLM on the design the selection produced.
 
         statsmodels' GLM (PHReg for ``family="cox"``) on the dense selected design;
@@ -164,6 +167,13 @@ class InferenceMixin:
             the same rows, and its inference is conditional on the selection.
         random_state : int, numpy Generator or None
             Seed of the split (ignored without ``split``).
+        cov_type : {"nonrobust", "HC0", "HC1", "HC3"}, default="nonrobust"
+            The covariance of the estimates: model-based, or the sandwich estimators of
+            R's ``sandwich::vcovHC`` (``HC0`` White's, statsmodels' ``cov_type="HC0"``;
+            ``HC1`` with the n / (n − k) correction; ``HC3`` with the hat values),
+            valid when the variance function is wrong (over-dispersion, heteroskedastic
+            noise). Standard errors, tests, intervals and ``get_prediction`` use it,
+            with normal quantiles. GLM families only.
 
         Returns
         -------
@@ -171,9 +181,18 @@ class InferenceMixin:
             Wraps the statsmodels (or ``GLMRefit``) results; ``predict``,
             ``get_prediction`` and ``conf_int`` replay the selected design on new rows.
         """
+        from ._robust import COV_TYPES, apply_robust_cov
+
+        if cov_type not in COV_TYPES:
+            raise ValueError(f"cov_type must be one of {COV_TYPES}; got {cov_type!r}.")
+        if cov_type != "nonrobust" and self.model.family.survival:
+            raise ValueError("cov_type= (a sandwich covariance) is for GLM refits, not Cox.")
         if split is None:
-            return RefitResults(_fit_statsmodels(self, np.arange(self.nobs)), self)
-        return _split_refit(self, split, random_state)
+            out = RefitResults(_fit_statsmodels(self, np.arange(self.nobs)), self)
+        else:
+            out = _split_refit(self, split, random_state)
+        apply_robust_cov(out.sm_results, cov_type)
+        return out
 
     # -- the bootstrap ---------------------------------------------------------------------
     def bootstrap(
