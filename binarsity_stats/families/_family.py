@@ -431,7 +431,11 @@ class Family:
         -------
         float
         """
-        return float(np.sum(sample_weight * (y - mu) ** 2 / self.variance(mu)))
+        # the Pearson residual squared (statsmodels' form), not (y − μ)² / V: the
+        # square of y − μ underflows for a Tweedie y of scale 1e-200 (then φ̂ = 0 and
+        # lam="theory" was 0), its ratio to √V does not
+        r = (y - mu) / np.sqrt(self.variance(mu))
+        return float(np.sum(sample_weight * r * r))
 
     def dispersion(
         self,
