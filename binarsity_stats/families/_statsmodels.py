@@ -97,10 +97,10 @@ def _sm_key(fam: Any) -> tuple:
 
 
 def _make_sm_family(name: str, link: str, params: tuple) -> Any:
-    import statsmodels.api as sm
+    from statsmodels.genmod import families  # not statsmodels.api: its graphics, tsa
 
     kw = dict(params)
-    return getattr(sm.families, name)(link=getattr(sm.families.links, link)(), **kw)
+    return getattr(families, name)(link=getattr(families.links, link)(), **kw)
 
 
 def from_key(name: str, link: str, params: tuple) -> StatsmodelsFamily:
