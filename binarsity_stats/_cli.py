@@ -295,22 +295,95 @@ def _predictions(res: Any, new: Any, args: argparse.Namespace) -> Any:
     else:
         refit = res.refit()
         alpha = 1.0 - args.interval
-
-        def frame(rows: Any, offset: Any) -> Any:
-            pred = refit.get_prediction(rows, offset=offset, type=args.type)
-            sf = pred.summary_frame(alpha=alpha)
-            return pd.DataFrame({
-                "prediction": res.predict(rows, type=args.type, offset=offset,
-                                          missing="error"),
-                "refit": sf.iloc[:, 0].to_numpy(),
-                "lower": sf.iloc[:, 2].to_numpy(),
-                "upper": sf.iloc[:, 3].to_numpy(),
-            })  # fmt: skip
-
-        table = predict_complete(res.model.spec, new, None, args.missing, frame)
+        table = predict_complete(
+            res.model.spec, new, None, args.missing,
+            lambda rows, offset: _interval_frame(res, refit, rows, offset, args.type, alpha),
+        )  # fmt: skip
     if args.id is not None:
         table.insert(0, args.id, new[args.id].to_numpy())
     return table
+
+
+def _interval_frame(res: Any, refit: Any, rows: Any, offset: Any, type_: str,
+                    alpha: float) -> Any:  # fmt: skip
+    """prediction, refit, lower, upper of complete rows, the design replayed ONCE.
+
+    The penalised prediction is ``res.predict(rows, type=type_, offset=offset)``'s
+    arithmetic (``BinarsityResults._predict``) and the interval
+    ``refit.get_prediction(rows, offset=offset, type=type_).summary_frame(alpha)``'s,
+    both on the same replayed design (``ReplayedRows``), so the output equals the
+    Python calls bit for bit; replaying the rows twice was 0.5× a fit at 1e6 rows.
+    """
+    import numpy as np
+    import pandas as pd
+
+    from .core._base import inconsistent
+    from .model._refit_glm import ReplayedRows
+
+    m = res.model
+    if not (np.all(np.isfinite(res.coef)) and np.all(np.isfinite(res.dense_coef))
+            and np.isfinite(res.intercept)):  # fmt: skip
+        raise inconsistent("the coefficients hold NaN or infinite values")
+    design, off = res._new_design(rows, offset)
+    eta = m.linear_predictor(res.coef, res.dense_coef, res.intercept, design, off)
+    pred = refit.get_prediction(ReplayedRows(design, off), type=type_)
+    sf = pred.summary_frame(alpha=alpha)
+    return pd.DataFrame({
+        "prediction": eta if type_ == "link" else m.family.mean(eta),
+        "refit": sf.iloc[:, 0].to_numpy(),
+        "lower": sf.iloc[:, 2].to_numpy(),
+        "upper": sf.iloc[:, 3].to_numpy(),
+    })  # fmt: skip
+
+
+def _csv_field(text: str) -> str:
+    """A CSV field as pandas' ``to_csv`` quotes it (QUOTE_MINIMAL, comma, '\n')."""
+    if any(c in text for c in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _csv_column(values: Any) -> list[str]:
+    """One output column as CSV fields: floats as ``repr`` (the shortest text that reads
+    back to the same float64 bits), NaN as an empty field (pandas' ``na_rep``), other
+    values as ``str``."""
+    import numpy as np
+    import pandas as pd
+
+    arr = np.asarray(values)
+    if arr.dtype.kind == "f":
+        arr = arr.astype(np.float64, copy=False)
+        fields = list(map(float.__repr__, arr.tolist()))
+        for i in np.flatnonzero(np.isnan(arr)).tolist():
+            fields[i] = ""
+        return fields
+    if arr.dtype.kind in "iub":
+        return list(map(str, arr.tolist()))
+    return ["" if v is None or (not isinstance(v, str) and pd.isna(v)) else _csv_field(str(v))
+            for v in arr.tolist()]  # fmt: skip
+
+
+def write_csv(table: Any, fh: Any) -> None:
+    """Write the predictions table as CSV: header, one line per row, no index.
+
+    What ``table.to_csv(fh, index=False)`` writes, but 3× faster (pandas formats each
+    float through NumPy, 0.7× a fit at 1e6 rows): every float as Python's ``repr``,
+    the shortest decimal that parses back to the same float64, so the file round-trips
+    exactly through ``pandas.read_csv`` (or any correctly rounding reader).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The columns to write (floats; an ``--id`` column of any type).
+    fh : text file
+        Where to write.
+    """
+    columns = [_csv_column(table[name].to_numpy()) for name in table.columns]
+    fh.write(",".join(_csv_field(str(name)) for name in table.columns) + "\n")
+    step = 1 << 16  # rows per write: a bounded string, however many rows
+    for start in range(0, len(table), step):
+        chunk = [col[start : start + step] for col in columns]
+        fh.write("\n".join(map(",".join, zip(*chunk))) + "\n")
 
 
 def _run_predict(args: argparse.Namespace, out) -> int:
@@ -326,9 +399,10 @@ def _run_predict(args: argparse.Namespace, out) -> int:
         _check_output(args.output, example="predictions.csv")
     table = _predictions(res, new, args)
     if args.output is None:
-        table.to_csv(out, index=False)
+        write_csv(table, out)
     else:
-        table.to_csv(args.output, index=False)
+        with open(args.output, "w", encoding="utf-8", newline="") as fh:
+            write_csv(table, fh)
         n_nan = int(table.iloc[:, -1].isna().sum())
         print(
             f"Predictions written: {args.output} ({len(table):,} rows"
