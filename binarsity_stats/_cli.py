@@ -343,14 +343,18 @@ def _csv_field(text: str) -> str:
     return text
 
 
-def _csv_column(values: Any) -> list[str]:
+def _csv_column(column: Any) -> list[str]:
     """One output column as CSV fields: floats as ``repr`` (the shortest text that reads
-    back to the same float64 bits), NaN as an empty field (pandas' ``na_rep``), other
-    values as ``str``."""
-    import numpy as np
-    import pandas as pd
+    back to the same float64 bits), NaN as an empty field (pandas' ``na_rep``), integers
+    and booleans as ``str``; any other column (an ``--id`` of text or dates) as pandas'
+    ``to_csv`` formats and quotes it."""
+    import csv
+    import io
 
-    arr = np.asarray(values)
+    import numpy as np
+
+    # NumPy columns only: an extension column (nullable Int64…) has its own text
+    arr = column.to_numpy() if isinstance(column.dtype, np.dtype) else np.empty(0, object)
     if arr.dtype.kind == "f":
         arr = arr.astype(np.float64, copy=False)
         fields = list(map(float.__repr__, arr.tolist()))
@@ -359,8 +363,8 @@ def _csv_column(values: Any) -> list[str]:
         return fields
     if arr.dtype.kind in "iub":
         return list(map(str, arr.tolist()))
-    return ["" if v is None or (not isinstance(v, str) and pd.isna(v)) else _csv_field(str(v))
-            for v in arr.tolist()]  # fmt: skip
+    text = column.to_frame().to_csv(index=False, header=False, lineterminator="\n")
+    return [_csv_field(row[0]) if row else "" for row in csv.reader(io.StringIO(text))]
 
 
 def write_csv(table: Any, fh: Any) -> None:
@@ -378,7 +382,9 @@ def write_csv(table: Any, fh: Any) -> None:
     fh : text file
         Where to write.
     """
-    columns = [_csv_column(table[name].to_numpy()) for name in table.columns]
+    columns = [_csv_column(table[name]) for name in table.columns]
+    if len(columns) == 1:  # an empty line would be skipped by readers: quote it, as pandas
+        columns = [[f if f else '""' for f in columns[0]]]
     fh.write(",".join(_csv_field(str(name)) for name in table.columns) + "\n")
     step = 1 << 16  # rows per write: a bounded string, however many rows
     for start in range(0, len(table), step):

@@ -232,3 +232,26 @@ def test_the_csv_writer_round_trips_every_float_exactly(tmp_path):
     # pandas' own writer gives the same values
     ref = pd.read_csv(io.StringIO(table.to_csv(index=False)))
     pd.testing.assert_frame_equal(back, ref, check_exact=True)
+
+
+def test_the_csv_writer_keeps_every_row_and_formats_other_columns_as_pandas(tmp_path):
+    """A one-column table with NaN keeps its rows (a quoted empty field, not a blank line
+    that readers skip); dates, nullable integers and text as pandas writes them."""
+    from binarsity_stats._cli import write_csv
+
+    one = pd.DataFrame({"prediction": [0.5, np.nan, 0.25]})
+    text = io.StringIO()
+    write_csv(one, text)
+    assert text.getvalue() == one.to_csv(index=False)
+    back = pd.read_csv(io.StringIO(text.getvalue()))
+    assert len(back) == 3 and np.isnan(back["prediction"][1])
+    mixed = pd.DataFrame({
+        "when": pd.to_datetime(["2020-01-02 00:00", None, "2021-03-04 05:06"]),
+        "n": pd.array([1, None, 3], dtype="Int64"),
+        "name": ["a,b", 'say "x"', "line\nbreak"],
+        "ok": [True, False, True],
+        "prediction": [1e-310, -0.0, 2.5],
+    })  # fmt: skip
+    text = io.StringIO()
+    write_csv(mixed, text)
+    assert text.getvalue() == mixed.to_csv(index=False)
