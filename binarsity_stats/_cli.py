@@ -367,6 +367,10 @@ def _csv_column(column: Any) -> list[str]:
     return [_csv_field(row[0]) if row else "" for row in csv.reader(io.StringIO(text))]
 
 
+#: Rows ``write_csv`` formats at a time (its memory is bounded, however many rows).
+_CSV_ROWS = 1 << 16
+
+
 def write_csv(table: Any, fh: Any) -> None:
     """Write the predictions table as CSV: header, one line per row, no index.
 
@@ -382,14 +386,13 @@ def write_csv(table: Any, fh: Any) -> None:
     fh : text file
         Where to write.
     """
-    columns = [_csv_column(table[name]) for name in table.columns]
-    if len(columns) == 1:  # an empty line would be skipped by readers: quote it, as pandas
-        columns = [[f if f else '""' for f in columns[0]]]
     fh.write(",".join(_csv_field(str(name)) for name in table.columns) + "\n")
-    step = 1 << 16  # rows per write: a bounded string, however many rows
-    for start in range(0, len(table), step):
-        chunk = [col[start : start + step] for col in columns]
-        fh.write("\n".join(map(",".join, zip(*chunk))) + "\n")
+    for start in range(0, len(table), _CSV_ROWS):
+        rows = table.iloc[start : start + _CSV_ROWS]
+        columns = [_csv_column(rows[name]) for name in table.columns]
+        if len(columns) == 1:  # a blank line would be skipped by readers: quote it, as pandas
+            columns = [[f if f else '""' for f in columns[0]]]
+        fh.write("\n".join(map(",".join, zip(*columns))) + "\n")
 
 
 def _run_predict(args: argparse.Namespace, out) -> int:
