@@ -199,8 +199,9 @@ def test_predict_interval_equals_the_python_calls_bit_for_bit(files, capsys, mon
     assert out.drop(columns="id").loc[[2, 5]].isna().all().all()
 
 
+@pytest.mark.parametrize("arrow", [True, False])
 @pytest.mark.parametrize("chunk", [1 << 16, 1000])
-def test_the_csv_writer_round_trips_every_float_exactly(tmp_path, monkeypatch, chunk):
+def test_the_csv_writer_round_trips_every_float_exactly(tmp_path, monkeypatch, chunk, arrow):
     """``write_csv`` writes each float as its shortest repr: read back by pandas (and
     by float()), every value has the same float64 bits; NaN is an empty field; an id
     column of text is quoted as pandas quotes it."""
@@ -208,6 +209,9 @@ def test_the_csv_writer_round_trips_every_float_exactly(tmp_path, monkeypatch, c
     from binarsity_stats._cli import write_csv
 
     monkeypatch.setattr(_cli, "_CSV_ROWS", chunk)  # 1000: rows formatted in 5 chunks
+    monkeypatch.setattr(_cli, "_USE_PYARROW", arrow)  # pyarrow's writer, or repr
+    if arrow:
+        pytest.importorskip("pyarrow")
     rng = np.random.default_rng(0)
     special = [0.0, -0.0, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 0.1 + 0.2,
                1 / 3, -1e-300, 1e22, 123456789.12345679, np.inf, -np.inf]  # fmt: skip
