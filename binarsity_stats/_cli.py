@@ -295,22 +295,137 @@ def _predictions(res: Any, new: Any, args: argparse.Namespace) -> Any:
     else:
         refit = res.refit()
         alpha = 1.0 - args.interval
-
-        def frame(rows: Any, offset: Any) -> Any:
-            pred = refit.get_prediction(rows, offset=offset, type=args.type)
-            sf = pred.summary_frame(alpha=alpha)
-            return pd.DataFrame({
-                "prediction": res.predict(rows, type=args.type, offset=offset,
-                                          missing="error"),
-                "refit": sf.iloc[:, 0].to_numpy(),
-                "lower": sf.iloc[:, 2].to_numpy(),
-                "upper": sf.iloc[:, 3].to_numpy(),
-            })  # fmt: skip
-
-        table = predict_complete(res.model.spec, new, None, args.missing, frame)
+        table = predict_complete(
+            res.model.spec, new, None, args.missing,
+            lambda rows, offset: _interval_frame(res, refit, rows, offset, args.type, alpha),
+        )  # fmt: skip
     if args.id is not None:
         table.insert(0, args.id, new[args.id].to_numpy())
     return table
+
+
+def _interval_frame(res: Any, refit: Any, rows: Any, offset: Any, type_: str,
+                    alpha: float) -> Any:  # fmt: skip
+    """prediction, refit, lower, upper of complete rows, the design replayed ONCE.
+
+    The penalised prediction is ``res.predict(rows, type=type_, offset=offset)``'s
+    arithmetic (``BinarsityResults._predict``) and the interval
+    ``refit.get_prediction(rows, offset=offset, type=type_).summary_frame(alpha)``'s,
+    both on the same replayed design (``ReplayedRows``), so the output equals the
+    Python calls bit for bit; replaying the rows twice was 0.5× a fit at 1e6 rows.
+    """
+    import numpy as np
+    import pandas as pd
+
+    from .core._base import inconsistent
+    from .model._refit_glm import ReplayedRows
+
+    m = res.model
+    if not (np.all(np.isfinite(res.coef)) and np.all(np.isfinite(res.dense_coef))
+            and np.isfinite(res.intercept)):  # fmt: skip
+        raise inconsistent("the coefficients hold NaN or infinite values")
+    design, off = res._new_design(rows, offset)
+    eta = m.linear_predictor(res.coef, res.dense_coef, res.intercept, design, off)
+    pred = refit.get_prediction(ReplayedRows(design, off), type=type_)
+    sf = pred.summary_frame(alpha=alpha)
+    return pd.DataFrame({
+        "prediction": eta if type_ == "link" else m.family.mean(eta),
+        "refit": sf.iloc[:, 0].to_numpy(),
+        "lower": sf.iloc[:, 2].to_numpy(),
+        "upper": sf.iloc[:, 3].to_numpy(),
+    })  # fmt: skip
+
+
+def _csv_field(text: str) -> str:
+    """A CSV field as pandas' ``to_csv`` quotes it (QUOTE_MINIMAL, comma, '\n')."""
+    if any(c in text for c in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _csv_column(column: Any) -> list[str]:
+    """One output column as CSV fields: floats as ``repr`` (the shortest text that reads
+    back to the same float64 bits), NaN as an empty field (pandas' ``na_rep``), integers
+    and booleans as ``str``; any other column (an ``--id`` of text or dates) as pandas'
+    ``to_csv`` formats and quotes it."""
+    import csv
+    import io
+
+    import numpy as np
+
+    # NumPy columns only: an extension column (nullable Int64…) has its own text
+    arr = column.to_numpy() if isinstance(column.dtype, np.dtype) else np.empty(0, object)
+    if arr.dtype.kind == "f":
+        arr = arr.astype(np.float64, copy=False)
+        fields = list(map(float.__repr__, arr.tolist()))
+        for i in np.flatnonzero(np.isnan(arr)).tolist():
+            fields[i] = ""
+        return fields
+    if arr.dtype.kind in "iub":
+        return list(map(str, arr.tolist()))
+    text = column.to_frame().to_csv(index=False, header=False, lineterminator="\n")
+    return [_csv_field(row[0]) if row else "" for row in csv.reader(io.StringIO(text))]
+
+
+#: Rows ``write_csv`` formats at a time (its memory is bounded, however many rows).
+_CSV_ROWS = 1 << 16
+
+#: Whether ``write_csv`` may format float columns with pyarrow's CSV writer (when
+#: importable; tests switch it off to check the pure-Python path).
+_USE_PYARROW = True
+
+
+def _arrow_float_lines(rows: Any) -> list[str] | None:
+    """The float64 columns of ``rows`` as CSV lines (no header) by pyarrow's C++ writer
+    (shortest round-trip decimals, NaN as an empty field), or None without pyarrow."""
+    if not _USE_PYARROW:
+        return None
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pa_csv
+    except ImportError:
+        return None
+    arrays = {str(k): pa.array(rows[name].to_numpy(), from_pandas=True)
+              for k, name in enumerate(rows.columns)}  # fmt: skip
+    buf = pa.BufferOutputStream()
+    pa_csv.write_csv(pa.table(arrays), buf, pa_csv.WriteOptions(include_header=False))
+    return buf.getvalue().to_pybytes().decode("ascii").split("\n")[: len(rows)]
+
+
+def write_csv(table: Any, fh: Any) -> None:
+    """Write the predictions table as CSV: header, one line per row, no index.
+
+    The values ``table.to_csv(fh, index=False)`` writes, 6× faster (pandas formats each
+    float through NumPy, 0.7× a fit at 1e6 rows): every float as the shortest decimal
+    that parses back to the same float64 — by pyarrow's C++ CSV writer when pyarrow is
+    installed, else Python's ``repr`` — so the file round-trips exactly through
+    ``pandas.read_csv`` (or any correctly rounding reader); NaN as an empty field.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The columns to write (floats; an ``--id`` column of any type first).
+    fh : text file
+        Where to write.
+    """
+    import numpy as np
+
+    fh.write(",".join(_csv_field(str(name)) for name in table.columns) + "\n")
+    # the trailing float64 columns (all but an --id column) go to pyarrow in one block
+    first = len(table.columns)
+    while first > 0 and table.dtypes.iloc[first - 1] == np.float64:
+        first -= 1
+    block = len(table.columns) - first >= 2  # one column: NaN would be a blank line
+    for start in range(0, len(table), _CSV_ROWS):
+        rows = table.iloc[start : start + _CSV_ROWS]
+        lines = _arrow_float_lines(rows.iloc[:, first:]) if block else None
+        names = table.columns[:first] if lines is not None else table.columns
+        columns = [_csv_column(rows[name]) for name in names]
+        if lines is not None:
+            columns.append(lines)
+        if len(columns) == 1 and lines is None:  # a blank line would be skipped: quote it
+            columns = [[f if f else '""' for f in columns[0]]]
+        fh.write("\n".join(map(",".join, zip(*columns))) + "\n")
 
 
 def _run_predict(args: argparse.Namespace, out) -> int:
@@ -326,9 +441,10 @@ def _run_predict(args: argparse.Namespace, out) -> int:
         _check_output(args.output, example="predictions.csv")
     table = _predictions(res, new, args)
     if args.output is None:
-        table.to_csv(out, index=False)
+        write_csv(table, out)
     else:
-        table.to_csv(args.output, index=False)
+        with open(args.output, "w", encoding="utf-8", newline="") as fh:
+            write_csv(table, fh)
         n_nan = int(table.iloc[:, -1].isna().sum())
         print(
             f"Predictions written: {args.output} ({len(table):,} rows"

@@ -157,3 +157,108 @@ def test_family_gamma_and_tweedie_flags_are_the_log_link_statsmodels_families(tm
     with pytest.raises(SystemExit):
         run(["fit", "y ~ bin(x)", "--data", tmp_path / "g.csv", "--family", "tweedie:3"])
     assert "variance power 1 <= P <= 2" in capsys.readouterr().err
+
+
+def _bits(values) -> np.ndarray:
+    return np.asarray(values, dtype=np.float64).view(np.int64)
+
+
+@pytest.mark.parametrize("gram", [False, True])
+@pytest.mark.parametrize("kind", ["response", "link"])
+def test_predict_interval_equals_the_python_calls_bit_for_bit(files, capsys, monkeypatch,
+                                                               gram, kind):  # fmt: skip
+    """The CLI replays the rows once for both predictions (issue 22 item 5); its file
+    holds exactly ``res.predict`` and ``refit().get_prediction().summary_frame``: the
+    same float64 bits after the CSV round trip, with a model offset, for the statsmodels
+    refit and the one from sufficient statistics (``gram``)."""
+    from binarsity_stats.model import _refit_glm
+
+    tmp, df = files
+    if gram:  # the refit from the codes' sufficient statistics at any size
+        monkeypatch.setattr(_refit_glm, "GRAM_MIN_CELLS", 0)
+    model = tmp / f"off_{gram}_{kind}.pkl"
+    code, _ = run([*FIT, "--data", tmp / "train.csv", "--missing", "drop", "--lam", "0.01",
+                   "--offset", "expo", "--save", model])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    out_csv = tmp / f"pi_{gram}_{kind}.csv"
+    code, _ = run(["predict", model, tmp / "new.csv", "--interval", "0.9", "--type", kind,
+                   "-o", out_csv, "--id", "id"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    out = pd.read_csv(out_csv)
+    with open(model, "rb") as fh:
+        res = pickle.load(fh)
+    new = df.drop(columns="y").head(12).drop(index=[2, 5])
+    keep = out.drop(index=[2, 5])
+    np.testing.assert_array_equal(keep["id"], new["id"])
+    np.testing.assert_array_equal(_bits(keep["prediction"]), _bits(res.predict(new, type=kind)))
+    refit = res.refit()
+    assert isinstance(refit.sm_results, _refit_glm.GLMRefit) == gram
+    frame = refit.get_prediction(new, type=kind).summary_frame(alpha=0.1)
+    for col, k in (("refit", 0), ("lower", 2), ("upper", 3)):
+        np.testing.assert_array_equal(_bits(keep[col]), _bits(frame.iloc[:, k]), err_msg=col)
+    assert out.drop(columns="id").loc[[2, 5]].isna().all().all()
+
+
+@pytest.mark.parametrize("arrow", [True, False])
+@pytest.mark.parametrize("chunk", [1 << 16, 1000])
+def test_the_csv_writer_round_trips_every_float_exactly(tmp_path, monkeypatch, chunk, arrow):
+    """``write_csv`` writes each float as its shortest repr: read back by pandas (and
+    by float()), every value has the same float64 bits; NaN is an empty field; an id
+    column of text is quoted as pandas quotes it."""
+    from binarsity_stats import _cli
+    from binarsity_stats._cli import write_csv
+
+    monkeypatch.setattr(_cli, "_CSV_ROWS", chunk)  # 1000: rows formatted in 5 chunks
+    monkeypatch.setattr(_cli, "_USE_PYARROW", arrow)  # pyarrow's writer, or repr
+    if arrow:
+        pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(0)
+    special = [0.0, -0.0, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 0.1 + 0.2,
+               1 / 3, -1e-300, 1e22, 123456789.12345679, np.inf, -np.inf]  # fmt: skip
+    values = np.concatenate([special, rng.standard_normal(2000) * 10.0 ** rng.integers(-300, 300, 2000),
+                             rng.random(2000)])  # fmt: skip
+    n = values.size
+    ids = np.array([f'r{i}, "q"' if i % 7 == 0 else f"r{i}" for i in range(n)], dtype=object)
+    table = pd.DataFrame({"my id": ids, "prediction": values, "lower": values[::-1].copy()})
+    table.loc[5, "lower"] = np.nan
+    path = tmp_path / "p.csv"
+    with open(path, "w", newline="") as fh:
+        write_csv(table, fh)
+    back = pd.read_csv(path, keep_default_na=True)
+    assert list(back.columns) == ["my id", "prediction", "lower"]
+    np.testing.assert_array_equal(back["my id"].to_numpy(dtype=object), ids)
+    np.testing.assert_array_equal(_bits(back["prediction"]), _bits(values))
+    lower = table["lower"].to_numpy()
+    assert np.isnan(back["lower"][5])
+    ok = ~np.isnan(lower)
+    np.testing.assert_array_equal(_bits(back["lower"][ok]), _bits(lower[ok]))
+    # the text itself: float() of each field gives the same bits (any correct reader)
+    lines = path.read_text().splitlines()[1:]
+    fields = [line.rsplit(",", 2)[1] for line in lines]
+    np.testing.assert_array_equal(_bits([float(f) for f in fields]), _bits(values))
+    # pandas' own writer gives the same values
+    ref = pd.read_csv(io.StringIO(table.to_csv(index=False)))
+    pd.testing.assert_frame_equal(back, ref, check_exact=True)
+
+
+def test_the_csv_writer_keeps_every_row_and_formats_other_columns_as_pandas(tmp_path):
+    """A one-column table with NaN keeps its rows (a quoted empty field, not a blank line
+    that readers skip); dates, nullable integers and text as pandas writes them."""
+    from binarsity_stats._cli import write_csv
+
+    one = pd.DataFrame({"prediction": [0.5, np.nan, 0.25]})
+    text = io.StringIO()
+    write_csv(one, text)
+    assert text.getvalue() == one.to_csv(index=False)
+    back = pd.read_csv(io.StringIO(text.getvalue()))
+    assert len(back) == 3 and np.isnan(back["prediction"][1])
+    mixed = pd.DataFrame({
+        "when": pd.to_datetime(["2020-01-02 00:00", None, "2021-03-04 05:06"]),
+        "n": pd.array([1, None, 3], dtype="Int64"),
+        "name": ["a,b", 'say "x"', "line\nbreak"],
+        "ok": [True, False, True],
+        "prediction": [1e-310, -0.0, 2.5],
+    })  # fmt: skip
+    text = io.StringIO()
+    write_csv(mixed, text)
+    assert text.getvalue() == mixed.to_csv(index=False)

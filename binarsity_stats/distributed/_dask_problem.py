@@ -7,12 +7,14 @@ too large for a Gram; λ_max and the KKT check from the same statistics.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core._statistics import kept_cuts
 from ..engine._solvers import ConvergenceWarning, Solution
 from ..families._families import get_family
 from ..penalty._blocks import as_kinds, get_kind, infer_kinds
@@ -29,6 +31,9 @@ __all__ = [
 
 #: Gram size (d + n_free) above which the Gram solver refuses (d² floats per partition).
 MAX_GRAM_LEVELS = 5000
+#: KKT tolerance (× the gradient's units) of the exact null fit at λ ≥ λ_max, as the
+#: in-memory solver's ``engine._solvers._NULL_TOL``.
+_NULL_TOL = 1e-10
 _FAN_IN = 8
 
 
@@ -395,7 +400,7 @@ class DaskProblem:
         )  # fmt: skip
         sol._x = x
         sol._stats = st
-        return sol
+        return sol if null else self._exactly_flat(sol, lam, tol, fold)
 
     def _start(self, warm_start, x0):
         if x0 is not None:
@@ -490,7 +495,7 @@ class DaskProblem:
         )  # fmt: skip
         sol._x = x
         sol._stats = st
-        return sol
+        return self._exactly_flat(sol, lam, tol, fold)
 
     def _run_candidates(self, x, steps, fold) -> dict:
         tasks = [
@@ -553,7 +558,70 @@ class DaskProblem:
         sol = self.fit(0.0, tol=tol, null=True, fold=fold, quiet=True)
         penalty, W = self._penalty_of(fold)
         self._null = sol
-        return float(penalty.lambda_max(sol._stats["g"][: self.d] / W))
+        lmax = float(penalty.lambda_max(sol._stats["g"][: self.d] / W))
+        if tol <= _NULL_TOL * 10:  # exact enough for the null fit of _exactly_flat
+            self.__dict__.setdefault("_nulls", {})[fold] = (lmax, sol)
+        return lmax
+
+    def _exactly_flat(self, sol: DaskSolution, lam: float, tol: float, fold: int) -> DaskSolution:
+        """The exact null fit in place of a solution flat within the jump tolerance at
+        λ ≥ λ_max, as the in-memory solver does (``Prepared._exactly_flat``).
+
+        At λ_max an edge is on its threshold and the proximal-Newton steps leave it open
+        by their stopping error (θ of 5e-9 at λ_max, 1e-16 of re-centring above it):
+        the solution there is the null fit, every penalised edge exactly flat, the
+        intercept (and the free levels and dense columns) those of the unpenalised fit
+        on the fused segments with the offsets. A solution with exactly flat edges, a
+        kept cut (``_statistics.kept_cuts``), at λ < λ_max, or whose null fit needs
+        the Gram solver beyond :data:`MAX_GRAM_LEVELS` is returned as it is. λ_max is
+        computed (once per fold) only when a solution is flat within the tolerance
+        without being exactly flat.
+        """
+        penalty, W = self._penalty_of(fold)
+        edges = penalty.weights > 0
+        theta = np.asarray(sol.coef, dtype=np.float64)
+        step = np.zeros_like(theta)
+        step[1:] = np.diff(theta)
+        # a fused block whose levels are a constant ≠ 0 (re-centring leaves 1e-16) is
+        # not the null fit either: its constraint n_jᵀθ_j = 0 makes that constant 0
+        bp = self.block_ptr
+        fused_off = any(
+            np.all(edges[int(a) + 1 : int(b)]) and np.any(theta[int(a) : int(b)] != 0)
+            for a, b in zip(bp[:-1], bp[1:], strict=True) if b - a > 1
+        )  # fmt: skip
+        if not np.any(edges) or not (np.any(step[edges] != 0) or fused_off):
+            return sol
+        unit = self.gradient_scale() if getattr(self.family, "quadratic", False) else 1.0
+        if np.any(kept_cuts(theta, self.block_ptr, edges, unit)) or self.D > MAX_GRAM_LEVELS:
+            return sol
+        nulls = self.__dict__.setdefault("_nulls", {})
+        if fold not in nulls:
+            passes = self.n_passes
+            self.lambda_max(tol=_NULL_TOL, fold=fold)
+            sol.n_passes += self.n_passes - passes
+        lmax, null = nulls[fold]
+        tol_abs = tol * self.gradient_scale()
+        # the null fit's Newton steps stall near 1e-9 for a binomial (the reduced
+        # statistics' rounding): it serves when it is converged to this fit's tol
+        if not null.kkt_violation <= tol_abs:
+            return sol
+        st = null._stats
+        kkt = self.kkt(st["g"] / W, null.coef, lam, penalty)
+        if lam < lmax and kkt > tol_abs:
+            # below λ_max by more than the tolerance (λ_max, read at a null fit of
+            # tolerance 1e-10, may differ from the in-memory one in its last digits)
+            return sol
+        flat = dataclasses.replace(
+            null, lam=float(lam), objective=float(st["loss"] / W + lam * penalty.value(null.coef)),
+            kkt_violation=float(kkt), converged=bool(kkt <= tol_abs),
+            n_iter=sol.n_iter, n_sweeps=sol.n_sweeps, n_passes=sol.n_passes,
+            bytes_per_pass=sol.bytes_per_pass, n_gram_passes=sol.n_gram_passes,
+            history=sol.history,
+        )  # fmt: skip
+        flat.coef = null.coef.copy()
+        flat._x = (null._x[0].copy(), null._x[1].copy())
+        flat._stats = st
+        return flat
 
     def _penalty_of(self, fold: int):
         if fold < 0:

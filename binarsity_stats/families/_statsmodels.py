@@ -54,6 +54,7 @@ CONVEX_LINKS: dict[str, tuple[str, ...]] = {
 #: deviance** Σ s d/2 (not b(η) − yη) and whose curvature is the Fisher weight, so that
 #: they agree with the NumPy path (issue 14 adds gamma and Tweedie here)
 _FAST_PATHS: dict[tuple, tuple] = {}
+_FLOAT_EPS = float(np.finfo(np.float64).eps)  # statsmodels' clip of a mean at 0
 
 
 def _fast_path(fam_name: str, link_name: str, power: float | None) -> tuple | None:
@@ -96,10 +97,10 @@ def _sm_key(fam: Any) -> tuple:
 
 
 def _make_sm_family(name: str, link: str, params: tuple) -> Any:
-    import statsmodels.api as sm
+    from statsmodels.genmod import families  # not statsmodels.api: its graphics, tsa
 
     kw = dict(params)
-    return getattr(sm.families, name)(link=getattr(sm.families.links, link)(), **kw)
+    return getattr(families, name)(link=getattr(families.links, link)(), **kw)
 
 
 def from_key(name: str, link: str, params: tuple) -> StatsmodelsFamily:
@@ -316,7 +317,10 @@ class StatsmodelsFamily(Family):
         if self.binary:
             return min(max(mu, 1e-10), 1 - 1e-10)
         if self.link in ("log",):
-            return max(mu, 1e-10)
+            # only a mean of 0 is moved (to 1e-10): a positive mean of any scale is
+            # kept, else a Tweedie y of scale 1e-50 got the units and the start of
+            # ȳ = 1e-10 and "converged" at the null fit (100 % off)
+            return mu if mu > 0 else 1e-10
         return mu
 
     # -- the data checks -----------------------------------------------------------------
@@ -352,10 +356,24 @@ class StatsmodelsFamily(Family):
             return self.sm_family.link.inverse(np.asarray(eta, dtype=float))
 
     def link_function(self, mu):
-        return self.sm_family.link(np.asarray(mu, dtype=float))
+        mu = np.asarray(mu, dtype=float)
+        if self._key_[1] == "Log":
+            # statsmodels' Log link clips μ to machine epsilon (log 2.2e-16 = −36): a
+            # mean of scale 1e-50 would get the η of 2.2e-16; only μ ≤ 0 is clipped here
+            return np.log(np.where(mu > 0, mu, _FLOAT_EPS))
+        return self.sm_family.link(mu)
 
     def variance(self, mu):
         return self.sm_family.variance(np.asarray(mu, dtype=float))
+
+    def pearson_chi2(self, y, mu, sample_weight):
+        if self._power is None:
+            return super().pearson_chi2(y, mu, sample_weight)
+        # V = μ^p underflows where μ does not (μ = 1e-300, p = 1.5: 1e-450 → 0, and a
+        # Tweedie y of that scale got φ̂ = inf): the Pearson residual as (y − μ) μ^{−p/2}
+        with np.errstate(divide="ignore", over="ignore"):
+            r = (y - mu) * np.exp(-0.5 * self._power * np.log(mu))
+        return float(np.sum(sample_weight * r * r))
 
     def unit_deviance(self, y, mu):
         return self.sm_family._resid_dev(y, mu)

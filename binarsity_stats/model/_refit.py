@@ -191,6 +191,8 @@ class RefitResults:
             if offset is not None:
                 raise ValueError("offset is only used together with newdata.")
             design, off = m.design, m.offset
+        elif isinstance(newdata, _refit_glm.ReplayedRows):  # replayed by the caller (CLI)
+            design, off = newdata
         else:
             design, off = self.parent._new_design(newdata, offset)
         beta = np.asarray(self.sm_results.params, dtype=np.float64)

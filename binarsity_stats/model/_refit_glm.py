@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -37,6 +37,7 @@ __all__ = [
     "GRAM_MIN_CELLS",
     "SegmentDesign",
     "GLMRefit",
+    "ReplayedRows",
     "fit_glm_gram",
     "prediction_blocks",
     "truncated_inverse",
@@ -221,6 +222,19 @@ def dense_rows(
     if dense is not None and dense.shape[1]:
         X[:, k - dense.shape[1] :] = dense
     return X
+
+
+class ReplayedRows(NamedTuple):
+    """New rows already replayed on the training recipe: their design and total offset.
+
+    ``RefitResults.get_prediction`` and ``predict`` take it in place of a DataFrame
+    (``_results._new_design(model, rows, offset)`` gives the pair), so that a caller
+    that also needs the penalised prediction of the same rows — the CLI's
+    ``predict --interval`` — replays them once.
+    """
+
+    design: Any
+    offset: np.ndarray | None
 
 
 def prediction_blocks(
