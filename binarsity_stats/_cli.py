@@ -102,6 +102,32 @@ def _detect_sep(header: str) -> str:
     return best if counts[best] > 0 else ","
 
 
+#: File names read as Parquet (any other as CSV).
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+
+def _read_parquet(path: Path, where: str):
+    """A Parquet file as a pandas frame, through pyarrow and narwhals (as ``glm()``
+    reads a pyarrow table); every failure a ValueError naming the file."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ValueError(
+            f"{where}: reading Parquet needs pyarrow (pip install pyarrow, or the package's "
+            "dask extra); or give a CSV file."
+        ) from None
+    from .formula._columns import as_frame
+
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # pyarrow's ArrowInvalid, OSError...: the file is not Parquet
+        raise ValueError(f"{where} could not be read as Parquet: {exc}") from None
+    data = as_frame(table)
+    if len(data) == 0:
+        raise ValueError(f"{where} has no data rows.")
+    return data
+
+
 def _read_data(path: Path, sep: str | None, encoding: str, flag: str = "--data"):
     """Read the --data file; every failure is a ValueError naming the file.
 
@@ -113,9 +139,11 @@ def _read_data(path: Path, sep: str | None, encoding: str, flag: str = "--data")
     where = f"{flag} {path}" if flag.startswith("-") else str(path)
 
     if path.is_dir():
-        raise ValueError(f"{where} is a directory; give a CSV file.")
+        raise ValueError(f"{where} is a directory; give a CSV or Parquet file.")
     if not path.is_file():
         raise ValueError(f"{where}: no such file.")
+    if path.suffix.lower() in PARQUET_SUFFIXES:
+        return _read_parquet(path, where), None
     try:
         "".encode(encoding)
     except LookupError:

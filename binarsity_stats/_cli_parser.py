@@ -205,7 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     fit.add_argument("formula", help='R-style formula, e.g. "y ~ bin(age) + C(sex)"')
-    fit.add_argument("--data", required=True, type=Path, help="CSV file with a header row")
+    fit.add_argument("--data", required=True, type=Path,
+                     help="CSV file with a header row, or a Parquet file (.parquet, .pq)")
     fit.add_argument(
         "--sep", default=None,
         help="field separator of --data, e.g. ';' or tab (default: detected from the header "
@@ -321,7 +322,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     pred.add_argument("model", type=Path, help="the file written by 'fit --save'")
-    pred.add_argument("new", type=Path, metavar="NEW", help="CSV file of the rows to predict")
+    pred.add_argument("new", type=Path, metavar="NEW",
+                      help="CSV (or .parquet) file of the rows to predict")
     pred.add_argument(
         "-o", "--output", type=Path, metavar="FILE",
         help="CSV file to write (default: standard output)",
