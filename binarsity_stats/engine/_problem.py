@@ -273,7 +273,12 @@ class InMemoryProblem:
         # the free columns U = [1, Z_internal] (Fortran order) with an intercept, else Z;
         # Z_internal is then a view of U's last q columns (one extra column of memory)
         self.n_free = self.q + int(self.fit_intercept)
-        if self.fit_intercept:
+        if self.fit_intercept and not self.q and not design.weighted:
+            # the intercept's column alone: an unweighted design's unit weights are
+            # ones, so U is a view of them (a row vector fewer at the fit's peak; U is
+            # never written)
+            self._free = self.sw.reshape(n, 1)
+        elif self.fit_intercept:
             self._free = np.empty((n, self.n_free), order="F")
             self._free[:, 0] = 1.0
             if self.q:
