@@ -167,10 +167,11 @@ class BinnedDesign:
         return other
 
     @classmethod
-    def _trusted(cls, codes, block_ptr, kinds, dense, offset, sw, unit=None) -> BinnedDesign:
+    def _trusted(cls, codes, block_ptr, kinds, dense, offset, sw, unit=None,
+                 ones=None) -> BinnedDesign:  # fmt: skip
         """A design from arrays already validated (a subset of a validated design)."""
         self = cls.__new__(cls)
-        self._set(codes, block_ptr, kinds, dense, offset, sw, unit=unit)
+        self._set(codes, block_ptr, kinds, dense, offset, sw, unit=unit, ones=ones)
         return self
 
     @classmethod
@@ -250,7 +251,13 @@ class BinnedDesign:
         if multiplier is not None:
             mult = np.asarray(multiplier, dtype=np.float64)
             sw = mult if sw is None else sw * mult
-        return BinnedDesign._trusted(codes, self.block_ptr, self.kinds, dense, off, sw)
+        # unweighted: the rows' weights are ones, a view of this design's (never written;
+        # a CV keeps ten folds' designs)
+        ones = None
+        if sw is None and not self.weighted and rows.size <= self.sample_weight.shape[0]:
+            ones = self.sample_weight[: rows.size]
+        return BinnedDesign._trusted(codes, self.block_ptr, self.kinds, dense, off, sw,
+                                     ones=ones)  # fmt: skip
 
     def select_blocks(self, keep, kinds=None) -> BinnedDesign:
         """The design restricted to some blocks (rows, columns, offset, weights shared).

@@ -372,12 +372,16 @@ class _Model:
         self.exog_names = list(names)
         self.endog_names = yname
         n = endog.shape[0]
-        self.iweights = (np.ones(n) if var_weights is None else var_weights) * (
-            np.ones(n) if freq_weights is None else freq_weights
-        )
-        self.n_trials = np.ones(n)
+        # constant n-vectors are read-only broadcasts of one number (no memory)
+        if var_weights is None and freq_weights is None:
+            self.iweights = np.broadcast_to(1.0, (n,))
+        else:
+            self.iweights = (
+                1.0 if var_weights is None else np.asarray(var_weights, dtype=np.float64)
+            ) * (1.0 if freq_weights is None else np.asarray(freq_weights, dtype=np.float64))
+        self.n_trials = np.broadcast_to(1.0, (n,))
         self.wnobs = float(n if freq_weights is None else np.sum(freq_weights))
-        self._offset_exposure = np.zeros(n) if offset is None else offset
+        self._offset_exposure = np.broadcast_to(0.0, (n,)) if offset is None else offset
 
     @property
     def exog(self) -> np.ndarray:
