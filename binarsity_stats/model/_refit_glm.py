@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..design._design import BinnedDesign
 from ..design._gram_stats import gram_statistics
 
 __all__ = [
@@ -133,6 +134,12 @@ class SegmentDesign:
             A[d, 0] = 1.0
         A[d + 1 + np.arange(self.q), self.k - self.q + np.arange(self.q)] = 1.0
         self._map = A
+        # the segment codes as an engine design: its one-pass kernels give X^B θ and
+        # (X^B)ᵀ v (the weights it is never asked for: a broadcast of ones, no memory)
+        self._binned = BinnedDesign._trusted(
+            self.seg_codes, self.seg_ptr, None, None, None, None,
+            ones=np.broadcast_to(1.0, (self.n_rows,)),
+        )  # fmt: skip
 
     def normal_equations(
         self, w: np.ndarray, z: np.ndarray | None = None
@@ -171,12 +178,9 @@ class SegmentDesign:
         -------
         ndarray of shape (k,)
         """
-        v = np.asarray(v, dtype=np.float64)
-        out = np.zeros(self.k)
-        for j, own in enumerate(self.block_cols):
-            if own.size:
-                sums = np.bincount(self.seg_codes[j], weights=v, minlength=own.size + 1)
-                out[own] += sums[1 : own.size + 1]
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        d = int(self.seg_ptr[-1])
+        out = self._map[:d].T @ self._binned.histograms(v)
         if self.fit_intercept:
             out[0] += float(np.sum(v))
         if self.q:
@@ -187,9 +191,8 @@ class SegmentDesign:
         """X β for every row (table look-ups over the codes; an n-vector)."""
         beta = np.asarray(beta, dtype=np.float64)
         eta = np.full(self.n_rows, float(beta[0]) if self.fit_intercept else 0.0)
-        for j, own in enumerate(self.block_cols):
-            if own.size:
-                eta += np.r_[0.0, beta[own]][self.seg_codes[j]]
+        # every segment's parameter (0 for a block's segment without a column)
+        self._binned.gather_add(self._map[: int(self.seg_ptr[-1])] @ beta, eta)
         if self.q:
             eta += self.dense @ beta[self.k - self.q :]
         return eta
