@@ -130,6 +130,7 @@ def assemble(
     dense: np.ndarray | None = None,
     offset: np.ndarray | None = None,
     sample_weight: np.ndarray | None = None,
+    ones: np.ndarray | None = None,
 ) -> tuple[BinnedDesign, np.ndarray]:
     """The engine's design of a door's blocks: kinds and penalty weights decided once.
 
@@ -149,6 +150,9 @@ def assemble(
         The total offset.
     sample_weight : ndarray of shape (n,), optional
         Row weights.
+    ones : ndarray of shape (n,), optional
+        The caller's row vector of ones, shared as the unit weights when
+        ``sample_weight`` is None (a row vector fewer; never written).
 
     Returns
     -------
@@ -161,6 +165,7 @@ def assemble(
         raise ValueError(
             f"assemble: {len(layout)} block layouts for {len(block_ptr) - 1} blocks."
         )
-    design = BinnedDesign(codes, block_ptr, dense=dense, offset=offset, sample_weight=sample_weight)
+    design = BinnedDesign(codes, block_ptr, dense=dense, offset=offset,
+                          sample_weight=sample_weight, ones=ones)  # fmt: skip
     weights = block_penalty_weights(penalty, design.counts, block_ptr, layout)
     return design.with_kinds(block_kinds(weights, block_ptr, layout)), weights

@@ -55,6 +55,9 @@ class BinnedDesign:
         Offset of the linear predictor.
     sample_weight : array-like of shape (n,), optional
         Row weights s_i ≥ 0, not all 0 (default 1).
+    ones : ndarray of shape (n,), optional
+        Without ``sample_weight``: a float64 vector of ones to share as the weights
+        (the model's; never written) instead of allocating one.
 
     Attributes
     ----------
@@ -79,6 +82,7 @@ class BinnedDesign:
         dense=None,
         offset=None,
         sample_weight=None,
+        ones=None,
     ) -> None:
         # every index a kernel uses is checked here (codes < block size, offsets)
         codes = np.asarray(codes)
@@ -103,9 +107,14 @@ class BinnedDesign:
                 raise ValueError(f"dense has {dense.shape[0]} rows but y has {n}.")
             if not np.all(np.isfinite(dense)):
                 raise ValueError("dense contains NaN or infinite values.")
-        self._set(codes, block_ptr, as_kinds(kinds, p), dense, offset, sw)
+        if ones is not None:  # the caller's row vector of ones, shared (never written)
+            ones = np.asarray(ones)
+            if ones.shape != (n,) or ones.dtype != np.float64 or not np.all(ones == 1.0):
+                raise ValueError(f"ones must be {n} float64 ones.")
+        self._set(codes, block_ptr, as_kinds(kinds, p), dense, offset, sw, ones=ones)
 
-    def _set(self, codes, block_ptr, kinds, dense, offset, sw, counts=None, unit=None):
+    def _set(self, codes, block_ptr, kinds, dense, offset, sw, counts=None, unit=None,
+             ones=None):  # fmt: skip
         self.codes = codes
         self.block_ptr = block_ptr
         self.kinds = kinds
@@ -113,11 +122,13 @@ class BinnedDesign:
         self.offset = offset
         n = codes.shape[1]
         self.weighted = sw is not None
-        self.sample_weight = np.ones(n) if sw is None else sw
+        if sw is None:  # unweighted: the unit weights (shared by designs of the same rows)
+            sw = ones if ones is not None else np.ones(n)
+        self.sample_weight = sw
         # sums over rows are taken on weights scaled to a maximum in [1, 2) (the fit
         # does not depend on their scale; totals neither overflow nor underflow)
         if unit is None:
-            unit = (self.sample_weight, 1.0) if sw is None else normalized_weights(sw)
+            unit = (sw, 1.0) if not self.weighted else normalized_weights(sw)
         self.unit_weight, self.weight_scale = unit
         self._counts = counts
 
@@ -151,15 +162,16 @@ class BinnedDesign:
         other._set(
             self.codes, self.block_ptr, as_kinds(kinds, self.n_blocks), self.dense,
             self.offset, self.sample_weight if self.weighted else None, self._counts,
-            (self.unit_weight, self.weight_scale),
+            (self.unit_weight, self.weight_scale), ones=self.sample_weight,
         )  # fmt: skip
         return other
 
     @classmethod
-    def _trusted(cls, codes, block_ptr, kinds, dense, offset, sw, unit=None) -> BinnedDesign:
+    def _trusted(cls, codes, block_ptr, kinds, dense, offset, sw, unit=None,
+                 ones=None) -> BinnedDesign:  # fmt: skip
         """A design from arrays already validated (a subset of a validated design)."""
         self = cls.__new__(cls)
-        self._set(codes, block_ptr, kinds, dense, offset, sw, unit=unit)
+        self._set(codes, block_ptr, kinds, dense, offset, sw, unit=unit, ones=ones)
         return self
 
     @classmethod
@@ -239,7 +251,13 @@ class BinnedDesign:
         if multiplier is not None:
             mult = np.asarray(multiplier, dtype=np.float64)
             sw = mult if sw is None else sw * mult
-        return BinnedDesign._trusted(codes, self.block_ptr, self.kinds, dense, off, sw)
+        # unweighted: the rows' weights are ones, a view of this design's (never written;
+        # a CV keeps ten folds' designs)
+        ones = None
+        if sw is None and not self.weighted and rows.size <= self.sample_weight.shape[0]:
+            ones = self.sample_weight[: rows.size]
+        return BinnedDesign._trusted(codes, self.block_ptr, self.kinds, dense, off, sw,
+                                     ones=ones)  # fmt: skip
 
     def select_blocks(self, keep, kinds=None) -> BinnedDesign:
         """The design restricted to some blocks (rows, columns, offset, weights shared).

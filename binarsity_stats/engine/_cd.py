@@ -144,7 +144,10 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
         alpha = 1.0
         accepted = False
         for _ in range(50):
-            eta_try = eta + alpha * delta_eta
+            # η + α δη in z's buffer (z is dead until the next outer step: a row vector
+            # fewer at the fit's peak; the same sum, bit for bit)
+            eta_try = np.multiply(delta_eta, alpha, out=z)
+            eta_try += eta
             th_try = theta_old + alpha * dtheta
             if alpha != 1.0:
                 # a monotone block stays ordered under the rounding of the combination
@@ -173,7 +176,7 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
             theta = th_try
             beta = beta_old + alpha * dbeta
             b0 = b0_old + alpha * db0
-            eta = eta_try
+            z, eta = eta, eta_try  # the old η's buffer is z's from now on
         # F_try is F at the accepted point: only the derivatives may be missing
         if alpha == 1.0:
             r_try, h_try = prob.set_working(r_try, h_try)

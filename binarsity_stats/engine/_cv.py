@@ -381,6 +381,14 @@ class CVPath:
         """Largest λ whose mean score is within one standard error of the best."""
         return float(self.lams[self.idx_1se])
 
+
+def _release_working(prep: Any) -> None:
+    """Drop a kept problem's working vectors between its solves (if it has them)."""
+    release = getattr(getattr(prep, "prob", None), "release_working", None)
+    if release is not None:
+        release()
+
+
 def cross_validate(
     data: PathData,
     grid: np.ndarray,
@@ -481,6 +489,7 @@ def cross_validate(
                 prepared[k] = prepare(None)
             path_sols.extend(solve_path(prepared[k], lams, opts, tick, warm_start=warm[k]))
             warm[k] = path_sols[-1] if path_sols else warm[k]
+            _release_working(prepared[k])
             return []
         prep = prepared[k] if prepared[k] is not None else prepare(rows[k])
         if keep:
@@ -494,6 +503,8 @@ def cross_validate(
             if tick is not None:
                 tick()
             out.append(data.score(sol, held_out[k], scoring))
+        if keep:  # kept until its next λ: without its working vectors (2 per fold)
+            _release_working(prep)
         return out
 
     grid_size = len(grid)

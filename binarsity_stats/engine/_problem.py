@@ -273,7 +273,12 @@ class InMemoryProblem:
         # the free columns U = [1, Z_internal] (Fortran order) with an intercept, else Z;
         # Z_internal is then a view of U's last q columns (one extra column of memory)
         self.n_free = self.q + int(self.fit_intercept)
-        if self.fit_intercept:
+        if self.fit_intercept and not self.q and not design.weighted:
+            # the intercept's column alone: an unweighted design's unit weights are
+            # ones, so U is a view of them (a row vector fewer at the fit's peak; U is
+            # never written)
+            self._free = self.sw.reshape(n, 1)
+        elif self.fit_intercept:
             self._free = np.empty((n, self.n_free), order="F")
             self._free[:, 0] = 1.0
             if self.q:
@@ -289,8 +294,9 @@ class InMemoryProblem:
             raise ValueError("penalty_weights must be finite and non-negative.")
         self.penalty = BinarsityPenalty(self.block_ptr, w, self.counts, design.kinds)
         self.weights = self.penalty.weights
-        self._r = np.empty(n)
-        self._h = np.empty(n)
+        # the working vectors, allocated on first use (released between solves by a
+        # CV that keeps its folds' problems: :meth:`release_working`)
+        self._r = self._h = None
 
     @property
     def codes(self) -> np.ndarray:
@@ -408,8 +414,21 @@ class InMemoryProblem:
         """F = loss + λ pen(θ)."""
         return self.loss(eta) + lam * self.penalty.value(theta)
 
+    def _working(self) -> None:
+        if self._r is None:
+            self._r, self._h = np.empty(self.n), np.empty(self.n)
+
+    def release_working(self) -> None:
+        """Drop the working vectors r and h (2 row vectors; reallocated when needed).
+
+        A CV keeps every fold's problem between the λ of its path: between solves they
+        hold nothing a next solve reads (it starts from the coefficients).
+        """
+        self._r = self._h = None
+
     def grad_hess(self, eta):
         """Fill the working gradient r and weights h (normalised by W); return loss."""
+        self._working()
         loss = self.family.grad_hess(eta, self.y, self.sw, 1.0 / self.W, self._r, self._h)
         return loss / self.W
 
@@ -419,20 +438,24 @@ class InMemoryProblem:
 
     def grad_hess_only(self, eta) -> None:
         """Working gradient and curvature at η (no loss)."""
+        self._working()
         self.family.grad_hess_only(eta, self.y, self.sw, 1.0 / self.W, self._r, self._h)
 
     @property
     def r(self):
         """Working gradient at the last :meth:`grad_hess` point."""
+        self._working()
         return self._r
 
     @property
     def h(self):
         """Working curvature at the last :meth:`grad_hess` point."""
+        self._working()
         return self._h
 
     def set_working(self, r, h) -> tuple:
         """Make (r, h) the current working vectors; returns the previous pair (buffers)."""
+        self._working()
         old = self._r, self._h
         self._r, self._h = r, h
         return old

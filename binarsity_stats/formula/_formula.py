@@ -47,6 +47,7 @@ which ``_moved`` maps to this module.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -267,6 +268,12 @@ def build_design(
         float_columns=tuple(floats),
     )
     design = _assemble(mm, blocks, block_cols, dense_cols, offset_cols, aliases)
+    # formulaic's evaluated columns (the bin codes, a copy of the design's) sit in
+    # reference cycles of its materializer: without a collection they stay resident
+    # through the fit (1× the design's bytes at its peak). They are young, so a
+    # collection of the two youngest generations frees them (~1 ms; a full one ~0.2 s).
+    del mms, mm
+    gc.collect(1)
     design.strata = strata
     # a Surv(time, event) response: its (n, 2) times and events (y packs their order)
     design.survival = None

@@ -334,6 +334,7 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
             design.codes, design.block_ptr, self._layout(), penalty_weights,
             dense=design.dense, offset=self.offset,
             sample_weight=self.sample_weight if self.weighted else None,
+            ones=None if self.weighted else self.sample_weight,
         )  # fmt: skip
         if self.offset is not None:
             self.family.check_offset(self.offset)

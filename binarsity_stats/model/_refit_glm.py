@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..design._design import BinnedDesign
 from ..design._gram_stats import gram_statistics
 
 __all__ = [
@@ -49,6 +50,15 @@ __all__ = [
 #: selected design reach this many cells (a dense design of 32 MB); statsmodels' GLM
 #: below. Tests lower it to run this path on small data.
 GRAM_MIN_CELLS = 4_000_000
+
+#: The refit's IRLS reuses the last Newton step's XᵀWX (chord steps: each only needs
+#: Xᵀ W g'(μ)(y − μ), one O(n p) pass, against the O(n p²) pair tables of XᵀWX) while
+#: each step moves η by at most this fraction of the previous one; after a slower one
+#: the next step is a Newton step (a chord step that does not contract is dropped).
+CHORD_RATE = 0.3
+
+#: At most this many chord steps per allowed Newton step (``max_iter``).
+CHORD_MAX = 5
 
 #: Cells of one dense block of rows of the selected design (2 MiB of float64).
 BLOCK_CELLS = 1 << 18
@@ -125,6 +135,12 @@ class SegmentDesign:
             A[d, 0] = 1.0
         A[d + 1 + np.arange(self.q), self.k - self.q + np.arange(self.q)] = 1.0
         self._map = A
+        # the segment codes as an engine design: its one-pass kernels give X^B θ and
+        # (X^B)ᵀ v (the weights it is never asked for: a broadcast of ones, no memory)
+        self._binned = BinnedDesign._trusted(
+            self.seg_codes, self.seg_ptr, None, None, None, None,
+            ones=np.broadcast_to(1.0, (self.n_rows,)),
+        )  # fmt: skip
 
     def normal_equations(
         self, w: np.ndarray, z: np.ndarray | None = None
@@ -152,13 +168,32 @@ class SegmentDesign:
         rhs = AB.T @ st.Bz + AU.T @ st.Uz
         return 0.5 * (gram + gram.T), rhs
 
+    def gradient(self, v: np.ndarray) -> np.ndarray:
+        """Xᵀv for an n-vector ``v`` (per block the sums of v over its segments; O(n p)).
+
+        Parameters
+        ----------
+        v : ndarray of shape (n,)
+
+        Returns
+        -------
+        ndarray of shape (k,)
+        """
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        d = int(self.seg_ptr[-1])
+        out = self._map[:d].T @ self._binned.histograms(v)
+        if self.fit_intercept:
+            out[0] += float(np.sum(v))
+        if self.q:
+            out[self.k - self.q :] += v @ self.dense
+        return out
+
     def linear(self, beta: np.ndarray) -> np.ndarray:
         """X β for every row (table look-ups over the codes; an n-vector)."""
         beta = np.asarray(beta, dtype=np.float64)
         eta = np.full(self.n_rows, float(beta[0]) if self.fit_intercept else 0.0)
-        for j, own in enumerate(self.block_cols):
-            if own.size:
-                eta += np.r_[0.0, beta[own]][self.seg_codes[j]]
+        # every segment's parameter (0 for a block's segment without a column)
+        self._binned.gather_add(self._map[: int(self.seg_ptr[-1])] @ beta, eta)
         if self.q:
             eta += self.dense @ beta[self.k - self.q :]
         return eta
@@ -354,12 +389,16 @@ class _Model:
         self.exog_names = list(names)
         self.endog_names = yname
         n = endog.shape[0]
-        self.iweights = (np.ones(n) if var_weights is None else var_weights) * (
-            np.ones(n) if freq_weights is None else freq_weights
-        )
-        self.n_trials = np.ones(n)
+        # constant n-vectors are read-only broadcasts of one number (no memory)
+        if var_weights is None and freq_weights is None:
+            self.iweights = np.broadcast_to(1.0, (n,))
+        else:
+            self.iweights = (
+                1.0 if var_weights is None else np.asarray(var_weights, dtype=np.float64)
+            ) * (1.0 if freq_weights is None else np.asarray(freq_weights, dtype=np.float64))
+        self.n_trials = np.broadcast_to(1.0, (n,))
         self.wnobs = float(n if freq_weights is None else np.sum(freq_weights))
-        self._offset_exposure = np.zeros(n) if offset is None else offset
+        self._offset_exposure = np.broadcast_to(0.0, (n,)) if offset is None else offset
 
     @property
     def exog(self) -> np.ndarray:
@@ -646,12 +685,17 @@ def fit_glm_gram(
 
     statsmodels' weights and working response, from ``start_eta`` (``refit()`` passes
     the penalised fit's linear predictor: fewer steps) or statsmodels' start
-    (``family.starting_mu``); each step the minimum-norm solution of XᵀWX β = XᵀWz under
-    the rank cut (XᵀWX from the codes' co-occurrence tables, one pass over the rows), so
-    the estimate does not depend on the start; stops when no row's linear predictor
-    moves by more than 1e-10 (1 + max|η|). The covariance is the rank-cut inverse of the
-    last step's XᵀWX (statsmodels' convention) times statsmodels' scale (1 for binomial
-    and poisson, else Pearson's χ² / df_resid); the rank and the non-identified columns
+    (``family.starting_mu``). A Newton step is the minimum-norm solution of
+    XᵀWX β = XᵀWz under the rank cut (XᵀWX from the codes' co-occurrence tables, one
+    pass over the rows, O(n p²)). Between Newton steps, chord steps reuse the last
+    XᵀWX: β += (XᵀWX)⁺ Xᵀ W g'(μ)(y − μ), only a gradient (O(n p)), while each moves η
+    by at most :data:`CHORD_RATE` of the previous step (they converge to the same
+    stationary point, linearly). Stops when a Newton step moves no row's linear
+    predictor by more than 1e-10 (1 + max|η|) — chord steps that get there are
+    confirmed by one — so the estimate does not depend on the start or the chord steps.
+    The covariance is the rank-cut inverse of that last Newton step's XᵀWX (at the
+    converged η: statsmodels' convention) times statsmodels' scale (1 for binomial and
+    poisson, else Pearson's χ² / df_resid); the rank and the non-identified columns
     come from the same cut of its unit-diagonal scaling.
 
     Parameters
@@ -672,6 +716,7 @@ def fit_glm_gram(
         The log-likelihood is the profiled one (gaussian with identity link), as
         statsmodels reports it.
     max_iter : int, default=100
+        Newton steps (each with at most :data:`CHORD_MAX` chord steps).
     start_eta : ndarray of shape (n,), optional
         Linear predictor (offset included) to start from.
 
@@ -695,21 +740,46 @@ def fit_glm_gram(
         if start_eta is None or not np.all(np.isfinite(mu)):
             mu = family.starting_mu(y)
             eta = family.predict(mu)
-        for it in range(1, max_iter + 1):  # noqa: B007 - the count is reported
+        hinv = None  # the rank-cut inverse of the last Newton step's XᵀWX
+        chord = False  # the next step reuses it (a chord step: only Xᵀ W g'(μ)(y − μ))
+        prev = np.inf
+        n_chord = 0
+        while it < max_iter:
             w = iw * family.weights(mu)
-            z = eta - off + family.link.deriv(mu) * (y - mu)
-            step_gram, rhs = design.normal_equations(w, z)
-            if not (np.all(np.isfinite(step_gram)) and np.all(np.isfinite(rhs))):
-                break
-            gram = step_gram
-            beta = truncated_inverse(gram, n) @ rhs
-            new = design.linear(beta) + off
+            if chord:
+                # Newton's step with the last XᵀWX: δ = (XᵀWX)⁺ Xᵀ W (z − η + off)
+                grad = design.gradient(w * family.link.deriv(mu) * (y - mu))
+                if not np.all(np.isfinite(grad)):
+                    chord = False
+                    continue
+                new_beta = beta + hinv @ grad
+                n_chord += 1
+            else:
+                it += 1
+                z = eta - off + family.link.deriv(mu) * (y - mu)
+                step_gram, rhs = design.normal_equations(w, z)
+                if not (np.all(np.isfinite(step_gram)) and np.all(np.isfinite(rhs))):
+                    break
+                gram = step_gram
+                hinv, rank, null = _cut_inverse(gram, n)
+                new_beta = hinv @ rhs
+            new = design.linear(new_beta) + off
             step = float(np.max(np.abs(new - eta), initial=0.0))
-            eta = new
+            if chord and not (np.isfinite(step) and step < prev):
+                chord = False  # diverging: back to the last point, a Newton step
+                continue
+            beta, eta = new_beta, new
             mu = family.fitted(eta)
-            if step <= 1e-10 * (1.0 + float(np.max(np.abs(eta), initial=0.0))):
+            tol = 1e-10 * (1.0 + float(np.max(np.abs(eta), initial=0.0)))
+            if not chord and step <= tol:
                 converged = True
                 break
+            # chord steps while they contract fast; a Newton step when they are slow and
+            # to confirm their convergence (its XᵀWX, at the converged η, gives the
+            # covariance)
+            slow = chord and step > CHORD_RATE * prev
+            chord = step > tol and not slow and n_chord < CHORD_MAX * max_iter
+            prev = step
     if beta is None:
         raise ValueError(
             "refit(): the first IRLS step is not finite (an overflow of the family's "
@@ -724,7 +794,7 @@ def fit_glm_gram(
         )
     # the covariance from the last step's XᵀWX (statsmodels' convention), its rank
     # (statsmodels' df_model + 1) and null space by the same rank cut
-    cov, rank, null = _cut_inverse(gram, n)
+    cov = hinv
     null_cols = _null_columns(null)
     scale = _scale(model, mu, rank)
     return GLMRefit(model, beta, cov, scale, mu, eta, rank, it, converged, use_t, null_cols)
