@@ -157,3 +157,25 @@ def test_precision_is_checked_by_argparse(tmp_path, capsys, digits):
     assert (
         info.value.code == 2 and "--precision must be an integer 1..17" in capsys.readouterr().err
     )
+
+
+def test_parquet_data_and_new_rows_give_the_csv_results(frame, tmp_path, capsys):
+    """``--data x.parquet`` and ``predict model NEW.parquet`` (issue 28, item 8)."""
+    pytest.importorskip("pyarrow")
+    csv, pq = tmp_path / "d.csv", tmp_path / "d.parquet"
+    frame.to_csv(csv, index=False)
+    frame.to_parquet(pq, index=False)
+    code, ref = run([*FIT, "--data", str(csv)])
+    assert code == 0
+    assert run([*FIT, "--data", str(csv), "--save", str(tmp_path / "m.pkl")])[0] == 0
+    code, got = run([*FIT, "--data", str(pq)])
+    assert code == 0 and _report_body(got) == _report_body(ref)
+    code, from_csv = run(["predict", str(tmp_path / "m.pkl"), str(csv)])
+    code2, from_pq = run(["predict", str(tmp_path / "m.pkl"), str(pq)])
+    assert code == code2 == 0 and from_pq == from_csv
+    bad = tmp_path / "bad.parquet"
+    bad.write_text("not parquet", encoding="utf-8")
+    capsys.readouterr()
+    code, _ = run([*FIT, "--data", str(bad)])
+    err = capsys.readouterr().err
+    assert code == 2 and "could not be read as Parquet" in err and str(bad) in err
