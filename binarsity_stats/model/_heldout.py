@@ -14,28 +14,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..engine._scoring import weighted_auc
 from ..families._cox import concordance_index, encode
 from ..families._families import get_family
 from ..formula._formula import as_frame, observed_response
 from ._baselines import describe_fit
 
 __all__ = ["heldout"]
-
-
-def _auc(y: np.ndarray, score: np.ndarray, w: np.ndarray) -> float:
-    """Weighted area under the ROC curve of a 0/1 ``y`` (ties in ``score`` count 1/2)."""
-    pos, neg = y == 1, y == 0
-    wp, wn = w[pos].sum(), w[neg].sum()
-    if wp == 0 or wn == 0:
-        return float("nan")
-    order = np.argsort(score, kind="mergesort")
-    s, yy, ww = score[order], y[order], w[order]
-    # per distinct score: the negatives' weight strictly below it, and tied with it (1/2)
-    start = np.unique(s, return_index=True)[1]
-    neg_w = np.add.reduceat(np.where(yy == 0, ww, 0.0), start)
-    pos_w = np.add.reduceat(np.where(yy == 1, ww, 0.0), start)
-    below = np.cumsum(neg_w) - neg_w
-    return float(np.sum(pos_w * (below + 0.5 * neg_w)) / (wp * wn))
 
 
 def _values(arg: Any, data: pd.DataFrame, name: str, n: int) -> np.ndarray | None:
@@ -188,5 +173,5 @@ def heldout(
     row.update({"deviance": deviance,
                 "mean deviance": deviance / row["weight"] if row["weight"] > 0 else np.nan})
     if family.binary:
-        row["AUC"] = _auc(obs, eta, w) if np.all((obs == 0) | (obs == 1)) else np.nan
+        row["AUC"] = weighted_auc(obs, eta, w) if np.all((obs == 0) | (obs == 1)) else np.nan
     return pd.Series(row, dtype=object)
