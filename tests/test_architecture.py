@@ -262,6 +262,32 @@ def test_every_module_is_in_the_architecture_page():
     assert not missing, f"not in docs/architecture.md's file table: {sorted(missing)}"
 
 
+
+def mirrored_test(path: Path) -> Path:
+    """Where the tests of a module live: ``tests/<folder>/test_<module>.py``."""
+    rel = path.relative_to(PACKAGE)
+    return ROOT / "tests" / rel.parent / f"test_{rel.stem.lstrip('_')}.py"
+
+
+#: The share of modules with a mirrored test file may only grow (issue 23 asks for 90%).
+MIRRORED_AT_LEAST = 0.56
+
+
+def test_tests_mirror_the_code():
+    mods = [p for p in modules().values() if p.name != "__init__.py"]
+    mirrored = [p for p in mods if mirrored_test(p).exists()]
+    share = len(mirrored) / len(mods)
+    missing = sorted(p.relative_to(PACKAGE).as_posix() for p in mods if p not in mirrored)
+    assert share >= MIRRORED_AT_LEAST, (
+        f"{len(mirrored)} of {len(mods)} modules have tests/<folder>/test_<module>.py "
+        f"({share:.0%} < {MIRRORED_AT_LEAST:.0%}); without one: {missing}"
+    )
+    # a folder of tests is named after a folder of the package, a test file there after a module
+    for test in (ROOT / "tests").glob("*/test_*.py"):
+        folder = test.parent.name
+        assert (PACKAGE / folder).is_dir(), f"tests/{folder}/ names no package folder"
+
+
 HEAVY = ("pandas", "formulaic", "sklearn", "matplotlib", "statsmodels", "dask", "distributed")
 
 

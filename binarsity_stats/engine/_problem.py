@@ -45,7 +45,7 @@ class SolverData(Protocol):
     fitted), then the internal dense columns; ``n_free`` = q + 1 or q.
 
     CD, FISTA, the polish, λ_max, paths and CV use exactly the members listed in
-    :data:`SOLVER_DATA_MEMBERS` (``tests/test_protocol.py`` runs them through a wrapper
+    :data:`SOLVER_DATA_MEMBERS` (``tests/engine/test_problem.py`` runs them through a wrapper
     that refuses anything else). Everything row-level (y, weights, offset, codes, dense
     columns) stays behind these operations; what a solver holds is of size d, p, q or
     n_free, plus row vectors it got from the protocol.

@@ -61,7 +61,7 @@ def _fast_path(fam_name: str, link_name: str, power: float | None) -> tuple | No
     """The Cython kernels of a log-link gamma or Tweedie (1 < p <= 2) family, else None.
 
     Their loss is the half deviance and their curvature the Fisher weight, as the NumPy
-    path of :class:`StatsmodelsFamily` (tests/test_families_gamma_tweedie.py checks
+    path of :class:`StatsmodelsFamily` (tests/families/test_statsmodels.py checks
     the two agree to rounding).
     """
     if link_name != "Log" or fam_name not in ("Gamma", "Tweedie") or power is None:

@@ -3,7 +3,7 @@
 An estimator and ``glm()`` fit the same model when the formula names the features in
 column order — ``bin(x)`` for a binned feature, ``C(g)`` for a categorical one, ``z``
 for a linear one, ``- 1`` without intercept — with the same family, bins, weights and
-penalty weights (tests/test_estimator_formula.py proves it bit for bit). So the
+penalty weights (tests/sklearn/test_estimator_results.py proves it bit for bit). So the
 estimator's inspection methods do not re-implement the tables and plots: they build
 that ``glm()`` model on the training data, check that it learned the estimator's bins,
 levels and penalty weights, and wrap the estimator's own solution in a

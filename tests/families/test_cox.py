@@ -493,7 +493,7 @@ def test_refit_is_phreg_on_the_selected_segments():
     np.testing.assert_allclose(ref.predict(df, type="link"), X @ ph.params, rtol=1e-10)
     assert "CONDITIONAL ON THE SELECTION" in str(ref.summary())
     assert res.refit(split=0.5, random_state=0).params.size > 0
-    # a weighted fit is refitted by the package's own Newton (tests/test_refit_weighted_cox.py)
+    # a weighted fit is refitted by the package's own Newton (tests/model/test_refit_cox.py)
     w = bs.glm("Surv(time, status) ~ bin(age)", df, family="cox",
                sample_weight=np.ones(len(df)) * 2).fit(lam=0.03)  # fmt: skip
     assert np.all(np.isfinite(w.refit().bse))

@@ -14,7 +14,7 @@ What is proved here:
 * every fit is the optimum the solvers reached before they went through the protocol
   (base commit 70b21b7; the values in ``REFERENCE`` were computed at 01a56f7, whose
   fits were bit for bit those of 70b21b7 on the machine that pinned them, and are
-  printed by ``python tests/test_protocol.py``), to the margin the algorithm
+  printed by ``python tests/engine/test_problem.py``), to the margin the algorithm
   guarantees — not to the last bit, which is a property of the CPU, libm and the BLAS
   kernels (OpenBLAS picks them per CPU): the objective to 1e-12 relative (at a point whose KKT violation
   is ε the objective exceeds the optimum by O(ε²/μ), μ the curvature: ε = 1e-8 here),

@@ -25,7 +25,7 @@ from binarsity_stats._cli import main
 from binarsity_stats.formula._formula import build_design
 from binarsity_stats.formula._labels import format_value, interval_label
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 _NUM = r"(-?inf|[-+0-9.e]+)"
 
 
