@@ -58,6 +58,7 @@ from ..penalty._penalty import THEORY_A, theory_lambda_fit
 from ._model_dask import ModelDask
 from ._model_interface import ModelInterface
 from ._model_path import ModelPathCV
+from ._theta import no_dask_estimate
 from ._results import BinarsityResults, degrees_of_freedom, jump_unit
 
 __all__ = ["glm", "BinarsityModel", "SCORINGS"]
@@ -493,6 +494,7 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
                            warm_start=warm_start, backend=backend)  # fmt: skip
             return res.relax(gamma, tol=tol, max_iter=max_iter)
         if solver == "dask":
+            no_dask_estimate(self.family)
             return self._fit_dask(lam, tol, max_iter, warm_start)
         opts = check_solver_options(solver, tol, max_iter, backend)
         if not isinstance(lam, str):
@@ -514,6 +516,14 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
             raise ValueError(
                 f"lam must be a non-negative number, 'theory' or 'alo'; got {lam!r}."
             )
+        if self.family.estimated_parameter is not None:  # NB θ: glm.nb's alternation
+            from ._theta import fit_alternating
+
+            return fit_alternating(
+                self, lambda m, start: m.fit(lam, warm_start=start, solver=solver, tol=tol,
+                                             max_iter=max_iter, backend=backend),
+                warm_start,
+            )  # fmt: skip
         prepared = self.prepare()
         if lam == "theory":
             sol, _, phi = theory_lambda_fit(

@@ -244,6 +244,7 @@ def glance_results(res: Any) -> pd.DataFrame:
     }  # fmt: skip
     if res.model.family.survival:
         row["concordance"] = float(res.concordance)
+    row.update(res.model.family.parameter_columns())  # an NB θ: theta, theta_se
     return pd.DataFrame([row])
 
 
