@@ -20,6 +20,7 @@ AIC/BIC) and ``family.parameter_columns()`` (glance's ``theta`` and ``theta_se``
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from typing import Any
 
@@ -42,11 +43,9 @@ THETA_MIN = 1e-8
 def _check_theta(theta: Any) -> float | None:
     if theta is None:
         return None
-    try:
-        value = float(theta)
-    except (TypeError, ValueError):
-        value = math.nan
-    if isinstance(theta, bool) or not (math.isfinite(value) and value > 0):
+    number = isinstance(theta, numbers.Real) and not isinstance(theta, (bool, np.bool_))
+    value = float(theta) if number else math.nan
+    if not (math.isfinite(value) and value > 0):
         raise ValueError(
             f"theta must be a positive finite number (the negative binomial's θ: variance "
             f"μ + μ²/θ) or None to estimate it; got {theta!r}."
