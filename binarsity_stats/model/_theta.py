@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine._path import check_grid
 from ..engine._solvers import ConvergenceWarning
 
 __all__ = ["THETA_TOL", "MAX_ALTERNATIONS", "fit_alternating", "fixed_parameter_model",
@@ -146,7 +147,10 @@ def fixed_parameter_model(model: Any, lams: Any, n_lambdas: int, lam_min_ratio: 
     """
     family = model.family
     theta0 = start_parameter(family, model.y, model.sample_weight, model.offset)
-    grid = _at(model, family.with_parameter(theta0))._grid(lams, n_lambdas, lam_min_ratio)
+    if lams is None:
+        grid = _at(model, family.with_parameter(theta0)).lambda_grid(n_lambdas, lam_min_ratio)
+    else:
+        grid = check_grid(lams)
     lam = float(np.min(grid))
     res = fit_alternating(model, lambda m, start: m.fit(lam, warm_start=start, **opts))
     return res.model
