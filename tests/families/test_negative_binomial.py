@@ -283,3 +283,13 @@ def test_theta_ml_is_the_score_root():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert theta_ml(y, mu, w, start=50.0)[0] == pytest.approx(theta, rel=1e-10)
+
+
+def test_estimators_need_a_fixed_theta():
+    df = _nb_data(300, seed=9)
+    X, y = df[["x"]], df["y"]
+    with pytest.raises(ValueError, match="the estimators do not estimate theta"):
+        bs.BinarsityGLM(family="nb", lam=0.01).fit(X, y)
+    est = bs.BinarsityGLM(family=NegativeBinomial(theta=2.0), lam=0.01).fit(X, y)
+    ref = bs.BinarsityGLM(family=sm.families.NegativeBinomial(alpha=0.5), lam=0.01).fit(X, y)
+    np.testing.assert_allclose(est.predict(X), ref.predict(X), rtol=1e-10)
