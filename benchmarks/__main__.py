@@ -28,6 +28,7 @@ SUITES = (
     "dask",
     "coxspeed",
     "results",
+    "nbtheta",
 )
 
 
