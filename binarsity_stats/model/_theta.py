@@ -13,8 +13,8 @@ that copy, so they all use θ̂.
 Path and cross-validation (:func:`fixed_parameter_model`): θ is estimated once, by
 alternation at the smallest λ of the grid (the fit closest to glm.nb's maximum
 likelihood), and held fixed along the path and in every fold. One estimate costs a few
-warm-started fits at one λ instead of a few at every λ (docs/benchmarks.md,
-"Negative binomial θ"), and the held-out deviances of CV are then all at one θ — a
+warm-started fits at one λ instead of a few at every λ (4× to 8× less: docs/benchmarks.md,
+suite ``nbtheta``), and the held-out deviances of CV are then all at one θ — a
 deviance at another θ is another loss, so per-λ θ would not compare like with like.
 The refit re-estimates θ on the selected segments (``_refit``).
 """
