@@ -231,10 +231,12 @@ class NegativeBinomial(StatsmodelsFamily):
 
     @property
     def estimated_parameter(self) -> str | None:
+        """``"theta"`` while θ is to be estimated, else None."""
         return "theta" if self.theta is None else None
 
     @property
     def extra_df(self) -> int:
+        """Parameters of the family counted by AIC and BIC: 1 for an estimated θ."""
         return 1 if self._estimated else 0
 
     def with_parameter(self, value: float, se: float | None = None) -> NegativeBinomial:

@@ -100,6 +100,13 @@ class ModelPathCV:
         -------
         PathResults
             Index it (``path[i]``) for the results at the i-th λ.
+
+        Notes
+        -----
+        A family parameter to estimate (``family="nb"``'s θ) is estimated once, by
+        alternation at the smallest λ of the grid (the grid at θ given the Poisson null
+        fit), and held fixed along the path (whose grid is then at θ̂): every ``path[i]``
+        has that θ̂ (``model/_theta.py``; suite ``nbtheta`` for the cost).
         """
         if solver == "dask":
             no_dask_estimate(self.family)
@@ -237,6 +244,10 @@ class ModelPathCV:
 
         With ``early_stopping`` the fits on all rows (``path``) cover the same truncated
         grid as the folds.
+
+        A family parameter to estimate (``family="nb"``'s θ) is estimated once on all
+        rows, as in :meth:`fit_path`, and held fixed in every fold and along the path:
+        the held-out deviances are all at that θ̂.
 
         A ``UserWarning`` names the fix when the best λ still sits at an end of the
         grid that could go further: its smallest λ (after the extension, or with an
