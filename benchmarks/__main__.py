@@ -29,6 +29,7 @@ SUITES = (
     "coxspeed",
     "results",
     "interactive",
+    "nbtheta",
 )
 
 

@@ -101,7 +101,14 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .design._spec import SpecModel, from_spec
 
 
+#: subpackages reachable as attributes before anything imported them
+#: (``bstats.families.NegativeBinomial``)
+_SUBPACKAGES = ("families",)
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f".{name}", __name__)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

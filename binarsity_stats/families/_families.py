@@ -72,6 +72,7 @@ from typing import Any
 
 from ._builtin import FAMILIES, Binomial, CoxPH, Gaussian, Poisson
 from ._family import Family
+from ._negbin import NegativeBinomial
 from ._quasi import QuasiBinomial, QuasiPoisson
 from ._statsmodels import CONVEX_LINKS, StatsmodelsFamily, from_key, _sm_key
 
@@ -82,6 +83,8 @@ _from_key = from_key
 # names of get_family, the CLI's --family, descriptions read back by family_from_dict)
 FAMILIES.setdefault("quasipoisson", QuasiPoisson)
 FAMILIES.setdefault("quasibinomial", QuasiBinomial)
+# the negative binomial, θ estimated (R's MASS::glm.nb; issue 28)
+FAMILIES.setdefault("nb", NegativeBinomial)
 
 __all__ = [
     "Family",
@@ -90,6 +93,7 @@ __all__ = [
     "Poisson",
     "QuasiPoisson",
     "QuasiBinomial",
+    "NegativeBinomial",
     "StatsmodelsFamily",
     "CoxPH",
     "get_family",
@@ -202,6 +206,8 @@ FAMILY_ALIASES = {
     "normal": "gaussian",
     "linear": "gaussian",
     "log-linear": "poisson",
+    "negative_binomial": "nb",
+    "negbin": "nb",
 }
 
 
@@ -342,6 +348,8 @@ def family_from_dict(spec: dict[str, Any]) -> Family:
     """
     if "ties" in spec:  # family="cox"
         return CoxPH(spec["ties"])
+    if "theta" in spec:  # family="nb" at its (estimated or given) θ, now fixed
+        return NegativeBinomial(spec["theta"])
     if "statsmodels" not in spec:
         return get_family(spec["name"])
     params = tuple(

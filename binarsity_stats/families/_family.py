@@ -118,6 +118,12 @@ class Family:
     estimate_dispersion: bool = False
     dispersion_name: str = "phi"
     overdispersion_threshold: float | None = None
+    #: the name of a family parameter still to be estimated alternately with β
+    #: (``"theta"`` of ``family="nb"``), else None; such a family also has
+    #: ``fit_parameter(y, mu, weights, start)`` and ``with_parameter(value, se)``
+    estimated_parameter: str | None = None
+    #: parameters of the family counted by AIC and BIC (1 for an estimated NB θ)
+    extra_df: int = 0
     _loss_kernel = None
     _grad_hess_kernel = None
     _grad_hess_noloss_kernel = None
@@ -538,6 +544,16 @@ class Family:
         from statsmodels.genmod import families
 
         return getattr(families, type(self).__name__)()
+
+    def parameter_columns(self) -> dict[str, float]:
+        """glance()'s columns for the family's own parameters (``theta``, ``theta_se``
+        of the negative binomial); none by default.
+
+        Returns
+        -------
+        dict
+        """
+        return {}
 
     @property
     def label(self) -> str:

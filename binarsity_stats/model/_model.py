@@ -58,6 +58,7 @@ from ..penalty._penalty import THEORY_A, theory_lambda_fit
 from ._model_dask import ModelDask
 from ._model_interface import ModelInterface
 from ._model_path import ModelPathCV
+from ._theta import no_dask_estimate
 from ._results import BinarsityResults, degrees_of_freedom, jump_unit
 
 __all__ = ["glm", "BinarsityModel", "SCORINGS"]
@@ -117,6 +118,10 @@ def glm(
         then half the unit deviance, design.md §8). R's and statsmodels' spellings
         (``"logistic"``, ``"logit"``, ``"normal"``, ``sm.families.Binomial()`` with its
         canonical link...) are read as the built-in family, with a note in the summary.
+        ``"nb"`` (``"negative_binomial"``, ``"negbin"``): the negative binomial with θ
+        estimated as R's ``MASS::glm.nb`` (:class:`~binarsity_stats.families.NegativeBinomial`;
+        ``fit`` alternates β at λ with θ by maximum likelihood, ``fit_path``/``fit_cv``
+        estimate θ once and hold it fixed).
     sample_weight : array-like of shape (n,) or str, optional
         Non-negative row weights s_i, or the name of a column of ``data`` (``y ~ .``
         then leaves it out). By default R's prior ``weights`` (see ``weights_kind``);
@@ -458,7 +463,9 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
             fit by Pearson's χ²/df and the model refitted once), or ``"alo"``: the λ of
             the default path (:meth:`fit_path`) with the smallest approximate
             leave-one-out deviance (:meth:`PathResults.alo`) — one path instead of the
-            K + 1 of ``fit_cv`` (GLM families; not Cox).
+            K + 1 of ``fit_cv`` (GLM families; not Cox). ``family="nb"``: θ is
+            estimated by alternation at this λ (the θ of ``"theory"`` follows θ, as the
+            curvature bound does; ``"alo"`` takes the path's θ̂).
         solver : {"cd", "fista", "dask"}, default="cd"
             Engine solver. ``"dask"`` (a model on a Dask DataFrame): the distributed
             solver of ``_dask_solve``, whose rows stay on the workers (statistics per
@@ -493,6 +500,7 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
                            warm_start=warm_start, backend=backend)  # fmt: skip
             return res.relax(gamma, tol=tol, max_iter=max_iter)
         if solver == "dask":
+            no_dask_estimate(self.family)
             return self._fit_dask(lam, tol, max_iter, warm_start)
         opts = check_solver_options(solver, tol, max_iter, backend)
         if not isinstance(lam, str):
@@ -514,6 +522,14 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
             raise ValueError(
                 f"lam must be a non-negative number, 'theory' or 'alo'; got {lam!r}."
             )
+        if self.family.estimated_parameter is not None:  # NB θ: glm.nb's alternation
+            from ._theta import fit_alternating
+
+            return fit_alternating(
+                self, lambda m, start: m.fit(lam, warm_start=start, solver=solver, tol=tol,
+                                             max_iter=max_iter, backend=backend),
+                warm_start,
+            )  # fmt: skip
         prepared = self.prepare()
         if lam == "theory":
             sol, _, phi = theory_lambda_fit(

@@ -40,6 +40,7 @@ from ..engine._path import check_grid, solve_path
 from ..engine._scoring import check_scoring
 from ..engine._solvers import check_solver_options
 from ._path_results import CVResults, PathResults
+from ._theta import fixed_parameter_model, no_dask_estimate
 
 __all__ = ["ModelPathCV"]
 
@@ -99,10 +100,23 @@ class ModelPathCV:
         -------
         PathResults
             Index it (``path[i]``) for the results at the i-th λ.
+
+        Notes
+        -----
+        A family parameter to estimate (``family="nb"``'s θ) is estimated once, by
+        alternation at the smallest λ of the grid (the grid at θ given the Poisson null
+        fit), and held fixed along the path (whose grid is then at θ̂): every ``path[i]``
+        has that θ̂ (``model/_theta.py``; suite ``nbtheta`` for the cost).
         """
         if solver == "dask":
+            no_dask_estimate(self.family)
             return self._fit_path_dask(self._grid(lams, n_lambdas, lam_min_ratio), tol, max_iter)
         opts = check_solver_options(solver, tol, max_iter, backend)
+        if self.family.estimated_parameter is not None:  # NB θ: estimated once, then fixed
+            model = fixed_parameter_model(self, lams, n_lambdas, lam_min_ratio, opts)
+            return model.fit_path(n_lambdas, lam_min_ratio, lams=lams, solver=solver,
+                                  tol=tol, max_iter=max_iter, verbose=verbose,
+                                  backend=backend)  # fmt: skip
         grid = self._grid(lams, n_lambdas, lam_min_ratio)
         with _progress(len(grid), verbose, "path") as tick:
             sols = self._path(grid, None, opts, tick)
@@ -231,6 +245,10 @@ class ModelPathCV:
         With ``early_stopping`` the fits on all rows (``path``) cover the same truncated
         grid as the folds.
 
+        A family parameter to estimate (``family="nb"``'s θ) is estimated once on all
+        rows, as in :meth:`fit_path`, and held fixed in every fold and along the path:
+        the held-out deviances are all at that θ̂.
+
         A ``UserWarning`` names the fix when the best λ still sits at an end of the
         grid that could go further: its smallest λ (after the extension, or with an
         explicit ``lams``), or the largest λ of an explicit ``lams`` below λ_max. The
@@ -238,6 +256,18 @@ class ModelPathCV:
         ``lam_min`` there (nothing beats the intercept-only fit) needs no warning.
         """
         check_scoring(scoring, self.family, self.y)
+        if self.family.estimated_parameter is not None:  # NB θ: estimated once, then fixed
+            if solver == "dask":
+                no_dask_estimate(self.family)
+            opts = check_solver_options(solver, tol, max_iter, backend)
+            model = fixed_parameter_model(self, lams, n_lambdas, lam_min_ratio, opts)
+            return model.fit_cv(
+                folds, scoring, random_state, n_jobs, verbose, n_lambdas=n_lambdas,
+                lam_min_ratio=lam_min_ratio, lams=lams, solver=solver, tol=tol,
+                max_iter=max_iter, cv_tol=cv_tol, early_stopping=early_stopping,
+                patience=patience, groups=groups, relax=relax, extend_grid=extend_grid,
+                backend=backend,
+            )  # fmt: skip
         if solver == "dask":
             return self._fit_cv_dask(
                 folds, scoring, self._grid(lams, n_lambdas, lam_min_ratio), tol, max_iter,

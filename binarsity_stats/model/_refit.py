@@ -15,6 +15,7 @@ partial likelihood and its Newton's method in ``_refit_cox``.
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -98,6 +99,8 @@ class RefitResults:
         self.lam = parent.lam
         self.weights_kind = parent.model.weights_kind if parent.model.weighted else None
         self.split = split
+        #: the refit's family: at the θ re-estimated on its rows for an NB θ
+        self.refit_family = getattr(sm_results, "_refit_family", None) or parent.model.family
         self.shape_violations = _shape_violations(parent, np.asarray(self.params, dtype=float))
         #: names of the parameters the selected design does not identify (collinear
         #: columns): their standard errors are NaN, and refit() warns naming them
@@ -119,6 +122,25 @@ class RefitResults:
                 UserWarning,
                 stacklevel=3,
             )
+
+    refit_family: Any = None
+
+    @property
+    def aic(self) -> float:
+        """statsmodels' AIC, plus 2 per estimated family parameter (an NB θ, R's glm.nb)."""
+        extra = self.refit_family.extra_df if self.refit_family is not None else 0
+        value = self.sm_results.aic
+        return value if not extra else float(value) + 2.0 * extra
+
+    @property
+    def bic(self) -> float:
+        """statsmodels' BIC (log-likelihood based), plus log(n) per estimated family
+        parameter (an NB θ)."""
+        extra = self.refit_family.extra_df if self.refit_family is not None else 0
+        value = self.sm_results.bic
+        if not extra:
+            return value
+        return float(value) + math.log(self.sm_results.model.wnobs) * extra
 
     @property
     def names(self) -> list[str]:
@@ -391,6 +413,15 @@ class RefitResults:
             )
         if getattr(self, "non_identified", None):
             notes.append("NOT IDENTIFIED: " + self._non_identified_text())
+        if self.refit_family is not None and self.refit_family.extra_df:
+            notes.append(
+                "Family parameters re-estimated on these rows by maximum likelihood, "
+                "alternating with IRLS (R's glm.nb): "
+                + "; ".join(f"{k} = {v:.6g}" for k, v in
+                            self.refit_family.parameter_columns().items())
+                + ". AIC and BIC count them; the standard errors of the coefficients "
+                "are at the estimated value (R's glm.nb)."
+            )  # fmt: skip
         if hasattr(smry, "add_extra_txt"):
             smry.add_extra_txt(notes)
         else:  # PHReg's summary (statsmodels' summary2)
@@ -504,7 +535,29 @@ class RefitResults:
 
 
 def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | None = None) -> Any:
-    """The unpenalised GLM on the selected design of the given training rows.
+    """The unpenalised GLM on the selected design of the given training rows; an
+    estimated family parameter (NB θ) is re-estimated on them, alternating IRLS at θ
+    and θ given μ (``_theta.alternate_refit``, as glm.nb), and the refit's family at
+    its θ̂ is kept as ``_refit_family`` on the results.
+    """
+    m = res.model
+    if not m.family.extra_df:
+        return _fit_statsmodels_at(res, rows, X, m.family)
+    from ._theta import alternate_refit
+
+    if m.var_weights is not None:
+        rows = rows[m.var_weights[rows] > 0]  # as _fit_statsmodels_at drops them
+    fit, family = alternate_refit(
+        m.family, lambda fam: _fit_statsmodels_at(res, rows, X, fam), m.y[rows],
+        m.sample_weight[rows], m.family.theta,
+    )  # fmt: skip
+    fit._refit_family = family
+    return fit
+
+
+def _fit_statsmodels_at(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | None,
+                        family: Any) -> Any:  # fmt: skip
+    """The unpenalised GLM of ``family`` on the selected design of the given rows.
 
     statsmodels' GLM (or PHReg for Cox) on the dense design below
     ``_refit_glm.GRAM_MIN_CELLS`` rows × columns; at and above it (not Cox), IRLS from
@@ -517,7 +570,7 @@ def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | No
         if X is None:
             X = res._selected_matrix(m.design, strict=False)
         return _fit_phreg(res, rows, X, names)
-    kwargs: dict[str, Any] = {"family": m.family.to_statsmodels()}
+    kwargs: dict[str, Any] = {"family": family.to_statsmodels()}
     fit_kw: dict[str, Any] = {}
     if m.var_weights is not None:
         rows = rows[m.var_weights[rows] > 0]  # zero analytic weight: not an observation

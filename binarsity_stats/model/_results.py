@@ -389,14 +389,16 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
 
     @property
     def aic(self) -> float:
-        """AIC = −2 llf + 2 df."""
-        return -2.0 * self.llf + 2.0 * self.df
+        """AIC = −2 llf + 2 df, plus 2 per estimated family parameter (an NB θ: R's
+        glm.nb, −2 llf + 2 (df + 1))."""
+        return -2.0 * self.llf + 2.0 * (self.df + self.model.family.extra_df)
 
     @property
     def bic(self) -> float:
         """BIC = −2 llf + log(n) df, n = Σ s for frequency weights, else the rows of
-        positive weight (statsmodels' ``wnobs``)."""
-        return -2.0 * self.llf + math.log(self.model.wnobs) * self.df
+        positive weight (statsmodels' ``wnobs``); an estimated NB θ counts in df."""
+        df = self.df + self.model.family.extra_df
+        return -2.0 * self.llf + math.log(self.model.wnobs) * df
 
     # -- broom's tidy outputs (model/_tidy.py) ---------------------------------------------
     def tidy(

@@ -244,6 +244,7 @@ def glance_results(res: Any) -> pd.DataFrame:
     }  # fmt: skip
     if res.model.family.survival:
         row["concordance"] = float(res.concordance)
+    row.update(res.model.family.parameter_columns())  # an NB θ: theta, theta_se
     return pd.DataFrame([row])
 
 
@@ -275,6 +276,9 @@ def glance_refit(refit: Any) -> pd.DataFrame:
         "dispersion": _number(refit, "scale"), "lambda": float(refit.lam),
         "inference": "sample splitting" if refit.split else "conditional on the selection",
     }  # fmt: skip
+    family = getattr(refit, "refit_family", None)
+    if family is not None:
+        row.update(family.parameter_columns())  # an NB θ re-estimated: theta, theta_se
     return pd.DataFrame([row])
 
 

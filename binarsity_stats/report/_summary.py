@@ -372,6 +372,16 @@ def _df_size_notes(res: Any) -> list[str]:
     return []
 
 
+def _information_criteria(fam: Any) -> str:
+    """AIC and BIC as computed, with the family's estimated parameters (an NB θ)."""
+    if not fam.extra_df:
+        return "AIC = -2 llf + 2 df, BIC = -2 llf + log(n) df."
+    names = ", ".join(k for k in fam.parameter_columns() if not k.endswith("_se"))
+    k = fam.extra_df
+    return (f"AIC = -2 llf + 2 (df + {k}), BIC = -2 llf + log(n) (df + {k}): {names} "
+            "is estimated too (R's glm.nb).")
+
+
 def _dispersion_shown(m: Any) -> bool:
     """Whether the summary reports Pearson's dispersion (not for a Bernoulli response:
     ``_statistics.dispersion_informative``)."""
@@ -567,8 +577,8 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
         constraint,
         "df = number of jumps (cut-points kept) + "
         f"{'intercept + ' if _has_constant(m) else ''}unpenalized parameters "
-        "(C() levels - 1, linear terms, missing levels). AIC = -2 llf + 2 df, BIC = -2 llf "
-        f"+ log(n) df. {_df_meaning(fam)}",
+        f"(C() levels - 1, linear terms, missing levels). {_information_criteria(fam)} "
+        f"{_df_meaning(fam)}",
         *_weights_notes(m),
         *_df_size_notes(res),
         "Effect range: max - min of a term's effect over the training rows (a linear "

@@ -184,6 +184,12 @@ class _ProblemMixin:
         y, extra = self._prepare_y(y, n)
         cv_groups = None if groups is None else check_groups(groups, n)
         family.validate_y(y)  # 0/1 for binomial: no proportions here, unlike glm()
+        if family.estimated_parameter is not None:  # NB θ: estimated by glm() only
+            raise ValueError(
+                f"family={self.family!r}: the estimators do not estimate "
+                f"{family.estimated_parameter}; fix it (e.g. "
+                "binarsity_stats.families.NegativeBinomial(theta=2.0)) or use glm()."
+            )
         sw = check_sample_weight(sample_weight, n)
         off = check_offset(offset, n)
         names = _feature_names(X)
