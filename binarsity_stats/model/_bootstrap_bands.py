@@ -41,17 +41,28 @@ _METHODS = ("percentile", "basic", "relaxed")
 #: The share of bins (%) whose true level the bands held, smallest and largest over the
 #: gaussian, binomial and poisson step and smooth shapes of ``python -m benchmarks
 #: inference`` (docs/benchmarks.md; n = 2,000, 12 data sets each, nominal 90%), by band
-#: method and the λ it was fitted at.
+#: method and the λ it was fitted at (CV's ``best_`` is ``lam_min``).
 MEASURED_COVERAGE: dict[tuple[str, str], tuple[float, float]] = {
-    ("relaxed", "theory"): (23.6, 97.6),
-    ("relaxed", "lam_1se"): (74.2, 97.2),
-    ("relaxed", "lam_min"): (80.6, 97.0),
-    ("percentile", "theory"): (0.0, 25.4),
-    ("percentile", "lam_1se"): (25.0, 49.2),
-    ("percentile", "lam_min"): (72.2, 95.2),
-    ("basic", "theory"): (0.0, 22.5),
-    ("basic", "lam_1se"): (22.6, 56.9),
-    ("basic", "lam_min"): (63.7, 90.5),
+    ("percentile", "theory"): (0.0, 22.1),
+    ("percentile", "lam_1se"): (20.8, 46.7),
+    ("percentile", "lam_min"): (62.5, 94.0),
+    ("basic", "theory"): (0.0, 20.8),
+    ("basic", "lam_1se"): (15.5, 52.8),
+    ("basic", "lam_min"): (62.9, 91.7),
+    ("relaxed", "theory"): (37.1, 97.6),
+    ("relaxed", "lam_1se"): (79.6, 98.2),
+    ("relaxed", "lam_min"): (79.2, 96.4),
+}
+#: The share of new rows (%) whose true mean the intervals of ``predict(new, interval=)``
+#: held, away from the true jumps (x more than 0.05 from a true cut), smallest and largest
+#: over the three families of the same benchmark run.
+MEASURED_PREDICT_COVERAGE: dict[tuple[str, str], tuple[float, float]] = {
+    ("percentile", "theory"): (11.6, 27.9),
+    ("percentile", "lam_1se"): (42.2, 45.7),
+    ("percentile", "lam_min"): (73.4, 83.5),
+    ("relaxed", "theory"): (45.7, 58.9),
+    ("relaxed", "lam_1se"): (78.2, 89.2),
+    ("relaxed", "lam_min"): (83.8, 91.5),
 }
 #: Below this measured coverage (%, at nominal 90%) the bands come with a warning.
 HONEST_COVERAGE = 85.0
@@ -65,8 +76,19 @@ def _lam_kind(lam_source: str) -> str | None:
     return None
 
 
-def coverage_note(results: Any, method: str) -> tuple[str, bool]:
-    """What the benchmark measured of these bands' coverage, and whether it fell short.
+def coverage_note(results: Any, method: str, what: str = "bands") -> tuple[str, bool]:
+    """What the benchmark measured of these bands' (or intervals') coverage, and whether
+    it fell short.
+
+    Parameters
+    ----------
+    results : BinarsityResults
+        The fit the bootstrap resampled (its ``lam_source`` says which kind of λ).
+    method : {"percentile", "basic", "relaxed"}
+        The band method.
+    what : {"bands", "intervals"}, default="bands"
+        The shape bands (share of bins holding the true level) or the prediction
+        intervals (share of new rows holding the true mean, away from the jumps).
 
     Returns
     -------
@@ -76,31 +98,35 @@ def coverage_note(results: Any, method: str) -> tuple[str, bool]:
         Whether the smallest measured coverage is below ``HONEST_COVERAGE`` (or was not
         measured at this kind of λ).
     """
+    table = MEASURED_COVERAGE if what == "bands" else MEASURED_PREDICT_COVERAGE
+    unit = "bins" if what == "bands" else "new rows away from the jumps"
+    held = "level" if what == "bands" else "mean"
     kind = _lam_kind(getattr(results, "lam_source", ""))
     where = "docs/benchmarks.md, suite inference, nominal 90%"
-    if kind is None:
+    if kind is None or (method, kind) not in table:
+        at = "" if kind is None else f" by the {method} method"
+        lo, hi = table["relaxed", "lam_1se"]
         return (
-            f"{method} bands at a λ the coverage benchmark did not measure (it measured the "
-            f"theory λ, lam_1se and lam_min: {where}); at lam_1se relaxed bands held "
-            f"{MEASURED_COVERAGE['relaxed', 'lam_1se'][0]:.0f}-"
-            f"{MEASURED_COVERAGE['relaxed', 'lam_1se'][1]:.0f}% of true levels",
+            f"{method} {what} at a λ the coverage benchmark did not measure{at} (it "
+            f"measured the theory λ, lam_1se and lam_min: {where}); at lam_1se relaxed "
+            f"{what} held {lo:.0f}-{hi:.0f}% of true {held}s",
             True,
         )
-    lo, hi = MEASURED_COVERAGE[method, kind]
-    note = (f"{method} bands at {kind}: they held the true level in {lo:.0f}-{hi:.0f}% of "
-            f"bins in the simulations of {where}")  # fmt: skip
+    lo, hi = table[method, kind]
+    note = (f"{method} {what} at {kind}: they held the true {held} in {lo:.0f}-{hi:.0f}% of "
+            f"{unit} in the simulations of {where}")  # fmt: skip
     short = lo < HONEST_COVERAGE
     if short:
         note += ": below 85% for some shapes; do not read them as exact intervals"
     return note, short
 
 
-def _warn_coverage(boot: Any, method: str) -> str:
+def _warn_coverage(boot: Any, method: str, what: str = "bands") -> str:
     """The coverage note; a UserWarning the first time a short one is shown for ``boot``."""
-    note, short = coverage_note(boot.results, method)
+    note, short = coverage_note(boot.results, method, what)
     shown = boot.__dict__.setdefault("_coverage_warned", set())
-    if short and method not in shown:
-        shown.add(method)
+    if short and (method, what) not in shown:
+        shown.add((method, what))
         warnings.warn(f"bootstrap {note}.", UserWarning, stacklevel=3)
     return note
 
@@ -282,7 +308,7 @@ class BootstrapBandsMixin:
             )  # fmt: skip
         else:
             out = self._predict(None, offset, level, method, type)
-        out.attrs["coverage_note"] = _warn_coverage(self, method)
+        out.attrs["coverage_note"] = _warn_coverage(self, method, "intervals")
         out.attrs["interval"] = f"bootstrap ({method}, {self.n_boot} resamples)"
         return out
 

@@ -19,7 +19,16 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 import binarsity_stats as bstats  # noqa: E402
-from binarsity_stats.model._bootstrap_bands import MEASURED_COVERAGE, coverage_note  # noqa: E402
+from binarsity_stats.model._bootstrap_bands import (  # noqa: E402
+    MEASURED_COVERAGE,
+    MEASURED_PREDICT_COVERAGE,
+    coverage_note,
+)
+
+
+def _range(kind: str, method: str = "relaxed", table=MEASURED_COVERAGE) -> str:
+    lo, hi = table[method, kind]
+    return f"{lo:.0f}-{hi:.0f}%"
 
 
 @pytest.fixture(autouse=True)
@@ -62,20 +71,21 @@ def test_each_band_says_what_was_measured_at_its_kind_of_lambda(data):
     model = bstats.glm("y ~ bin(x, 10) + bin(z, 10)", data)
     theory = model.fit()
     boot = _boot(theory)
-    with pytest.warns(UserWarning, match=r"relaxed bands at theory: .* 24-98% .* below 85%"):
+    theory_range = _range("theory")
+    with pytest.warns(UserWarning, match=rf"relaxed bands at theory: .* {theory_range} .* below 85%"):
         bands = boot.shape_bands()
-    assert "24-98%" in bands.attrs["coverage_note"]
+    assert theory_range in bands.attrs["coverage_note"]
     with warnings.catch_warnings():  # once per bootstrap and method
         warnings.simplefilter("error", UserWarning)
         boot.shape_bands()
-    with pytest.warns(UserWarning, match=r"percentile bands at theory: .* 0-25%"):
+    with pytest.warns(UserWarning, match=rf"percentile bands at theory: .* {_range('theory', 'percentile')}"):
         boot.shape_bands(method="percentile")
     cv = model.fit_cv(folds=3, random_state=0, n_lambdas=12)
     note, short = coverage_note(cv.best_, "relaxed")
     lo, hi = MEASURED_COVERAGE["relaxed", "lam_min"]
     assert "lam_min" in note and f"{lo:.0f}-{hi:.0f}%" in note and short == (lo < 85)
     note, _ = coverage_note(cv.results("lam_1se"), "percentile")
-    assert "lam_1se" in note and "25-49%" in note
+    assert "lam_1se" in note and _range("lam_1se", "percentile") in note
     note, short = coverage_note(model.fit(lam=0.02), "relaxed")
     assert "did not measure" in note and short
     # the measured ranges are those of docs/benchmarks.md's table
@@ -91,7 +101,7 @@ def test_figures_and_the_report_carry_the_note(data, tmp_path):
         warnings.simplefilter("ignore", UserWarning)
         fig = boot.plot_shapes()
         notes = [t.get_text() for t in fig.texts if t.get_gid() == "coverage-note"]
-        assert notes and "24-98%" in notes[0]
+        assert notes and _range("theory") in notes[0]
         page = res.report(tmp_path / "r.html")
     html = page.read_text(encoding="utf-8") if hasattr(page, "read_text") else open(page).read()
     assert "Measured coverage" in html and "below 85%" in html
@@ -117,3 +127,24 @@ def test_predict_with_an_interval_on_the_penalised_fit_is_the_bootstrap_one(data
     cox = bstats.glm("Surv(t, e) ~ bin(z, 5)", d, family="cox").fit(lam=0.01)
     with pytest.raises(ValueError, match="interval= is for GLM families"):
         cox.predict(d.head(3), interval=0.9)
+
+
+def test_prediction_intervals_say_what_was_measured_of_them(data):
+    """``predict(new, interval=)`` carries the benchmark's coverage of the true mean on new
+    rows (not the bands' coverage of bin levels), and warns only where it fell short."""
+    model = bstats.glm("y ~ bin(x, 10) + bin(z, 10)", data)
+    boot = _boot(model.fit())
+    new = data.head(20)
+    short = MEASURED_PREDICT_COVERAGE["relaxed", "theory"][0] < 85
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = boot.predict(new, interval=0.9)
+    note = out.attrs["coverage_note"]
+    assert "relaxed intervals at theory" in note and "new rows away from the jumps" in note
+    assert _range("theory", table=MEASURED_PREDICT_COVERAGE) in note
+    assert any("intervals at theory" in str(w.message) for w in caught) == short
+    note, _ = coverage_note(boot.results, "basic", "intervals")
+    assert "did not measure by the basic method" in note
+    assert all(MEASURED_PREDICT_COVERAGE["relaxed", k][0]
+               > MEASURED_PREDICT_COVERAGE["percentile", k][0]
+               for k in ("theory", "lam_1se", "lam_min"))  # fmt: skip
