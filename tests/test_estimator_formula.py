@@ -285,7 +285,7 @@ def test_classifier_and_array_estimators_give_formula_results():
 def test_results_refuse_data_other_than_the_training_data():
     X, y, sw = _mixed("gaussian")
     est = BinarsityGLM(n_bins=10, categorical_features=["g"]).fit(X, y, sample_weight=sw)
-    with pytest.raises(ValueError, match="cut points of feature 'a'"):
+    with pytest.raises(ValueError, match="rows in the bins of feature 'a' differ"):
         est.results(X.iloc[:300], y[:300], sample_weight=sw[:300])
     with pytest.raises(ValueError, match="not the data BinarsityGLM was fitted on"):
         est.results(X, y)  # the weights are part of the training data

@@ -66,6 +66,28 @@ def _frame(st: dict, X: Any, names: list[str]) -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
+def _check_counts(est: Any, st: dict, model: BinarsityModel) -> None:
+    """X (and the weights) code to the fitted level counts n_jk, feature by feature."""
+    fitted = st.get("bin_counts_")
+    if fitted is None:  # pragma: no cover - every fit publishes them
+        return
+    fitted, counts, ptr = np.asarray(fitted), model.bin_counts, model.block_ptr
+    # every block's counts sum to the total weight: the scale of the absolute margin
+    scale = max(float(np.sum(np.abs(fitted[: int(ptr[1])]))) if len(ptr) > 1 else 0.0, 1.0)
+    for k, block in enumerate(model.spec.blocks):
+        s, e = int(ptr[k]), int(ptr[k + 1])
+        # the same sums of the same weights: equal up to rounding of the sums' order
+        if counts.shape != fitted.shape or not np.allclose(
+            counts[s:e], fitted[s:e], rtol=1e-9, atol=1e-12 * scale
+        ):
+            what = "bins" if block.kind == "bin" else "levels"
+            raise ValueError(
+                f"X or sample_weight are not the data {type(est).__name__} was fitted on: "
+                f"the (weighted) rows in the {what} of feature {block.column!r} differ "
+                "from the fitted counts."
+            )
+
+
 def estimator_results(
     est: Any, st: dict, X: Any, n: int, y: Any, sample_weight: Any, offset: Any
 ) -> Any:
@@ -131,6 +153,7 @@ def estimator_results(
         n_bins=spec.n_bins, penalty_weights=est.penalty_weights, missing=est.missing,
         weights_kind=getattr(est, "weights_kind", "analytic"), data=data,
     )  # fmt: skip
+    _check_counts(est, st, model)
     sol = st["solution_"]
     sol = replace(sol, eta=model.binned.linear_predictor(sol.coef, sol.dense_coef, sol.intercept))
     # y (and an offset) are checked through the objective the fit reached on them
