@@ -156,12 +156,13 @@ def estimator_results(
     _check_counts(est, st, model)
     sol = st["solution_"]
     sol = replace(sol, eta=model.binned.linear_predictor(sol.coef, sol.dense_coef, sol.intercept))
-    # y (and an offset) are checked through the objective the fit reached on them
+    # y, an offset (and rows of X in another order) are checked through the objective
+    # the fit reached on them
     objective = model.prepare().prob.objective(sol.eta, sol.coef, sol.lam)
     fitted = float(st.get("objective_", objective))
     if not np.isclose(objective, fitted, rtol=1e-8, atol=1e-12):
         raise ValueError(
-            f"y, offset or sample_weight are not the data {type(est).__name__} was fitted "
+            f"X, y, offset or sample_weight are not the data {type(est).__name__} was fitted "
             f"on: the fitted solution's objective on them is {objective:.10g}, not "
             f"{fitted:.10g}."
         )
