@@ -23,7 +23,7 @@ from ..design._column_access import raise_bad_value
 from ..design._cuts import distinct_in_levels
 from ..design._spec import column_kinds
 from ..design._features import BLOCK_KINDS, category_codes, fitted_column, linear_column
-from ..formula._columns import as_float, as_frame, did_you_mean
+from ..formula._columns import as_float
 from ..formula._names import shown_name
 from ..formula._recipe import Block, Design, DesignSpec
 
@@ -58,13 +58,7 @@ class EstimatorSpec(DesignSpec):
             A missing column, an unseen level, or a missing value where the model has
             no missing level (each message names the column).
         """
-        data = as_frame(data)
-        absent = [c for c in self.required if c not in data.columns]
-        if absent:
-            raise ValueError(
-                f"column(s) {absent} required by the model are missing from the data."
-                + did_you_mean(absent, data.columns)
-            )
+        data = self.frame_of(data)
         n = len(data)
         width = max((b.n_levels for b in self.blocks), default=1)
         codes = np.empty((len(self.blocks), n), dtype=code_dtype(width))

@@ -35,12 +35,12 @@ def _data(family, n=2000, seed=3):
         time = rng.exponential(np.exp(-eta))
         event = (rng.uniform(size=n) < 0.8).astype(float)
         return X, np.column_stack([time, event]), sw
-    if family == "binomial":
-        y = rng.binomial(1, 1 / (1 + np.exp(-eta))).astype(float)
-    elif family == "poisson":
-        y = rng.poisson(np.exp(eta - 0.5)).astype(float)
-    else:
-        y = eta + rng.normal(size=n)
+    draw = {
+        "gaussian": lambda: eta + rng.normal(size=n),
+        "binomial": lambda: rng.binomial(1, 1 / (1 + np.exp(-eta))),
+        "poisson": lambda: rng.poisson(np.exp(eta - 0.5)),
+    }
+    y = np.asarray(draw[family](), dtype=float)
     return X, y, sw
 
 
