@@ -309,13 +309,11 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
         y: np.ndarray,
         response: Response,
         *,
-        family: str | Family = "gaussian",
+        family: str | Family,
+        penalty_weights: str | np.ndarray = "balanced",
+        weights_kind: str = "analytic",
         sample_weight: np.ndarray | None = None,
         offset: np.ndarray | None = None,
-        n_bins: int = 50,
-        penalty_weights: str | np.ndarray = "balanced",
-        missing: str = "error",
-        weights_kind: str = "analytic",
         data: Any = None,
     ) -> BinarsityModel:
         """A model on a design another door built (the estimators), without a formula.
@@ -328,8 +326,8 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
         Parameters
         ----------
         spec : DesignSpec
-            The recipe: its blocks, dense columns, intercept and ``transform`` for new
-            rows.
+            The recipe: its blocks, dense columns, intercept, ``n_bins`` and
+            ``missing``, and ``transform`` for new rows.
         design : Design
             The training design coded by ``spec`` (codes, dense columns; the survival
             times and events, strata labels of a Cox response).
@@ -337,7 +335,7 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
             The response as the engine reads it.
         response : Response
             How the response was read (its name and event level, for the reports).
-        family, n_bins, penalty_weights, missing, weights_kind
+        family, penalty_weights, weights_kind
             As in :func:`glm`.
         sample_weight, offset : ndarray of shape (n,), optional
             Row weights and offset.
@@ -355,7 +353,8 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
         self.n_rows_data = int(y.shape[0])
         self.weight_column = self.offset_column = None
         self._set_design(None, data, spec, design, y, response, sample_weight, offset,
-                         n_bins=n_bins, missing=missing, penalty_weights=penalty_weights)
+                         n_bins=spec.n_bins, missing=spec.missing,
+                         penalty_weights=penalty_weights)  # fmt: skip
         return self
 
     def _set_design(

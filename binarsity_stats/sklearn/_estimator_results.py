@@ -149,9 +149,9 @@ def estimator_results(
             design.strata = strata_labels(data, spec.strata)
             yy = _cox.encode(survival[0], survival[1], design.strata)
     model = BinarsityModel.from_design(
-        spec, design, yy, response, family=est.family, sample_weight=sw, offset=off,
-        n_bins=spec.n_bins, penalty_weights=est.penalty_weights, missing=est.missing,
-        weights_kind=getattr(est, "weights_kind", "analytic"), data=data,
+        spec, design, yy, response, family=est.family, penalty_weights=est.penalty_weights,
+        weights_kind=getattr(est, "weights_kind", "analytic"), sample_weight=sw, offset=off,
+        data=data,
     )  # fmt: skip
     _check_counts(est, st, model)
     sol = st["solution_"]
