@@ -21,8 +21,8 @@ from ..core._validation import code_dtype
 from ..design._binarizer import bin_codes
 from ..design._column_access import raise_bad_value
 from ..design._cuts import distinct_in_levels
-from ..design._spec import column_kinds
 from ..design._features import BLOCK_KINDS, category_codes, fitted_column, linear_column
+from ..design._spec import column_kinds
 from ..formula._columns import as_float
 from ..formula._names import shown_name
 from ..formula._recipe import Block, Design, DesignSpec
