@@ -138,7 +138,7 @@ def _frame(n: int = 300, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame({
         "y": np.sin(2 * x) + 0.5 * (g == "b") + rng.normal(scale=0.5, size=n),
         "x": x, "g": g, "odd name": rng.normal(size=n), "t": t,
-        "e": rng.integers(0, 2, size=n),
+        "e": rng.integers(0, 2, size=n), "odd time": t,
     })  # fmt: skip
 
 
@@ -151,12 +151,13 @@ def _fitted():
     binomial = bs.glm("e ~ bin(x, 5) + C(g)", df, family="binomial").fit(0.01)
     poisson = bs.glm("e ~ bin(x, 5) + offset(np.log(t))", df, family="poisson").fit(0.01)
     gamma = bs.glm("t ~ bin(x, 5) + C(g)", df, family="gamma").fit(0.01)  # statsmodels
-    # an estimator's results: its formula names the column 'odd name' by alias
-    # (an AliasedFormula)
-    X = df[["x", "odd name"]]
+    # an exposure column: the formula names 'odd time' by alias (an AliasedFormula)
+    exposed = bs.glm("e ~ bin(x, 5)", df, family="poisson", exposure="odd time").fit(0.01)
+    X = df[["x", "odd name"]]  # an estimator's results: built on its blocks, no formula
     est = bs.BinarsityGLM(n_bins=8, lam=0.01).fit(X, df["y"])
     fits = {"dot": dot, "plain": plain, "cox": cox, "binomial": binomial, "poisson": poisson,
-            "gamma": gamma, "estimator": est.results(X, df["y"])}  # fmt: skip
+            "gamma": gamma, "exposed": exposed,
+            "estimator": est.results(X, df["y"])}  # fmt: skip
     return fits, new
 
 

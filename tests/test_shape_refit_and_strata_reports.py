@@ -163,8 +163,9 @@ def test_estimator_monotone_ordered_factor_equals_the_formula(cv):
     if not cv:  # at this λ the data alone dip at BB (CV's λ may fuse the dip away)
         free = bs.glm("y ~ ordered(rating) + bin(x, 5)", df, family="binomial").fit(lam=lam)
         assert np.any(np.diff(free.coef[s:e]) < -1e-6)
-    res = est.results(X, y)  # rebuilt formula: ordered(rating, monotone='increasing')
-    assert "monotone='increasing'" in res.model.formula
+    res = est.results(X, y)  # built on its blocks, labelled as the formula's term
+    assert res.model.spec.blocks[0].term == "ordered(rating, monotone='increasing')"
+    assert res.model.binned.kinds[0] == "increasing"
     assert "ordered" in res.summary().as_text()
     spec = est.to_spec()
     assert spec["terms"][0]["penalty"] == "increasing"

@@ -1,10 +1,11 @@
 """Column names are data, never code.
 
-A column name reaches the formula layer through ``y ~ .``, the command line's
-``fit "y ~ ." --data file.csv`` (a CSV header) and the estimators' inspection methods
-(``summary``/``results``/``report`` rebuild the model on the formula layer). None of
-them may hand a name to a parser: the package names such columns by aliases of its own
-(``_formula.AliasedFormula``). Hostile names below would run a command if pasted into
+A column name reaches the formula layer through ``y ~ .`` and the command line's
+``fit "y ~ ." --data file.csv`` (a CSV header); the estimators' inspection methods
+(``summary``/``results``/``report``) build their results on the estimator's blocks and
+write no formula at all (a name is only a key of the data and a label). None of them
+may hand a name to a parser: the formulas the package writes name such columns by
+aliases of its own (``_formula.AliasedFormula``). Hostile names below would run a command if pasted into
 formula text (they did before: ``x`) + I(0*__import__('os').system(...)) + bin(`x``);
 each case runs in an empty working directory and checks that no file appears there
 and that no process is started (an audit hook, PEP 578, watches for it).

@@ -13,6 +13,24 @@ from ..kernels._binning import compact_column
 from ._column_access import from_fixed, raise_bad_value
 
 
+def distinct_in_levels(
+    x: np.ndarray, codes: np.ndarray, n_chain: int
+) -> tuple[list[int], list[float]]:
+    """Per chain level: the number of distinct training values (capped at 2) and, when
+    there is exactly one, that value (NaN otherwise). O(n): each level is compared with
+    one of its own values."""
+    inside = codes < n_chain  # a missing level (NaN rows) is outside the chain
+    c = codes[inside].astype(np.intp)
+    v = x[inside]
+    count = np.bincount(c, minlength=n_chain)
+    ref = np.zeros(n_chain)
+    ref[c] = v
+    differ = np.bincount(c, weights=v != ref[c], minlength=n_chain)
+    distinct = np.where(count == 0, 0, np.where(differ == 0, 1, 2))
+    single = np.where(distinct == 1, ref, np.nan)
+    return [int(k) for k in distinct], [float(u) for u in single]
+
+
 def _fit_column(
     x: np.ndarray,
     weights: tuple[np.ndarray, int] | None,

@@ -306,7 +306,7 @@ def cuts_from_summary(
 def distinct_per_bin(s: ValueSummary, edges: np.ndarray) -> tuple[list[int], list[float]] | None:
     """Per chain bin, the number of distinct values (capped at 2) and the single value.
 
-    What ``_transforms._distinct_per_bin`` computes on the rows; None for a sketch (the
+    What ``_cuts.distinct_in_levels`` computes on the rows; None for a sketch (the
     distinct values are not all known).
     """
     if not s.exact:

@@ -172,6 +172,28 @@ def _plain_name(name: str) -> bool:
     )
 
 
+def shown_name(name: str) -> str:
+    """A column name as the term labels show it (display only: never parsed).
+
+    The name itself when it can stand in formula text as it is, else backticked (R's
+    escapes for a backtick or a control character): what :func:`unalias` shows for the
+    alias of that name in a term, so that a label is the same whichever door built it.
+
+    Parameters
+    ----------
+    name : str
+        A data column's name.
+
+    Returns
+    -------
+    str
+        The name as a label shows it, e.g. ``age``, ```a b```, ```bin```.
+    """
+    if _plain_name(name):
+        return name
+    return f"`{name}`" if name in _OWN or name in _HELPERS else _quote(name)
+
+
 class ColumnRefs:
     """Safe references to data columns in formula text the package writes.
 

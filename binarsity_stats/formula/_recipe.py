@@ -397,6 +397,28 @@ class DesignSpec:
         """
         return [name for b in self.blocks for name in b.param_names(precision)]
 
+    def frame_of(self, data: Any) -> pd.DataFrame:
+        """``data`` as a DataFrame holding every column the model reads (``required``).
+
+        Parameters
+        ----------
+        data : DataFrame or mapping of columns
+            New rows.
+
+        Returns
+        -------
+        DataFrame
+            The rows; a missing column raises a ValueError naming it.
+        """
+        data = as_frame(data)
+        missing_cols = [c for c in self.required if c not in data.columns]
+        if missing_cols:
+            raise ValueError(
+                f"column(s) {missing_cols} required by the formula are missing from the data."
+                + did_you_mean(missing_cols, data.columns)
+            )
+        return data
+
     def transform(self, data: Any) -> Design:
         """Replay the learned design on new data.
 
@@ -416,13 +438,7 @@ class DesignSpec:
             A missing column, an unseen categorical level, or a NaN where the model has
             no missing level (each message names the column).
         """
-        data = as_frame(data)
-        missing_cols = [c for c in self.required if c not in data.columns]
-        if missing_cols:
-            raise ValueError(
-                f"column(s) {missing_cols} required by the formula are missing from the data."
-                + did_you_mean(missing_cols, data.columns)
-            )
+        data = self.frame_of(data)
         data = with_aliases(data, self.aliases, self.shadowed)
         data = integers_as_float(data, getattr(self, "float_columns", None), self.aliases)
         _check_formulaic_levels(self.model_spec, data)

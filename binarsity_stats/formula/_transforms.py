@@ -18,6 +18,7 @@ from formulaic.utils.stateful_transforms import stateful_transform
 
 from ..core._validation import check_min_bin_count, check_monotone, check_n_bins, code_dtype
 from ..design._binarizer import BinarizerCore, bin_codes, level_codes
+from ..design._cuts import distinct_in_levels
 from ._columns import as_float, column_name
 
 __all__ = [
@@ -36,24 +37,6 @@ _OWN = ("bin", "C", "ordered", "offset")
 #: Other names this package gives formulas (checked as calls, never data columns).
 _HELPERS = ("Treatment", "cbind", "Surv")
 MISSING_POLICIES = ("error", "separate", "drop")
-
-
-def _distinct_per_bin(
-    x: np.ndarray, codes: np.ndarray, n_chain: int
-) -> tuple[list[int], list[float]]:
-    """Per chain level: the number of distinct training values (capped at 2) and, when
-    there is exactly one, that value (NaN otherwise). O(n): each level is compared with
-    one of its own values."""
-    inside = codes < n_chain  # a missing level (NaN rows) is outside the chain
-    c = codes[inside].astype(np.intp)
-    v = x[inside]
-    count = np.bincount(c, minlength=n_chain)
-    ref = np.zeros(n_chain)
-    ref[c] = v
-    differ = np.bincount(c, weights=v != ref[c], minlength=n_chain)
-    distinct = np.where(count == 0, 0, np.where(differ == 0, 1, 2))
-    single = np.where(distinct == 1, ref, np.nan)
-    return [int(k) for k in distinct], [float(u) for u in single]
 
 
 def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarray | None):
@@ -110,7 +93,7 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
                 }
             )
             codes = _replay_bin(x, _state, name)
-            counts, singles = _distinct_per_bin(x, codes, len(edges) + 1)
+            counts, singles = distinct_in_levels(x, codes, len(edges) + 1)
             _state.update({"distinct": counts, "single_values": singles})
             if by is not None:
                 _state["by"] = _learn_by(by, by_levels, bool(_main), name, len(edges) + 1)

@@ -303,6 +303,72 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
         # kinds of the columns read, for the exporters (to_sql); a Dask frame's dtypes
         read = [*spec.required, getattr(self, "offset_column", None), *(drop_columns or [])]
         spec.column_kinds = column_kinds(data if frame is None else frame, read)
+        self._set_design(formula, frame, spec, design, y, response, sw, off_arg,
+                         n_bins=n_bins, missing=missing, penalty_weights=penalty_weights)
+
+    @classmethod
+    def from_design(
+        cls,
+        spec: DesignSpec,
+        design: Design,
+        y: np.ndarray,
+        response: Response,
+        *,
+        family: str | Family,
+        penalty_weights: str | np.ndarray = "balanced",
+        weights_kind: str = "analytic",
+        sample_weight: np.ndarray | None = None,
+        offset: np.ndarray | None = None,
+        data: Any = None,
+    ) -> BinarsityModel:
+        """A model on a design another door built (the estimators), without a formula.
+
+        The blocks of ``spec`` carry everything the model reads of its terms (cut points,
+        levels, kinds, by-groups); the engine's design, the blocks' kinds and ω come from
+        the same assembler as a formula's (``design/_assemble``). The model has no
+        formula (``formula`` is None): nothing of it is ever parsed.
+
+        Parameters
+        ----------
+        spec : DesignSpec
+            The recipe: its blocks, dense columns, intercept, ``n_bins`` and
+            ``missing``, and ``transform`` for new rows.
+        design : Design
+            The training design coded by ``spec`` (codes, dense columns; the survival
+            times and events, strata labels of a Cox response).
+        y : ndarray of shape (n,)
+            The response as the engine reads it.
+        response : Response
+            How the response was read (its name and event level, for the reports).
+        family, penalty_weights, weights_kind
+            As in :func:`glm`.
+        sample_weight, offset : ndarray of shape (n,), optional
+            Row weights and offset.
+        data : DataFrame, optional
+            The training columns (for column names given later, ``groups=``).
+
+        Returns
+        -------
+        BinarsityModel
+            Ready to fit; its results are those of a formula model on the same design.
+        """
+        self = cls.__new__(cls)
+        self.family, self.family_note = user_family(family)
+        self.weights_kind = check_weights_kind(weights_kind)
+        self.n_rows_data = int(y.shape[0])
+        self.weight_column = self.offset_column = None
+        self._set_design(None, data, spec, design, y, response, sample_weight, offset,
+                         n_bins=spec.n_bins, missing=spec.missing,
+                         penalty_weights=penalty_weights)  # fmt: skip
+        return self
+
+    def _set_design(
+        self, formula: Any, frame: Any, spec: DesignSpec, design: Design, y: np.ndarray,
+        response: Response, sw: np.ndarray | None, off_arg: np.ndarray | None, *,
+        n_bins: int, missing: str, penalty_weights: str | np.ndarray,
+    ) -> None:  # fmt: skip
+        """The training design, response, weights, offset and ω of either door."""
+        n = y.shape[0]
         self._data = frame  # for column names given later (groups=); not pickled
         #: binomial trials of a cbind(successes, failures) response (None otherwise)
         self.trials = design.trials
@@ -375,6 +441,15 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
     strata: np.ndarray | None = None
     n_rows_data: int | None = None
     family_note: str | None = None
+
+    @property
+    def shown_formula(self) -> str:
+        """The formula as summaries show it (display only, never parsed): the user's with
+        column names for the package's aliases, or for a model without one
+        (:meth:`from_design`) its recipe's display text."""
+        if self.formula is None:
+            return str(self.spec.formula)
+        return display_formula(self.formula)
 
     @property
     def n_dropped(self) -> int:
@@ -547,7 +622,7 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
 
     def __repr__(self) -> str:
         return (
-            f"BinarsityModel({display_formula(self.formula)!r}, family={self.family.name!r}, "
+            f"BinarsityModel({self.shown_formula!r}, family={self.family.name!r}, "
             f"n={self.nobs}, blocks={len(self.spec.blocks)})"
         )
 

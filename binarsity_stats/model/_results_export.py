@@ -47,12 +47,17 @@ class ExportMixin:
             (``center(x)``, ``scale(x)``, ``poly(x)``...) or ``C()`` of an expression.
         """
         from ..formula._formula import unalias, dense_column_factors
-        from ..design._spec import argument_expr, bin_term, describe_input, json_value, make_spec
+        from ..design._spec import (
+            argument_expr, bin_term, column_input, describe_input, json_value, make_spec,
+        )  # fmt: skip
 
         m = self.model
         spec = m.spec
         aliases = getattr(spec, "aliases", None)
-        for key, state in spec.model_spec.transform_state.items():
+        # a recipe of plain columns (an estimator's, BinarsityModel.from_design) has no
+        # formulaic state: every input is its block's (or dense term's) column
+        columns = spec.model_spec is None
+        for key, state in ({} if columns else spec.model_spec.transform_state).items():
             if state and "__binarsity__" not in state:
                 raise ValueError(
                     f"term {unalias(key, aliases)!r} uses a stateful transform whose state "
@@ -69,14 +74,15 @@ class ExportMixin:
                 # kept cuts: every cut point with θ as fitted — readers treat a cut
                 # between two equal levels as absent (the SQL export leaves it out), so a
                 # jump rule that flattens θ here decides the cuts of every exporter
-                source = describe_input(expr, block.term, aliases)
+                source = (column_input(block.column) if columns
+                          else describe_input(expr, block.term, aliases))  # fmt: skip
                 terms.append(bin_term(block.term, source, block.column, block.edges,
                                       block.has_missing_level, self.coef[s:e], kinds[j]))  # fmt: skip
                 if by is not None:
                     terms[-1]["by"] = {"column": by, "main": bool(block.by_main),
                                        "levels": [json_value(v) for v in block.by_levels]}  # fmt: skip
                 continue
-            if describe_input(expr, block.term, aliases) != {"column": block.column}:
+            if not columns and describe_input(expr, block.term, aliases) != {"column": block.column}:
                 raise ValueError(f"term {block.term!r}: C() of an expression is not described.")
             term = {"kind": "categorical", "name": block.term,
                     "column": block.column, "levels": [json_value(v) for v in block.levels],
@@ -85,7 +91,10 @@ class ExportMixin:
             if getattr(block, "reference", None) is not None:  # C(g, Treatment(level))
                 term["reference"] = json_value(block.reference)
             terms.append(term)
-        factors = dense_column_factors(spec)
+        factors = (
+            {c: [column_input(c)] for c in spec.dense_columns} if columns
+            else dense_column_factors(spec)
+        )  # fmt: skip
         for name, value in zip(spec.dense_columns, self.dense_coef, strict=True):
             terms.append({"kind": "linear", "name": name, "factors": factors[name],
                           "coef": float(value)})  # fmt: skip

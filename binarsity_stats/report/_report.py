@@ -185,9 +185,7 @@ def _response_facts(res: Any) -> list[tuple[str, Any]]:
 
 def _shown_formula(m: Any) -> str:
     """The model's formula with column names in place of the package's aliases."""
-    from ..formula._names import display_formula
-
-    return display_formula(m.formula)
+    return m.shown_formula
 
 
 def _data_section(res: Any) -> str:
@@ -467,6 +465,8 @@ def _new_response(m: Any, new: pd.DataFrame) -> Any:
     from ..formula._formula import build_design
 
     try:
+        if m.formula is None:  # a model without a formula (an estimator's)
+            raise ValueError(f"{name!r} is not a column of new")
         _, _, y, resp = build_design(m.formula, new, n_bins=2, missing="separate",
                                      family=m.family)  # fmt: skip
     except (ValueError, TypeError) as exc:

@@ -77,11 +77,13 @@ class _InspectMixin:
         The estimator keeps no training rows (its pickle does not grow with them), so
         the statistics that need them — deviance, df, residuals, the summary, the
         labels of bins holding one value, bootstraps — are computed on the data given
-        here, which must be the data of ``fit``. The model is ``glm()`` of the formula
-        naming every feature in column order (``bin(x)``, ``C(g)`` for a categorical
-        feature, ``z`` for a linear one, ``- 1`` without intercept) with this
-        estimator's family, bins, weights and penalty weights, and its solution is
-        this estimator's: every table and plot is the formula's, number for number.
+        here, which must be the data of ``fit``. The model is built on this
+        estimator's own blocks (its cut points, levels, family, weights and penalty
+        weights; no formula is written and nothing is binned again), with its terms
+        labelled as ``glm()`` labels them (``bin(x)``, ``C(g)`` for a categorical
+        feature, ``z`` for a linear one), and its solution is this estimator's: every
+        table and plot is that of the formula naming the features in column order,
+        number for number.
 
         Parameters
         ----------
@@ -103,9 +105,9 @@ class _InspectMixin:
         Raises
         ------
         ValueError
-            When the data are not those of ``fit``: the bins, levels or penalty
-            weights learned on them differ from the fitted ones, or the fitted
-            solution's objective on them differs from ``objective_``.
+            When the data are not those of ``fit``: the (weighted) rows in a feature's
+            bins or levels differ from the fitted counts, or the fitted solution's
+            objective on them differs from ``objective_``.
         """
         from ._estimator_results import estimator_results
 
