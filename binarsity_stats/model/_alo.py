@@ -56,8 +56,7 @@ def alo_linear_predictor(res: Any) -> tuple[np.ndarray, np.ndarray]:
     w = np.ascontiguousarray(m.sample_weight, dtype=np.float64)
     grad, hess = np.empty_like(eta), np.empty_like(eta)
     m.family.grad_hess_only(eta, y, w, 1.0, grad, hess)
-    X, _ = res.selected_design()
-    X = np.asarray(X, dtype=np.float64)
+    X = segment_indicators(res)
     if X.shape[1] == 0:
         return eta.copy(), np.zeros_like(eta)
     A = X.T @ (X * hess[:, None])
@@ -68,6 +67,54 @@ def alo_linear_predictor(res: Any) -> tuple[np.ndarray, np.ndarray]:
     leverage = np.clip(h * hess, 0.0, 1.0)
     denominator = np.maximum(1.0 - leverage, MIN_DENOMINATOR)
     return eta + h * grad / denominator, leverage
+
+
+def segment_indicators(res: Any) -> np.ndarray:
+    """A basis of the column space of the fit's segment design (no labels, no coding).
+
+    The leverages H_ii do not depend on the basis of X's column space, so instead of
+    the refit's reference-coded design (``selected_design()``, whose column names cost
+    more than the rest of ALO along a path) this takes every segment's indicator of
+    every block, the intercept and the dense columns: the same span (the reference
+    indicator of a block is the constant minus its other indicators; a by-group chain's
+    are the level indicators of g, carried by the term that keeps g's level means), made
+    rank deficient on purpose — the pseudo-inverse below handles it. A segment without
+    training weight gives a column that is zero on every weighted row.
+
+    Returns
+    -------
+    ndarray of shape (n, k)
+    """
+    m = res.model
+    n = int(m.design.n_obs)
+    columns: list[np.ndarray] = []  # per block: the column of each of its levels
+    k = 1 if m.fit_intercept else 0
+    for j, block in enumerate(m.spec.blocks):
+        s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+        if block.penalized:
+            new = np.asarray(res.jumps[s:e][: block.chain_length], dtype=bool).copy()
+            new[[first for first, _, _ in block.chains() if first > 0]] = True
+            seg = np.cumsum(new)
+            seg_of_level = np.concatenate(
+                [seg, np.arange(block.chain_length, e - s) - block.chain_length + seg[-1] + 1]
+            )
+        else:
+            seg_of_level = np.arange(e - s)
+        columns.append(k + seg_of_level)
+        k += int(seg_of_level.max()) + 1 if seg_of_level.size else 0
+    dense = m.design.dense
+    q = 0 if dense is None else int(np.asarray(dense).shape[1])
+    if q == 0:
+        dense = None
+    X = np.zeros((n, k + q), dtype=np.float64)
+    if m.fit_intercept:
+        X[:, 0] = 1.0
+    rows = np.arange(n)
+    for j, level_col in enumerate(columns):
+        X[rows, level_col[np.asarray(m.design.codes[j])]] = 1.0
+    if q:
+        X[:, k:] = np.asarray(dense, dtype=np.float64)
+    return X
 
 
 def alo_curve(path: Any) -> pd.DataFrame:

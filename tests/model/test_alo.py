@@ -98,3 +98,33 @@ def test_alo_is_refused_for_cox():
         model.fit(lam="alo")
     with pytest.raises(ValueError, match="lam must be a non-negative number, 'theory' or 'alo'"):
         model.fit(lam="loo")
+
+
+@pytest.mark.parametrize(
+    "formula",
+    [
+        "y ~ bin(x, 8):C(g) + C(g) + bin(z, 6) + u",
+        "y ~ bin(x, 8) + C(g) + bin(z, 6) + u - 1",
+        "y ~ bin(x, 8, monotone='increasing') + ordered(k, levels=[0, 1, 2, 3])",
+    ],
+)
+def test_the_segment_basis_spans_the_refits_design(formula):
+    """ALO's labels-free basis (every segment's indicator) has the column space of the
+    refit's reference-coded design, so the leverages are the same."""
+    from binarsity_stats.model._alo import segment_indicators
+
+    rng = np.random.default_rng(3)
+    n = 400
+    d = pd.DataFrame({"x": rng.uniform(size=n), "z": rng.normal(size=n), "u": rng.normal(size=n),
+                      "g": rng.choice(["a", "b", "c"], n), "k": rng.integers(0, 4, n)})
+    d["y"] = (d["x"] > 0.4) + 0.5 * (d["g"] == "b") + 0.3 * d["u"] + rng.normal(size=n)
+    res = bstats.glm(formula, d).fit(lam=0.02)
+    X_ref = np.asarray(res.selected_design()[0], dtype=np.float64)
+    X_all = segment_indicators(res)
+
+    def hat(X):
+        return np.einsum("ij,jk,ik->i", X, np.linalg.pinv(X.T @ X, rcond=1e-12, hermitian=True),
+                         X, optimize=True)  # fmt: skip
+
+    assert np.linalg.matrix_rank(X_all) == np.linalg.matrix_rank(X_ref)
+    np.testing.assert_allclose(hat(X_all), hat(X_ref), rtol=0, atol=1e-9)
