@@ -117,6 +117,37 @@ def segment_indicators(res: Any) -> np.ndarray:
     return X
 
 
+def _alo_row(res: Any, lam: float, y: np.ndarray, w: np.ndarray) -> tuple[dict, float]:
+    """One row of the ALO curve and the standard error of its mean deviance (the
+    weighted spread of the rows' deviances over √n, as CV's band uses the folds')."""
+    m = res.model
+    total = float(w.sum())
+    eta_loo, leverage = alo_linear_predictor(res)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        deviance = float(m.family.deviance_eta(y, eta_loo, w))
+        unit = m.family.unit_deviance(y, m.family.mean(eta_loo))
+    mean = deviance / total if total > 0 else np.nan
+    ok = np.isfinite(unit) & (w > 0)
+    se = np.nan
+    if total > 0 and np.count_nonzero(ok) > 1:
+        wk = w[ok] / w[ok].sum()
+        spread = float(np.sqrt(wk @ (unit[ok] - wk @ unit[ok]) ** 2))
+        se = spread / np.sqrt(np.count_nonzero(ok))
+    row = {"lam": float(lam), "df": float(res.df), "alo_deviance": mean,
+           "high_leverage": int(np.count_nonzero(leverage > 0.99))}  # fmt: skip
+    return row, se
+
+
+def _table(rows: list[dict]) -> pd.DataFrame:
+    table = pd.DataFrame(rows)
+    score = table["alo_deviance"].to_numpy()
+    best = int(np.nanargmin(np.where(np.isfinite(score), score, np.nan))) if np.isfinite(
+        score).any() else 0  # fmt: skip
+    table.attrs["lam_alo"] = float(table["lam"].iloc[best])
+    table.attrs["best_index"] = best
+    return table
+
+
 def alo_curve(path: Any) -> pd.DataFrame:
     """The approximate leave-one-out deviance at every λ of a path.
 
@@ -131,24 +162,62 @@ def alo_curve(path: Any) -> pd.DataFrame:
         One row per λ: ``lam``, ``df``, ``alo_deviance`` (the mean ALO deviance per
         unit weight, Σ s d(y, μ(η̃)) / Σ s; lower is better) and ``high_leverage``
         (rows of leverage above 0.99: a segment they alone determine). ``attrs``:
-        ``lam_alo``, the λ of the smallest ALO deviance.
+        ``lam_alo``, the λ of the smallest ALO deviance, and ``best_index``, its
+        position.
     """
     m = path.model
     y = np.asarray(m.y, dtype=np.float64)
     w = np.asarray(m.sample_weight, dtype=np.float64)
-    total = float(w.sum())
-    rows = []
-    for i in range(len(path)):
-        res = path[i]
-        eta_loo, leverage = alo_linear_predictor(res)
-        with np.errstate(over="ignore", invalid="ignore"):
-            deviance = float(m.family.deviance_eta(y, eta_loo, w))
-        rows.append({"lam": float(path.lams[i]), "df": float(res.df),
-                     "alo_deviance": deviance / total if total > 0 else np.nan,
-                     "high_leverage": int(np.count_nonzero(leverage > 0.99))})  # fmt: skip
-    table = pd.DataFrame(rows)
-    score = table["alo_deviance"].to_numpy()
-    best = int(np.nanargmin(np.where(np.isfinite(score), score, np.nan))) if np.isfinite(
-        score).any() else 0  # fmt: skip
-    table.attrs["lam_alo"] = float(table["lam"].iloc[best])
-    return table
+    return _table([_alo_row(path[i], path.lams[i], y, w)[0] for i in range(len(path))])
+
+
+def curve_turned(scores: list[float], ses: list[float], patience: int) -> bool:
+    """Whether the last ``patience`` ALO deviances all lie above the best one plus its
+    standard error (the rule of ``fit_cv``'s early stopping, with the rows' spread in
+    place of the folds')."""
+    loss = np.asarray(scores, dtype=np.float64)
+    if loss.size <= patience or not np.all(np.isfinite(loss[-patience:])):
+        return False
+    best = int(np.nanargmin(np.where(np.isfinite(loss), loss, np.nan)))
+    if best >= loss.size - patience:
+        return False
+    band = loss[best] + (ses[best] if np.isfinite(ses[best]) else 0.0)
+    return bool(np.all(loss[-patience:] > band))
+
+
+def alo_walk(model: Any, opts: dict[str, Any], patience: int = 5) -> tuple[Any, pd.DataFrame]:
+    """Solve down ``model``'s default λ grid, scoring ALO after each λ, and stop once the
+    curve has turned (:func:`curve_turned`): ``fit(lam="alo")`` without the tail of the
+    path that CV's early stopping would not solve either.
+
+    Returns
+    -------
+    path : PathResults
+        The λ values solved (a prefix of the grid).
+    curve : DataFrame
+        As :func:`alo_curve`, for those λ.
+    """
+    from ..engine._path import strip_eta
+    from ._path_results import PathResults
+    from ._results import BinarsityResults
+
+    grid = model.lambda_grid()
+    prepared = model.prepare()
+    y = np.asarray(model.y, dtype=np.float64)
+    w = np.asarray(model.sample_weight, dtype=np.float64)
+    sols: list = []
+    rows: list[dict] = []
+    scores: list[float] = []
+    ses: list[float] = []
+    prev = None
+    for lam in grid:
+        sol = strip_eta(prepared.solve(float(lam), warm_start=prev, **opts))
+        sols.append(sol)
+        prev = sol
+        row, se = _alo_row(BinarsityResults(model, sol), lam, y, w)
+        rows.append(row)
+        scores.append(row["alo_deviance"])
+        ses.append(se)
+        if curve_turned(scores, ses, patience):
+            break
+    return PathResults(model, grid[: len(sols)], sols), _table(rows)

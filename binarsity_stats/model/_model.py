@@ -538,7 +538,9 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
             fit by Pearson's χ²/df and the model refitted once), or ``"alo"``: the λ of
             the default path (:meth:`fit_path`) with the smallest approximate
             leave-one-out deviance (:meth:`PathResults.alo`) — one path instead of the
-            K + 1 of ``fit_cv`` (GLM families; not Cox). ``family="nb"``: θ is
+            K + 1 of ``fit_cv``, walked down until the ALO curve has turned (the last 5
+            values above the best plus its standard error, as ``fit_cv``'s early
+            stopping; GLM families; not Cox). ``family="nb"``: θ is
             estimated by alternation at this λ (the θ of ``"theory"`` follows θ, as the
             curvature bound does; ``"alo"`` takes the path's θ̂).
         solver : {"cd", "fista", "dask"}, default="cd"
@@ -586,10 +588,15 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
                     "lam='alo' needs a loss that splits by row; the Cox partial likelihood "
                     "does not: use fit_cv()."
                 )
-            path = self.fit_path(solver=solver, tol=tol, max_iter=max_iter, backend=backend)
-            curve = path.alo()
-            best = int(np.flatnonzero(curve["lam"].to_numpy() == curve.attrs["lam_alo"])[0])
-            res = path[best]
+            if self.family.estimated_parameter is not None:  # NB θ: the path's θ̂
+                path = self.fit_path(solver=solver, tol=tol, max_iter=max_iter,
+                                     backend=backend)  # fmt: skip
+                curve = path.alo()
+            else:  # the path stops once the ALO curve has turned, as CV's walk does
+                from ._alo import alo_walk
+
+                path, curve = alo_walk(self, opts)
+            res = path[curve.attrs["best_index"]]
             res.lam_source = "alo"
             res.alo_curve = curve
             return res

@@ -128,3 +128,27 @@ def test_the_segment_basis_spans_the_refits_design(formula):
 
     assert np.linalg.matrix_rank(X_all) == np.linalg.matrix_rank(X_ref)
     np.testing.assert_allclose(hat(X_all), hat(X_ref), rtol=0, atol=1e-9)
+
+
+def test_fit_alo_stops_where_the_curve_has_turned_and_matches_the_full_path():
+    """``fit(lam="alo")`` solves a prefix of the default grid (stopping as CV's walk
+    does) and picks the same λ as the curve of the whole path."""
+    from binarsity_stats.model._alo import curve_turned
+
+    d = _data("binomial", 1500, seed=5)
+    model = bstats.glm(FORMULA, d, family="binomial")
+    fit = model.fit(lam="alo")
+    full = model.fit_path().alo()
+    solved = fit.alo_curve
+    assert len(solved) <= len(full)
+    np.testing.assert_allclose(solved["lam"], full["lam"].iloc[: len(solved)], rtol=1e-12)
+    np.testing.assert_allclose(solved["alo_deviance"],
+                               full["alo_deviance"].iloc[: len(solved)], rtol=1e-9)  # fmt: skip
+    assert fit.lam == solved.attrs["lam_alo"]
+    assert solved["alo_deviance"].min() <= full["alo_deviance"].min() * 1.01
+    if len(solved) < len(full):  # stopped early: the rule held at the last λ solved
+        ses = [0.0] * len(solved)
+        assert curve_turned(list(solved["alo_deviance"]), ses, 5)
+    assert not curve_turned([3.0, 2.0, 1.0, 1.5, 1.6], [0.1] * 5, 5)
+    assert curve_turned([3.0, 1.0, 2.0, 2.1, 2.2, 2.3, 2.4], [0.1] * 7, 5)
+    assert not curve_turned([3.0, 1.0, 1.05, 2.1, 2.2, 2.3, 2.4], [0.1] * 7, 5)
