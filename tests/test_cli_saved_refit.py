@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from binarsity_stats import glm
 from binarsity_stats._cli import SAVED_REFIT, main
 from binarsity_stats.model import _refit_glm
 from binarsity_stats.model._results import BinarsityResults
