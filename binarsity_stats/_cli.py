@@ -11,13 +11,14 @@ by ``fit --save``) and writes the self-contained HTML report of the fit
 (``res.report``), with bootstrap bands and cut-point frequencies when ``--bootstrap`` is
 given and calibration on ``--new`` rows when given.
 
-``fit ... --save MODEL.pkl`` also saves the fitted results (a pickle);
+``fit ... --save MODEL.pkl`` also saves the fitted results (a pickle) with their
+unpenalised refit's coefficients and covariance (``SAVED_REFIT``);
 ``predict MODEL.pkl NEW.csv [-o PREDICTIONS.csv] [--interval 0.95]`` reads them back and
 writes one prediction per row of NEW.csv (with the bounds of a confidence interval of
 the mean from the unpenalised refit on the selected cut-points when ``--interval`` is
-given). The flags are named after the Python arguments (``--weights`` for
-``sample_weight``, ``--offset``, ``--groups``, ``--missing``) and error messages quote
-the flags.
+given: the stored refit, or a refit for a model saved without one). The flags are
+named after the Python arguments (``--weights`` for ``sample_weight``, ``--offset``,
+``--groups``, ``--missing``) and error messages quote the flags.
 
 ``demo`` does the same on statsmodels' ``fair`` data set (a binomial model of whether a
 woman had an extramarital affair, 10-fold CV).
@@ -423,7 +424,8 @@ def _saved_refit(res: Any) -> dict | None:
     k = len(names)
     try:
         ok = (state["format"] == 1 and list(state["names"]) == names
-              and np.shape(state["params"]) == (k,) and np.shape(state["cov"]) == (k, k))  # fmt: skip
+              and np.shape(state["params"]) == (k,)
+              and np.shape(state["cov"]) == (k, k))  # fmt: skip
     except (KeyError, TypeError):
         ok = False
     if not ok:
