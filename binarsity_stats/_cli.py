@@ -267,7 +267,7 @@ def _refit_for_save(res: Any) -> dict | None:
         warnings.simplefilter("always")
         try:
             state = refit_state(res.refit())
-        except (ValueError, ArithmeticError):  # LinAlgError is a ValueError
+        except Exception:  # noqa: BLE001 - any failure: saved as before, refitted by predict
             return None
     state["warnings"] = list(dict.fromkeys(
         str(w.message) for w in caught if issubclass(w.category, UserWarning)

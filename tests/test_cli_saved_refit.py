@@ -181,3 +181,20 @@ def test_predict_interval_from_a_saved_refit_imports_no_statsmodels(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[0] == "0 []", proc.stdout
     assert len(pd.read_csv(tmp_path / "out.csv")) == 20
+
+
+def test_a_refit_that_fails_at_save_leaves_the_model_saved_as_before(tmp_path, monkeypatch):
+    """``fit --save`` never fails for the stored refit: without it the file is what it
+    was before, and ``predict --interval`` refits (and reports a failure itself)."""
+    def failing(*args, **kwargs):
+        raise RuntimeError("refit failed")
+
+    df = _frame(300, "poisson")
+    with monkeypatch.context() as patch:
+        patch.setattr(BinarsityResults, "refit", failing)
+        model = _fit_and_save(tmp_path, df, "poisson", "train")
+    with open(model, "rb") as fh:
+        assert SAVED_REFIT not in vars(pickle.load(fh))
+    df.drop(columns="y").head(10).to_csv(tmp_path / "new.csv", index=False)
+    got = _predict(model, tmp_path / "new.csv", tmp_path / "out.csv", "response")
+    assert got[["refit", "lower", "upper"]].notna().all().all()
