@@ -16,8 +16,8 @@ its defaults:
   fitted from sufficient statistics, ``model/_refit_glm.py``);
 * ``get_prediction``: ``ref.get_prediction(df).summary_frame(alpha=0.05)`` on all rows;
 * ``cli_predict``: ``python -m binarsity_stats predict model.pkl new.csv --interval 0.95``
-  on all rows (model pickled as ``fit --save`` does, CSV written untimed; a child
-  process, so its time includes imports and reading the CSV);
+  on all rows (model saved as ``fit --save`` does, with its refit; CSV written untimed;
+  a child process, so its time includes imports and reading the CSV);
 * ``report``: ``res.report()`` (the HTML page as a string);
 * ``bootstrap``: ``res.bootstrap(20, random_state=0)``;
 * ``fit_cv``: ``glm(formula, df, family=...).fit_cv()`` (10 folds, 50 λ).
@@ -45,7 +45,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import pickle
 import resource
 import sqlite3
 import subprocess
@@ -169,9 +168,10 @@ class _Run:
 
 
 def _prepare_cli(run: _Run) -> list[str]:
+    from binarsity_stats._cli import _save
+
     model = run.tmp / "model.pkl"
-    with open(model, "wb") as fh:
-        pickle.dump(run.res, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    _save(run.res, model, io.StringIO())  # as fit --save writes it: with its refit
     new = run.tmp / "new.csv"
     run.df.drop(columns="y").to_csv(new, index=False)
     out = run.tmp / "pred.csv"

@@ -11,13 +11,14 @@ by ``fit --save``) and writes the self-contained HTML report of the fit
 (``res.report``), with bootstrap bands and cut-point frequencies when ``--bootstrap`` is
 given and calibration on ``--new`` rows when given.
 
-``fit ... --save MODEL.pkl`` also saves the fitted results (a pickle);
+``fit ... --save MODEL.pkl`` also saves the fitted results (a pickle) with their
+unpenalised refit's coefficients and covariance (``SAVED_REFIT``);
 ``predict MODEL.pkl NEW.csv [-o PREDICTIONS.csv] [--interval 0.95]`` reads them back and
 writes one prediction per row of NEW.csv (with the bounds of a confidence interval of
 the mean from the unpenalised refit on the selected cut-points when ``--interval`` is
-given). The flags are named after the Python arguments (``--weights`` for
-``sample_weight``, ``--offset``, ``--groups``, ``--missing``) and error messages quote
-the flags.
+given: the stored refit, or a refit for a model saved without one). The flags are
+named after the Python arguments (``--weights`` for ``sample_weight``, ``--offset``,
+``--groups``, ``--missing``) and error messages quote the flags.
 
 ``demo`` does the same on statsmodels' ``fair`` data set (a binomial model of whether a
 woman had an extramarital affair, 10-fold CV).
@@ -246,6 +247,34 @@ def _check_save(path: Path | None) -> None:
         raise ValueError(f"--save {path}: the directory {path.parent} does not exist.")
 
 
+#: The attribute of the saved results that holds the refit ``predict --interval`` reads
+#: (``model._refit.refit_state``, plus the refit's warnings); models saved before it
+#: have none and are refitted.
+SAVED_REFIT = "_saved_refit"
+
+
+def _refit_for_save(res: Any) -> dict | None:
+    """The refit's coefficients and covariance for ``predict --interval`` (O(k²), no
+    row vectors) and its warnings, or None for a Cox model (no intervals) or when the
+    refit fails (``predict --interval`` then refits and reports the failure itself)."""
+    import warnings
+
+    from .model._refit import refit_state
+
+    if res.model.family.survival:
+        return None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            state = refit_state(res.refit())
+        except Exception:  # noqa: BLE001 - any failure: saved as before, refitted by predict
+            return None
+    state["warnings"] = list(dict.fromkeys(
+        str(w.message) for w in caught if issubclass(w.category, UserWarning)
+    ))  # fmt: skip
+    return state
+
+
 def _save(res: Any, path: Path | None, out) -> None:
     if path is None:
         return
@@ -253,9 +282,20 @@ def _save(res: Any, path: Path | None, out) -> None:
 
     from .core._atomic import write_atomic
 
-    # a temporary file renamed over path when complete: no truncated model file
-    write_atomic(path, lambda fh: pickle.dump(res, fh, protocol=pickle.HIGHEST_PROTOCOL),
-                 binary=True)  # fmt: skip
+    before = set(vars(res))
+    state = _refit_for_save(res)
+    # what the refit cached on the results (the n-vector linear_predictor...) is not
+    # saved: the file holds what it held before, plus the O(k²) refit
+    cached = {key: vars(res).pop(key) for key in set(vars(res)) - before}
+    if state is not None:
+        vars(res)[SAVED_REFIT] = state
+    try:
+        # a temporary file renamed over path when complete: no truncated model file
+        write_atomic(path, lambda fh: pickle.dump(res, fh, protocol=pickle.HIGHEST_PROTOCOL),
+                     binary=True)  # fmt: skip
+    finally:
+        vars(res).pop(SAVED_REFIT, None)
+        vars(res).update(cached)
     print(f"Model saved: {path} (binarsity-stats predict {path} NEW.csv)", file=out)
 
 
@@ -321,12 +361,16 @@ def _predictions(res: Any, new: Any, args: argparse.Namespace) -> Any:
         values = res.predict(new, type=args.type, missing=args.missing)
         table = pd.DataFrame({"prediction": values})
     else:
-        refit = res.refit()
         alpha = 1.0 - args.interval
-        table = predict_complete(
-            res.model.spec, new, None, args.missing,
-            lambda rows, offset: _interval_frame(res, refit, rows, offset, args.type, alpha),
-        )  # fmt: skip
+        saved = _saved_refit(res)
+        if saved is None:  # saved before fit --save stored the refit: refit now
+            refit = res.refit()
+            frame = lambda rows, offset: _interval_frame(  # noqa: E731
+                res, refit, rows, offset, args.type, alpha)
+        else:
+            frame = lambda rows, offset: _saved_interval_frame(  # noqa: E731
+                res, saved, rows, offset, args.type, alpha)
+        table = predict_complete(res.model.spec, new, None, args.missing, frame)
     if args.id is not None:
         table.insert(0, args.id, new[args.id].to_numpy())
     return table
@@ -361,6 +405,81 @@ def _interval_frame(res: Any, refit: Any, rows: Any, offset: Any, type_: str,
         "refit": sf.iloc[:, 0].to_numpy(),
         "lower": sf.iloc[:, 2].to_numpy(),
         "upper": sf.iloc[:, 3].to_numpy(),
+    })  # fmt: skip
+
+
+def _saved_refit(res: Any) -> dict | None:
+    """The refit stored by ``fit --save`` (None in a model saved before it), checked
+    against the results' selection; its warnings are given again."""
+    import warnings
+
+    import numpy as np
+
+    from .core._base import inconsistent
+
+    state = vars(res).get(SAVED_REFIT)
+    if state is None:
+        return None
+    names = list(res._selection[1])
+    k = len(names)
+    try:
+        ok = (state["format"] == 1 and list(state["names"]) == names
+              and np.shape(state["params"]) == (k,)
+              and np.shape(state["cov"]) == (k, k))  # fmt: skip
+    except (KeyError, TypeError):
+        ok = False
+    if not ok:
+        raise inconsistent("the refit stored by fit --save does not match its selection")
+    for message in state.get("warnings", ()):
+        warnings.warn("refit(): " + message.removeprefix("refit(): "), UserWarning,
+                      stacklevel=2)  # fmt: skip
+    return state
+
+
+def _saved_interval_frame(res: Any, saved: dict, rows: Any, offset: Any, type_: str,
+                          alpha: float) -> Any:  # fmt: skip
+    """:func:`_interval_frame` from the refit stored by ``fit --save``: no refit, and
+    neither statsmodels nor scipy.stats imported.
+
+    η and x'Σx as ``RefitResults.get_prediction`` computes them (the same blocks and
+    arithmetic on the same coefficients and covariance); the interval as statsmodels'
+    ``summary_frame`` forms it: η ± q·√(x'Σx) with q the normal quantile (Student's t
+    with the residual df when the family estimates a dispersion), mapped by the inverse
+    link for ``type="response"`` (the identity for a quadratic family, whose interval is
+    the mean's). Equal to the Python calls to rounding (the inverse link is the
+    family's, not statsmodels' formula).
+    """
+    import numpy as np
+    import pandas as pd
+    from scipy import special
+
+    from .core._base import inconsistent
+    from .model._refit_glm import block_rows, prediction_blocks
+
+    m = res.model
+    if not (np.all(np.isfinite(res.coef)) and np.all(np.isfinite(res.dense_coef))
+            and np.isfinite(res.intercept)):  # fmt: skip
+        raise inconsistent("the coefficients hold NaN or infinite values")
+    design, off = res._new_design(rows, offset)
+    eta_pen = m.linear_predictor(res.coef, res.dense_coef, res.intercept, design, off)
+    beta, cov = saved["params"], saved["cov"]
+    step = block_rows(beta.size)
+    blocks = (res._selected_matrix(design, rows=slice(start, start + step))
+              for start in range(0, design.n_obs, step))  # fmt: skip
+    eta, var = prediction_blocks(blocks, beta, cov)
+    if off is not None:
+        eta = eta + off
+    p = 1.0 - alpha / 2.0
+    q = special.stdtrit(saved["df_resid"], p) if saved["use_t"] else special.ndtri(p)
+    half = q * np.sqrt(var)
+    lower, upper = eta - half, eta + half
+    if type_ == "link" or m.family.quadratic:
+        fit = eta
+    else:
+        fit, lower, upper = m.family.mean(eta), m.family.mean(lower), m.family.mean(upper)
+    return pd.DataFrame({
+        "prediction": eta_pen if type_ == "link" else m.family.mean(eta_pen),
+        "refit": fit, "lower": lower, "upper": upper,
     })  # fmt: skip
 
 

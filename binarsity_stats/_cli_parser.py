@@ -47,7 +47,8 @@ can run code when it is read).
 --interval LEVEL adds the columns lower and upper: a confidence interval of the mean
 response (or of the linear predictor with --type link) from the unpenalised refit on the
 selected cut-points (statsmodels' get_prediction), conditional on the selection; it does
-not account for the choice of the cut-points (use 'report --bootstrap' for that).
+not account for the choice of the cut-points (use 'report --bootstrap' for that). The
+refit is stored by 'fit --save' (a model saved before that is refitted here).
 A Cox model (family cox) has no such interval: --interval is refused for it.
 
 A Cox model predicts --type risk (the relative risk exp(eta), the default, relative to
@@ -250,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     fit.add_argument(
         "--save", type=Path, metavar="FILE",
-        help="save the fitted results to FILE (a pickle) for 'predict'",
+        help="save the fitted results and their refit to FILE (a pickle) for 'predict'",
     )  # fmt: skip
     _add_common(fit, None)
     # every fit option (copies of fit's: FORMULA and --data become optional, since

@@ -169,8 +169,9 @@ def test_predict_interval_equals_the_python_calls_bit_for_bit(files, capsys, mon
                                                                gram, kind):  # fmt: skip
     """The CLI replays the rows once for both predictions (issue 22 item 5); its file
     holds exactly ``res.predict`` and ``refit().get_prediction().summary_frame``: the
-    same float64 bits after the CSV round trip, with a model offset, for the statsmodels
-    refit and the one from sufficient statistics (``gram``)."""
+    same float64 bits after the CSV round trip (the interval, from the refit stored by
+    ``fit --save``, to 1e-12 relative), with a model offset, for the statsmodels refit
+    and the one from sufficient statistics (``gram``)."""
     from binarsity_stats.model import _refit_glm
 
     tmp, df = files
@@ -194,8 +195,10 @@ def test_predict_interval_equals_the_python_calls_bit_for_bit(files, capsys, mon
     refit = res.refit()
     assert isinstance(refit.sm_results, _refit_glm.GLMRefit) == gram
     frame = refit.get_prediction(new, type=kind).summary_frame(alpha=0.1)
+    # the interval from the refit fit --save stored: the same η and x'Σx, the family's
+    # inverse link in place of statsmodels' (tests/test_cli_saved_refit.py)
     for col, k in (("refit", 0), ("lower", 2), ("upper", 3)):
-        np.testing.assert_array_equal(_bits(keep[col]), _bits(frame.iloc[:, k]), err_msg=col)
+        np.testing.assert_allclose(keep[col], frame.iloc[:, k], rtol=1e-12, atol=0, err_msg=col)
     assert out.drop(columns="id").loc[[2, 5]].isna().all().all()
 
 

@@ -41,7 +41,7 @@ from ._refit_cox import _cox_loglike_derivs, _newton_cox
 if TYPE_CHECKING:  # pragma: no cover
     from ._results import BinarsityResults
 
-__all__ = ["RefitResults"]
+__all__ = ["RefitResults", "refit_state"]
 
 # Re-exported: the selected design's level coding, read here by _results.
 _REEXPORTED = (_NO_ESTIMATE, _REFERENCE)
@@ -532,6 +532,36 @@ class RefitResults:
     def __repr__(self) -> str:
         how = "split sample" if self.split else "conditional on selection"
         return f"<RefitResults: {len(self.params)} parameters, {how}>"
+
+
+def refit_state(refit: RefitResults) -> dict[str, Any]:
+    """What the CLI's ``predict --interval`` reads of a GLM refit, without its rows.
+
+    ``fit --save`` stores it beside the results, so that ``predict --interval`` does
+    not refit: O(k²) numbers (k = the selected design's columns), however many rows.
+
+    Parameters
+    ----------
+    refit : RefitResults
+        A GLM refit (not Cox) of the results being saved.
+
+    Returns
+    -------
+    dict
+        ``format`` (1), ``names`` (the parameter names), ``params`` (k,) and ``cov``
+        (k, k) — exactly the arrays ``get_prediction`` reads (after an identified
+        refit or a robust covariance) — and ``scale``, ``df_resid``, ``use_t``.
+    """
+    sm = refit.sm_results
+    return {
+        "format": 1,
+        "names": list(refit.names),
+        "params": np.array(sm.params, dtype=np.float64),
+        "cov": np.array(sm.cov_params(), dtype=np.float64),
+        "scale": float(sm.scale),
+        "df_resid": float(sm.df_resid),
+        "use_t": bool(sm.use_t),
+    }
 
 
 def _fit_statsmodels(res: BinarsityResults, rows: np.ndarray, X: np.ndarray | None = None) -> Any:

@@ -29,7 +29,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..design._design import BinnedDesign
 from ..design._gram_stats import gram_statistics
@@ -393,6 +392,8 @@ class GLMRefit:
             return self.params / self.bse
 
     def _dist(self) -> tuple[Any, tuple]:
+        from scipy import stats  # here: 0.5-1 s to import, not needed to predict
+
         return (stats.t, (self.df_resid,)) if self.use_t else (stats.norm, ())
 
     @property
