@@ -446,7 +446,8 @@ def cross_validate(
     refit_path : bool, default=True
         Also solve the evaluated grid on all rows (``CVPath.path``).
     prepare : callable, optional
-        ``prepare(rows)`` → a problem with ``solve``; default ``data.prepare``.
+        ``prepare(rows)`` → a problem with ``solve``; default ``data.prepare_fold`` (the
+        folds share all rows' arrays), or ``data.prepare``.
     tick : callable, optional
         Called after every solve (a progress bar).
     extend : int, default=0
@@ -462,7 +463,7 @@ def cross_validate(
     """
     opts = {} if opts is None else dict(opts)
     fold_opts = opts if fold_opts is None else dict(fold_opts)
-    prepare = data.prepare if prepare is None else prepare
+    prepare = getattr(data, "prepare_fold", data.prepare) if prepare is None else prepare
     mode = resolve_backend(backend, int(n_jobs))
     if not isinstance(folds, Folds):
         folds = Folds.from_fold_ids(folds)

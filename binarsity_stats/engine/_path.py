@@ -131,10 +131,36 @@ class PathData:
         Prepared
             Call ``solve(lam, warm_start=..., solver=..., tol=..., max_iter=...)``.
         """
-        from ._solvers import Prepared
-
         design = self.design if rows is None else self.design.subset(rows)
         y = self.y if rows is None else self.y[rows]
+        return self._prepared(design, y, rows)
+
+    def prepare_fold(self, rows: np.ndarray | None = None) -> Any:
+        """The problem of a CV fold's training rows, sharing all rows' arrays.
+
+        The same fit as :meth:`prepare` ``(rows)`` (its objective to rounding: sums
+        over rows in another order), without a copy of the rows' codes, response,
+        weights and offset: the problem is that of all rows with weight 0 on the other
+        rows (``BinnedDesign.fold``). Its solutions' ``eta`` covers all rows. A loss
+        that is not a sum over rows (Cox: risk sets) gets :meth:`prepare`'s copy.
+
+        Parameters
+        ----------
+        rows : ndarray of int, optional
+            The training rows (all by default).
+
+        Returns
+        -------
+        Prepared
+            As :meth:`prepare`.
+        """
+        if rows is None or not getattr(self.family, "row_separable", True):
+            return self.prepare(rows)
+        return self._prepared(self.design.fold(rows), self.y, rows)
+
+    def _prepared(self, design: BinnedDesign, y: np.ndarray, rows: np.ndarray | None) -> Any:
+        from ._solvers import Prepared
+
         prep = Prepared.from_design(
             design, y, family=self.family, penalty_weights=self.penalty_weights,
             fit_intercept=self.fit_intercept,
@@ -166,7 +192,10 @@ class PathData:
         ))  # fmt: skip
 
     def fold_bytes(self, n_rows: int) -> int:
-        """Memory a prepared problem of ``n_rows`` rows holds (codes and float arrays).
+        """Memory a fold's problem (:meth:`prepare_fold`) of ``n_rows`` rows keeps.
+
+        Its weights (one row vector of all rows) and working vectors r, h, plus its
+        internal dense columns; a copied fold (Cox) also its codes, y and offset.
 
         Parameters
         ----------
@@ -179,6 +208,12 @@ class PathData:
             Bytes.
         """
         d = self.design
+        if getattr(self.family, "row_separable", True):
+            # weights, r, h and the internal dense columns (with an intercept, U's
+            # [1, Z]; the intercept's column alone is the shared ones) and their copy
+            # while they are built
+            q = d.n_dense
+            return self.n_obs * 8 * (3 + 2 * q + int(self.fit_intercept and q > 0))
         per_row = d.n_blocks * d.codes.dtype.itemsize + 8 * 4  # y, weights, r, h
         per_row += 8 * 2 * d.n_dense
         per_row += 8 * int(self.fit_intercept)  # the intercept's free column of ones

@@ -267,17 +267,21 @@ class InMemoryProblem:
             if self.fit_intercept:
                 self.dense_center = (self.sw / self.W) @ self.dense
             centred = self.dense - self.dense_center
-            top = np.max(np.abs(centred), axis=0) if n else np.ones(self.q)
+            # a fold sharing all rows' arrays (``BinnedDesign.fold``): its own rows' scale
+            rows = design.train_rows
+            on = centred if rows is None else centred[rows]
+            top = np.max(np.abs(on), axis=0) if on.shape[0] else np.ones(self.q)
+            del on
             self.dense_scale = np.where(top > 0, top, 1.0)
             self.dense = np.asfortranarray(centred / self.dense_scale)
         # the free columns U = [1, Z_internal] (Fortran order) with an intercept, else Z;
         # Z_internal is then a view of U's last q columns (one extra column of memory)
         self.n_free = self.q + int(self.fit_intercept)
-        if self.fit_intercept and not self.q and not design.weighted:
-            # the intercept's column alone: an unweighted design's unit weights are
-            # ones, so U is a view of them (a row vector fewer at the fit's peak; U is
-            # never written)
-            self._free = self.sw.reshape(n, 1)
+        if self.fit_intercept and not self.q and design.ones is not None:
+            # the intercept's column alone: a view of the design's shared ones (an
+            # unweighted design's unit weights, a fold's parent's): a row vector fewer
+            # at the fit's peak and per CV fold (U is never written)
+            self._free = design.ones.reshape(n, 1)
         elif self.fit_intercept:
             self._free = np.empty((n, self.n_free), order="F")
             self._free[:, 0] = 1.0
