@@ -251,7 +251,6 @@ class PathData:
         tuple
             What :meth:`score` takes.
         """
-        design = self.design.subset(rows)
         if not getattr(self.family, "row_separable", True):
             # Cox (glmnet's coxnet rule): the fold's deviance is that of all rows minus
             # that of the training rows, both at the fold's fit; per event in the fold
@@ -261,7 +260,9 @@ class PathData:
             events = float(np.sum(sw[rows] * (self.y[rows] % 2)))
             fold = _CoxnetFold(self.design, self.y, np.flatnonzero(train), events, rows)
             return fold, None, None
-        return design, self.y[rows], design.sample_weight
+        # the rows' indices only: their codes, y and weights are read from all rows'
+        # arrays when scored (a CV keeps every fold's held-out set for its whole walk)
+        return _HeldOutRows(self.design, self.y, rows), None, None
 
     def score(self, solution: Any, held_out: tuple, scoring: str) -> float:
         """Held-out score of a solution on the rows of :meth:`held_out`.
@@ -283,8 +284,44 @@ class PathData:
         design, y, sw = held_out
         if isinstance(design, _CoxnetFold):
             return design.score(self.family, solution, scoring)
+        if isinstance(design, _HeldOutRows):
+            return design.score(self.family, solution, scoring)
         eta = design.linear_predictor(solution.coef, solution.dense_coef, solution.intercept)
         return score(self.family, scoring, y, eta, sw)
+
+class _HeldOutRows:
+    """A held-out fold as indices into all rows' design and response (nothing copied).
+
+    Scored as ``subset(rows)`` would be, bit for bit: η of the rows is gathered block
+    after block in the kernel's order (``_histogram.gather_add_all``: offset and β0
+    first, then θ_j[c_ij] for j = 0, 1, …, then Z β), y and the weights are taken for
+    the call only.
+    """
+
+    def __init__(self, design: BinnedDesign, y: np.ndarray, rows: np.ndarray) -> None:
+        self.design, self.y = design, y
+        self.rows = np.asarray(rows, dtype=np.intp)
+
+    def linear_predictor(self, solution: Any) -> np.ndarray:
+        """η of the held-out rows at a solution."""
+        d, rows = self.design, self.rows
+        eta = np.full(rows.size, float(solution.intercept), dtype=np.float64)
+        if d.offset is not None:
+            eta += d.offset[rows]
+        theta = np.asarray(solution.coef, dtype=np.float64)
+        bp = d.block_ptr
+        for j in range(d.n_blocks):
+            eta += theta[bp[j] : bp[j + 1]][d.codes[j, rows]]
+        beta = solution.dense_coef
+        if d.dense is not None and beta is not None and len(beta):
+            eta += np.ascontiguousarray(d.dense[rows]) @ beta
+        return eta
+
+    def score(self, family: Any, solution: Any, scoring: str) -> float:
+        """The fold's held-out score (``_scoring.score``) at a solution."""
+        eta = self.linear_predictor(solution)
+        return score(family, scoring, self.y[self.rows], eta, self.design.sample_weight[self.rows])
+
 
 class _CoxnetFold:
     """A held-out fold of a loss that is not a sum over rows (Cox): glmnet's coxnet rule.
