@@ -75,7 +75,7 @@ def test_a_fold_is_all_rows_with_weight_zero_elsewhere_and_the_copys_counts(weig
     assert fold.weight_scale == copy.weight_scale
     # counts are row-order sums: adding the zeros changes no bit
     np.testing.assert_array_equal(fold.counts, copy.counts)
-    np.testing.assert_array_equal(fold.train_rows, rows)
+    assert fold.train_mask.dtype == bool and np.array_equal(np.flatnonzero(fold.train_mask), rows)
 
 
 def test_identical_blocks_are_those_identical_on_the_folds_rows():
@@ -195,4 +195,40 @@ def test_cox_folds_keep_their_copy():
     data = PathData(codes, bp, y, "cox", w)
     rows = np.arange(150)
     assert data.prepare_fold(rows).prob.n_rows == 150
-    assert data.prepare_fold(rows).prob.design.train_rows is None
+    assert data.prepare_fold(rows).prob.design.train_mask is None
+
+
+def test_folds_of_fold_ids_make_each_split_when_read_and_keep_none():
+    import pickle
+
+    from binarsity_stats.engine._folds import Folds
+
+    n = 20_000
+    ids = fold_ids(np.zeros(n), 10, random_state=0)
+    tracemalloc.start()
+    try:
+        folds = Folds.from_fold_ids(ids)
+        kept = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    # ten training index vectors would be 9 row vectors of int64 (1.44 MB here)
+    assert kept < n, kept
+    assert folds.n_folds == len(folds.splits) == 10
+    for k, (train, test) in enumerate(folds.splits):
+        np.testing.assert_array_equal(train, np.flatnonzero(ids != k))
+        np.testing.assert_array_equal(test, np.flatnonzero(ids == k))
+    np.testing.assert_array_equal(folds.splits[-1][1], np.flatnonzero(ids == 9))
+    np.testing.assert_array_equal(folds.fold_ids, ids)
+    back = pickle.loads(pickle.dumps(folds))
+    assert back.splits == folds.splits and back.n_folds == 10
+    with pytest.raises(IndexError):
+        folds.splits[10]
+
+
+def test_a_fold_that_repeats_a_row_is_copied():
+    m = _model("binomial", "yb", {})
+    data = m._path_data()
+    rows = np.concatenate([np.arange(1000), np.arange(100)])  # rows 0..99 twice
+    assert data.prepare_fold(rows).prob.n_rows == rows.size
+    with pytest.raises(ValueError, match="repeats a row"):
+        data.design.fold(rows)

@@ -73,8 +73,8 @@ class BinnedDesign:
     unit_weight, weight_scale : ndarray of shape (n,), float
         ``sample_weight / weight_scale`` with a maximum in [1, 2), and the power of two
         (``_validation.normalized_weights``): every sum over rows is taken on these.
-    train_rows : ndarray of int or None
-        For the design of a CV fold made by :meth:`fold`: the rows it is fitted on
+    train_mask : ndarray of bool of shape (n,) or None
+        For the design of a CV fold made by :meth:`fold`: which rows it is fitted on
         (every other row has weight 0); None for a design of all its rows.
     ones : ndarray of shape (n,) or None
         n float64 ones shared by the designs of these rows (the unit weights of an
@@ -139,13 +139,13 @@ class BinnedDesign:
             unit = (sw, 1.0) if not self.weighted else normalized_weights(sw)
         self.unit_weight, self.weight_scale = unit
         self._counts = counts
-        self.train_rows = None
+        self.train_mask = None
         self.ones = None if self.weighted else self.sample_weight
 
     def _inherit(self, other: BinnedDesign) -> BinnedDesign:
         """``other`` (a design of the same rows) keeps this one's fold rows and ones."""
-        if self.train_rows is not None:
-            other.train_rows = self.train_rows
+        if self.train_mask is not None:
+            other.train_mask = self.train_mask
             other.ones = self.ones
         return other
 
@@ -287,11 +287,12 @@ class BinnedDesign:
 
         Codes, dense columns and offset are this design's (nothing copied); the rows
         outside ``rows`` get weight 0, so every sum over rows — bin counts, totals,
-        gradients, curvatures, Grams — is that of :meth:`subset` ``(rows)`` (sums in row
-        order are the same bits: adding 0 changes nothing). What is not a weighted sum
-        is taken on ``rows`` alone by the problem (the dense columns' scale, identical
-        blocks): :attr:`train_rows`. It costs one row vector (the weights) instead of
-        the rows' codes, response, weights and offset.
+        gradients, curvatures, Grams — is that of :meth:`subset` ``(rows)`` for rows in
+        increasing order (sums in row order are the same bits: adding 0 changes
+        nothing). What is not a weighted sum is taken on the rows alone by the problem
+        (the dense columns' scale, identical blocks): :attr:`train_mask`. It keeps a
+        row vector of weights and a byte a row instead of the rows' codes, response,
+        weights and offset.
 
         Parameters
         ----------
@@ -303,22 +304,32 @@ class BinnedDesign:
         BinnedDesign
             n rows, weighted (0 outside ``rows``); its weights are normalised on the
             rows' own maximum, as :meth:`subset`'s.
+
+        Raises
+        ------
+        ValueError
+            If ``rows`` repeats a row (a weight 0 cannot count a row twice: use
+            :meth:`subset`).
         """
         rows = np.asarray(rows, dtype=np.intp)
         n = self.n_rows
+        mask = np.zeros(n, dtype=bool)
+        mask[rows] = True
+        if int(np.count_nonzero(mask)) != rows.size:
+            raise ValueError("fold(rows): rows repeats a row; use subset(rows).")
         unit = np.zeros(n)
         if self.weighted:
             part, scale = normalized_weights(self.sample_weight[rows])
             unit[rows] = part
             del part
         else:
-            unit[rows] = 1.0
+            unit[mask] = 1.0
             scale = 1.0
         # the weights in the user's units: the unit weights times a power of two (exact)
         user = unit if scale == 1.0 else unit * scale
         out = BinnedDesign._trusted(self.codes, self.block_ptr, self.kinds, self.dense,
                                     self.offset, user, (unit, scale))  # fmt: skip
-        out.train_rows = rows
+        out.train_mask = mask
         out.ones = self._ones_vector()
         return out
 
@@ -393,10 +404,10 @@ class BinnedDesign:
         if p < 2:
             return []
         sizes = np.diff(self.block_ptr)
-        rows = self.train_rows  # a fold: identical on its training rows
+        mask = self.train_mask  # a fold: identical on its training rows
 
         def codes(j: int) -> np.ndarray:
-            return self.codes[j] if rows is None else self.codes[j][rows]
+            return self.codes[j] if mask is None else self.codes[j][mask]
 
         seen: dict[tuple, list[int]] = {}
         for j in range(p):

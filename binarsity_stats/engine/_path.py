@@ -156,10 +156,17 @@ class PathData:
         """
         if rows is None or not getattr(self.family, "row_separable", True):
             return self.prepare(rows)
+        rows = np.asarray(rows, dtype=np.intp)
+        if np.unique(rows).size != rows.size:  # a row counted twice: only a copy does that
+            return self.prepare(rows)
         return self._prepared(self.design.fold(rows), self.y, rows)
 
     def _prepared(self, design: BinnedDesign, y: np.ndarray, rows: np.ndarray | None) -> Any:
         from ._solvers import Prepared
+
+        mask = design.train_mask
+        if mask is not None:
+            rows = None  # not kept: the fold's mask says which rows (a byte a row)
 
         prep = Prepared.from_design(
             design, y, family=self.family, penalty_weights=self.penalty_weights,
@@ -173,7 +180,10 @@ class PathData:
                 from ._gram import FoldGrams
 
                 grams = self.__dict__.setdefault("_fold_grams", FoldGrams(self.design))
-            prep.set_gram_source(lambda: grams.train(rows))
+            if mask is None:
+                prep.set_gram_source(lambda: grams.train(rows))
+            else:
+                prep.set_gram_source(lambda: grams.train(np.flatnonzero(mask)))
         return prep
 
     def lambda_max(self) -> float:

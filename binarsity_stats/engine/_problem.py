@@ -268,8 +268,8 @@ class InMemoryProblem:
                 self.dense_center = (self.sw / self.W) @ self.dense
             centred = self.dense - self.dense_center
             # a fold sharing all rows' arrays (``BinnedDesign.fold``): its own rows' scale
-            rows = design.train_rows
-            on = centred if rows is None else centred[rows]
+            mask = design.train_mask
+            on = centred if mask is None else centred[mask]
             top = np.max(np.abs(on), axis=0) if on.shape[0] else np.ones(self.q)
             del on
             self.dense_scale = np.where(top > 0, top, 1.0)
