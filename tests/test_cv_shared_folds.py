@@ -232,3 +232,27 @@ def test_a_fold_that_repeats_a_row_is_copied():
     assert data.prepare_fold(rows).prob.n_rows == rows.size
     with pytest.raises(ValueError, match="repeats a row"):
         data.design.fold(rows)
+
+
+@pytest.mark.parametrize("extra", [{}, {"weights": "w"}], ids=["plain", "weights"])
+def test_a_kept_fold_drops_its_weights_between_solves_and_rebuilds_the_same_bits(extra):
+    m = _model("poisson", "yp", extra)
+    data = m._path_data()
+    rows = np.flatnonzero(fold_ids(m.y, 5, random_state=0) != 3)
+    prep = data.prepare_fold(rows)
+    before = prep.prob.sw.copy()
+    lams = m.lambda_grid(6)
+    kept = [prep.solve(lam) for lam in lams[:3]]
+    prep.prob.release_working()
+    assert prep.prob.design.unit_weight is None and prep.prob._sw is None
+    np.testing.assert_array_equal(prep.prob.sw, before)
+    prep.prob.release_working()
+    again = [prep.solve(lam) for lam in lams[:3]]  # a solve after a release: same bits
+    for a, b in zip(kept, again, strict=True):
+        assert a.objective == b.objective
+        np.testing.assert_array_equal(a.coef, b.coef)
+    # the derived designs of a released fold (segments, merged blocks) rebuild them
+    prep.prob.release_working()
+    assert prep.lambda_max() == pytest.approx(data.prepare(rows).lambda_max(), rel=1e-9)
+    # a design of all its rows never releases
+    assert not data.design.release_weights()

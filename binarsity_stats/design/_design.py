@@ -140,6 +140,7 @@ class BinnedDesign:
         self.unit_weight, self.weight_scale = unit
         self._counts = counts
         self.train_mask = None
+        self._parent_weight = None
         self.ones = None if self.weighted else self.sample_weight
 
     def _inherit(self, other: BinnedDesign) -> BinnedDesign:
@@ -147,6 +148,7 @@ class BinnedDesign:
         if self.train_mask is not None:
             other.train_mask = self.train_mask
             other.ones = self.ones
+            other._parent_weight = self._parent_weight
         return other
 
     def _ones_vector(self) -> np.ndarray:
@@ -163,6 +165,7 @@ class BinnedDesign:
         depend on shares only); ``counts * weight_scale`` is in the user's units.
         """
         if self._counts is None:
+            self.restore_weights()
             counts = np.zeros(self.n_levels)
             if self.codes.shape[0]:
                 _histogram.bin_sums_all(self.codes, self.block_ptr, self.unit_weight, counts)
@@ -181,6 +184,7 @@ class BinnedDesign:
         -------
         BinnedDesign
         """
+        self.restore_weights()  # a released fold's, rebuilt
         other = BinnedDesign.__new__(BinnedDesign)
         other._set(
             self.codes, self.block_ptr, as_kinds(kinds, self.n_blocks), self.dense,
@@ -331,7 +335,40 @@ class BinnedDesign:
                                     self.offset, user, (unit, scale))  # fmt: skip
         out.train_mask = mask
         out.ones = self._ones_vector()
+        out._parent_weight = self._user_weight  # what restore_weights rebuilds from
         return out
+
+    def release_weights(self) -> bool:
+        """Drop a fold's row weights (a row vector) until :meth:`restore_weights`.
+
+        A CV keeps every fold between the λ of its path; between two solves its weights
+        are rebuilt from the mask for one pass each, not kept. Arrays already handed out
+        stay valid (nothing is written). Only a design made by :meth:`fold` releases.
+
+        Returns
+        -------
+        bool
+            Whether the weights were dropped.
+        """
+        if self.train_mask is None:
+            return False
+        self.unit_weight = self.sample_weight = None
+        return True
+
+    def restore_weights(self) -> None:
+        """Rebuild a fold's weights dropped by :meth:`release_weights` (the same bits)."""
+        if self.unit_weight is not None:
+            return
+        mask = self.train_mask
+        unit = np.zeros(mask.shape[0])
+        if self._parent_weight is None:
+            unit[mask] = 1.0
+        else:
+            part, scale = normalized_weights(self._parent_weight[mask])
+            unit[mask] = part
+            del part, scale  # the fold's: the same rows, the same maximum
+        self.unit_weight = unit
+        self.sample_weight = unit if self.weight_scale == 1.0 else unit * self.weight_scale
 
     def select_blocks(self, keep, kinds=None) -> BinnedDesign:
         """The design restricted to some blocks (rows, columns, offset, weights shared).
@@ -347,6 +384,7 @@ class BinnedDesign:
         -------
         BinnedDesign
         """
+        self.restore_weights()  # a released fold's, rebuilt
         keep = list(keep)
         sizes = np.diff(self.block_ptr)
         bp = np.concatenate([[0], np.cumsum(sizes[keep])]).astype(np.intp)
@@ -372,6 +410,7 @@ class BinnedDesign:
         -------
         BinnedDesign
         """
+        self.restore_weights()  # a released fold's, rebuilt
         seg_codes, seg_sizes = [], []
         for j, seg in enumerate(segments):
             if seg[-1] > 0:

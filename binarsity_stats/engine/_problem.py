@@ -246,7 +246,7 @@ class InMemoryProblem:
         self.block_ptr = design.block_ptr
         # every sum is taken on weights scaled to a maximum in [1, 2) (the objective
         # does not depend on their scale): W can neither overflow nor underflow
-        self.sw, self.sw_scale = design.unit_weight, design.weight_scale
+        self._sw, self.sw_scale = design.unit_weight, design.weight_scale
         self.W = float(self.sw.sum())
         self.offset = design.offset
         if self.offset is not None:
@@ -301,6 +301,14 @@ class InMemoryProblem:
         # the working vectors, allocated on first use (released between solves by a
         # CV that keeps its folds' problems: :meth:`release_working`)
         self._r = self._h = None
+
+    @property
+    def sw(self) -> np.ndarray:
+        """The unit row weights (a fold's rebuilt after :meth:`release_working`)."""
+        if self._sw is None:
+            self.design.restore_weights()
+            self._sw = self.design.unit_weight
+        return self._sw
 
     @property
     def codes(self) -> np.ndarray:
@@ -426,9 +434,13 @@ class InMemoryProblem:
         """Drop the working vectors r and h (2 row vectors; reallocated when needed).
 
         A CV keeps every fold's problem between the λ of its path: between solves they
-        hold nothing a next solve reads (it starts from the coefficients).
+        hold nothing a next solve reads (it starts from the coefficients). A fold that
+        shares all rows' arrays (``BinnedDesign.fold``) also drops its row weights,
+        rebuilt bit for bit from its mask on next use (one row vector fewer per fold).
         """
         self._r = self._h = None
+        if self.design.release_weights():
+            self._sw = None
 
     def grad_hess(self, eta):
         """Fill the working gradient r and weights h (normalised by W); return loss."""
