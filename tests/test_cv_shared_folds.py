@@ -178,7 +178,9 @@ def test_cross_validation_on_shared_folds_selects_as_on_copied_folds(family, y, 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a grid end message, the same for both
         copied = cross_validate(data, grid, folds, prepare=data.prepare, refit_path=False)
-        shared = cross_validate(data, grid, folds, refit_path=False)
+        shared = cross_validate(data, grid, folds, prepare=data.prepare_fold, refit_path=False)
+        default = cross_validate(data, grid[:3], folds, refit_path=False)  # the default
+    np.testing.assert_array_equal(default.fold_scores, shared.fold_scores[:, :3])
     assert shared.lam_min == copied.lam_min and shared.lam_1se == copied.lam_1se
     np.testing.assert_allclose(shared.fold_scores, copied.fold_scores, rtol=1e-9, atol=0)
 
