@@ -11,8 +11,10 @@ caller of the gather/histogram kernels of ``_histogram.pyx``:
 * ``(X^B)ᵀ r`` is a histogram (``histograms``, ``histograms2`` for two vectors at once).
 
 The formula model and the estimators build one; the solvers' in-memory problem
-(``_problem.InMemoryProblem``) wraps one with a response and a family; a CV fold is
-``subset(rows)`` of it (no re-validation). This module imports NumPy only.
+(``_problem.InMemoryProblem``) wraps one with a response and a family; a CV fold's
+training rows are ``fold(rows)`` of it (the same arrays, weight 0 on the other rows), a
+held-out fold or a resample ``subset(rows)`` (no re-validation). This module imports
+NumPy only.
 """
 
 from __future__ import annotations
@@ -71,6 +73,12 @@ class BinnedDesign:
     unit_weight, weight_scale : ndarray of shape (n,), float
         ``sample_weight / weight_scale`` with a maximum in [1, 2), and the power of two
         (``_validation.normalized_weights``): every sum over rows is taken on these.
+    train_mask : ndarray of bool of shape (n,) or None
+        For the design of a CV fold made by :meth:`fold`: which rows it is fitted on
+        (every other row has weight 0); None for a design of all its rows.
+    ones : ndarray of shape (n,) or None
+        n float64 ones shared by the designs of these rows (the unit weights of an
+        unweighted design; a fold's parent's), never written; None when there are none.
     """
 
     def __init__(
@@ -131,6 +139,23 @@ class BinnedDesign:
             unit = (sw, 1.0) if not self.weighted else normalized_weights(sw)
         self.unit_weight, self.weight_scale = unit
         self._counts = counts
+        self.train_mask = None
+        self._parent_weight = None
+        self.ones = None if self.weighted else self.sample_weight
+
+    def _inherit(self, other: BinnedDesign) -> BinnedDesign:
+        """``other`` (a design of the same rows) keeps this one's fold rows and ones."""
+        if self.train_mask is not None:
+            other.train_mask = self.train_mask
+            other.ones = self.ones
+            other._parent_weight = self._parent_weight
+        return other
+
+    def _ones_vector(self) -> np.ndarray:
+        """n float64 ones shared by the folds of this design (its unit weights if unweighted)."""
+        if self.ones is None:
+            self.ones = np.ones(self.n_rows)
+        return self.ones
 
     @property
     def counts(self) -> np.ndarray:
@@ -140,6 +165,7 @@ class BinnedDesign:
         depend on shares only); ``counts * weight_scale`` is in the user's units.
         """
         if self._counts is None:
+            self.restore_weights()
             counts = np.zeros(self.n_levels)
             if self.codes.shape[0]:
                 _histogram.bin_sums_all(self.codes, self.block_ptr, self.unit_weight, counts)
@@ -158,13 +184,14 @@ class BinnedDesign:
         -------
         BinnedDesign
         """
+        self.restore_weights()  # a released fold's, rebuilt
         other = BinnedDesign.__new__(BinnedDesign)
         other._set(
             self.codes, self.block_ptr, as_kinds(kinds, self.n_blocks), self.dense,
             self.offset, self.sample_weight if self.weighted else None, self._counts,
             (self.unit_weight, self.weight_scale), ones=self.sample_weight,
         )  # fmt: skip
-        return other
+        return self._inherit(other)
 
     @classmethod
     def _trusted(cls, codes, block_ptr, kinds, dense, offset, sw, unit=None,
@@ -259,6 +286,90 @@ class BinnedDesign:
         return BinnedDesign._trusted(codes, self.block_ptr, self.kinds, dense, off, sw,
                                      ones=ones)  # fmt: skip
 
+    def fold(self, rows) -> BinnedDesign:
+        """The design of a CV fold's training rows that shares this design's arrays.
+
+        Codes, dense columns and offset are this design's (nothing copied); the rows
+        outside ``rows`` get weight 0, so every sum over rows — bin counts, totals,
+        gradients, curvatures, Grams — is that of :meth:`subset` ``(rows)`` for rows in
+        increasing order (sums in row order are the same bits: adding 0 changes
+        nothing). What is not a weighted sum is taken on the rows alone by the problem
+        (the dense columns' scale, identical blocks): :attr:`train_mask`. It keeps a
+        row vector of weights and a byte a row instead of the rows' codes, response,
+        weights and offset.
+
+        Parameters
+        ----------
+        rows : array-like of int
+            The training rows, distinct.
+
+        Returns
+        -------
+        BinnedDesign
+            n rows, weighted (0 outside ``rows``); its weights are normalised on the
+            rows' own maximum, as :meth:`subset`'s.
+
+        Raises
+        ------
+        ValueError
+            If ``rows`` repeats a row (a weight 0 cannot count a row twice: use
+            :meth:`subset`).
+        """
+        rows = np.asarray(rows, dtype=np.intp)
+        n = self.n_rows
+        mask = np.zeros(n, dtype=bool)
+        mask[rows] = True
+        if int(np.count_nonzero(mask)) != rows.size:
+            raise ValueError("fold(rows): rows repeats a row; use subset(rows).")
+        unit = np.zeros(n)
+        if self.weighted:
+            part, scale = normalized_weights(self.sample_weight[rows])
+            unit[rows] = part
+            del part
+        else:
+            unit[mask] = 1.0
+            scale = 1.0
+        # the weights in the user's units: the unit weights times a power of two (exact)
+        user = unit if scale == 1.0 else unit * scale
+        out = BinnedDesign._trusted(self.codes, self.block_ptr, self.kinds, self.dense,
+                                    self.offset, user, (unit, scale))  # fmt: skip
+        out.train_mask = mask
+        out.ones = self._ones_vector()
+        out._parent_weight = self._user_weight  # what restore_weights rebuilds from
+        return out
+
+    def release_weights(self) -> bool:
+        """Drop a fold's row weights (a row vector) until :meth:`restore_weights`.
+
+        A CV keeps every fold between the λ of its path; between two solves its weights
+        are rebuilt from the mask for one pass each, not kept. Arrays already handed out
+        stay valid (nothing is written). Only a design made by :meth:`fold` releases.
+
+        Returns
+        -------
+        bool
+            Whether the weights were dropped.
+        """
+        if self.train_mask is None:
+            return False
+        self.unit_weight = self.sample_weight = None
+        return True
+
+    def restore_weights(self) -> None:
+        """Rebuild a fold's weights dropped by :meth:`release_weights` (the same bits)."""
+        if self.unit_weight is not None:
+            return
+        mask = self.train_mask
+        unit = np.zeros(mask.shape[0])
+        if self._parent_weight is None:
+            unit[mask] = 1.0
+        else:
+            part, scale = normalized_weights(self._parent_weight[mask])
+            unit[mask] = part
+            del part, scale  # the fold's: the same rows, the same maximum
+        self.unit_weight = unit
+        self.sample_weight = unit if self.weight_scale == 1.0 else unit * self.weight_scale
+
     def select_blocks(self, keep, kinds=None) -> BinnedDesign:
         """The design restricted to some blocks (rows, columns, offset, weights shared).
 
@@ -273,15 +384,16 @@ class BinnedDesign:
         -------
         BinnedDesign
         """
+        self.restore_weights()  # a released fold's, rebuilt
         keep = list(keep)
         sizes = np.diff(self.block_ptr)
         bp = np.concatenate([[0], np.cumsum(sizes[keep])]).astype(np.intp)
         if kinds is None and self.kinds is not None:
             kinds = tuple(self.kinds[j] for j in keep)
-        return BinnedDesign._trusted(
+        return self._inherit(BinnedDesign._trusted(
             np.ascontiguousarray(self.codes[keep]), bp, kinds, self.dense, self.offset,
             self._user_weight, (self.unit_weight, self.weight_scale),
-        )  # fmt: skip
+        ))  # fmt: skip
 
     def segments(self, segments, dense=None) -> BinnedDesign:
         """The design whose levels are segments of levels, all free (a null model).
@@ -298,6 +410,7 @@ class BinnedDesign:
         -------
         BinnedDesign
         """
+        self.restore_weights()  # a released fold's, rebuilt
         seg_codes, seg_sizes = [], []
         for j, seg in enumerate(segments):
             if seg[-1] > 0:
@@ -309,10 +422,10 @@ class BinnedDesign:
         else:
             codes = np.zeros((0, self.n_rows), dtype=code_dtype(1))
             bp = np.zeros(1, dtype=np.intp)
-        return BinnedDesign._trusted(
+        return self._inherit(BinnedDesign._trusted(
             codes, bp, ("free",) * len(seg_sizes), dense, self.offset, self._user_weight,
             (self.unit_weight, self.weight_scale),
-        )  # fmt: skip
+        ))  # fmt: skip
 
     def duplicate_blocks(self) -> list[list[int]]:
         """Groups of blocks with identical codes (collinear blocks) that can be merged.
@@ -330,18 +443,23 @@ class BinnedDesign:
         if p < 2:
             return []
         sizes = np.diff(self.block_ptr)
+        mask = self.train_mask  # a fold: identical on its training rows
+
+        def codes(j: int) -> np.ndarray:
+            return self.codes[j] if mask is None else self.codes[j][mask]
+
         seen: dict[tuple, list[int]] = {}
         for j in range(p):
             kind = None if self.kinds is None else self.kinds[j]
             if kind in ("tv", "free"):
                 kind = None
-            key = (int(sizes[j]), kind, hash(self.codes[j].tobytes()))
+            key = (int(sizes[j]), kind, hash(codes(j).tobytes()))
             seen.setdefault(key, []).append(j)
         groups = []
         for members in seen.values():
             while len(members) > 1:
-                first = members[0]
-                same = [j for j in members if np.array_equal(self.codes[j], self.codes[first])]
+                first = codes(members[0])
+                same = [j for j in members if np.array_equal(codes(j), first)]
                 if len(same) > 1:
                     groups.append(same)
                 members = [j for j in members if j not in same]

@@ -446,7 +446,8 @@ def cross_validate(
     refit_path : bool, default=True
         Also solve the evaluated grid on all rows (``CVPath.path``).
     prepare : callable, optional
-        ``prepare(rows)`` → a problem with ``solve``; default ``data.prepare``.
+        ``prepare(rows)`` → a problem with ``solve``; default ``data.prepare_fold`` (the
+        folds share all rows' arrays), or ``data.prepare``.
     tick : callable, optional
         Called after every solve (a progress bar).
     extend : int, default=0
@@ -462,16 +463,21 @@ def cross_validate(
     """
     opts = {} if opts is None else dict(opts)
     fold_opts = opts if fold_opts is None else dict(fold_opts)
-    prepare = data.prepare if prepare is None else prepare
+    prepare = getattr(data, "prepare_fold", data.prepare) if prepare is None else prepare
     mode = resolve_backend(backend, int(n_jobs))
     if not isinstance(folds, Folds):
         folds = Folds.from_fold_ids(folds)
     n_folds = folds.n_folds
     sign = -1.0 if scoring in HIGHER_IS_BETTER else 1.0  # lower sign * score is better
-    rows = [train for train, _ in folds.splits]
-    held_out = [data.held_out(test) for _, test in folds.splits]
+    # a fold's training rows are read when it is prepared (of fold ids, made then)
+    held_out, n_train = [], []
+    for k in range(n_folds):
+        train, test = folds.splits[k]
+        held_out.append(data.held_out(test))
+        n_train.append(len(train))
+        del train
     if keep is None:
-        keep = sum(data.fold_bytes(len(r)) for r in rows) <= KEEP_BYTES
+        keep = sum(data.fold_bytes(r) for r in n_train) <= KEEP_BYTES
     chunk = 1 if keep else int(patience)
     # task k < K is fold k; task K (with refit_path) the path on all rows, walked with
     # the folds instead of after them (its warm starts are its own: the same fits)
@@ -491,7 +497,7 @@ def cross_validate(
             warm[k] = path_sols[-1] if path_sols else warm[k]
             _release_working(prepared[k])
             return []
-        prep = prepared[k] if prepared[k] is not None else prepare(rows[k])
+        prep = prepared[k] if prepared[k] is not None else prepare(folds.splits[k][0])
         if keep:
             prepared[k] = prep
         out = []

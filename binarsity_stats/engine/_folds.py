@@ -8,6 +8,7 @@ one :class:`Folds`: written once for ``fit_cv`` and the ``*CV`` estimators.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -118,8 +119,9 @@ class Folds:
 
     Attributes
     ----------
-    splits : list of (ndarray, ndarray)
-        ``(train, test)`` row indices per split, as scikit-learn's ``split`` yields them.
+    splits : sequence of (ndarray, ndarray)
+        ``(train, test)`` row indices per split, as scikit-learn's ``split`` yields them
+        (of fold ids: made when a split is read, not kept).
     fold_ids : ndarray of shape (n,) or None
         The split whose held-out set holds each row (glmnet's ``foldid``, 0-based); −1
         for a row in no held-out set (e.g. the first block of ``TimeSeriesSplit``).
@@ -128,10 +130,14 @@ class Folds:
         Number of splits.
     """
 
-    def __init__(self, splits: list, n_obs: int) -> None:
+    def __init__(self, splits: Sequence, n_obs: int) -> None:
+        self.n_obs = int(n_obs)
+        if isinstance(splits, _FoldIdSplits):  # fold ids: disjoint held-out sets
+            self.splits = splits
+            self.fold_ids = splits.fold_id
+            return
         self.splits = [(np.asarray(tr, dtype=np.intp), np.asarray(te, dtype=np.intp))
                        for tr, te in splits]  # fmt: skip
-        self.n_obs = int(n_obs)
         ids = np.full(self.n_obs, -1, dtype=np.intp)
         seen = np.zeros(self.n_obs, dtype=np.intp)
         for k, (_, test) in enumerate(self.splits):
@@ -159,9 +165,7 @@ class Folds:
             Split k trains on the rows of the other folds and scores fold k.
         """
         fold_id = np.asarray(fold_id, dtype=np.intp)
-        k = int(fold_id.max()) + 1
-        splits = [(np.flatnonzero(fold_id != j), np.flatnonzero(fold_id == j)) for j in range(k)]
-        return cls(splits, fold_id.shape[0])
+        return cls(_FoldIdSplits(fold_id), fold_id.shape[0])
 
     def restrict(self, rows: np.ndarray) -> Folds | None:
         """The same splits on a subset of the rows, renumbered to positions in ``rows``.
@@ -193,6 +197,40 @@ class Folds:
 
     def __repr__(self) -> str:
         return f"<Folds {self.n_folds} splits of {self.n_obs} rows>"
+
+class _FoldIdSplits(Sequence):
+    """The ``(train, test)`` pairs of a fold-id array, each made when asked for.
+
+    Split k is ``(flatnonzero(fold_id != k), flatnonzero(fold_id == k))``; nothing but
+    the fold ids is kept (K training index vectors would be 0.9 K row vectors of int64:
+    a CV reads one split at a time).
+    """
+
+    def __init__(self, fold_id: np.ndarray) -> None:
+        self.fold_id = fold_id
+        self._k = int(fold_id.max()) + 1 if fold_id.size else 0
+
+    def __len__(self) -> int:
+        return self._k
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(self._k))]
+        k = int(k)
+        if k < 0:
+            k += self._k
+        if not 0 <= k < self._k:
+            raise IndexError(f"split {k} of {self._k}")
+        ids = self.fold_id
+        return np.flatnonzero(ids != k), np.flatnonzero(ids == k)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _FoldIdSplits):
+            return np.array_equal(self.fold_id, other.fold_id)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
 
 def _is_splitter(obj: Any) -> bool:
     return callable(getattr(obj, "split", None)) and not isinstance(obj, (str, bytes, np.ndarray))

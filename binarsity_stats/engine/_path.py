@@ -131,10 +131,43 @@ class PathData:
         Prepared
             Call ``solve(lam, warm_start=..., solver=..., tol=..., max_iter=...)``.
         """
-        from ._solvers import Prepared
-
         design = self.design if rows is None else self.design.subset(rows)
         y = self.y if rows is None else self.y[rows]
+        return self._prepared(design, y, rows)
+
+    def prepare_fold(self, rows: np.ndarray | None = None) -> Any:
+        """The problem of a CV fold's training rows, sharing all rows' arrays.
+
+        The same fit as :meth:`prepare` ``(rows)`` (its objective to rounding: sums
+        over rows in another order), without a copy of the rows' codes, response,
+        weights and offset: the problem is that of all rows with weight 0 on the other
+        rows (``BinnedDesign.fold``). Its solutions' ``eta`` covers all rows. A loss
+        that is not a sum over rows (Cox: risk sets) gets :meth:`prepare`'s copy.
+
+        Parameters
+        ----------
+        rows : ndarray of int, optional
+            The training rows (all by default).
+
+        Returns
+        -------
+        Prepared
+            As :meth:`prepare`.
+        """
+        if rows is None or not getattr(self.family, "row_separable", True):
+            return self.prepare(rows)
+        rows = np.asarray(rows, dtype=np.intp)
+        if np.unique(rows).size != rows.size:  # a row counted twice: only a copy does that
+            return self.prepare(rows)
+        return self._prepared(self.design.fold(rows), self.y, rows)
+
+    def _prepared(self, design: BinnedDesign, y: np.ndarray, rows: np.ndarray | None) -> Any:
+        from ._solvers import Prepared
+
+        mask = design.train_mask
+        if mask is not None:
+            rows = None  # not kept: the fold's mask says which rows (a byte a row)
+
         prep = Prepared.from_design(
             design, y, family=self.family, penalty_weights=self.penalty_weights,
             fit_intercept=self.fit_intercept,
@@ -147,7 +180,10 @@ class PathData:
                 from ._gram import FoldGrams
 
                 grams = self.__dict__.setdefault("_fold_grams", FoldGrams(self.design))
-            prep.set_gram_source(lambda: grams.train(rows))
+            if mask is None:
+                prep.set_gram_source(lambda: grams.train(rows))
+            else:
+                prep.set_gram_source(lambda: grams.train(np.flatnonzero(mask)))
         return prep
 
     def lambda_max(self) -> float:
@@ -166,7 +202,10 @@ class PathData:
         ))  # fmt: skip
 
     def fold_bytes(self, n_rows: int) -> int:
-        """Memory a prepared problem of ``n_rows`` rows holds (codes and float arrays).
+        """Memory a fold's problem (:meth:`prepare_fold`) of ``n_rows`` rows keeps.
+
+        Its weights (one row vector of all rows) and working vectors r, h, plus its
+        internal dense columns; a copied fold (Cox) also its codes, y and offset.
 
         Parameters
         ----------
@@ -179,6 +218,12 @@ class PathData:
             Bytes.
         """
         d = self.design
+        if getattr(self.family, "row_separable", True):
+            # weights, r, h and the internal dense columns (with an intercept, U's
+            # [1, Z]; the intercept's column alone is the shared ones) and their copy
+            # while they are built
+            q = d.n_dense
+            return self.n_obs * 8 * (3 + 2 * q + int(self.fit_intercept and q > 0))
         per_row = d.n_blocks * d.codes.dtype.itemsize + 8 * 4  # y, weights, r, h
         per_row += 8 * 2 * d.n_dense
         per_row += 8 * int(self.fit_intercept)  # the intercept's free column of ones
@@ -216,7 +261,6 @@ class PathData:
         tuple
             What :meth:`score` takes.
         """
-        design = self.design.subset(rows)
         if not getattr(self.family, "row_separable", True):
             # Cox (glmnet's coxnet rule): the fold's deviance is that of all rows minus
             # that of the training rows, both at the fold's fit; per event in the fold
@@ -226,7 +270,9 @@ class PathData:
             events = float(np.sum(sw[rows] * (self.y[rows] % 2)))
             fold = _CoxnetFold(self.design, self.y, np.flatnonzero(train), events, rows)
             return fold, None, None
-        return design, self.y[rows], design.sample_weight
+        # the rows' indices only: their codes, y and weights are read from all rows'
+        # arrays when scored (a CV keeps every fold's held-out set for its whole walk)
+        return _HeldOutRows(self.design, self.y, rows), None, None
 
     def score(self, solution: Any, held_out: tuple, scoring: str) -> float:
         """Held-out score of a solution on the rows of :meth:`held_out`.
@@ -248,8 +294,44 @@ class PathData:
         design, y, sw = held_out
         if isinstance(design, _CoxnetFold):
             return design.score(self.family, solution, scoring)
+        if isinstance(design, _HeldOutRows):
+            return design.score(self.family, solution, scoring)
         eta = design.linear_predictor(solution.coef, solution.dense_coef, solution.intercept)
         return score(self.family, scoring, y, eta, sw)
+
+class _HeldOutRows:
+    """A held-out fold as indices into all rows' design and response (nothing copied).
+
+    Scored as ``subset(rows)`` would be, bit for bit: η of the rows is gathered block
+    after block in the kernel's order (``_histogram.gather_add_all``: offset and β0
+    first, then θ_j[c_ij] for j = 0, 1, …, then Z β), y and the weights are taken for
+    the call only.
+    """
+
+    def __init__(self, design: BinnedDesign, y: np.ndarray, rows: np.ndarray) -> None:
+        self.design, self.y = design, y
+        self.rows = np.asarray(rows, dtype=np.intp)
+
+    def linear_predictor(self, solution: Any) -> np.ndarray:
+        """η of the held-out rows at a solution."""
+        d, rows = self.design, self.rows
+        eta = np.full(rows.size, float(solution.intercept), dtype=np.float64)
+        if d.offset is not None:
+            eta += d.offset[rows]
+        theta = np.asarray(solution.coef, dtype=np.float64)
+        bp = d.block_ptr
+        for j in range(d.n_blocks):
+            eta += theta[bp[j] : bp[j + 1]][d.codes[j, rows]]
+        beta = solution.dense_coef
+        if d.dense is not None and beta is not None and len(beta):
+            eta += np.ascontiguousarray(d.dense[rows]) @ beta
+        return eta
+
+    def score(self, family: Any, solution: Any, scoring: str) -> float:
+        """The fold's held-out score (``_scoring.score``) at a solution."""
+        eta = self.linear_predictor(solution)
+        return score(family, scoring, self.y[self.rows], eta, self.design.sample_weight[self.rows])
+
 
 class _CoxnetFold:
     """A held-out fold of a loss that is not a sum over rows (Cox): glmnet's coxnet rule.

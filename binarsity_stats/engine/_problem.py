@@ -246,7 +246,7 @@ class InMemoryProblem:
         self.block_ptr = design.block_ptr
         # every sum is taken on weights scaled to a maximum in [1, 2) (the objective
         # does not depend on their scale): W can neither overflow nor underflow
-        self.sw, self.sw_scale = design.unit_weight, design.weight_scale
+        self._sw, self.sw_scale = design.unit_weight, design.weight_scale
         self.W = float(self.sw.sum())
         self.offset = design.offset
         if self.offset is not None:
@@ -267,17 +267,21 @@ class InMemoryProblem:
             if self.fit_intercept:
                 self.dense_center = (self.sw / self.W) @ self.dense
             centred = self.dense - self.dense_center
-            top = np.max(np.abs(centred), axis=0) if n else np.ones(self.q)
+            # a fold sharing all rows' arrays (``BinnedDesign.fold``): its own rows' scale
+            mask = design.train_mask
+            on = centred if mask is None else centred[mask]
+            top = np.max(np.abs(on), axis=0) if on.shape[0] else np.ones(self.q)
+            del on
             self.dense_scale = np.where(top > 0, top, 1.0)
             self.dense = np.asfortranarray(centred / self.dense_scale)
         # the free columns U = [1, Z_internal] (Fortran order) with an intercept, else Z;
         # Z_internal is then a view of U's last q columns (one extra column of memory)
         self.n_free = self.q + int(self.fit_intercept)
-        if self.fit_intercept and not self.q and not design.weighted:
-            # the intercept's column alone: an unweighted design's unit weights are
-            # ones, so U is a view of them (a row vector fewer at the fit's peak; U is
-            # never written)
-            self._free = self.sw.reshape(n, 1)
+        if self.fit_intercept and not self.q and design.ones is not None:
+            # the intercept's column alone: a view of the design's shared ones (an
+            # unweighted design's unit weights, a fold's parent's): a row vector fewer
+            # at the fit's peak and per CV fold (U is never written)
+            self._free = design.ones.reshape(n, 1)
         elif self.fit_intercept:
             self._free = np.empty((n, self.n_free), order="F")
             self._free[:, 0] = 1.0
@@ -297,6 +301,14 @@ class InMemoryProblem:
         # the working vectors, allocated on first use (released between solves by a
         # CV that keeps its folds' problems: :meth:`release_working`)
         self._r = self._h = None
+
+    @property
+    def sw(self) -> np.ndarray:
+        """The unit row weights (a fold's rebuilt after :meth:`release_working`)."""
+        if self._sw is None:
+            self.design.restore_weights()
+            self._sw = self.design.unit_weight
+        return self._sw
 
     @property
     def codes(self) -> np.ndarray:
@@ -422,9 +434,13 @@ class InMemoryProblem:
         """Drop the working vectors r and h (2 row vectors; reallocated when needed).
 
         A CV keeps every fold's problem between the λ of its path: between solves they
-        hold nothing a next solve reads (it starts from the coefficients).
+        hold nothing a next solve reads (it starts from the coefficients). A fold that
+        shares all rows' arrays (``BinnedDesign.fold``) also drops its row weights,
+        rebuilt bit for bit from its mask on next use (one row vector fewer per fold).
         """
         self._r = self._h = None
+        if self.design.release_weights():
+            self._sw = None
 
     def grad_hess(self, eta):
         """Fill the working gradient r and weights h (normalised by W); return loss."""

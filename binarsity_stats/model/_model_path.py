@@ -342,7 +342,7 @@ class ModelPathCV:
             return cross_validate(
                 data, grid, fold_spec, scoring=scoring, opts=opts, fold_opts=fold_opts,
                 n_jobs=workers, early_stopping=early_stopping, patience=patience,
-                keep=keep, prepare=self.prepare, tick=tick, extend=extend,
+                keep=keep, prepare=data.prepare_fold, tick=tick, extend=extend,
             )  # fmt: skip
 
     def _cv_results(
