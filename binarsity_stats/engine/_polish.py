@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from ..kernels import _segments
+
 __all__ = ["PolishResult", "polish", "Polisher"]
 
 # Faces above this many unknowns are not polished (the dense solve is cubic).
@@ -186,33 +188,56 @@ class _BinGram:
     def face_hessian(self, face) -> np.ndarray:
         """Hessian in the face's unknowns [free columns, u].
 
-        Segments are runs of consecutive levels (a level without rows has a zero row in
-        ``B``, so it may join either neighbour): ``B`` is summed over the runs in
-        O(d²), then taken to the unknowns (e_s − a_s e_ref) in O(m²).
+        ``B`` summed over the segments in O(d²) and taken to the unknowns
+        (e_s − a_s e_ref) in O(m²) by the ``_segments`` kernel (a level without rows
+        has a zero row in ``B``: it belongs to no segment); NumPy twin
+        :func:`_face_hessian_numpy`.
         """
-        sf = face.seg_first
-        G = np.add.reduceat(np.add.reduceat(self.B, sf, axis=0), sf, axis=1)
         cols = face.cols
         refs = face.ref[face.seg_block[cols]]
         a = face.N[cols] / face.N[refs]
-        Guu = (
-            G[np.ix_(cols, cols)]
-            - G[np.ix_(cols, refs)] * a[None, :]
-            - a[:, None] * G[np.ix_(refs, cols)]
-            + np.outer(a, a) * G[np.ix_(refs, refs)]
-        )
+        m = cols.size
+        G = np.empty((face.M, face.M))
         nu = self.UU.shape[0]
+        K = np.empty((nu + m, nu + m))
+        Guu = np.empty((m, m)) if nu else K
+        _segments.face_hessian(self.B, face.seg, cols, refs, a, G, Guu)
         if not nu:
-            return Guu
-        BU = np.add.reduceat(self.BU, sf, axis=0)
-        cross = BU[cols] - a[:, None] * BU[refs]
-        k = nu + cols.size
-        K = np.empty((k, k))
+            return K
+        cross = np.empty((m, nu))
+        _segments.face_cross(self.BU, face.seg, cols, refs, a, np.empty((face.M, nu)), cross)
         K[:nu, :nu] = self.UU
         K[:nu, nu:] = cross.T
         K[nu:, :nu] = cross
         K[nu:, nu:] = Guu
         return K
+
+
+def _face_hessian_numpy(gram: _BinGram, face: _Face) -> np.ndarray:
+    """NumPy twin of :meth:`_BinGram.face_hessian` (the tests compare the two)."""
+    sf = face.seg_first
+    G = np.add.reduceat(np.add.reduceat(gram.B, sf, axis=0), sf, axis=1)
+    cols = face.cols
+    refs = face.ref[face.seg_block[cols]]
+    a = face.N[cols] / face.N[refs]
+    Guu = (
+        G[np.ix_(cols, cols)]
+        - G[np.ix_(cols, refs)] * a[None, :]
+        - a[:, None] * G[np.ix_(refs, cols)]
+        + np.outer(a, a) * G[np.ix_(refs, refs)]
+    )
+    nu = gram.UU.shape[0]
+    if not nu:
+        return Guu
+    BU = np.add.reduceat(gram.BU, sf, axis=0)
+    cross = BU[cols] - a[:, None] * BU[refs]
+    k = nu + cols.size
+    K = np.empty((k, k))
+    K[:nu, :nu] = gram.UU
+    K[:nu, nu:] = cross.T
+    K[nu:, :nu] = cross
+    K[nu:, nu:] = Guu
+    return K
 
 
 # Operations the active-set steps may always spend (about 0.1 s).
@@ -225,6 +250,9 @@ _CHUNK = 1 << 21
 MAX_BIN_GRAM = 2500
 # Active-set steps (face Newton steps, fusions, openings) per quadratic model.
 MAX_STEPS = 400
+# Face Hessians up to this many unknowns are factored by the single-threaded kernel
+# (about 10 ms at 400 single-threaded; LAPACK's blocked factor pays beyond).
+_OWN_CHOLESKY = 400
 # Proximal Newton iterations per polish (one suffices for a quadratic loss).
 MAX_OUTER = 25
 
@@ -244,13 +272,23 @@ def _direction(K, g, null_tol):
     dg[dg == 0] = 1.0
     Ks = K / dg[:, None] / dg[None, :]
     gs = g / dg
-    try:
-        c = scipy.linalg.cho_factor(Ks, check_finite=False)
-        piv = np.abs(np.diag(c[0]))
-        if piv.min() ** 2 > 1e-10 * piv.max() ** 2:
-            return -scipy.linalg.cho_solve(c, gs, check_finite=False) / dg, False
-    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError, ValueError):
-        pass
+    if Ks.shape[0] <= _OWN_CHOLESKY and np.isfinite(Ks).all():
+        # the small factor without BLAS threads (``_segments.cholesky``)
+        L = Ks.copy()
+        if _segments.cholesky(L) == 0:
+            piv = np.abs(np.diag(L))
+            if piv.min() ** 2 > 1e-10 * piv.max() ** 2:
+                x = gs.copy()
+                _segments.cholesky_solve(L, x)
+                return -x / dg, False
+    else:
+        try:
+            c = scipy.linalg.cho_factor(Ks, check_finite=False)
+            piv = np.abs(np.diag(c[0]))
+            if piv.min() ** 2 > 1e-10 * piv.max() ** 2:
+                return -scipy.linalg.cho_solve(c, gs, check_finite=False) / dg, False
+        except (np.linalg.LinAlgError, scipy.linalg.LinAlgError, ValueError):
+            pass
     mu, V = scipy.linalg.eigh(Ks, check_finite=False)
     keep = mu > 1e-10 * max(mu.max(), 0.0)
     coef = V.T @ gs
