@@ -541,6 +541,27 @@ def _cost_in_sweeps(prob) -> tuple[float, float]:
     return gram / sweep, 3.0
 
 
+# The fixed work of one polish (faces, the KKT checks, the line search; about 1 ms of
+# NumPy calls), in the sweeps' operation units.
+_POLISH_FIXED = 1e5
+# Sweeps over which CD's linear rate is observed before it is trusted.
+_RATE_WINDOW = 3
+
+
+def _polish_ops(prob, n_segments: int, quadratic: bool) -> float:
+    """The operations of one polish by the same fixed model (never a clock).
+
+    The bins' Gram (one bincount per pair of blocks), per quadratic model the face
+    Hessian summed from the d × d Gram (2d²) and its factor (m³/3 for m ≈ the
+    segments), and the fixed cost; a non-quadratic loss solves about two models.
+    """
+    n, p, d = prob.n_rows, max(prob.n_blocks, 1), prob.n_levels
+    gram = 3.0 * n * p * (p - 1) / 2 + 2_500.0 * p + 1_000.0 * d
+    face = 2.0 * d * d + n_segments**3 / 3.0
+    models = 1.0 if quadratic else 2.0
+    return models * (gram + face) + _POLISH_FIXED
+
+
 class Polisher:
     """When to polish: once the jump pattern is stable and the sweeps have paid for it.
 
@@ -551,6 +572,13 @@ class Polisher:
     sweeps finish sooner is never slowed down; a crawling one pays at most about twice
     what it would have; a Gram of about a millisecond is not waited for). A failed
     attempt (the face was not the optimum's) moves the next one past twice its cost.
+
+    It also waits while CD pays: ``observe`` may be given the sweep's KKT violation
+    and the tolerance; while the last ``_RATE_WINDOW`` violations fall at a linear rate
+    ρ that reaches the tolerance in fewer sweeps than the polish costs (its operations
+    by :func:`_polish_ops`, in sweeps), ``ready`` is False — the sweeps finish first,
+    and their KKT check certifies the solution as always. A stalling CD (ρ near 1, or
+    violations that do not fall) is polished as before.
     """
 
     def __init__(self, prob, patience: int = 3):
@@ -572,6 +600,9 @@ class Polisher:
         n_blocks = prob.n_blocks
         self._sweep_ops = prob.n_rows * max(n_blocks, 1) + 200.0 * n_blocks + 10_000.0
         self.enabled = prob.n_levels <= MAX_BIN_GRAM and n_blocks > 0
+        self._viols: list[float] = []
+        self._target = 0.0
+        self.skipped = 0
 
     def _pattern(self, theta):
         dt = np.diff(theta)
@@ -579,25 +610,70 @@ class Polisher:
         s[self.prob.penalty.is_start[1:]] = 0
         return s.tobytes()
 
-    def observe(self, theta, passes: float = 1.0) -> None:
-        """Record the jump pattern of θ after ``passes`` sweeps/iterations."""
+    def observe(
+        self, theta, passes: float = 1.0, viol: float | None = None, target: float = 0.0
+    ) -> None:
+        """Record the jump pattern of θ after ``passes`` sweeps/iterations.
+
+        ``viol`` (optional) is the KKT violation reached and ``target`` the tolerance
+        it must reach (see :meth:`progress`).
+        """
         self._spent += passes
         if not self.enabled:
             return
+        if viol is not None:
+            self.progress(viol, target)
         key = self._pattern(theta)
         if key == self._key:
             self._stable += 1
         else:
             self._key, self._stable = key, 0
 
+    def progress(self, viol: float, target: float) -> None:
+        """Record a KKT violation after the passes so far: CD's observed rate.
+
+        The sweeps' own violations on a quadratic model (``observe``), or the true
+        violation at each proximal Newton step of a non-quadratic loss; ``ready``
+        waits while the rate per sweep reaches ``target`` sooner than a polish costs.
+        """
+        self._viols.append((self._spent, float(viol)))
+        del self._viols[:-_RATE_WINDOW]
+        self._target = float(target)
+
+    def new_model(self) -> None:
+        """A new quadratic model starts (the sweeps' violations are not comparable)."""
+        self._viols.clear()
+
+    def _cd_pays(self) -> bool:
+        """Whether CD's observed linear rate reaches the tolerance sooner than a polish."""
+        if len(self._viols) < 2 or not self._target > 0:
+            return False
+        (s0, v0), (s1, v1) = self._viols[0], self._viols[-1]
+        if v1 <= self._target:
+            return True
+        if not (v0 > 0 and v1 > 0 and s1 > s0):
+            return False
+        rate = (v1 / v0) ** (1.0 / (s1 - s0))  # per sweep
+        if not rate < 0.9:
+            return False  # stalling (or not falling): the polish is what pays
+        sweeps = np.log(self._target / v1) / np.log(rate)
+        jumps = int(np.count_nonzero(np.frombuffer(self._key, np.int8)))
+        cost = _polish_ops(self.prob, jumps + self.prob.n_blocks, self._quadratic)
+        return bool(sweeps < cost / self._sweep_ops)
+
     def ready(self) -> bool:
-        """Whether to polish now (stable pattern, not tried, paid for)."""
-        return (
+        """Whether to polish now (stable pattern, not tried, paid for, CD not paying)."""
+        if not (
             self.enabled
             and self._stable >= self.patience
             and self._key != self._tried
             and self._spent >= self._next_at
-        )
+        ):
+            return False
+        if self._cd_pays():
+            self.skipped += 1
+            return False
+        return True
 
     def run(self, theta, beta, b0, lam, tol, objective=None) -> PolishResult | None:
         """Polish at the current point; remember the pattern tried."""
