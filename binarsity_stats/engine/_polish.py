@@ -201,11 +201,14 @@ class _BinGram:
         nu = self.UU.shape[0]
         K = np.empty((nu + m, nu + m))
         Guu = np.empty((m, m)) if nu else K
-        _segments.face_hessian(self.B, face.seg, cols, refs, a, G, Guu)
+        # the protocol's Grams may come in any layout (a distributed sum, a test's double)
+        B = np.ascontiguousarray(self.B, dtype=np.float64)
+        _segments.face_hessian(B, face.seg, cols, refs, a, G, Guu)
         if not nu:
             return K
         cross = np.empty((m, nu))
-        _segments.face_cross(self.BU, face.seg, cols, refs, a, np.empty((face.M, nu)), cross)
+        BU = np.ascontiguousarray(self.BU, dtype=np.float64)
+        _segments.face_cross(BU, face.seg, cols, refs, a, np.empty((face.M, nu)), cross)
         K[:nu, :nu] = self.UU
         K[:nu, nu:] = cross.T
         K[nu:, :nu] = cross
