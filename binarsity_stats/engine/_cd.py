@@ -54,6 +54,8 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
             break
         if n_sweeps >= max_iter:
             break
+        if not quadratic:
+            polisher.progress(kkt, tol)  # the proximal Newton steps' rate
         if polisher.ready():
             # the jump set has settled: Newton on its segments (design.md §9)
             res = polisher.run(theta, beta, b0, lam, tol, F)
@@ -85,6 +87,8 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
         # inner loop on the quadratic model: its own KKT decides when to stop
         inner_tol = tol if quadratic else max(0.1 * kkt, 0.2 * tol)
         history = []
+        if quadratic:
+            polisher.new_model()
         while True:
             viol, shift, _ = prob.cd_sweep(active, lam_w, H, theta, z, delta_eta, h, work)
             n_sweeps += 1
@@ -99,7 +103,10 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
                     beta += step[1:]
                 else:
                     beta += step
-            polisher.observe(theta)
+            if quadratic:
+                polisher.observe(theta, viol=viol, target=tol)
+            else:
+                polisher.observe(theta)
             if viol <= inner_tol or n_sweeps >= max_iter or polisher.ready():
                 break
             # Anderson extrapolation of the sweeps (as skglm does for CD): on

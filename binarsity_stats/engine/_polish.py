@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from ..kernels import _segments
+
 __all__ = ["PolishResult", "polish", "Polisher"]
 
 # Faces above this many unknowns are not polished (the dense solve is cubic).
@@ -186,33 +188,59 @@ class _BinGram:
     def face_hessian(self, face) -> np.ndarray:
         """Hessian in the face's unknowns [free columns, u].
 
-        Segments are runs of consecutive levels (a level without rows has a zero row in
-        ``B``, so it may join either neighbour): ``B`` is summed over the runs in
-        O(d²), then taken to the unknowns (e_s − a_s e_ref) in O(m²).
+        ``B`` summed over the segments in O(d²) and taken to the unknowns
+        (e_s − a_s e_ref) in O(m²) by the ``_segments`` kernel (a level without rows
+        has a zero row in ``B``: it belongs to no segment); NumPy twin
+        :func:`_face_hessian_numpy`.
         """
-        sf = face.seg_first
-        G = np.add.reduceat(np.add.reduceat(self.B, sf, axis=0), sf, axis=1)
         cols = face.cols
         refs = face.ref[face.seg_block[cols]]
         a = face.N[cols] / face.N[refs]
-        Guu = (
-            G[np.ix_(cols, cols)]
-            - G[np.ix_(cols, refs)] * a[None, :]
-            - a[:, None] * G[np.ix_(refs, cols)]
-            + np.outer(a, a) * G[np.ix_(refs, refs)]
-        )
+        m = cols.size
+        G = np.empty((face.M, face.M))
         nu = self.UU.shape[0]
+        K = np.empty((nu + m, nu + m))
+        Guu = np.empty((m, m)) if nu else K
+        # the protocol's Grams may come in any layout (a distributed sum, a test's double)
+        B = np.ascontiguousarray(self.B, dtype=np.float64)
+        _segments.face_hessian(B, face.seg, cols, refs, a, G, Guu)
         if not nu:
-            return Guu
-        BU = np.add.reduceat(self.BU, sf, axis=0)
-        cross = BU[cols] - a[:, None] * BU[refs]
-        k = nu + cols.size
-        K = np.empty((k, k))
+            return K
+        cross = np.empty((m, nu))
+        BU = np.ascontiguousarray(self.BU, dtype=np.float64)
+        _segments.face_cross(BU, face.seg, cols, refs, a, np.empty((face.M, nu)), cross)
         K[:nu, :nu] = self.UU
         K[:nu, nu:] = cross.T
         K[nu:, :nu] = cross
         K[nu:, nu:] = Guu
         return K
+
+
+def _face_hessian_numpy(gram: _BinGram, face: _Face) -> np.ndarray:
+    """NumPy twin of :meth:`_BinGram.face_hessian` (the tests compare the two)."""
+    sf = face.seg_first
+    G = np.add.reduceat(np.add.reduceat(gram.B, sf, axis=0), sf, axis=1)
+    cols = face.cols
+    refs = face.ref[face.seg_block[cols]]
+    a = face.N[cols] / face.N[refs]
+    Guu = (
+        G[np.ix_(cols, cols)]
+        - G[np.ix_(cols, refs)] * a[None, :]
+        - a[:, None] * G[np.ix_(refs, cols)]
+        + np.outer(a, a) * G[np.ix_(refs, refs)]
+    )
+    nu = gram.UU.shape[0]
+    if not nu:
+        return Guu
+    BU = np.add.reduceat(gram.BU, sf, axis=0)
+    cross = BU[cols] - a[:, None] * BU[refs]
+    k = nu + cols.size
+    K = np.empty((k, k))
+    K[:nu, :nu] = gram.UU
+    K[:nu, nu:] = cross.T
+    K[nu:, :nu] = cross
+    K[nu:, nu:] = Guu
+    return K
 
 
 # Operations the active-set steps may always spend (about 0.1 s).
@@ -225,6 +253,9 @@ _CHUNK = 1 << 21
 MAX_BIN_GRAM = 2500
 # Active-set steps (face Newton steps, fusions, openings) per quadratic model.
 MAX_STEPS = 400
+# Face Hessians up to this many unknowns are factored by the single-threaded kernel
+# (about 10 ms at 400 single-threaded; LAPACK's blocked factor pays beyond).
+_OWN_CHOLESKY = 400
 # Proximal Newton iterations per polish (one suffices for a quadratic loss).
 MAX_OUTER = 25
 
@@ -244,13 +275,23 @@ def _direction(K, g, null_tol):
     dg[dg == 0] = 1.0
     Ks = K / dg[:, None] / dg[None, :]
     gs = g / dg
-    try:
-        c = scipy.linalg.cho_factor(Ks, check_finite=False)
-        piv = np.abs(np.diag(c[0]))
-        if piv.min() ** 2 > 1e-10 * piv.max() ** 2:
-            return -scipy.linalg.cho_solve(c, gs, check_finite=False) / dg, False
-    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError, ValueError):
-        pass
+    if Ks.shape[0] <= _OWN_CHOLESKY and np.isfinite(Ks).all():
+        # the small factor without BLAS threads (``_segments.cholesky``)
+        L = Ks.copy()
+        if _segments.cholesky(L) == 0:
+            piv = np.abs(np.diag(L))
+            if piv.min() ** 2 > 1e-10 * piv.max() ** 2:
+                x = gs.copy()
+                _segments.cholesky_solve(L, x)
+                return -x / dg, False
+    else:
+        try:
+            c = scipy.linalg.cho_factor(Ks, check_finite=False)
+            piv = np.abs(np.diag(c[0]))
+            if piv.min() ** 2 > 1e-10 * piv.max() ** 2:
+                return -scipy.linalg.cho_solve(c, gs, check_finite=False) / dg, False
+        except (np.linalg.LinAlgError, scipy.linalg.LinAlgError, ValueError):
+            pass
     mu, V = scipy.linalg.eigh(Ks, check_finite=False)
     keep = mu > 1e-10 * max(mu.max(), 0.0)
     coef = V.T @ gs
@@ -503,6 +544,27 @@ def _cost_in_sweeps(prob) -> tuple[float, float]:
     return gram / sweep, 3.0
 
 
+# The fixed work of one polish (faces, the KKT checks, the line search; about 1 ms of
+# NumPy calls), in the sweeps' operation units.
+_POLISH_FIXED = 1e5
+# Sweeps over which CD's linear rate is observed before it is trusted.
+_RATE_WINDOW = 3
+
+
+def _polish_ops(prob, n_segments: int, quadratic: bool) -> float:
+    """The operations of one polish by the same fixed model (never a clock).
+
+    The bins' Gram (one bincount per pair of blocks), per quadratic model the face
+    Hessian summed from the d × d Gram (2d²) and its factor (m³/3 for m ≈ the
+    segments), and the fixed cost; a non-quadratic loss solves about two models.
+    """
+    n, p, d = prob.n_rows, max(prob.n_blocks, 1), prob.n_levels
+    gram = 3.0 * n * p * (p - 1) / 2 + 2_500.0 * p + 1_000.0 * d
+    face = 2.0 * d * d + n_segments**3 / 3.0
+    models = 1.0 if quadratic else 2.0
+    return models * (gram + face) + _POLISH_FIXED
+
+
 class Polisher:
     """When to polish: once the jump pattern is stable and the sweeps have paid for it.
 
@@ -513,6 +575,13 @@ class Polisher:
     sweeps finish sooner is never slowed down; a crawling one pays at most about twice
     what it would have; a Gram of about a millisecond is not waited for). A failed
     attempt (the face was not the optimum's) moves the next one past twice its cost.
+
+    It also waits while CD pays: ``observe`` may be given the sweep's KKT violation
+    and the tolerance; while the last ``_RATE_WINDOW`` violations fall at a linear rate
+    ρ that reaches the tolerance in fewer sweeps than the polish costs (its operations
+    by :func:`_polish_ops`, in sweeps), ``ready`` is False — the sweeps finish first,
+    and their KKT check certifies the solution as always. A stalling CD (ρ near 1, or
+    violations that do not fall) is polished as before.
     """
 
     def __init__(self, prob, patience: int = 3):
@@ -534,6 +603,9 @@ class Polisher:
         n_blocks = prob.n_blocks
         self._sweep_ops = prob.n_rows * max(n_blocks, 1) + 200.0 * n_blocks + 10_000.0
         self.enabled = prob.n_levels <= MAX_BIN_GRAM and n_blocks > 0
+        self._viols: list[float] = []
+        self._target = 0.0
+        self.skipped = 0
 
     def _pattern(self, theta):
         dt = np.diff(theta)
@@ -541,25 +613,70 @@ class Polisher:
         s[self.prob.penalty.is_start[1:]] = 0
         return s.tobytes()
 
-    def observe(self, theta, passes: float = 1.0) -> None:
-        """Record the jump pattern of θ after ``passes`` sweeps/iterations."""
+    def observe(
+        self, theta, passes: float = 1.0, viol: float | None = None, target: float = 0.0
+    ) -> None:
+        """Record the jump pattern of θ after ``passes`` sweeps/iterations.
+
+        ``viol`` (optional) is the KKT violation reached and ``target`` the tolerance
+        it must reach (see :meth:`progress`).
+        """
         self._spent += passes
         if not self.enabled:
             return
+        if viol is not None:
+            self.progress(viol, target)
         key = self._pattern(theta)
         if key == self._key:
             self._stable += 1
         else:
             self._key, self._stable = key, 0
 
+    def progress(self, viol: float, target: float) -> None:
+        """Record a KKT violation after the passes so far: CD's observed rate.
+
+        The sweeps' own violations on a quadratic model (``observe``), or the true
+        violation at each proximal Newton step of a non-quadratic loss; ``ready``
+        waits while the rate per sweep reaches ``target`` sooner than a polish costs.
+        """
+        self._viols.append((self._spent, float(viol)))
+        del self._viols[:-_RATE_WINDOW]
+        self._target = float(target)
+
+    def new_model(self) -> None:
+        """A new quadratic model starts (the sweeps' violations are not comparable)."""
+        self._viols.clear()
+
+    def _cd_pays(self) -> bool:
+        """Whether CD's observed linear rate reaches the tolerance sooner than a polish."""
+        if len(self._viols) < 2 or not self._target > 0:
+            return False
+        (s0, v0), (s1, v1) = self._viols[0], self._viols[-1]
+        if v1 <= self._target:
+            return True
+        if not (v0 > 0 and v1 > 0 and s1 > s0):
+            return False
+        rate = (v1 / v0) ** (1.0 / (s1 - s0))  # per sweep
+        if not rate < 0.9:
+            return False  # stalling (or not falling): the polish is what pays
+        sweeps = np.log(self._target / v1) / np.log(rate)
+        jumps = int(np.count_nonzero(np.frombuffer(self._key, np.int8)))
+        cost = _polish_ops(self.prob, jumps + self.prob.n_blocks, self._quadratic)
+        return bool(sweeps < cost / self._sweep_ops)
+
     def ready(self) -> bool:
-        """Whether to polish now (stable pattern, not tried, paid for)."""
-        return (
+        """Whether to polish now (stable pattern, not tried, paid for, CD not paying)."""
+        if not (
             self.enabled
             and self._stable >= self.patience
             and self._key != self._tried
             and self._spent >= self._next_at
-        )
+        ):
+            return False
+        if self._cd_pays():
+            self.skipped += 1
+            return False
+        return True
 
     def run(self, theta, beta, b0, lam, tol, objective=None) -> PolishResult | None:
         """Polish at the current point; remember the pattern tried."""

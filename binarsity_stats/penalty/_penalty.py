@@ -294,10 +294,17 @@ def block_suffix_sums(values: np.ndarray, block_ptr: np.ndarray) -> np.ndarray:
     if values.ndim != 1:
         raise ValueError(f"values must be 1-D, got shape {values.shape}")
     block_ptr = _as_block_ptr(block_ptr, values.shape[0], "len(values)")
+    return _suffix_sums(values, np.repeat(block_ptr[1:], np.diff(block_ptr)))
+
+
+def _suffix_sums(values: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """:func:`block_suffix_sums` with ``ends`` (the end offset of every level's block)
+    taken from offsets validated once; only the length is checked (O(1))."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape != ends.shape:
+        raise ValueError(f"values must have shape {ends.shape}, got {values.shape}")
     c = np.cumsum(values[::-1])[::-1]
     c = np.append(c, 0.0)
-    sizes = np.diff(block_ptr)
-    ends = np.repeat(block_ptr[1:], sizes)
     return c[:-1] - c[ends]
 
 
@@ -418,7 +425,7 @@ class BinarsityPenalty:
         monotone chain of sign σ, (−σ S_jl)₊ / ω_jl (a flat edge is optimal while
         σS_jl ≥ −λω_jl, so a gradient pushing against the order needs no λ).
         """
-        S = block_suffix_sums(grad_hist, self.block_ptr)
+        S = _suffix_sums(grad_hist, self._block_ends())
         mask = self.weights > 0
         if not np.any(mask):
             return 0.0
@@ -427,6 +434,17 @@ class BinarsityPenalty:
         need = np.where(sd == 0, np.abs(S[mask]), np.maximum(-sd * S[mask], 0.0))
         return float(np.max(need / self.weights[mask]))
 
+    def _block_ends(self) -> np.ndarray:
+        """The end offset of every level's block, from the offsets validated at
+        construction (computed once per offsets array: the KKT checks of a fit need
+        no new validation)."""
+        cached = getattr(self, "_ends_cache", None)
+        if cached is None or cached[0] is not self.block_ptr:
+            bp = self.block_ptr
+            cached = (bp, np.repeat(bp[1:], np.diff(bp)))
+            self._ends_cache = cached
+        return cached[1]
+
     def edge_gradients(self, grad_hist: np.ndarray, fit_intercept: bool = True) -> np.ndarray:
         """S_jl = Σ_{k ≥ l} g_jk per level (plus μ_j Σ_{k≥l} n_jk without an intercept).
 
@@ -434,9 +452,10 @@ class BinarsityPenalty:
         jump (design.md §2); without an intercept the constraint's multiplier μ_j
         (chosen so that S_j0 = 0) enters.
         """
-        S = block_suffix_sums(grad_hist, self.block_ptr)
+        ends = self._block_ends()
+        S = _suffix_sums(grad_hist, ends)
         if not fit_intercept:
-            N = block_suffix_sums(self.counts, self.block_ptr)
+            N = _suffix_sums(self.counts, ends)
             starts = self.block_ptr[:-1]
             with np.errstate(invalid="ignore", divide="ignore"):
                 mu = np.where(N[starts] > 0, -S[starts] / N[starts], 0.0)
