@@ -411,7 +411,7 @@ class Family:
 
         The held-out score of cross-validation. The built-in families evaluate it in a
         closed form of η, exact at any scale of η (no round trip through the mean,
-        which rounds to 0 or 1 or overflows for large |η|); a family without one falls
+        which rounds to 0 or 1 or overflows for a large absolute η); a family without one falls
         back to :meth:`deviance` at ``mean(eta)``.
 
         Parameters
