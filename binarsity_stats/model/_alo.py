@@ -185,20 +185,23 @@ def curve_turned(scores: list[float], ses: list[float], patience: int) -> bool:
     return bool(np.all(loss[-patience:] > band))
 
 
-def alo_walk(model: Any, opts: dict[str, Any], patience: int = 5) -> tuple[Any, pd.DataFrame]:
+def alo_walk(
+    model: Any, opts: dict[str, Any], patience: int = 5
+) -> tuple[np.ndarray, list, pd.DataFrame]:
     """Solve down ``model``'s default λ grid, scoring ALO after each λ, and stop once the
     curve has turned (:func:`curve_turned`): ``fit(lam="alo")`` without the tail of the
     path that CV's early stopping would not solve either.
 
     Returns
     -------
-    path : PathResults
+    lams : ndarray
         The λ values solved (a prefix of the grid).
+    solutions : list of Solution
+        Their solutions (without η), for a ``PathResults``.
     curve : DataFrame
         As :func:`alo_curve`, for those λ.
     """
     from ..engine._path import strip_eta
-    from ._path_results import PathResults
     from ._results import BinarsityResults
 
     grid = model.lambda_grid()
@@ -220,4 +223,4 @@ def alo_walk(model: Any, opts: dict[str, Any], patience: int = 5) -> tuple[Any, 
         ses.append(se)
         if curve_turned(scores, ses, patience):
             break
-    return PathResults(model, grid[: len(sols)], sols), _table(rows)
+    return grid[: len(sols)], sols, _table(rows)

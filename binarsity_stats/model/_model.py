@@ -594,8 +594,10 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
                 curve = path.alo()
             else:  # the path stops once the ALO curve has turned, as CV's walk does
                 from ._alo import alo_walk
+                from ._path_results import PathResults
 
-                path, curve = alo_walk(self, opts)
+                lams, sols, curve = alo_walk(self, opts)
+                path = PathResults(self, lams, sols)
             res = path[curve.attrs["best_index"]]
             res.lam_source = "alo"
             res.alo_curve = curve

@@ -1,15 +1,22 @@
 """The weighted Cox partial likelihood of a refit and Newton's method on it.
 
-PHReg has no sample weights: ``_refit._fit_weighted_cox`` maximises the weighted log
+PHReg has no sample weights: :func:`_fit_weighted_cox` maximises the weighted log
 partial likelihood (Breslow or Efron ties, per stratum) with the exact Hessian from
 ``_cox_loglike_derivs`` by ``_newton_cox``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
+
+from ._rank import truncated_inverse as _truncated_inverse
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._results import BinarsityResults
 
 
 def _cox_loglike_derivs(
@@ -117,3 +124,119 @@ def _newton_cox(
             converged = True
             break
     return beta, llf, hess, converged
+
+
+class _WeightedCoxResults:
+    """The weighted Cox refit: what :class:`RefitResults` reads of statsmodels' PHReg.
+
+    Coefficients maximise the weighted partial likelihood (Newton's method, exact
+    Hessian); standard errors come from the inverse observed information (R coxph's
+    ``se(coef)``, not the robust sandwich).
+    """
+
+    def __init__(self, params, cov, llf, names, nobs, n_events, ties, n_strata, converged):
+        self.params = pd.Series(params, index=names)
+        self._cov = cov
+        self.llf = float(llf)
+        self.nobs = nobs
+        self.n_events = n_events
+        self.ties = ties
+        self.n_strata = n_strata
+        self.converged = converged
+        self.df_model = len(names)
+
+    def cov_params(self) -> pd.DataFrame:
+        """Inverse observed information at the estimate."""
+        idx = self.params.index
+        return pd.DataFrame(self._cov, index=idx, columns=idx)
+
+    @property
+    def bse(self) -> pd.Series:
+        """Model-based standard errors."""
+        return pd.Series(np.sqrt(np.diag(self._cov)), index=self.params.index)
+
+    @property
+    def tvalues(self) -> pd.Series:
+        """Wald z-statistics."""
+        return self.params / self.bse
+
+    @property
+    def pvalues(self) -> pd.Series:
+        """Two-sided normal p-values."""
+        from scipy import stats
+
+        return pd.Series(2 * stats.norm.sf(np.abs(self.tvalues)), index=self.params.index)
+
+    def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
+        """Wald intervals of the log hazard ratios."""
+        from scipy import stats
+
+        q = stats.norm.ppf(1 - alpha / 2)
+        return pd.DataFrame({0: self.params - q * self.bse, 1: self.params + q * self.bse})
+
+    def summary(self, title: str | None = None, alpha: float = 0.05) -> Any:
+        """PHReg's layout (statsmodels' summary2) for the weighted fit."""
+        from statsmodels.iolib import summary2
+
+        smry = summary2.Summary()
+        info = {"Model:": "PH Reg (weighted)", "Ties:": self.ties.capitalize(),
+                "Sample size:": str(self.nobs), "Num. events:": str(self.n_events),
+                "Log-likelihood:": f"{self.llf:.4f}"}  # fmt: skip
+        if self.n_strata > 1:
+            info["Num strata:"] = str(self.n_strata)
+        smry.add_dict(info, align="l")
+        ci = self.conf_int(alpha)
+        lo, hi = f"[{alpha / 2:.3f}", f"{1 - alpha / 2:.3f}]"
+        table = pd.DataFrame({"log HR": self.params, "log HR SE": self.bse,
+                              "HR": np.exp(self.params), "z": self.tvalues,
+                              "P>|z|": self.pvalues, lo: np.exp(ci[0]),
+                              hi: np.exp(ci[1])})  # fmt: skip
+        smry.add_df(table, float_format="%8.3f")
+        smry.add_title(title=title)
+        smry.add_text("Confidence intervals are for the hazard ratios")
+        smry.add_text(
+            "Standard errors: model-based, from the inverse observed information of the "
+            "weighted partial likelihood (R coxph's se(coef), not the robust sandwich); "
+            "they scale as 1/sqrt(c) when every weight is multiplied by c."
+        )
+        if not self.converged:
+            smry.add_text("WARNING: Newton's method did not converge.")
+        return smry
+
+
+def _fit_weighted_cox(
+    res: BinarsityResults, rows: np.ndarray, X: np.ndarray, names: list
+) -> _WeightedCoxResults:
+    """The unpenalised weighted Cox fit on the selected design of the given rows."""
+    m = res.model
+    w = np.asarray(m.sample_weight, dtype=float)
+    rows = rows[w[rows] > 0]  # zero weight: not an observation
+    Xr = np.ascontiguousarray(X[rows], dtype=float)
+    time = np.asarray(m.survival[rows, 0], dtype=float)
+    status = np.asarray(m.survival[rows, 1], dtype=float)
+    strata = (np.zeros(rows.size, dtype=np.int64) if getattr(m, "strata", None) is None
+              else np.unique(np.asarray(m.strata)[rows], return_inverse=True)[1])  # fmt: skip
+    off = None if m.offset is None else np.asarray(m.offset, dtype=float)[rows]
+    wr = w[rows]
+    ties = m.family.ties
+
+    def derivs(beta):
+        return _cox_loglike_derivs(beta, Xr, time, status, wr, strata, off, ties)
+
+    beta, llf, hess, converged = _newton_cox(derivs, Xr.shape[1])
+    if not converged:
+        warnings.warn(
+            "refit(): Newton's method on the weighted partial likelihood did not converge "
+            "(a coefficient may be infinite: a segment with no events, or all events).",
+            UserWarning,
+            stacklevel=4,
+        )
+    cov = _truncated_inverse(-hess)
+    out = _WeightedCoxResults(beta, cov, llf, list(names), int(rows.size),
+                              int(np.sum(status > 0)), ties, int(np.unique(strata).size),
+                              converged)  # fmt: skip
+    # what _non_identified checks: the design and the strata that have events
+    out.identify_exog = Xr
+    out.identify_strata = [np.flatnonzero(strata == k) for k in np.unique(strata)
+                           if np.any(status[strata == k] > 0)]  # fmt: skip
+    return out
