@@ -182,7 +182,10 @@ def test_cross_validation_on_shared_folds_selects_as_on_copied_folds(family, y, 
         default = cross_validate(data, grid[:3], folds, refit_path=False)  # the default
     np.testing.assert_array_equal(default.fold_scores, shared.fold_scores[:, :3])
     assert shared.lam_min == copied.lam_min and shared.lam_1se == copied.lam_1se
-    np.testing.assert_allclose(shared.fold_scores, copied.fold_scores, rtol=1e-9, atol=0)
+    # both walks solve the folds to cv_tol; CD stops them at different iterates within it
+    # (sums in another order, and the polish is skipped while CD's rate pays): the
+    # held-out scores agree to what that tolerance guarantees, the choices exactly
+    np.testing.assert_allclose(shared.fold_scores, copied.fold_scores, rtol=1e-6, atol=0)
 
 
 def test_cox_folds_keep_their_copy():

@@ -133,10 +133,13 @@ def test_poisson_with_offset_against_statsmodels_at_lambda_zero_weighted():
     est.fit(X, y, sample_weight=sw, offset=off)
     Z = _one_hot_without_intercept(est, X)
     ref = sm.GLM(y, Z, family=sm.families.Poisson(), offset=off, freq_weights=sw).fit(tol=1e-12)
-    assert_allclose(est.predict(X, offset=off), ref.fittedvalues, rtol=1e-7)
+    # the fit is certified to the default tol (KKT ≤ 1e-7 in gradient units), not to
+    # rounding: the fitted means agree to that tolerance's margin, the deviance (flat at
+    # the optimum) to its square
+    assert_allclose(est.predict(X, offset=off), ref.fittedvalues, rtol=2e-6)
     mu = est.predict(X, offset=off)
     dev = 2 * np.sum(sw * (np.where(y > 0, y * np.log(np.where(y > 0, y, 1) / mu), 0) - (y - mu)))
-    assert_allclose(dev, ref.deviance, rtol=1e-7)
+    assert_allclose(dev, ref.deviance, rtol=1e-9)
     assert est.intercept_ == 0.0
 
 

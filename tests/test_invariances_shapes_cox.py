@@ -401,8 +401,11 @@ def test_estimators_by_monotone_and_strata_are_invariant_and_equal_the_formulas(
         Xr = X.assign(g=X.g.map(relabel))
         d = bs.BinarsityGLM(**est).fit(Xr, DF.poisson, sample_weight=DF.w)
         f = _glm(formula, DF, "poisson", sample_weight="w").fit()
+        # each fit is certified to the default tol (KKT ≤ 1e-7 in gradient units); since
+        # the polish is skipped where CD's own rate meets it (issue 27), two fits of the
+        # same problem agree to the tolerance's margin, not to rounding
         for other in (b.predict(X), c.predict(X), d.predict(Xr), f.predict(DF)):
-            assert_allclose(other, pa, rtol=1e-8)
+            assert_allclose(other, pa, rtol=2e-6)
     Xs = SURV[["age", "bmi", "s"]]
     y = np.empty(len(SURV), dtype=[("event", bool), ("time", float)])
     y["event"], y["time"] = SURV.event == 1, SURV.time

@@ -210,7 +210,7 @@ def test_cv_early_stopping_truncates_the_grid_without_changing_the_choice():
 def test_cv_on_big_data_prepares_folds_per_chunk_with_identical_results(monkeypatch, n_jobs):
     """Above a memory budget the folds are prepared again for each chunk of λ values
     instead of all being held; the fits, and so every result, are the same."""
-    import binarsity_stats.model._model as model_module
+    import binarsity_stats.engine._path as engine_path  # PathData: prepares the folds
     import binarsity_stats.model._model_path as path_module  # fit_cv's module
 
     df = simulate("binomial", n=300, seed=21)
@@ -219,13 +219,13 @@ def test_cv_on_big_data_prepares_folds_per_chunk_with_identical_results(monkeypa
           "n_jobs": n_jobs}  # fmt: skip
     held = model.fit_cv(**kw)
     calls = []
-    original = model_module.BinarsityModel.prepare
+    original = engine_path.PathData.prepare_fold  # folds share the design (issue 22)
 
     def counting(self, rows=None):
         calls.append(rows is None)
         return original(self, rows)
 
-    monkeypatch.setattr(model_module.BinarsityModel, "prepare", counting)
+    monkeypatch.setattr(engine_path.PathData, "prepare_fold", counting)
     monkeypatch.setattr(path_module, "_CV_KEEP_BYTES", 0)
     chunked = model.fit_cv(patience=3, **kw)
     in_caller = list(calls)
