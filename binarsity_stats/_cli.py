@@ -376,6 +376,19 @@ def _predictions(res: Any, new: Any, args: argparse.Namespace) -> Any:
     return table
 
 
+def _checked_design(res: Any, rows: Any, offset: Any) -> tuple[Any, Any]:
+    """The replayed design and offset of ``rows``, after checking that the saved
+    coefficients are finite (a corrupted model file is refused, not predicted from)."""
+    import numpy as np
+
+    from .core._base import inconsistent
+
+    if not (np.all(np.isfinite(res.coef)) and np.all(np.isfinite(res.dense_coef))
+            and np.isfinite(res.intercept)):  # fmt: skip
+        raise inconsistent("the coefficients hold NaN or infinite values")
+    return res._new_design(rows, offset)
+
+
 def _interval_frame(res: Any, refit: Any, rows: Any, offset: Any, type_: str,
                     alpha: float) -> Any:  # fmt: skip
     """prediction, refit, lower, upper of complete rows, the design replayed ONCE.
@@ -386,17 +399,12 @@ def _interval_frame(res: Any, refit: Any, rows: Any, offset: Any, type_: str,
     both on the same replayed design (``ReplayedRows``), so the output equals the
     Python calls bit for bit; replaying the rows twice was 0.5× a fit at 1e6 rows.
     """
-    import numpy as np
     import pandas as pd
 
-    from .core._base import inconsistent
     from .model._refit_glm import ReplayedRows
 
     m = res.model
-    if not (np.all(np.isfinite(res.coef)) and np.all(np.isfinite(res.dense_coef))
-            and np.isfinite(res.intercept)):  # fmt: skip
-        raise inconsistent("the coefficients hold NaN or infinite values")
-    design, off = res._new_design(rows, offset)
+    design, off = _checked_design(res, rows, offset)
     eta = m.linear_predictor(res.coef, res.dense_coef, res.intercept, design, off)
     pred = refit.get_prediction(ReplayedRows(design, off), type=type_)
     sf = pred.summary_frame(alpha=alpha)
@@ -453,14 +461,10 @@ def _saved_interval_frame(res: Any, saved: dict, rows: Any, offset: Any, type_: 
     import pandas as pd
     from scipy import special
 
-    from .core._base import inconsistent
     from .model._refit_glm import block_rows, prediction_blocks
 
     m = res.model
-    if not (np.all(np.isfinite(res.coef)) and np.all(np.isfinite(res.dense_coef))
-            and np.isfinite(res.intercept)):  # fmt: skip
-        raise inconsistent("the coefficients hold NaN or infinite values")
-    design, off = res._new_design(rows, offset)
+    design, off = _checked_design(res, rows, offset)
     eta_pen = m.linear_predictor(res.coef, res.dense_coef, res.intercept, design, off)
     beta, cov = saved["params"], saved["cov"]
     step = block_rows(beta.size)

@@ -47,7 +47,7 @@ from ._dask_summary import (
     fixed_point_shift,
     to_fixed,
 )
-from ..formula._columns import as_float, column_name, did_you_mean
+from ..formula._columns import FORMULAIC_LOCK, as_float, column_name, did_you_mean
 from ..formula._formula import classify_terms
 from ..formula._names import (
     alias_names,
@@ -315,7 +315,8 @@ def _partition_summary(frame: pd.DataFrame, plan: _Plan) -> dict:
     ctx |= literal_context(plan.aliases)
     data = _prepare(frame, plan)
     try:
-        mm = model_matrix(plan.rhs, data, context=ctx, na_action="ignore")
+        with FORMULAIC_LOCK:
+            mm = model_matrix(plan.rhs, data, context=ctx, na_action="ignore")
     except FormulaicError as exc:
         raise unwrap(exc, plan.aliases) from exc
     state = mm.model_spec.transform_state
@@ -550,7 +551,8 @@ def dask_formula_design(
     ctx = _summary_context(plan.n_bins, plan.missing, None, max_distinct, sketch_size)
     ctx |= literal_context(plan.aliases)
     try:
-        mms = model_matrix(f"{lhs} ~ {rhs}", proto, context=ctx, na_action="ignore")
+        with FORMULAIC_LOCK:
+            mms = model_matrix(f"{lhs} ~ {rhs}", proto, context=ctx, na_action="ignore")
     except FormulaicError as exc:
         raise unwrap(exc, aliases, formula) from exc
     _refuse_unsupported(mms.rhs.model_spec, aliases)
@@ -643,7 +645,8 @@ def _partition_design(frame: pd.DataFrame, spec: DesignSpec, plan: _Plan) -> dic
     design: Design = spec.transform(frame)
     data = _prepare(frame, plan)
     try:
-        lhs = model_matrix(f"{plan.lhs} ~ 1", data, na_action="ignore").lhs
+        with FORMULAIC_LOCK:
+            lhs = model_matrix(f"{plan.lhs} ~ 1", data, na_action="ignore").lhs
     except FormulaicError as exc:
         raise unwrap(exc, plan.aliases) from exc
     y, _, _ = read_response(lhs, plan.lhs, plan.family, data)

@@ -5,6 +5,7 @@ name, the strata labels; every error names the column or the argument.
 from __future__ import annotations
 
 import difflib
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -12,6 +13,12 @@ import numpy as np
 import pandas as pd
 
 from ..core._validation import as_real_array, check_offset, check_sample_weight, check_unique_names
+
+#: Held around every formulaic evaluation. formulaic parses each factor's code with
+#: :mod:`ast`, and CPython 3.11's parser fails when several threads parse at once
+#: ("AST constructor recursion depth mismatch", CPython gh-106905): Dask's threaded
+#: workers replay a design in many partitions at the same time.
+FORMULAIC_LOCK = threading.RLock()
 
 __all__ = [
     "did_you_mean",

@@ -58,7 +58,7 @@ from formulaic import Formula, model_matrix
 from formulaic.errors import FormulaicError
 
 from ..design._column_access import is_datetime_like
-from ._columns import as_frame, did_you_mean, strata_labels
+from ._columns import FORMULAIC_LOCK, as_frame, did_you_mean, strata_labels
 from ._columns import column_or_array as column_or_array
 from ._labels import format_cut, format_value, interval_label
 from ._missing import check_predict_missing, missing_plan, predict_complete
@@ -218,10 +218,11 @@ def build_design(
     floats = [c for c in dict.fromkeys(lhs_cols + rhs_cols)
               if c not in categorical_columns(parsed, aliases)]  # fmt: skip
     try:
-        mms = model_matrix(
-            f"{lhs} ~ {rhs}", integers_as_float(data, floats, aliases), context=ctx,
-            na_action="ignore",
-        )
+        with FORMULAIC_LOCK:
+            mms = model_matrix(
+                f"{lhs} ~ {rhs}", integers_as_float(data, floats, aliases), context=ctx,
+                na_action="ignore",
+            )
     except FormulaicError as exc:
         raise with_hints(unwrap(exc, aliases, shown), shown, original.columns) from exc
     except SyntaxError as exc:
@@ -334,8 +335,9 @@ def observed_response(
         )
     ctx = transform_context(50, "error", None) | literal_context(aliases)
     try:
-        mms = model_matrix(f"{lhs} ~ 1", with_aliases(data, aliases, shadowed), context=ctx,
-                           na_action="ignore")  # fmt: skip
+        with FORMULAIC_LOCK:
+            mms = model_matrix(f"{lhs} ~ 1", with_aliases(data, aliases, shadowed),
+                               context=ctx, na_action="ignore")  # fmt: skip
     except FormulaicError as exc:
         raise unwrap(exc, aliases, display_formula(formula)) from exc
     try:

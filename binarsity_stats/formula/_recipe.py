@@ -15,7 +15,7 @@ import pandas as pd
 from formulaic.errors import FormulaicError
 
 from ..core._validation import code_dtype
-from ._columns import as_frame, did_you_mean
+from ._columns import FORMULAIC_LOCK, as_frame, did_you_mean
 from ._labels import _level_label, interval_label
 from ._names import unalias, unwrap, with_aliases, literal_context
 from ._transforms import transform_context
@@ -446,7 +446,8 @@ class DesignSpec:
         with warnings.catch_warnings():
             warnings.simplefilter("error", _data_mismatch_warning())
             try:
-                mm = self.model_spec.get_model_matrix(data, context=ctx)
+                with FORMULAIC_LOCK:
+                    mm = self.model_spec.get_model_matrix(data, context=ctx)
             except FormulaicError as exc:
                 raise unwrap(exc, self.aliases) from exc
             except Warning as exc:  # pragma: no cover - levels are checked above

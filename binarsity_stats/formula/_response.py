@@ -16,6 +16,7 @@ from formulaic.errors import FormulaicError
 from formulaic.utils.code import sanitize_variable_names
 
 from ..core._validation import as_real_array
+from ._columns import FORMULAIC_LOCK
 from ._names import unwrap
 from ._transforms import cbind
 
@@ -75,9 +76,10 @@ def _cbind_trials(
     if not lhs.replace(" ", "").startswith("cbind("):
         return None
     try:
-        counts = model_matrix(
-            f"{lhs} ~ 1", data, context={"cbind": cbind}, na_action="ignore"
-        ).lhs.to_numpy(dtype=np.float64)
+        with FORMULAIC_LOCK:
+            counts = model_matrix(
+                f"{lhs} ~ 1", data, context={"cbind": cbind}, na_action="ignore"
+            ).lhs.to_numpy(dtype=np.float64)
     except FormulaicError as exc:
         raise unwrap(exc, aliases, formula) from exc
     if counts.ndim != 2 or counts.shape[1] != 2:
