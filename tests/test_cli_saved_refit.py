@@ -20,12 +20,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import binarsity_stats
 from binarsity_stats._cli import SAVED_REFIT, main
 from binarsity_stats.model import _refit_glm
 from binarsity_stats.model._results import BinarsityResults
 
 DATA = Path(__file__).parent / "data"
-REPO = Path(__file__).resolve().parents[1]
+#: the folder holding the binarsity_stats these tests import (the installed, compiled one
+#: in CI; a source checkout has no kernels unless built in place)
+IMPORTED = Path(binarsity_stats.__file__).resolve().parents[1]
 RTOL = 1e-12
 
 
@@ -175,7 +178,7 @@ def test_predict_interval_from_a_saved_refit_imports_no_statsmodels(tmp_path):
         " or m.startswith('scipy.stats') or m.split('.')[0] == 'matplotlib')\n"
         "print(rc, heavy)\n"
     )
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=str(IMPORTED))
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
