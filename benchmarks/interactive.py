@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from ._common import SuiteOutput
-from .cv import _frame, _warm_up_ebm, fit_ebm, measure, measure_tree, split
+from .cv import _frame, _met, _warm_up_ebm, fit_ebm, measure, measure_tree, split
 from .cv import load as load_cv
 
 DATASETS = ("fair", "adult", "bank", "churn", "sim1000", "sim2700", "poisson", "collinear")
@@ -152,10 +152,6 @@ def held_out_deviance(family: str, y: np.ndarray, mu: np.ndarray) -> float:
     mu = np.maximum(mu, 1e-300)
     ylogy = np.where(y > 0, y * np.log(np.where(y > 0, y, 1.0) / mu), 0.0)
     return 2.0 * float(np.mean(ylogy - (y - mu)))
-
-
-def _met(ok: bool) -> str:
-    return "met" if ok else "NOT met"
 
 
 def run(

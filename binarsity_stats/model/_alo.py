@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._results_inference import segment_of_level
+
 __all__ = ["alo_curve", "alo_linear_predictor"]
 
 #: Smallest 1 − H_ii ℓ''_i: a row that alone determines a segment (leverage 1) has no
@@ -92,12 +94,7 @@ def segment_indicators(res: Any) -> np.ndarray:
     for j, block in enumerate(m.spec.blocks):
         s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
         if block.penalized:
-            new = np.asarray(res.jumps[s:e][: block.chain_length], dtype=bool).copy()
-            new[[first for first, _, _ in block.chains() if first > 0]] = True
-            seg = np.cumsum(new)
-            seg_of_level = np.concatenate(
-                [seg, np.arange(block.chain_length, e - s) - block.chain_length + seg[-1] + 1]
-            )
+            seg_of_level = segment_of_level(block, res.jumps[s:e])
         else:
             seg_of_level = np.arange(e - s)
         columns.append(k + seg_of_level)

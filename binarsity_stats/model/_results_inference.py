@@ -22,6 +22,28 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["InferenceMixin"]
 
 
+def segment_of_level(block: Any, jumps: np.ndarray) -> np.ndarray:
+    """The segment of every level of a penalised block: a new segment at each kept jump
+    and at each chain start; the levels after the chains (a missing level) one each.
+
+    Parameters
+    ----------
+    block : Block
+        The term's recipe block (its ``chain_length`` and ``chains()``).
+    jumps : ndarray of bool
+        The fit's kept jumps on the block's levels.
+
+    Returns
+    -------
+    ndarray of int, one per level
+    """
+    new = np.asarray(jumps[: block.chain_length], dtype=bool).copy()
+    new[[first for first, _, _ in block.chains() if first > 0]] = True
+    seg = np.cumsum(new)
+    rest = np.arange(block.chain_length, len(jumps)) - block.chain_length + seg[-1] + 1
+    return np.concatenate([seg, rest])
+
+
 class InferenceMixin:
     """Refit and bootstrap of :class:`~binarsity_stats.model._results.BinarsityResults`."""
 
@@ -50,12 +72,8 @@ class InferenceMixin:
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
             counts = bin_counts[s:e]
             if block.penalized:
-                new = self.jumps[s:e][: block.chain_length].copy()
-                new[[first for first, _, _ in block.chains() if first > 0]] = True
-                seg = np.cumsum(new)
-                seg_of_level = np.concatenate(
-                    [seg, np.arange(block.chain_length, e - s) - block.chain_length + seg[-1] + 1]
-                )
+                seg_of_level = segment_of_level(block, self.jumps[s:e])
+                seg = seg_of_level[: block.chain_length]
                 seg_names = []
                 for sid in range(int(seg[-1]) + 1):
                     levels = np.flatnonzero(seg == sid)
