@@ -126,3 +126,19 @@ def postgres():
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _fold_workers_on_small_data(monkeypatch):
+    """Tests that ask for ``n_jobs > 1`` get workers whatever their data's size.
+
+    With ``backend="auto"`` cross-validation starts workers only once the folds' measured
+    work pays for them (``_cv.parallel_pays``); the suite's data are small, so without
+    this its ``n_jobs=2`` tests would compare the serial walk with itself. Here workers
+    start after the first chunk of λ values. The rule itself is tested in
+    ``tests/engine/test_cv.py`` (which sets its own values).
+    """
+    from binarsity_stats.engine import _cv
+
+    monkeypatch.setattr(_cv, "PARALLEL_MIN_SECONDS", 0.0)
+    monkeypatch.setattr(_cv, "idle_cores", lambda: 2.0)

@@ -35,6 +35,7 @@ import queue
 import signal
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -56,12 +57,23 @@ __all__ = [
     "fork_available",
     "CV_BACKENDS",
     "check_patience",
+    "parallel_pays",
+    "idle_cores",
 ]
 
 
 #: Keep every fold's prepared design for the whole walk below this many bytes; above it,
 #: a fold's design is prepared again for each chunk of λ values.
 KEEP_BYTES = 1 << 30
+
+#: With ``backend="auto"`` and ``n_jobs > 1``, the folds are solved in the calling
+#: process and timed until their solves per λ take at least this many seconds; then
+#: the workers start (see :func:`parallel_pays`). Forking the workers and the round
+#: trip of λ values and scores per chunk cost milliseconds, but a worker's first solves
+#: also pay its copy-on-write page faults, and on two cores the calling process walks
+#: the path on all rows beside the workers; ``python -m benchmarks interactive`` reports
+#: serial and ``n_jobs=2`` side by side.
+PARALLEL_MIN_SECONDS = 0.05
 
 
 # ---------------------------------------------------------------------------------------
@@ -169,6 +181,56 @@ def fork_available() -> bool:
         and "fork" in multiprocessing.get_all_start_methods()
         and not multiprocessing.current_process().daemon
     )
+
+def idle_cores() -> float:
+    """Cores this process may use that the machine is not already busy with.
+
+    The usable cores (``os.sched_getaffinity`` where it exists, else ``os.cpu_count``)
+    less the one-minute load average, not counting this process itself (one runnable
+    task). Where the load average is unknown, all usable cores.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return float(cores)
+    return float(cores) - max(0.0, load - 1.0)
+
+def parallel_pays(
+    fold_seconds: float, n_lambdas: int, workers: int, idle: float | None = None
+) -> bool:
+    """Whether worker processes (or threads) pay for themselves on this walk.
+
+    The folds are solved serially and timed, chunk by chunk of λ values; the rest of the
+    walk goes to ``workers`` workers once the folds' solves per λ take at least
+    :data:`PARALLEL_MIN_SECONDS` — below it, starting the workers and the round trip of
+    every chunk cost more than they save — and the machine has at least 1.5 idle cores
+    (:func:`idle_cores`): on a machine already busy, a second worker only takes turns
+    with the first. Results do not depend on the choice (every fold walks from its own
+    warm starts, in whichever process).
+
+    Parameters
+    ----------
+    fold_seconds : float
+        Wall seconds the folds' solves took on one chunk, serially (preparing excluded).
+    n_lambdas : int
+        λ values in that chunk.
+    workers : int
+        Workers that would be used (``min(n_jobs, folds)``).
+    idle : float, optional
+        Idle cores (default: :func:`idle_cores` now).
+
+    Returns
+    -------
+    bool
+        True to start the workers.
+    """
+    if workers <= 1 or n_lambdas <= 0 or fold_seconds / n_lambdas < PARALLEL_MIN_SECONDS:
+        return False
+    return (idle_cores() if idle is None else idle) >= 1.5
 
 def resolve_backend(backend: Any, n_jobs: int) -> str:
     """The execution of the folds: ``"serial"``, ``"processes"`` or ``"threads"``.
@@ -357,6 +419,10 @@ class CVPath:
     extended : int
         λ values added below the grid's end (``extend``) because the best λ was the
         last one evaluated.
+    backend : str
+        How the folds ran at the end of the walk: ``"serial"``, ``"processes"`` or
+        ``"threads"`` (with ``backend="auto"``, serial while the folds' measured work
+        did not pay for workers: :func:`parallel_pays`).
     """
 
     lams: np.ndarray
@@ -370,6 +436,7 @@ class CVPath:
     idx_1se: int
     folds: Folds | None = None
     extended: int = 0
+    backend: str = "serial"
 
     @property
     def lam_min(self) -> float:
@@ -454,7 +521,10 @@ def cross_validate(
         At most this many λ values added below the grid's end (0: never).
     backend : {"auto", "processes", "threads"}, default="auto"
         How ``n_jobs > 1`` workers run (see the module docstring): forked processes
-        where available (``"auto"``), else threads. Results do not depend on it.
+        where available, else threads. With ``"auto"`` the folds are solved in this
+        process and timed, and the workers start once that work pays for them
+        (:func:`parallel_pays`); ``"processes"`` and ``"threads"`` start
+        them at once. Results do not depend on it (``CVPath.backend`` says which ran).
 
     Returns
     -------
@@ -464,7 +534,10 @@ def cross_validate(
     opts = {} if opts is None else dict(opts)
     fold_opts = opts if fold_opts is None else dict(fold_opts)
     prepare = getattr(data, "prepare_fold", data.prepare) if prepare is None else prepare
-    mode = resolve_backend(backend, int(n_jobs))
+    wanted = resolve_backend(backend, int(n_jobs))
+    # "auto": the folds run here, timed, until their work pays for workers
+    decide = backend == "auto" and wanted != "serial"
+    mode = "serial" if decide else wanted
     if not isinstance(folds, Folds):
         folds = Folds.from_fold_ids(folds)
     n_folds = folds.n_folds
@@ -485,6 +558,7 @@ def cross_validate(
     prepared: list[Any] = [None] * (n_folds + 1)
     warm: list[Any] = [None] * (n_folds + 1)
     path_sols: list[Any] = []
+    prepare_seconds = [0.0]  # of the folds, in this process (not part of their solves)
     stop = threading.Event()
 
     def run_chunk(k: int, lams: np.ndarray, tick: Callable[[], None] | None = None) -> list:
@@ -497,7 +571,12 @@ def cross_validate(
             warm[k] = path_sols[-1] if path_sols else warm[k]
             _release_working(prepared[k])
             return []
-        prep = prepared[k] if prepared[k] is not None else prepare(folds.splits[k][0])
+        if prepared[k] is not None:
+            prep = prepared[k]
+        else:
+            started = time.perf_counter()
+            prep = prepare(folds.splits[k][0])
+            prepare_seconds[0] += time.perf_counter() - started
         if keep:
             prepared[k] = prep
         out = []
@@ -523,16 +602,35 @@ def cross_validate(
     workers = min(int(n_jobs), n_folds)
     tasks = list(range(n_folds)) + ([full] if full is not None else [])
     pool: Any = None
-    if mode == "threads":
-        pool = FoldPool(min(int(n_jobs), len(tasks)))
-    elif mode == "processes":
-        pool = _ProcessFolds(workers, range(n_folds), run_chunk)
+
+    def start_workers() -> Any:
+        # forked mid-walk, the workers inherit every fold's warm start
+        if mode == "threads":
+            return FoldPool(min(int(n_jobs), len(tasks)))
+        if mode == "processes":
+            return _ProcessFolds(workers, range(n_folds), run_chunk)
+        return None
+
+    pool = start_workers()
 
     def run_block(lams: np.ndarray) -> list:
+        nonlocal mode, pool, decide
         if mode == "threads":
             return pool.map(lambda k, lams=lams: run_chunk(k, lams, tick), tasks)[:n_folds]
         if mode == "serial":
-            return [run_chunk(k, lams, tick) for k in tasks][:n_folds]
+            started, prepare_seconds[0] = time.perf_counter(), 0.0
+            out = [run_chunk(k, lams, tick) for k in range(n_folds)]
+            solve_seconds = time.perf_counter() - started - prepare_seconds[0]
+            if full is not None:
+                run_chunk(full, lams, tick)
+            if decide:  # measured again after every chunk: later λ cost more
+                if parallel_pays(solve_seconds, len(lams), workers):
+                    decide = False
+                    mode = wanted
+                    pool = start_workers()
+                    if mode == "processes":  # the workers hold the folds' problems now
+                        prepared[:n_folds] = [None] * n_folds
+            return out
         pool.send(lams)  # the workers solve the folds while this process walks the path
         if full is not None:
             run_chunk(full, lams, tick)
@@ -578,7 +676,7 @@ def cross_validate(
     path = path_sols[: len(lams)] if refit_path else None
     mean, se, idx_min, idx_1se = select_lambda(scores, scoring)
     return CVPath(lams, scores, folds.fold_ids, grid_size, path, mean, se, idx_min, idx_1se,
-                  folds=folds, extended=extended)  # fmt: skip
+                  folds=folds, extended=extended, backend=mode)  # fmt: skip
 
 def grid_end_message(
     cv: CVPath, scoring: str, *, user_grid: bool, lambda_max: Callable[[], float]

@@ -174,8 +174,11 @@ class ModelPathCV:
             Seed of the fold assignment.
         n_jobs : int, default=1
             Folds solved in parallel (-1: one per CPU): forked worker processes on
-            Linux, threads elsewhere; the path on all rows is solved meanwhile. Results
-            do not depend on it.
+            Linux, threads elsewhere; the path on all rows is solved meanwhile. The
+            folds start serially and are timed: the workers start only once the folds'
+            solves take at least ``_cv.PARALLEL_MIN_SECONDS`` (50 ms) per λ and the
+            machine has 1.5 idle cores, so small problems and busy machines stay
+            serial. Results do not depend on it.
         verbose : bool, default=False
             Show a tqdm progress bar.
         n_lambdas, lam_min_ratio, lams

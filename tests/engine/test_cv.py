@@ -28,7 +28,7 @@ from numpy.testing import assert_array_equal
 
 from binarsity_stats import glm
 from binarsity_stats._datasets import simulate_collinear_sizes
-from binarsity_stats.engine._cv import cross_validate, fork_available, resolve_backend
+from binarsity_stats.engine._cv import cross_validate, fork_available, idle_cores, resolve_backend
 from binarsity_stats.engine._folds import fold_ids
 
 needs_fork = pytest.mark.skipif(not fork_available(), reason="fork start method (Linux)")
@@ -177,3 +177,85 @@ def test_an_exception_that_does_not_pickle_reaches_the_caller_as_text():
     ids = fold_ids(data.y, 2, random_state=0)
     with pytest.raises(RuntimeError, match="Local: fold broke"):
         cross_validate(data, grid, ids, n_jobs=2, backend="processes", prepare=prepare)
+
+
+# ---------------------------------------------------------------------------------------
+# backend="auto": workers only when the folds' measured work pays for them (issue 27)
+# ---------------------------------------------------------------------------------------
+
+
+def test_parallel_pays_needs_the_work_and_idle_cores(monkeypatch):
+    from binarsity_stats.engine import _cv
+
+    monkeypatch.setattr(_cv, "PARALLEL_MIN_SECONDS", 0.05)
+    # 10 λ in the chunk: 0.04 s per λ is below the bar, 0.06 s above it
+    assert not _cv.parallel_pays(0.4, 10, 2, idle=2.0)
+    assert _cv.parallel_pays(0.6, 10, 2, idle=2.0)
+    assert not _cv.parallel_pays(0.6, 10, 2, idle=1.2)  # a busy machine: no second core
+    assert not _cv.parallel_pays(60.0, 10, 1, idle=2.0)  # one worker is the caller
+    assert not _cv.parallel_pays(1.0, 0, 2, idle=2.0)
+
+
+def test_idle_cores_subtracts_the_load_but_not_this_process(monkeypatch):
+    from binarsity_stats.engine import _cv
+
+    monkeypatch.setattr(_cv.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(_cv.os, "getloadavg", lambda: (1.0, 0.0, 0.0))
+    # the function itself (conftest replaces _cv.idle_cores for the rest of the suite)
+    assert idle_cores() == 2.0
+    monkeypatch.setattr(_cv.os, "getloadavg", lambda: (2.5, 0.0, 0.0))
+    assert idle_cores() == 0.5
+
+    def no_load():
+        raise OSError("no load average")
+
+    monkeypatch.setattr(_cv.os, "getloadavg", no_load)
+    assert idle_cores() == 2.0
+
+
+@pytest.mark.parametrize("backend", ["threads", pytest.param("processes", marks=needs_fork)])
+def test_auto_stays_serial_when_the_folds_are_cheap(monkeypatch, backend):
+    from binarsity_stats.engine import _cv
+
+    # the folds' solves of this model take milliseconds: far below an hour per λ
+    monkeypatch.setattr(_cv, "PARALLEL_MIN_SECONDS", 3600.0)
+    monkeypatch.setattr(_cv, "idle_cores", lambda: 2.0)
+    monkeypatch.setattr(_cv, "resolve_backend", lambda b, n: "serial" if n <= 1 else backend)
+    model = _binomial(400)
+    auto = _run(model, "auto", 2)
+    assert auto.backend == "serial"
+    _assert_same(_run(model, "auto", 1), auto)
+
+
+@pytest.mark.parametrize("backend", ["threads", pytest.param("processes", marks=needs_fork)])
+@pytest.mark.parametrize("switch_after", [1, 3])
+def test_workers_started_mid_walk_give_the_serial_cv(monkeypatch, backend, switch_after):
+    from binarsity_stats.engine import _cv
+
+    calls = []
+
+    def pays(seconds, n_lambdas, workers, idle=None):  # the measured work pays at chunk k
+        calls.append(seconds)
+        return len(calls) >= switch_after
+
+    monkeypatch.setattr(_cv, "parallel_pays", pays)
+    monkeypatch.setattr(_cv, "resolve_backend", lambda b, n: "serial" if n <= 1 else backend)
+    for make in (_collinear, _binomial):
+        calls.clear()
+        model = make()
+        serial = _run(model, "auto", 1)
+        auto = _run(model, "auto", 2)
+        assert auto.backend == backend and len(calls) == switch_after
+        assert all(s >= 0 for s in calls)
+        _assert_same(serial, auto)
+
+
+@needs_fork
+def test_an_explicit_backend_starts_its_workers_at_once(monkeypatch):
+    from binarsity_stats.engine import _cv
+
+    monkeypatch.setattr(_cv, "PARALLEL_MIN_SECONDS", 3600.0)
+    called = []
+    monkeypatch.setattr(_cv, "parallel_pays", lambda *a, **k: called.append(a) or False)
+    res = _run(_binomial(300), "processes", 2)
+    assert res.backend == "processes" and not called
