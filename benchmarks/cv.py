@@ -230,14 +230,28 @@ def _warm_up_ebm(n_jobs: int) -> None:
     fit_ebm(X, (X[:, 0] > 0).astype(float), "binomial", n_jobs, quick=True)
 
 
+def mean_deviance(family: str, y: np.ndarray, mu: np.ndarray) -> float:
+    """Mean unit deviance per held-out row, by the package's own family (gaussian: the
+    squared error; binomial, poisson: R's deviance); μ clipped away from the edges of
+    its range so that a peer's 0 or 1 is a large finite loss, not an infinite one."""
+    from binarsity_stats.families._families import get_family
+
+    fam = get_family(family)
+    mu = np.asarray(mu, dtype=np.float64)
+    if family == "binomial":
+        mu = np.clip(mu, 1e-15, 1 - 1e-15)
+    elif family == "poisson":
+        mu = np.maximum(mu, 1e-300)
+    return float(np.mean(fam.unit_deviance(np.asarray(y, dtype=np.float64), mu)))
+
+
 def held_out(family: str, y: np.ndarray, mu: np.ndarray) -> tuple[float, float]:
     """Mean deviance per row (gaussian: squared error) and AUC (binomial) on test rows."""
-    if family == "gaussian":
-        return float(np.mean((y - mu) ** 2)), float("nan")
+    dev = mean_deviance(family, y, mu)
+    if family != "binomial":
+        return dev, float("nan")
     from sklearn.metrics import roc_auc_score
 
-    p = np.clip(mu, 1e-15, 1 - 1e-15)
-    dev = -2.0 * float(np.mean(y * np.log(p) + (1 - y) * np.log1p(-p)))
     return dev, float(roc_auc_score(y, mu))
 
 

@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from ._common import SuiteOutput
-from .cv import _frame, _met, _warm_up_ebm, fit_ebm, measure, measure_tree, split
+from .cv import _frame, _met, _warm_up_ebm, fit_ebm, mean_deviance, measure, measure_tree, split
 from .cv import load as load_cv
 
 DATASETS = ("fair", "adult", "bank", "churn", "sim1000", "sim2700", "poisson", "collinear")
@@ -142,18 +142,6 @@ def fit_lgbm(X, y, family: str):
     return model.fit(_frame(X), y)
 
 
-def held_out_deviance(family: str, y: np.ndarray, mu: np.ndarray) -> float:
-    """Mean deviance per held-out row (gaussian: the squared error)."""
-    if family == "gaussian":
-        return float(np.mean((y - mu) ** 2))
-    if family == "binomial":
-        p = np.clip(mu, 1e-15, 1 - 1e-15)
-        return -2.0 * float(np.mean(y * np.log(p) + (1 - y) * np.log1p(-p)))
-    mu = np.maximum(mu, 1e-300)
-    ylogy = np.where(y > 0, y * np.log(np.where(y > 0, y, 1.0) / mu), 0.0)
-    return 2.0 * float(np.mean(ylogy - (y - mu)))
-
-
 def run(
     out: SuiteOutput,
     quick: bool,
@@ -207,8 +195,8 @@ def run(
         ebm_family = "binomial" if family == "binomial" else "gaussian"
         _, t_ebm, c_ebm = measure_tree(partial(fit_ebm, Xtr, ytr, ebm_family, 2, quick),
                                        repeats)  # fmt: skip
-        dev_cv = held_out_deviance(family, yte, cv1.best_.predict(_frame(Xte)))
-        dev_alo = held_out_deviance(family, yte, alo.predict(_frame(Xte)))
+        dev_cv = mean_deviance(family, yte, cv1.best_.predict(_frame(Xte)))
+        dev_alo = mean_deviance(family, yte, alo.predict(_frame(Xte)))
         excess = dev_alo / dev_cv - 1.0
         t_cv = min(t_cv1, t_cv2)
         row = out.add(

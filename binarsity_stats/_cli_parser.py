@@ -218,8 +218,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--family", default="gaussian", type=_family, metavar="FAMILY",
         help="gaussian (default), binomial or poisson, with the canonical link (R's and "
         "statsmodels' spellings logistic, logit, normal... are read as these), gamma, "
-        "tweedie (P = 1.5) or tweedie:P (1 <= P <= 2), with the log link, or cox "
-        "(Breslow's ties; cox:efron for Efron's) with a Surv(time, event) response",
+        "tweedie (P = 1.5) or tweedie:P (1 <= P <= 2), with the log link; quasipoisson, "
+        "quasibinomial (dispersion estimated); nb (negative binomial, theta estimated as "
+        "R's glm.nb does); or cox (Breslow's ties; cox:efron for Efron's) with a "
+        "Surv(time, event) response",
     )  # fmt: skip
     fit.add_argument(
         "--lam", type=_lam, default="theory",

@@ -52,6 +52,12 @@ def test_help_documents_both_commands(capsys):
         "offset(log(exposure))",
     ):
         assert option in fit_help, option
+    # every name --family reads is named in its help (argparse wraps lines: join words)
+    from binarsity_stats.families._families import FAMILIES
+
+    words = " ".join(fit_help.split())
+    for name in FAMILIES:
+        assert name in words, name
     with pytest.raises(SystemExit):
         parser.parse_args(["demo", "--help"])
     assert "fair" in capsys.readouterr().out
