@@ -58,17 +58,38 @@ def alo_linear_predictor(res: Any) -> tuple[np.ndarray, np.ndarray]:
     w = np.ascontiguousarray(m.sample_weight, dtype=np.float64)
     grad, hess = np.empty_like(eta), np.empty_like(eta)
     m.family.grad_hess_only(eta, y, w, 1.0, grad, hess)
-    X = segment_indicators(res)
-    if X.shape[1] == 0:
+    layout = _segment_layout(res)
+    width = layout[1] + layout[2]
+    if width == 0:
         return eta.copy(), np.zeros_like(eta)
-    A = X.T @ (X * hess[:, None])
+    n = eta.shape[0]
+    step = row_block(width)
+    # A = Xᵀ diag(ℓ'') X and every row's x_iᵀ A⁺ x_i, a block of rows at a time: the
+    # n × k segment design is never held whole (at 1e6 rows and 120 segments, 1 GB)
+    A = np.zeros((width, width), dtype=np.float64)
+    for start in range(0, n, step):
+        X = _indicator_rows(res, layout, start, min(n, start + step))
+        A += X.T @ (X * hess[start : start + X.shape[0], None])
     # the segment design can be rank deficient (a column of zero weight): H is the same
     # on any basis of its column space, which the pseudo-inverse gives
     A_inv = np.linalg.pinv(A, rcond=1e-12, hermitian=True)
-    h = np.einsum("ij,jk,ik->i", X, A_inv, X, optimize=True)
+    h = np.empty(n, dtype=np.float64)
+    for start in range(0, n, step):
+        X = _indicator_rows(res, layout, start, min(n, start + step))
+        h[start : start + X.shape[0]] = np.einsum("ij,ij->i", X @ A_inv, X)
     leverage = np.clip(h * hess, 0.0, 1.0)
     denominator = np.maximum(1.0 - leverage, MIN_DENOMINATOR)
     return eta + h * grad / denominator, leverage
+
+
+#: Rows of the segment design built at once by :func:`alo_linear_predictor`: about this
+#: many floats (32 MB) whatever the number of segments.
+BLOCK_FLOATS = 1 << 22
+
+
+def row_block(width: int) -> int:
+    """Rows per block of an n × ``width`` float matrix held :data:`BLOCK_FLOATS` at a time."""
+    return max(1, BLOCK_FLOATS // max(1, int(width)))
 
 
 def segment_indicators(res: Any) -> np.ndarray:
@@ -87,8 +108,14 @@ def segment_indicators(res: Any) -> np.ndarray:
     -------
     ndarray of shape (n, k)
     """
+    n = int(res.model.design.n_obs)
+    return _indicator_rows(res, _segment_layout(res), 0, n)
+
+
+def _segment_layout(res: Any) -> tuple[list[np.ndarray], int, int]:
+    """Per block the segment column of each level, the count of those columns (with
+    the intercept's), and the dense columns' count."""
     m = res.model
-    n = int(m.design.n_obs)
     columns: list[np.ndarray] = []  # per block: the column of each of its levels
     k = 1 if m.fit_intercept else 0
     for j, block in enumerate(m.spec.blocks):
@@ -101,16 +128,23 @@ def segment_indicators(res: Any) -> np.ndarray:
         k += int(seg_of_level.max()) + 1 if seg_of_level.size else 0
     dense = m.design.dense
     q = 0 if dense is None else int(np.asarray(dense).shape[1])
-    if q == 0:
-        dense = None
-    X = np.zeros((n, k + q), dtype=np.float64)
+    return columns, k, q
+
+
+def _indicator_rows(
+    res: Any, layout: tuple[list[np.ndarray], int, int], start: int, stop: int
+) -> np.ndarray:
+    """Rows ``start:stop`` of :func:`segment_indicators`."""
+    m = res.model
+    columns, k, q = layout
+    X = np.zeros((stop - start, k + q), dtype=np.float64)
     if m.fit_intercept:
         X[:, 0] = 1.0
-    rows = np.arange(n)
+    rows = np.arange(stop - start)
     for j, level_col in enumerate(columns):
-        X[rows, level_col[np.asarray(m.design.codes[j])]] = 1.0
+        X[rows, level_col[np.asarray(m.design.codes[j][start:stop])]] = 1.0
     if q:
-        X[:, k:] = np.asarray(dense, dtype=np.float64)
+        X[:, k:] = np.asarray(m.design.dense[start:stop], dtype=np.float64)
     return X
 
 

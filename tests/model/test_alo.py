@@ -152,3 +152,55 @@ def test_fit_alo_stops_where_the_curve_has_turned_and_matches_the_full_path():
     assert not curve_turned([3.0, 2.0, 1.0, 1.5, 1.6], [0.1] * 5, 5)
     assert curve_turned([3.0, 1.0, 2.0, 2.1, 2.2, 2.3, 2.4], [0.1] * 7, 5)
     assert not curve_turned([3.0, 1.0, 1.05, 2.1, 2.2, 2.3, 2.4], [0.1] * 7, 5)
+
+
+def test_alo_in_row_blocks_equals_the_whole_design(monkeypatch):
+    """The segment design is built a block of rows at a time: the leverages are those
+    of the whole design (any block size: 1 row, an uneven split, all rows)."""
+    from binarsity_stats.model import _alo
+
+    rng = np.random.default_rng(4)
+    n = 997
+    d = pd.DataFrame({"x": rng.uniform(size=n), "z": rng.normal(size=n), "u": rng.normal(size=n),
+                      "g": rng.choice(["a", "b", "c"], n)})  # fmt: skip
+    d["y"] = rng.binomial(1, 1 / (1 + np.exp(-(1.0 * (d["x"] > 0.4) + 0.4 * d["u"]))))
+    res = bstats.glm("y ~ bin(x, 12) + bin(z, 8):C(g) + C(g) + u", d,
+                     family="binomial").fit(lam=0.005)  # fmt: skip
+    X = _alo.segment_indicators(res)
+    hess = np.empty(n)
+    res.model.family.grad_hess_only(np.asarray(res.linear_predictor, dtype=np.float64),
+                                    np.asarray(res.model.y, dtype=np.float64),
+                                    np.asarray(res.model.sample_weight, dtype=np.float64), 1.0,
+                                    np.empty(n), hess)  # fmt: skip
+    A_inv = np.linalg.pinv(X.T @ (X * hess[:, None]), rcond=1e-12, hermitian=True)
+    whole = np.clip(np.einsum("ij,jk,ik->i", X, A_inv, X) * hess, 0, 1)
+    for floats in (1, 37 * X.shape[1], 1 << 22):
+        monkeypatch.setattr(_alo, "BLOCK_FLOATS", floats)
+        _, leverage = alo_linear_predictor(res)
+        np.testing.assert_allclose(leverage, whole, rtol=1e-9, atol=1e-12)
+
+
+def test_alo_memory_does_not_grow_with_rows_times_segments():
+    """At 2e5 rows and ~100 segment columns the whole segment design would take 160 MB;
+    ALO's peak allocation stays within a few row vectors plus one block."""
+    import tracemalloc
+
+    from binarsity_stats.model import _alo
+
+    rng = np.random.default_rng(5)
+    n = 200_000
+    d = pd.DataFrame({f"x{i}": rng.uniform(size=n) for i in range(4)})
+    eta = sum(np.sin(6 * d[f"x{i}"]) for i in range(4))
+    d["y"] = eta + rng.normal(size=n)
+    res = bstats.glm("y ~ " + " + ".join(f"bin(x{i}, 40)" for i in range(4)), d).fit(lam=1e-4)
+    width = _alo._segment_layout(res)[1]
+    assert width >= 60, width  # enough segments for the whole design to be large
+    tracemalloc.start()
+    try:
+        alo_linear_predictor(res)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    whole = 8 * n * width
+    bound = 12 * 8 * n + 3 * 8 * _alo.BLOCK_FLOATS + 8 * width * width * 4
+    assert peak <= bound < whole, (peak, bound, whole)
