@@ -6,7 +6,8 @@ For a family with cumulant function ``b`` the per-row loss is
 derivative ``s_i b''(η_i)`` (design.md §1). Kernels are named
 ``{family}_{link}_{quantity}``; output buffers end in ``_out``; every loss kernel
 returns the unnormalised sum Σ_i s_i [b(η_i) − y_i η_i] (the caller divides by W).
-The Python drivers in ``_families.py`` validate shapes before calling.
+Every kernel checks that its arrays are as long as ``eta`` before its loop: whatever it
+is handed, it never reads or writes past an array's end.
 """
 
 cimport cython
@@ -35,6 +36,8 @@ def gaussian_identity_loss(const double[::1] eta, const double[::1] y,
     """Σ s_i (η_i²/2 − y_i η_i).  NumPy: ``np.sum(sw * (eta**2 / 2 - y * eta))``."""
     cdef Py_ssize_t i, n = eta.shape[0]
     cdef double acc = 0.0
+    if y.shape[0] < n or sw.shape[0] < n:
+        raise ValueError("eta, y and sw must have the same length.")
     with nogil:
         for i in range(n):
             acc += sw[i] * (0.5 * eta[i] * eta[i] - y[i] * eta[i])
@@ -46,6 +49,8 @@ def binomial_logit_loss(const double[::1] eta, const double[::1] y,
     """Σ s_i (log(1 + e^{η_i}) − y_i η_i).  NumPy: ``np.sum(sw * (np.logaddexp(0, eta) - y * eta))``."""
     cdef Py_ssize_t i, n = eta.shape[0]
     cdef double acc = 0.0
+    if y.shape[0] < n or sw.shape[0] < n:
+        raise ValueError("eta, y and sw must have the same length.")
     with nogil:
         for i in range(n):
             acc += sw[i] * (_log1pexp(eta[i]) - y[i] * eta[i])
@@ -57,6 +62,8 @@ def poisson_log_loss(const double[::1] eta, const double[::1] y,
     """Σ s_i (e^{η_i} − y_i η_i).  NumPy: ``np.sum(sw * (np.exp(eta) - y * eta))``."""
     cdef Py_ssize_t i, n = eta.shape[0]
     cdef double acc = 0.0
+    if y.shape[0] < n or sw.shape[0] < n:
+        raise ValueError("eta, y and sw must have the same length.")
     with nogil:
         for i in range(n):
             acc += sw[i] * (exp(eta[i]) - y[i] * eta[i])
@@ -72,6 +79,8 @@ def gaussian_identity_grad_hess(const double[::1] eta, const double[::1] y,
     """
     cdef Py_ssize_t i, n = eta.shape[0]
     cdef double acc = 0.0, e
+    if y.shape[0] < n or sw.shape[0] < n or grad_out.shape[0] < n or hess_out.shape[0] < n:
+        raise ValueError("eta, y, sw, grad_out and hess_out must have the same length.")
     with nogil:
         for i in range(n):
             e = eta[i]
@@ -91,6 +100,8 @@ def binomial_logit_grad_hess(const double[::1] eta, const double[::1] y,
     """
     cdef Py_ssize_t i, n = eta.shape[0]
     cdef double acc = 0.0, e, t, mu, nu, inv
+    if y.shape[0] < n or sw.shape[0] < n or grad_out.shape[0] < n or hess_out.shape[0] < n:
+        raise ValueError("eta, y, sw, grad_out and hess_out must have the same length.")
     with nogil:
         for i in range(n):
             e = eta[i]
@@ -116,6 +127,8 @@ def binomial_logit_grad_hess_noloss(const double[::1] eta, const double[::1] y,
     """As ``binomial_logit_grad_hess`` without the loss (returns 0.0): no logarithm."""
     cdef Py_ssize_t i, n = eta.shape[0]
     cdef double e, t, mu, nu, inv
+    if y.shape[0] < n or sw.shape[0] < n or grad_out.shape[0] < n or hess_out.shape[0] < n:
+        raise ValueError("eta, y, sw, grad_out and hess_out must have the same length.")
     with nogil:
         for i in range(n):
             e = eta[i]
@@ -142,6 +155,8 @@ def poisson_log_grad_hess(const double[::1] eta, const double[::1] y,
     """
     cdef Py_ssize_t i, n = eta.shape[0]
     cdef double acc = 0.0, e, mu
+    if y.shape[0] < n or sw.shape[0] < n or grad_out.shape[0] < n or hess_out.shape[0] < n:
+        raise ValueError("eta, y, sw, grad_out and hess_out must have the same length.")
     with nogil:
         for i in range(n):
             e = eta[i]
