@@ -7,8 +7,8 @@
 #
 # with w_k >= 0 and lam_k >= 0 (lam[0] is ignored). The constrained variant adds
 # sum_k n_k theta_k = 0 (design.md section 5; _fused_lasso_constrained.pxd). Both
-# run in O(K) (amortised),
-# never allocate, never raise, and may be called under nogil in a loop.
+# run in O(K) (amortised), never allocate, never raise, and may be called under
+# nogil in a loop.
 #
 # Pointer conventions: `w` may be NULL, meaning w_k = 1 for every k (the prox).
 # `work` must hold at least fused_lasso_work_size(K) doubles; `out` must not
