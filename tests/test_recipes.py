@@ -113,8 +113,8 @@ def test_a_family_is_one_class_registered_in_FAMILIES(monkeypatch):
 
 def test_a_block_kind_is_registered_in_one_table_and_used_by_a_fit(monkeypatch):
     """The kind's rules come from ``penalty/_blocks.KINDS`` alone: a toy kind (the TV
-    chain's rules, counted) registered there is used by the penalty, CD's KKT check and
-    FISTA's metric prox of a fit on a binned design."""
+    chain's rules, counted) registered there is used by the KKT checks and FISTA's metric
+    prox of fits on a binned design, which equal the TV chain's to the solvers' tolerance."""
     from binarsity_stats.design._design import BinnedDesign
     from binarsity_stats.engine._solvers import Prepared
 
