@@ -532,11 +532,15 @@ def test_the_size_finder_counts_lines_and_classes(tmp_path):
 
 def test_no_module_over_800_lines_and_no_class_over_600():
     over = {}
-    for name, path in modules().items():
+    sources = dict(modules())
+    sources.update({f"kernels.{p.name}": p for p in (PACKAGE / "kernels").glob("*.pxd")})
+    for name, path in sources.items():
         if path.suffix == ".py":
             lines, classes = oversized(path)
-            if lines > MAX_MODULE_LINES or classes:
-                over[name] = (lines, classes)
+        else:  # a kernel (.pyx, .pxd): Cython, so its lines only
+            lines, classes = len(path.read_text(encoding="utf-8").splitlines()), {}
+        if lines > MAX_MODULE_LINES or classes:
+            over[name] = (lines, classes)
     assert set(over) == set(TOO_LONG), {
         "over a bound": {k: v for k, v in over.items() if k not in TOO_LONG},
         "no longer over (remove from TOO_LONG)": sorted(set(TOO_LONG) - set(over)),

@@ -31,11 +31,14 @@ unpenalised parameters (intercept, dense columns).
 is not informative for a Bernoulli (0/1, one trial per row) response: Pearson's χ² of
 0/1 data does not measure over-dispersion (McCullagh & Nelder 1989, §4.4.5), so the
 reports leave it out there (:func:`dispersion_informative`).
+
+**A statistic added to the reports**: one entry of :data:`SUMMARY_STATISTICS` (a name and
+a function of the results); ``glance()`` and ``summary()`` read the table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -50,7 +53,14 @@ __all__ = [
     "degrees_of_freedom",
     "pearson_dispersion",
     "dispersion_informative",
+    "SUMMARY_STATISTICS",
 ]
+
+#: Statistics of a penalised fit added by name — the one place to add one: each function
+#: takes the results (``BinarsityResults``) and returns a number, which ``glance()`` shows
+#: as a column and ``summary()`` as a row of its header (after AIC and BIC), in this
+#: table's order. Empty in the package: its own statistics are the results' attributes.
+SUMMARY_STATISTICS: dict[str, Callable[[Any], float]] = {}
 
 #: Relative size of the smallest kept jump, in units of η (see the module docstring):
 #: the solvers' default KKT tolerance.

@@ -3,7 +3,8 @@
 # (gradients from the sufficient statistics). Inline functions only: nothing to import
 # at run time. Never allocates, never raises; callable under nogil.
 
-from binarsity_stats.kernels._fused_lasso cimport weighted_fused_lasso, constrained_fused_lasso
+from binarsity_stats.kernels._fused_lasso cimport weighted_fused_lasso
+from binarsity_stats.kernels._fused_lasso_constrained cimport constrained_fused_lasso
 from binarsity_stats.kernels._kkt cimport block_violation
 
 

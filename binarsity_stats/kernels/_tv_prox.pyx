@@ -8,8 +8,8 @@ through the fastest exact kernel that applies —
   with a re-scan budget that hands its O(K²) worst cases to the DP;
 * other unit-weight blocks: the specialised unit-weight DP, and with the constraint
   (mode 2) the constrained search; values outside the unscaled kernels' range: the
-  scaled DP — the exact 1-D fused-lasso solvers of ``_fused_lasso.pyx``, cimported
-  through ``_fused_lasso.pxd``.
+  scaled DP — the exact 1-D fused-lasso solvers of ``_fused_lasso.pyx`` and
+  ``_fused_lasso_constrained.pyx``, cimported through their ``.pxd`` files.
 
 Only ``_prox.py`` calls the ``def`` functions at the bottom, after validation
 (``prox_mean_fast`` checks its own inputs and declines anything unusual).
@@ -23,10 +23,10 @@ import numpy as np
 from binarsity_stats.kernels._fused_lasso cimport (
     _data_range,
     _unit_fused_lasso,
-    constrained_fused_lasso,
     fused_lasso_work_size,
     weighted_fused_lasso,
 )
+from binarsity_stats.kernels._fused_lasso_constrained cimport constrained_fused_lasso
 
 # The unscaled unit-weight arithmetic is safe for max |y| in this range (the same
 # bounds as _fused_lasso's _UNIT_YMIN/_UNIT_YMAX, which it checks for its own DP).

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import linalg as scipy_linalg
 
+from ._refit_glm import irls
 from ._refit_glm import truncated_inverse as _truncated_inverse
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -144,6 +145,33 @@ def _weighted_gram(
     return gram, rhs
 
 
+class DenseRows:
+    """A dense design X as ``_refit_glm.irls`` reads it (the statsmodels refit's exog).
+
+    ``normal_equations`` by :func:`_weighted_gram` (a block of rows at a time),
+    ``gradient`` Xᵀv and ``linear`` Xβ: the same loop as the refit from sufficient
+    statistics, on the rows.
+    """
+
+    def __init__(self, X: np.ndarray) -> None:
+        self.X = X
+
+    def normal_equations(
+        self, w: np.ndarray, z: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """XᵀWX and XᵀWz (zeros when ``z`` is None)."""
+        gram, rhs = _weighted_gram(self.X, w, z)
+        return gram, np.zeros(self.X.shape[1]) if rhs is None else rhs
+
+    def gradient(self, v: np.ndarray) -> np.ndarray:
+        """Xᵀv for an n-vector ``v``."""
+        return self.X.T @ v
+
+    def linear(self, beta: np.ndarray) -> np.ndarray:
+        """Xβ for every row."""
+        return self.X @ beta
+
+
 def _identified_refit(sm_results: Any, max_iter: int = 100) -> Any:
     """A rank-deficient GLM refit made the same on every machine.
 
@@ -154,7 +182,8 @@ def _identified_refit(sm_results: Any, max_iter: int = 100) -> Any:
     standard errors — moved (8e-6 relative between two kernels, and IRLS wandered for
     its 100 iterations). Here IRLS goes on from statsmodels' estimate with each step the
     minimum-norm solution of the normal equations under the rank cut of
-    :func:`_truncated_inverse`: the identified parameters are statsmodels' (they do not
+    :func:`_truncated_inverse` — the package's one IRLS loop, ``_refit_glm.irls``, on the
+    dense rows (:class:`DenseRows`): the identified parameters are statsmodels' (they do not
     depend on the generalised inverse), the null-space part is exactly the minimum-norm
     one, and the covariance is the rank-cut inverse of XᵀWX. The results object is
     statsmodels' ``GLMResults`` built from them. Cox refits keep their own.
@@ -170,20 +199,11 @@ def _identified_refit(sm_results: Any, max_iter: int = 100) -> Any:
     off = np.asarray(model._offset_exposure, dtype=np.float64)
     fam = model.family
     prior = np.asarray(model.iweights * model.n_trials, dtype=np.float64)
-    beta = np.asarray(inner.params, dtype=np.float64)
-    converged = False
-    for _ in range(max_iter):
-        eta = X @ beta + off
-        mu = fam.fitted(eta)
-        w = prior * fam.weights(mu)
-        z = eta - off + fam.link.deriv(mu) * (y - mu)
-        gram, rhs = _weighted_gram(X, w, z)
-        new = _truncated_inverse(gram, X.shape[0]) @ rhs
-        step = float(np.max(np.abs(X @ (new - beta)), initial=0.0))
-        beta = new
-        if step <= 1e-10 * (1.0 + float(np.max(np.abs(eta), initial=0.0))):
-            converged = True
-            break
+    start = X @ np.asarray(inner.params, dtype=np.float64) + off
+    fit = irls(DenseRows(X), y, fam, prior, off, max_iter, start_eta=start)
+    if fit.beta is None:
+        return sm_results  # a step not finite: statsmodels' own estimate stands
+    beta, converged = fit.beta, fit.converged
     eta = X @ beta + off
     mu = fam.fitted(eta)
     model.weights = prior * fam.weights(mu)

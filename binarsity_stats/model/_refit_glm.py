@@ -39,7 +39,9 @@ __all__ = [
     "SegmentDesign",
     "GLMRefit",
     "ReplayedRows",
+    "IRLSFit",
     "fit_glm_gram",
+    "irls",
     "prediction_blocks",
     "truncated_inverse",
     "rank_cut",
@@ -595,6 +597,117 @@ def _null_fit(model: _Model, max_iter: int = 100) -> np.ndarray:
     return fam.fitted(b + off)
 
 
+class IRLSFit(NamedTuple):
+    """What :func:`irls` returns (``beta`` None when the first step is not finite)."""
+
+    beta: np.ndarray | None
+    mu: np.ndarray
+    eta: np.ndarray
+    cov_unscaled: np.ndarray | None
+    rank: int
+    null: np.ndarray | None
+    n_iter: int
+    converged: bool
+
+
+def irls(
+    design: Any,
+    y: np.ndarray,
+    family: Any,
+    iw: np.ndarray,
+    off: np.ndarray,
+    max_iter: int = 100,
+    start_eta: np.ndarray | None = None,
+) -> IRLSFit:
+    """The package's one IRLS loop of an unpenalised GLM (every refit's).
+
+    statsmodels' weights ``iw · family.weights(μ)`` and working response, from
+    ``start_eta`` or statsmodels' start (``family.starting_mu``). A Newton step is the
+    minimum-norm solution of XᵀWX β = XᵀWz under the rank cut of
+    :func:`truncated_inverse`; chord steps between them reuse the last XᵀWX (see
+    :func:`fit_glm_gram`). Stops when a Newton step moves no row's linear predictor by
+    more than 1e-10 (1 + max|η|).
+
+    Parameters
+    ----------
+    design : object
+        The design X: ``normal_equations(w, z)`` → (XᵀWX, XᵀWz), ``gradient(v)`` → Xᵀv
+        and ``linear(beta)`` → Xβ (a :class:`SegmentDesign`, or the dense rows of
+        ``_refit_checks.DenseRows``).
+    y : ndarray of shape (n,)
+    family : statsmodels.genmod.families.Family
+    iw : ndarray of shape (n,)
+        Prior weights (statsmodels' ``iweights · n_trials``).
+    off : ndarray of shape (n,)
+        Offset (and log exposure).
+    max_iter : int, default=100
+        Newton steps (each with at most :data:`CHORD_MAX` chord steps).
+    start_eta : ndarray of shape (n,), optional
+        Linear predictor (offset included) to start from.
+
+    Returns
+    -------
+    IRLSFit
+        β, μ and η at the last step, the rank-cut inverse of the last Newton step's
+        XᵀWX with its rank and null space, the Newton steps taken, and whether the
+        stopping rule was met.
+    """
+    n = y.shape[0]
+    converged = False
+    it = 0
+    beta = gram = None
+    with np.errstate(all="ignore"):
+        if start_eta is not None:
+            eta = np.asarray(start_eta, dtype=np.float64)
+            mu = family.fitted(eta)
+        if start_eta is None or not np.all(np.isfinite(mu)):
+            mu = family.starting_mu(y)
+            eta = family.predict(mu)
+        hinv = None  # the rank-cut inverse of the last Newton step's XᵀWX
+        chord = False  # the next step reuses it (a chord step: only Xᵀ W g'(μ)(y − μ))
+        prev = np.inf
+        n_chord = 0
+        while it < max_iter:
+            w = iw * family.weights(mu)
+            if chord:
+                # Newton's step with the last XᵀWX: δ = (XᵀWX)⁺ Xᵀ W (z − η + off)
+                grad = design.gradient(w * family.link.deriv(mu) * (y - mu))
+                if not np.all(np.isfinite(grad)):
+                    chord = False
+                    continue
+                new_beta = beta + hinv @ grad
+                n_chord += 1
+            else:
+                it += 1
+                z = eta - off + family.link.deriv(mu) * (y - mu)
+                step_gram, rhs = design.normal_equations(w, z)
+                if not (np.all(np.isfinite(step_gram)) and np.all(np.isfinite(rhs))):
+                    break
+                gram = step_gram
+                hinv, rank, null = _cut_inverse(gram, n)
+                new_beta = hinv @ rhs
+            new = design.linear(new_beta) + off
+            step = float(np.max(np.abs(new - eta), initial=0.0))
+            if chord and not (np.isfinite(step) and step < prev):
+                chord = False  # diverging: back to the last point, a Newton step
+                continue
+            beta, eta = new_beta, new
+            mu = family.fitted(eta)
+            tol = 1e-10 * (1.0 + float(np.max(np.abs(eta), initial=0.0)))
+            if not chord and step <= tol:
+                converged = True
+                break
+            # chord steps while they contract fast; a Newton step when they are slow and
+            # to confirm their convergence (its XᵀWX, at the converged η, gives the
+            # covariance)
+            slow = chord and step > CHORD_RATE * prev
+            chord = step > tol and not slow and n_chord < CHORD_MAX * max_iter
+            prev = step
+    if beta is None:
+        return IRLSFit(None, mu, eta, None, 0, None, it, False)
+    return IRLSFit(beta, mu, eta, hinv, rank, null, it, converged)
+
+
 def fit_glm_gram(
     design: SegmentDesign,
     y: np.ndarray,
@@ -656,59 +769,8 @@ def fit_glm_gram(
     y = np.asarray(y, dtype=np.float64)
     model = _Model(y, design, family, offset, var_weights, freq_weights, names, yname,
                    fixed_scale, concentrated_llf)  # fmt: skip
-    n = y.shape[0]
-    off = model._offset_exposure
-    iw = model.iweights
-    converged = False
-    it = 0
-    beta = gram = None
-    with np.errstate(all="ignore"):
-        if start_eta is not None:
-            eta = np.asarray(start_eta, dtype=np.float64)
-            mu = family.fitted(eta)
-        if start_eta is None or not np.all(np.isfinite(mu)):
-            mu = family.starting_mu(y)
-            eta = family.predict(mu)
-        hinv = None  # the rank-cut inverse of the last Newton step's XᵀWX
-        chord = False  # the next step reuses it (a chord step: only Xᵀ W g'(μ)(y − μ))
-        prev = np.inf
-        n_chord = 0
-        while it < max_iter:
-            w = iw * family.weights(mu)
-            if chord:
-                # Newton's step with the last XᵀWX: δ = (XᵀWX)⁺ Xᵀ W (z − η + off)
-                grad = design.gradient(w * family.link.deriv(mu) * (y - mu))
-                if not np.all(np.isfinite(grad)):
-                    chord = False
-                    continue
-                new_beta = beta + hinv @ grad
-                n_chord += 1
-            else:
-                it += 1
-                z = eta - off + family.link.deriv(mu) * (y - mu)
-                step_gram, rhs = design.normal_equations(w, z)
-                if not (np.all(np.isfinite(step_gram)) and np.all(np.isfinite(rhs))):
-                    break
-                gram = step_gram
-                hinv, rank, null = _cut_inverse(gram, n)
-                new_beta = hinv @ rhs
-            new = design.linear(new_beta) + off
-            step = float(np.max(np.abs(new - eta), initial=0.0))
-            if chord and not (np.isfinite(step) and step < prev):
-                chord = False  # diverging: back to the last point, a Newton step
-                continue
-            beta, eta = new_beta, new
-            mu = family.fitted(eta)
-            tol = 1e-10 * (1.0 + float(np.max(np.abs(eta), initial=0.0)))
-            if not chord and step <= tol:
-                converged = True
-                break
-            # chord steps while they contract fast; a Newton step when they are slow and
-            # to confirm their convergence (its XᵀWX, at the converged η, gives the
-            # covariance)
-            slow = chord and step > CHORD_RATE * prev
-            chord = step > tol and not slow and n_chord < CHORD_MAX * max_iter
-            prev = step
+    fit = irls(design, y, family, model.iweights, model._offset_exposure, max_iter, start_eta)
+    beta, mu, eta, hinv, rank, null, it, converged = fit
     if beta is None:
         raise ValueError(
             "refit(): the first IRLS step is not finite (an overflow of the family's "

@@ -26,6 +26,7 @@ import pandas as pd
 from scipy import stats
 
 from ..core._base import inconsistent
+from ..core._statistics import SUMMARY_STATISTICS
 from ..formula._columns import as_frame, frame_library, like_callers_frame
 
 __all__ = [
@@ -245,6 +246,7 @@ def glance_results(res: Any) -> pd.DataFrame:
     if res.model.family.survival:
         row["concordance"] = float(res.concordance)
     row.update(res.model.family.parameter_columns())  # an NB θ: theta, theta_se
+    row.update({name: float(stat(res)) for name, stat in SUMMARY_STATISTICS.items()})
     return pd.DataFrame([row])
 
 

@@ -128,7 +128,7 @@ def _prox_chain(v, block_ptr, weights, counts, step):
 
 def _metric_prox_chain(v, D, lam_w, counts, out, tol):
     """One block: argmin Σ_k (D_k/2)(θ_k − v_k)² + Σ_k λω_k|θ_k − θ_k−1|, nᵀθ = 0, into out."""
-    from ..kernels._fused_lasso import constrained_fused_lasso_py
+    from ..kernels._fused_lasso_constrained import constrained_fused_lasso_py
 
     constrained_fused_lasso_py(v, D, lam_w, counts, out, tol)
 

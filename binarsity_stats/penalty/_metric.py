@@ -10,7 +10,7 @@ fused-lasso signal approximator under n_jᵀθ_j = 0,
 
     argmin_θ Σ_k (L H_k / 2)(θ_k − v_k)² + λ Σ_k ω_k |θ_k − θ_k−1|,  v = y − g / (L H),
 
-which the constrained DP (``_fused_lasso.constrained_fused_lasso``) solves with
+which the constrained DP (``_fused_lasso_constrained.constrained_fused_lasso``) solves with
 observation weights. Since each row sits in one bin per block, Hess ≤ (p + 1) D: the
 backtracking constant L stays in [~1, p + 1] instead of spanning the bin counts' range.
 """

@@ -7,8 +7,8 @@ weighted bin counts ``n_jk``. The binarsity penalty is
     bina(theta) = sum_j sum_{k >= 2} omega_jk |theta_jk - theta_j,k-1|
                   + delta{n_j' theta_j = 0 for every j}.
 
-This module is the Python driver of the Cython kernels in ``_fused_lasso.pyx`` (the
-1-D solvers) and ``_tv_prox.pyx`` (Condat's algorithm and the block-wise prox): it
+This module is the Python driver of the Cython kernels in ``_fused_lasso.pyx`` and
+``_fused_lasso_constrained.pyx`` (the 1-D solvers) and ``_tv_prox.pyx`` (Condat's algorithm and the block-wise prox): it
 validates every argument (errors name it), then calls the kernels, which run
 without the GIL. Each kernel has a slow NumPy reference twin here, written
 independently of the dynamic programme (a taut string), used by the tests.
@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..kernels import _fused_lasso
+from ..kernels import _fused_lasso_constrained
 from ..kernels import _isotonic
 from ..kernels import _tv_prox
 from ..core._validation import check_block_ptr, check_lam
@@ -232,7 +233,7 @@ def constrained_fused_lasso(
     n_ = _nonnegative(_as_vector(counts, "counts", len(y_)), "counts")
     tol_ = _as_scalar(tol, "tol")
     out = np.empty_like(y_)
-    if len(y_) and _fused_lasso.constrained_fused_lasso_py(y_, w_, lam_, n_, out, tol_) < 0:
+    if len(y_) and _fused_lasso_constrained.constrained_fused_lasso_py(y_, w_, lam_, n_, out, tol_) < 0:
         warnings.warn(
             "constrained_fused_lasso hit its iteration limit", RuntimeWarning, stacklevel=2
         )

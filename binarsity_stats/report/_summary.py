@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..formula._labels import format_value
-from ..core._statistics import dispersion_informative
+from ..core._statistics import SUMMARY_STATISTICS, dispersion_informative
 
 __all__ = ["Summary", "make_summary"]
 
@@ -455,6 +455,7 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
         ]),
         ("AIC", _fmt(res.aic)),
         ("BIC", _fmt(res.bic)),
+        *[(name, _fmt(float(stat(res)))) for name, stat in SUMMARY_STATISTICS.items()],
         ("KKT violation", _fmt(res.kkt_violation)),
         ("Sample weights", _weights_label(m)),
         ("Offset", "yes" if m.offset is not None else "no"),

@@ -101,3 +101,41 @@ def test_identifiability_check_on_200k_rows_finds_the_collinear_columns():
     assert found == [0, 1, 2]
     assert peak < 4 * X.nbytes
     assert _non_identified(_Results(X[:, [0, 1, 3]])) == []
+
+
+def test_the_rank_deficient_refit_runs_the_one_irls_loop(monkeypatch):
+    """``_identified_refit`` runs ``_refit_glm.irls`` (the refit from sufficient statistics'
+    loop) on the dense rows; its estimate is the full-rank fit's to that loop's tolerance
+    and splits a duplicated column's effect evenly (the minimum-norm solution)."""
+    import statsmodels.api as sm
+
+    from binarsity_stats.model import _refit_checks, _refit_glm
+
+    designs = []
+
+    def counting(design, *args, **kwargs):
+        designs.append(type(design).__name__)
+        return _refit_glm.irls(design, *args, **kwargs)
+
+    monkeypatch.setattr(_refit_checks, "irls", counting, raising=True)
+    rng = np.random.default_rng(3)
+    n = 100_000
+    x = rng.normal(size=n)
+    g = (rng.random(n) < 0.3).astype(float)
+    y = rng.binomial(1, 1 / (1 + np.exp(-(0.2 + 0.5 * x - 0.7 * g)))).astype(float)
+    full = np.column_stack([np.ones(n), x, g])
+    deficient = np.column_stack([full, g])  # g twice: one direction not identified
+    fam = sm.families.Binomial()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = sm.GLM(y, full, family=fam).fit(tol=1e-12)
+        out = _refit_checks._identified_refit(sm.GLM(y, deficient, family=fam).fit())
+    assert designs == ["DenseRows"]
+    assert out.converged
+    params = np.asarray(out.params)
+    # the loop stops when η moves by ≤ 1e-10 (1 + max|η|); statsmodels' reference at
+    # its deviance tolerance 1e-12: parameters agree far inside 1e-7
+    np.testing.assert_allclose(params[:2], ref.params[:2], rtol=0, atol=1e-7)
+    np.testing.assert_allclose(params[2] + params[3], ref.params[2], rtol=0, atol=1e-7)
+    np.testing.assert_allclose(params[2], params[3], rtol=0, atol=1e-7)
+    np.testing.assert_allclose(out.fittedvalues, ref.fittedvalues, rtol=0, atol=1e-8)
