@@ -193,3 +193,34 @@ def test_anderson_extrapolation_is_exact_on_a_linear_fixed_point_iteration():
 def test_anderson_returns_none_on_a_singular_history():
     history = [(np.zeros(2), np.zeros(1))] * 6  # no movement: no direction to extrapolate
     assert _anderson(history) is None
+
+
+def test_cd_keeps_a_monotone_block_ordered_at_the_constrained_optimum():
+    # block 0 increasing while the data fall in it: the optimum is ordered (often flat)
+    rng = np.random.default_rng(6)
+    n = 400
+    codes = np.stack([rng.integers(0, 6, n), rng.integers(0, 4, n)]).astype(np.uint8)
+    bp = np.array([0, 6, 10], dtype=np.intp)
+    y = -0.3 * codes[0] + 0.5 * (codes[1] == 2) + rng.normal(scale=0.5, size=n)
+    sw = np.ones(n)
+    counts = np.zeros(10)
+    bin_sums_all(codes, bp, sw, counts)
+    w = penalty_weights("theory", counts, bp)
+    lam = 1e-3
+    prob = _Problem(codes, bp, y, "gaussian", w, block_kinds=["increasing", "tv"])
+    sol = _cd(prob, lam, 1e-10, 20000, None)
+    assert sol.converged
+    assert np.all(np.diff(sol.coef[:6]) >= -1e-12)
+    # the same objective with the order as constraints, by cvxpy
+    X = np.zeros((n, 10))
+    for j in range(2):
+        X[np.arange(n), bp[j] + codes[j]] = 1.0
+    theta, b0 = cp.Variable(10), cp.Variable()
+    eta = X @ theta + b0
+    loss = cp.sum(0.5 * cp.square(eta) - cp.multiply(y, eta)) / n
+    pen = cp.sum(cp.multiply(w[1:], cp.abs(cp.diff(theta))))
+    cons = [counts[bp[j] : bp[j + 1]] @ theta[bp[j] : bp[j + 1]] == 0 for j in range(2)]
+    cons.append(cp.diff(theta[:6]) >= 0)
+    ref = cp.Problem(cp.Minimize(loss + lam * pen), cons)
+    ref.solve(solver=cp.CLARABEL, tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+    assert_allclose(sol.objective, float(ref.value), rtol=1e-7)

@@ -126,8 +126,9 @@ def test_pearson_chi2_and_dispersion():
     assert_allclose(FAM.dispersion(Y, MU, SW, df=5), chi2 / SW.sum() * n_eff / (n_eff - 5), rtol=1e-12)
     # frequency weights: nobs = W gives χ² / (W − df)
     assert_allclose(FAM.dispersion(Y, MU, SW, df=5, nobs=SW.sum()), chi2 / (SW.sum() - 5), rtol=1e-12)
-    # df beyond n_eff: the denominator is floored at 1
-    assert np.isfinite(FAM.dispersion(Y[:3], MU[:3], np.ones(3), df=10))
+    # df beyond n_eff: the denominator n_eff − df is floored at 1 (χ² / W · n_eff)
+    chi3 = float(np.sum((Y[:3] - MU[:3]) ** 2 / MU[:3]))
+    assert_allclose(FAM.dispersion(Y[:3], MU[:3], np.ones(3), df=10), chi3 / 3 * 3 / 1.0, rtol=1e-12)
 
 
 def test_log_likelihood_with_frequency_and_variance_weights_matches_statsmodels():
