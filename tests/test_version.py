@@ -4,8 +4,9 @@ build metadata and the installed distribution (when installed) all report."""
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 import binarsity_stats
 from binarsity_stats._version import __version__

@@ -19,7 +19,7 @@ def test_writes_text_and_returns_the_path_as_given(tmp_path):
     target = tmp_path / "out.txt"
     ret = write_atomic(str(target), lambda fh: fh.write("héllo\n"))
     assert ret == str(target)
-    assert target.read_bytes() == "héllo\n".encode("utf-8")
+    assert target.read_bytes() == "héllo\n".encode()
     assert _listing(tmp_path) == ["out.txt"]
 
 

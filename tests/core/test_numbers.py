@@ -4,8 +4,8 @@ arrays do not) and the loss limit of an offset-only model."""
 
 from __future__ import annotations
 
-import fractions
 import decimal
+import fractions
 
 import numpy as np
 import pytest

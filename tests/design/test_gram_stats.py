@@ -10,7 +10,6 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from binarsity_stats.design._gram_stats import (
-    GramStats,
     _n_threads,
     _split,
     bin_pair_gram,
@@ -79,10 +78,10 @@ def test_pair_tables_equal_bincount_bit_for_bit_whatever_the_threads():
     many = bin_pair_gram(codes, BP, w, n_threads=3)
     assert_array_equal(one, many)
     for j in range(len(SIZES)):
-        for l in range(j + 1, len(SIZES)):
-            ref = np.bincount(codes[j].astype(np.intp) * SIZES[l] + codes[l], weights=w,
-                              minlength=SIZES[j] * SIZES[l]).reshape(SIZES[j], SIZES[l])  # fmt: skip
-            assert_array_equal(one[BP[j] : BP[j + 1], BP[l] : BP[l + 1]], ref)
+        for k in range(j + 1, len(SIZES)):
+            ref = np.bincount(codes[j].astype(np.intp) * SIZES[k] + codes[k], weights=w,
+                              minlength=SIZES[j] * SIZES[k]).reshape(SIZES[j], SIZES[k])  # fmt: skip
+            assert_array_equal(one[BP[j] : BP[j + 1], BP[k] : BP[k + 1]], ref)
         diag = np.bincount(codes[j], weights=w, minlength=SIZES[j])
         assert_array_equal(np.diag(one)[BP[j] : BP[j + 1]], diag)
     # bin_pair_gram fills the upper triangle of blocks; the statistics hold the same tables

@@ -13,7 +13,13 @@ import pandas as pd
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from binarsity_stats.design._spec_model import SpecModel, check_spec, from_spec, input_values, load_json
+from binarsity_stats.design._spec_model import (
+    SpecModel,
+    check_spec,
+    from_spec,
+    input_values,
+    load_json,
+)
 
 EDGES = [-0.5, 0.0, 0.8]
 THETA_X = [-0.3, -0.1, 0.1, 0.3]

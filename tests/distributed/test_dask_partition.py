@@ -171,7 +171,7 @@ def test_point_with_a_step_reports_the_losses_at_the_shorter_steps():
     out = _point(part, setup, 0, (theta, free), (dtheta, dfree), False, -1)
     full = _point_by_hand(part, setup, theta + dtheta, free + dfree)[3]
     assert_allclose(out["loss"], full, rtol=1e-12)
-    for t, got in zip((0.5, 0.1), out["loss_t"]):
+    for t, got in zip((0.5, 0.1), out["loss_t"], strict=True):
         assert_allclose(got, _point_by_hand(part, setup, theta + t * dtheta, free + t * dfree)[3], rtol=1e-12)
 
 

@@ -69,7 +69,7 @@ def test_merged_partitions_equal_the_summary_of_all_rows():
     x, w = _values(seed=1)
     q = to_fixed(w, fixed_point_shift(len(w), w.max()))
     cuts = [0, 500, 501, 1400, 2000]
-    parts = [ValueSummary.of(x[a:b], q[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+    parts = [ValueSummary.of(x[a:b], q[a:b]) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
     merged = ValueSummary.merge(parts)
     whole = ValueSummary.of(x, q)
     for name in ("values", "rows", "rows_pos", "mass"):

@@ -251,7 +251,7 @@ def test_power_half_deviance_eta_matches_high_precision_and_statsmodels(p):
     y = np.array([0.5, 1.0, 2.0, 7.0])
     eta = np.array([0.3, -1.0, 0.7, 2.5])
     stable = _power_half_deviance_eta(p, eta, y)
-    exact = [_half_deviance_mp(p, e, v) for e, v in zip(eta, y)]
+    exact = [_half_deviance_mp(p, e, v) for e, v in zip(eta, y, strict=True)]
     # r = η − log y is rounded (eps·|η|): relative error ≲ 4 eps |η| / |r| ≈ 1e-13 here
     assert_allclose(stable, exact, rtol=1e-12)
     # the plain form agrees where it does not cancel (its error ~eps·terms/deviance)

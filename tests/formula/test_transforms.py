@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from formulaic.transforms.contrasts import TreatmentContrasts, SumContrasts
+from formulaic.transforms.contrasts import SumContrasts, TreatmentContrasts
 
 from binarsity_stats.formula._transforms import (
     BINARSITY_MARK,
