@@ -79,7 +79,8 @@ def test_tweedie_and_gamma_match_their_half_deviance():
     keep = sw > 0
     want = np.sum(sw[keep] * d[keep])
     assert gk.tweedie_log_loss(eta[2:], y[2:], sw[2:], p) == pytest.approx(
-        np.sum((sw * d)[2:][keep[2:]]), rel=1e-12)
+        np.sum((sw * d)[2:][keep[2:]]), rel=1e-12
+    )
     g, h = np.empty(n), np.empty(n)
     total = gk.tweedie_log_grad_hess(eta, y, sw, 0.5, g, h, p)
     assert total == want  # +inf: e^{(2-p)·800} overflows in the loss, as documented
@@ -126,10 +127,14 @@ def test_wrong_dtype_and_layout_are_refused():
         gk.poisson_log_loss(np.zeros(10)[::2], np.zeros(5), np.ones(5))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the gaussian/binomial/poisson kernels do not check lengths and Family.loss_sum / "
-    "grad_hess (their drivers) do not either: a short y is read past its end "
-    "(the Tweedie and gamma kernels refuse it)"))
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "the gaussian/binomial/poisson kernels do not check lengths and Family.loss_sum / "
+        "grad_hess (their drivers) do not either: a short y is read past its end "
+        "(the Tweedie and gamma kernels refuse it)"
+    ),
+)
 @pytest.mark.parametrize("name", ["gaussian", "binomial", "poisson"])
 def test_the_drivers_refuse_a_short_response(name):
     family = get_family(name)

@@ -36,12 +36,12 @@ def test_pair_tables_are_bincounts(dtype):
     out = np.zeros((bp[-1], bp[-1]))
     tj, tl = np.array([0, 0, 1], np.intp), np.array([1, 2, 2], np.intp)
     assert _gram_fast.pair_tables(codes, bp, tj, tl, w, out) == 0
-    for j, l in zip(tj, tl):
+    for j, k in zip(tj, tl, strict=True):
         c = codes.astype(np.intp)
-        table = np.bincount(c[j] * sizes[l] + c[l], weights=w,
-                            minlength=sizes[j] * sizes[l]).reshape(sizes[j], sizes[l])  # fmt: skip
-        np.testing.assert_array_equal(out[bp[j] : bp[j + 1], bp[l] : bp[l + 1]], table)
-        np.testing.assert_array_equal(out[bp[l] : bp[l + 1], bp[j] : bp[j + 1]], table.T)
+        table = np.bincount(c[j] * sizes[k] + c[k], weights=w,
+                            minlength=sizes[j] * sizes[k]).reshape(sizes[j], sizes[k])  # fmt: skip
+        np.testing.assert_array_equal(out[bp[j] : bp[j + 1], bp[k] : bp[k + 1]], table)
+        np.testing.assert_array_equal(out[bp[k] : bp[k + 1], bp[j] : bp[j + 1]], table.T)
     off = X.T @ (w[:, None] * X)  # the off-diagonal blocks of the Gram
     for j in range(3):
         off[bp[j] : bp[j + 1], bp[j] : bp[j + 1]] = 0.0

@@ -36,7 +36,9 @@ def cvxpy_solution(y, w, lam, direction, counts=None, linked=None):
     edges = np.flatnonzero(lk[1:]) + 1
     t = cp.Variable(K)
     d = t[edges] - t[edges - 1]
-    obj = 0.5 * cp.sum(cp.multiply(w, cp.square(t - y))) + cp.sum(cp.multiply(lam[edges], cp.abs(d)))
+    obj = 0.5 * cp.sum(cp.multiply(w, cp.square(t - y))) + cp.sum(
+        cp.multiply(lam[edges], cp.abs(d))
+    )
     cons = [direction * d >= 0]
     if counts is not None:
         cons.append(counts @ t == 0)

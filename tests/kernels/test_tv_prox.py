@@ -78,9 +78,11 @@ def test_mode_2_is_the_constrained_prox():
         s, e = ptr[j], ptr[j + 1]
         t = cp.Variable(e - s)
         obj = 0.5 * cp.sum_squares(t - v[s:e]) + cp.sum(
-            cp.multiply(lam[s + 1 : e], cp.abs(t[1:] - t[:-1])))
+            cp.multiply(lam[s + 1 : e], cp.abs(t[1:] - t[:-1]))
+        )
         cp.Problem(cp.Minimize(obj), [counts[s:e] @ t == 0]).solve(
-            solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+            solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12
+        )
         assert_allclose(out[s:e], t.value, atol=1e-6)  # CLARABEL to ~1e-8
         assert abs(counts[s:e] @ out[s:e]) < 1e-9 * counts[s:e].sum()
     with pytest.raises(ValueError, match="counts of the same length as v are required"):

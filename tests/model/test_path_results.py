@@ -128,7 +128,7 @@ def test_relaxed_cv_chooses_gamma_and_breaks_ties_to_the_larger(model, path):
     no_one = RelaxedCVResults(model, LAMS, np.stack([g0]), (0.0,), "deviance",
                               np.arange(model.nobs) % 3, path._solutions)  # fmt: skip
     with pytest.raises(ValueError, match="did not score gamma = 1"):
-        no_one.penalized_cv
+        _ = no_one.penalized_cv
 
 
 def test_path_results_from_solutions(model, path):

@@ -23,7 +23,7 @@ from binarsity_stats.model._results_inference import segment_of_level
 def chain_block(length: int, starts: list[int]) -> SimpleNamespace:
     ends = [*starts[1:], length]
     return SimpleNamespace(chain_length=length,
-                           chains=lambda: [(s, e, None) for s, e in zip(starts, ends)])  # fmt: skip
+                           chains=lambda: [(s, e, None) for s, e in zip(starts, ends, strict=True)])  # fmt: skip
 
 
 def test_segment_of_level():

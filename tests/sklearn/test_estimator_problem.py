@@ -100,12 +100,14 @@ def test_refusals_name_the_argument(X, y):
         BinarsityGLM(strata="g")._problem(X, y, None, None)
     with pytest.raises(ValueError, match="family='nb': the estimators do not estimate theta"):
         BinarsityGLM(family="nb", categorical_features=["g"])._problem(
-            X, np.abs(np.round(y)), None, None)
+            X, np.abs(np.round(y)), None, None
+        )
     Xm = X.copy()
     Xm.loc[0, "x"] = np.nan
     with pytest.raises(ValueError, match="by\\['x'\\]: column 'x' contains missing values"):
         BinarsityGLM(by={"x": "g"}, missing="separate", linear_features=["z"])._problem(
-            Xm, y, None, None)
+            Xm, y, None, None
+        )
     with pytest.raises(TypeError, match="column 'g' has non-numeric dtype"):
         BinarsityGLM()._problem(X, y, None, None)
     with pytest.raises(ValueError, match="groups"):
