@@ -98,3 +98,23 @@ def test_what_the_distributed_solver_does_not_do_is_refused(frames):
         dsk.fit_cv(folds=3, relax=True, solver="dask")
     with pytest.raises(ValueError, match="lam must be a non-negative number or 'theory'"):
         dsk.fit(lam="best", solver="dask")
+
+
+def test_cv_scores_subtract_the_saturated_loss():
+    """A Poisson fold's score is its mean deviance 2 Σ [y log(y/μ) − (y − μ)] / n_k: the
+    loss minus the saturated loss, which (unlike a 0/1 response's) is not zero."""
+    rng = np.random.default_rng(1)
+    n = 240
+    df = pd.DataFrame({"x": rng.normal(size=n), "z": rng.normal(size=n)})
+    df["y"] = rng.poisson(np.exp(0.5 + 0.6 * (df.x > 0) + 0.2 * df.z)).astype(float)
+    mem = glm("y ~ bin(x, 5) + z", df, family="poisson")
+    dsk = glm("y ~ bin(x, 5) + z", dd.from_pandas(df, npartitions=2), family="poisson")
+    cv = dsk.fit_cv(folds=3, lams=[0.02], solver="dask", tol=1e-8, cv_tol=1e-8)
+    y = df["y"].to_numpy()
+    for k in range(3):
+        test, train = np.flatnonzero(cv.fold_ids == k), np.flatnonzero(cv.fold_ids != k)
+        sol = mem.prepare(train).solve(0.02, tol=1e-10)
+        mu = np.exp(mem.linear_predictor(sol.coef, sol.dense_coef, sol.intercept)[test])
+        yt = y[test]
+        ylogy = np.where(yt > 0, yt * np.log(np.where(yt > 0, yt, 1.0) / mu), 0.0)
+        assert cv.fold_scores[k, 0] == pytest.approx(2 * np.mean(ylogy - (yt - mu)), rel=1e-5)
