@@ -266,11 +266,11 @@ def test_every_module_is_in_the_architecture_page():
 def mirrored_test(path: Path) -> Path:
     """Where the tests of a module live: ``tests/<folder>/test_<module>.py``."""
     rel = path.relative_to(PACKAGE)
-    return ROOT / "tests" / rel.parent / f"test_{rel.stem.lstrip('_')}.py"
+    return ROOT / "tests" / rel.parent / f"test_{rel.stem.strip('_')}.py"
 
 
 #: The share of modules with a mirrored test file may only grow (issue 23 asks for 90%).
-MIRRORED_AT_LEAST = 0.78
+MIRRORED_AT_LEAST = 0.98
 
 
 def test_tests_mirror_the_code():
