@@ -89,7 +89,8 @@ class DaskProblem:
     client : distributed.Client, optional
         Where to compute (default: dask's current scheduler).
     folds : int
-        Number of CV folds whose counts the first pass also tabulates (0: none).
+        Number of CV folds whose counts the first pass also tabulates (0: none); every
+        partition then has a ``fold`` column (``_dask_backend.DaskPathData.with_folds``).
     gram_rows : int
         Rows (over all partitions) from which a non-quadratic family's Gram is built:
         with more rows, every partition builds it from the same fixed sample of a share
@@ -101,11 +102,12 @@ class DaskProblem:
                  client=None, folds: int = 0, gram_rows: int = 2_000_000) -> None:  # fmt: skip
         self.family = get_family(family)
         if not getattr(self.family, "row_separable", True):
-            # a partial likelihood couples rows across partitions (risk sets)
-            raise ValueError(
-                f"family {self.family.label!r} is not a sum over rows (its loss couples "
-                "rows through risk sets): the Dask solver supports row-separable families."
-            )
+            # a partial likelihood couples rows across partitions (risk sets): refused
+            # as every request the backend lacks (engine/_backend)
+            from ..engine._backend import check_supported
+            from ._dask_backend import CAPABILITIES
+
+            check_supported(CAPABILITIES, [("coupled_rows", f"family {self.family.label!r}")])
         self.block_ptr = np.asarray(design.block_ptr, dtype=np.intp)
         self.partitions = list(design.partitions)
         if not self.partitions:
