@@ -34,18 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from ..engine._backend import Capabilities, kind_feature
+from ._dask_partition import _n_rows, _saturated, _with_fold
+from ._dask_problem import CAPABILITIES, DaskProblem, _delayed
 
 __all__ = ["CAPABILITIES", "MAX_NEWTON_STEPS", "DaskPathData", "DaskPrepared"]
-
-#: What the Dask backend supports (``engine/_backend``): TV chains and free levels
-#: (monotone chains need the shape guard of the in-memory line search; by-group chains,
-#: a partial likelihood, a family parameter to estimate, relaxed CV and ALO are not
-#: there yet), the held-out deviance as the CV score.
-CAPABILITIES = Capabilities(
-    "dask",
-    frozenset({kind_feature("tv"), kind_feature("free"), "scoring:deviance"}),
-)
 
 #: Newton steps at most per solve (each is one pass over the data): a ``max_iter``
 #: larger than this (the in-memory solvers' default is 1000 sweeps) is capped.
@@ -93,8 +85,6 @@ class DaskPathData:
         """The :class:`~binarsity_stats.distributed._dask_problem.DaskProblem` (its first
         pass is run on first use)."""
         if self._problem is None:
-            from ._dask_problem import DaskProblem
-
             self._problem = DaskProblem(
                 self.design, self.family, self.penalty_weights, self.fit_intercept,
                 client=self.client, folds=self.K,
@@ -117,7 +107,6 @@ class DaskPathData:
         import dask
 
         from ._dask import compute
-        from ._dask_partition import _n_rows, _with_fold
 
         fold_ids = np.asarray(fold_ids, dtype=np.int64)
         parts = list(self.design.partitions)
@@ -265,9 +254,6 @@ class DaskPathData:
         ndarray of shape (K,)
         """
         if self._saturated is None:
-            from ._dask_problem import _delayed
-            from ._dask_partition import _saturated
-
             prob = self.problem
             eta0 = prob.start_intercept()
             tasks = [_delayed(_saturated)(part, prob.setup, i, eta0)

@@ -34,9 +34,9 @@ from ..core._validation import (
     check_groups,
     check_random_state,
 )
+from ..engine._backend import check_supported
 from ..engine._cv import check_patience, cross_validate, grid_end_message, resolve_n_jobs
 from ..engine._folds import is_fold_ids, resolve_folds
-from ..engine._backend import check_supported
 from ..engine._path import check_grid, lambda_grid, solve_path
 from ..engine._scoring import check_scoring
 from ..engine._solvers import check_solver_options

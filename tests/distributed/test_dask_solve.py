@@ -17,6 +17,7 @@ pytest.importorskip("dask")
 
 import dask  # noqa: E402
 
+from binarsity_stats.design._design import BinnedDesign  # noqa: E402
 from binarsity_stats.distributed._dask_backend import DaskPathData  # noqa: E402
 from binarsity_stats.distributed._dask_solve import (  # noqa: E402
     DaskProblem,
@@ -25,10 +26,9 @@ from binarsity_stats.distributed._dask_solve import (  # noqa: E402
 )
 from binarsity_stats.engine._cv import cross_validate  # noqa: E402
 from binarsity_stats.engine._path import lambda_grid, solve_path  # noqa: E402
-from binarsity_stats.design._design import BinnedDesign  # noqa: E402
-from binarsity_stats.families._families import get_family  # noqa: E402
 from binarsity_stats.engine._problem import InMemoryProblem  # noqa: E402
 from binarsity_stats.engine._solvers import lambda_max, solve  # noqa: E402
+from binarsity_stats.families._families import get_family  # noqa: E402
 
 
 def _data(family, n=3000, seed=0, weighted=True, offset=True):
@@ -413,3 +413,23 @@ def test_what_the_dask_backend_lacks_is_refused_naming_it(sync):
     with pytest.raises(ValueError, match="needs a model specified on a Dask DataFrame"):
         glm("y ~ bin(age, 12) + z", pd.DataFrame(df), family="binomial").fit_cv(
             folds=3, solver="dask")
+
+
+def test_model_terms_and_families_the_dask_backend_lacks_are_refused_by_name():
+    """One capability check names the term or family, before the data are looked at."""
+    pd = pytest.importorskip("pandas")
+    from binarsity_stats import glm
+
+    rng = np.random.default_rng(59)
+    n = 200
+    df = pd.DataFrame({"x": rng.normal(size=n), "g": rng.choice(["a", "b"], n),
+                       "t": rng.exponential(size=n), "e": rng.integers(0, 2, n)})  # fmt: skip
+    df["y"] = rng.normal(size=n)
+    mono = glm("y ~ bin(x, 5, monotone='increasing')", df)
+    with pytest.raises(ValueError, match=r"^term \"bin\(x, 5, monotone='increasing'\)\": "
+                                         r"block kind 'increasing' is not supported by the dask"):
+        mono.fit(lam=0.1, solver="dask")
+    with pytest.raises(ValueError, match=r"by-group chains .* not supported by the dask"):
+        glm("y ~ bin(x, 5):C(g)", df).fit_path(n_lambdas=2, solver="dask")
+    with pytest.raises(ValueError, match=r"^family 'cox': a loss that is not a sum over rows"):
+        glm("Surv(t, e) ~ bin(x, 5)", df, family="cox").fit_cv(folds=3, solver="dask")
