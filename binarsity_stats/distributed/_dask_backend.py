@@ -22,8 +22,8 @@ every fold serves the K folds and the path on all rows. A fold of the walk is na
 its rows (``Folds.splits``): the held-out rows of fold k, the training rows the others.
 
 Passes. Every solve starts from the previous solution of the same fold and its
-statistics (no pass for them) or, first, from the fold's null fit when λ_max computed
-it; a gaussian CV computes every fold's statistics in one pass (G_train = G − G_fold)
+statistics (no pass for them) or, first, from the fold's null fit (its λ_max's); a
+gaussian CV computes every fold's statistics in one pass (G_train = G − G_fold)
 and then needs no other: the held-out loss of a gaussian fit is read from its fold's
 statistics (a quadratic).
 """
@@ -338,6 +338,10 @@ class DaskPrepared:
                     key: total[key] - per[key][fold] for key in total
                 }  # fmt: skip
             else:
+                # a walk starts at the fold's null fit (the fit at its λ_max, which the
+                # flat solutions of λ ≥ λ_max also read): computed once per fold
+                if fold not in prob.__dict__.get("_nulls", {}):
+                    prob.lambda_max(fold=fold)
                 null = prob.__dict__.get("_nulls", {}).get(fold)
                 if null is not None:
                     x0, stats = null[1]._x, null[1]._stats

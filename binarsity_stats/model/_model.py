@@ -545,7 +545,9 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
             Engine solver. ``"dask"`` (a model on a Dask DataFrame): the distributed
             solver of ``_dask_solve``, whose rows stay on the workers (statistics per
             partition, tree-reduced, Newton steps on the client; ``max_iter`` then caps
-            its Newton steps, 50 at most by default).
+            its Newton steps, 50 at most by default). What it does not support (Cox,
+            by-group and monotone terms, an estimated NB θ, ``lam="alo"``) is refused
+            naming the term or family (``engine/_backend``).
         tol : float, default=1e-7
             KKT tolerance.
         max_iter : int, default=1000

@@ -80,8 +80,9 @@ class ModelPathCV:
             Explicit λ values (sorted decreasing before use).
         solver, tol, max_iter
             As in :meth:`fit`. ``solver="dask"`` (a model on a Dask DataFrame): the
-            path of the distributed solver, one first pass for the whole grid, then its
-            Newton passes (a gaussian path: one pass in all).
+            same path (grid from λ_max on the cluster, warm starts) solved by the
+            distributed solver: one first pass, λ_max's null fit, then its Newton passes
+            (a gaussian path: none after the null fit).
         verbose : bool, default=False
             Show a tqdm progress bar.
         backend : {"auto", "rows", "gram"}, default="auto"
@@ -173,11 +174,12 @@ class ModelPathCV:
             λ grid, as in :meth:`fit_path` (computed once on all rows).
         solver, tol, max_iter
             As in :meth:`fit`; ``tol`` applies to the path on all rows (and so to
-            ``best_``). ``solver="dask"`` (a model on a Dask DataFrame): the fold paths
-            and the path on all rows are fitted by the distributed solver; ``folds``
-            must be an integer K (every row is hashed to a fold, ``fold_ids`` of the
-            result), ``scoring="deviance"``, and the whole grid is evaluated (no early
-            stopping or extension); ``n_jobs`` is ignored.
+            ``best_``). ``solver="dask"`` (a model on a Dask DataFrame): the same CV
+            (the same folds, grid, extension, early stopping and choice of λ) with the
+            fold fits and the path on all rows solved by the distributed solver; the
+            folds (an int K, fold ids or ``groups``; each held-out row in one fold) are
+            shipped once to the workers; ``scoring="deviance"``; ``n_jobs`` is ignored
+            (the cluster parallelises each pass); ``relax`` is refused.
         cv_tol : float or None, default=1e-5
             KKT tolerance of the fold fits (None: ``tol``). The folds only rank the λ
             values; at this tolerance their held-out scores move by far less than their
