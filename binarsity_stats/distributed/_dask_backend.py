@@ -324,7 +324,10 @@ class DaskPrepared:
         Returns
         -------
         DaskSolution
+            With ``n_passes``: the passes over the data this solve caused (the
+            problem's first pass and a null fit included when it ran them).
         """
+        before = self.data.n_passes  # 0 before the problem's first pass
         data, prob, fold = self.data, self.data.problem, self.fold
         x0 = stats = None
         last = self._last
@@ -349,6 +352,8 @@ class DaskPrepared:
             float(lam), tol=tol, max_iter=min(int(max_iter), MAX_NEWTON_STEPS),
             warm_start=warm_start if x0 is None else None, fold=fold, stats=stats, x0=x0,
         )  # fmt: skip
+        # every pass this solve caused: the first pass and the null fit included
+        sol.n_passes = data.n_passes - before
         self._last = sol
         return sol
 
