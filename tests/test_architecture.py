@@ -451,7 +451,7 @@ def test_results_reach_the_model_only_through_its_interface():
         model_private_names(p.read_text(encoding="utf-8"), c)
         for p, cs in classes.items() for c in cs
     ))  # fmt: skip
-    assert {"_path_data", "_relaxed_cv", "_fit_cv_dask", "_binned"} <= names  # every base
+    assert {"_path_data", "_relaxed_cv", "_solver_data", "_binned"} <= names  # every base
     reaches = {
         module_name(path): found
         for path in PACKAGE.rglob("*.py")

@@ -74,19 +74,24 @@ def _row_hash(index: int, n: int, salt: int) -> np.ndarray:
 
 
 def fold_of(part: dict, index: int, K: int) -> np.ndarray:
-    """Fold ids of a partition's rows: its ``fold`` column, else a hash of (partition, row)."""
+    """Fold ids of a partition's rows: its ``fold`` column.
+
+    The folds are the shared CV's (``engine/_folds``: stratified, grouped or the user's),
+    given to the partitions by ``_dask_backend.DaskPathData.with_folds``.
+    """
     fold = part.get("fold")
     n = np.shape(part["y"])[0]
-    if fold is not None:
-        fold = np.asarray(fold)
-        if fold.shape != (n,) or fold.dtype.kind not in "iu":
-            raise ValueError("fold must be an integer column of the partition's length.")
-        if n and (fold.min() < 0 or fold.max() >= K):
-            raise ValueError(f"fold ids must lie in [0, {K - 1}] (folds={K}).")
-        return fold.astype(np.int64)
-    # splitmix64 of (partition, row): the same folds on every pass and every machine
-    z = _row_hash(index, n, 0)
-    return (z % np.uint64(K)).astype(np.int64)
+    if fold is None:
+        raise ValueError(
+            f"folds={K}: partition {index} has no fold column; give the folds of the rows "
+            "(DaskPathData.with_folds, or a 'fold' array in every partition)."
+        )
+    fold = np.asarray(fold)
+    if fold.shape != (n,) or fold.dtype.kind not in "iu":
+        raise ValueError("fold must be an integer column of the partition's length.")
+    if n and (fold.min() < 0 or fold.max() >= K):
+        raise ValueError(f"fold ids must lie in [0, {K - 1}] (folds={K}).")
+    return fold.astype(np.int64)
 
 
 # --------------------------------------------------------------------- per partition
@@ -130,6 +135,35 @@ def _summary(part: dict, block_ptr: np.ndarray, family, q: int, index: int, K: i
         )
         out["fold_W"] = np.bincount(fold, weights=sw, minlength=K)
     return out
+
+
+def _saturated(part: dict, setup: _Setup, index: int, eta0: float) -> dict:
+    """The saturated loss of every fold's rows (unit weights): Σ s (ℓ − dev / 2), read
+    at any η (here the constant ``eta0``), a function of y only; with the folds'
+    held-out losses it gives their held-out deviances."""
+    rows = _Rows(part, setup)
+    fid = fold_of(part, index, setup.K)
+    fam = setup.family
+    eta = np.full(rows.n, float(eta0))
+    mu = fam.mean(eta)
+    sat = np.empty(setup.K)
+    for k in range(setup.K):
+        w = np.where(fid == k, rows.sw, 0.0)
+        sat[k] = fam.loss_sum(eta, rows.y, w) - 0.5 * fam.deviance(rows.y, mu, w)
+    return {"sat": sat}
+
+
+def _with_fold(part: dict, fold: np.ndarray) -> dict:
+    """A partition with the fold id of each of its rows (a CV's folds, given)."""
+    n = np.asarray(part["codes"]).shape[1]
+    if fold.shape != (n,):
+        raise ValueError(f"fold ids: {fold.shape[0]} for a partition of {n} rows.")
+    return dict(part, fold=fold)
+
+
+def _n_rows(part: dict) -> int:
+    """Rows of a partition."""
+    return int(np.asarray(part["codes"]).shape[1])
 
 
 def _weight(part: dict, n: int, check: bool = False) -> np.ndarray:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core._statistics import kept_cuts
+from ..engine._backend import Capabilities, check_supported, kind_feature
 from ..engine._solvers import ConvergenceWarning, Solution
 from ..families._families import get_family
 from ..penalty._blocks import as_kinds, get_kind, infer_kinds
@@ -23,11 +24,21 @@ from ..penalty._penalty import penalty_weights as _penalty_weights
 from ._dask_partition import _STEPS, _candidates, _combine, _nbytes, _point, _Setup, _summary
 
 __all__ = [
+    "CAPABILITIES",
     "DaskProblem",
     "DaskSolution",
     "solve_quadratic",
 ]
 
+
+#: What the Dask backend supports (``engine/_backend``): TV chains and free levels
+#: (monotone chains need the shape guard of the in-memory line search; by-group chains,
+#: a partial likelihood, a family parameter to estimate, relaxed CV and ALO are not
+#: there yet), the held-out deviance as the CV score.
+CAPABILITIES = Capabilities(
+    "dask",
+    frozenset({kind_feature("tv"), kind_feature("free"), "scoring:deviance"}),
+)
 
 #: Gram size (d + n_free) above which the Gram solver refuses (d² floats per partition).
 MAX_GRAM_LEVELS = 5000
@@ -89,7 +100,8 @@ class DaskProblem:
     client : distributed.Client, optional
         Where to compute (default: dask's current scheduler).
     folds : int
-        Number of CV folds whose counts the first pass also tabulates (0: none).
+        Number of CV folds whose counts the first pass also tabulates (0: none); every
+        partition then has a ``fold`` column (``_dask_backend.DaskPathData.with_folds``).
     gram_rows : int
         Rows (over all partitions) from which a non-quadratic family's Gram is built:
         with more rows, every partition builds it from the same fixed sample of a share
@@ -101,11 +113,9 @@ class DaskProblem:
                  client=None, folds: int = 0, gram_rows: int = 2_000_000) -> None:  # fmt: skip
         self.family = get_family(family)
         if not getattr(self.family, "row_separable", True):
-            # a partial likelihood couples rows across partitions (risk sets)
-            raise ValueError(
-                f"family {self.family.label!r} is not a sum over rows (its loss couples "
-                "rows through risk sets): the Dask solver supports row-separable families."
-            )
+            # a partial likelihood couples rows across partitions (risk sets): refused
+            # as every request the backend lacks (engine/_backend)
+            check_supported(CAPABILITIES, [("coupled_rows", f"family {self.family.label!r}")])
         self.block_ptr = np.asarray(design.block_ptr, dtype=np.intp)
         self.partitions = list(design.partitions)
         if not self.partitions:
@@ -119,6 +129,10 @@ class DaskProblem:
         self.D = self.d + self.n_free
         self.n_passes = 0
         self.K = int(folds)
+        kinds = as_kinds(getattr(design, "kinds", None), self.p)
+        check_supported(CAPABILITIES, [
+            (kind_feature(k), f"block {j} of the design") for j, k in enumerate(kinds or ())
+        ])  # fmt: skip
         tasks = [
             _delayed(_summary)(part, self.block_ptr, self.family, self.q, i, self.K)
             for i, part in enumerate(self.partitions)
@@ -150,7 +164,6 @@ class DaskProblem:
         self.gram_fraction = fraction
         self.setup = _Setup(self.block_ptr, self.family, self.q, self.fit_intercept,
                             self.unit, center, scale, self.K, fraction)  # fmt: skip
-        kinds = as_kinds(getattr(design, "kinds", None), self.p)
         if isinstance(penalty_weights, str):
             w = _penalty_weights(penalty_weights, self.counts, self.block_ptr)
         else:

@@ -28,6 +28,7 @@ from ..core._validation import as_real_array
 from ..design._design import BinnedDesign
 from ..families import _cox
 from ..families._families import get_family
+from ._backend import IN_MEMORY
 from ._scoring import score
 
 __all__ = [
@@ -68,7 +69,11 @@ class PathData:
     ----------
     design : BinnedDesign
         Codes, blocks and their kinds, dense columns, offset and row weights.
+    capabilities : Capabilities
+        What this backend supports (``_backend.IN_MEMORY``: everything).
     """
+
+    capabilities = IN_MEMORY
 
     def __init__(
         self,
@@ -112,6 +117,24 @@ class PathData:
         PathData
         """
         return cls(design, None, y, family, penalty_weights, fit_intercept=fit_intercept)
+
+    def with_folds(self, fold_ids: np.ndarray | None) -> PathData:
+        """The data as a CV over these folds sees them: itself (folds are row subsets).
+
+        A backend whose rows are not on the client (``distributed/_dask_backend``)
+        returns a view whose rows carry their fold; here nothing is needed.
+
+        Parameters
+        ----------
+        fold_ids : ndarray of shape (n,) or None
+            Fold of every row.
+
+        Returns
+        -------
+        PathData
+            ``self``.
+        """
+        return self
 
     @property
     def n_obs(self) -> int:

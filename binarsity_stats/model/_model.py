@@ -42,7 +42,6 @@ from ..design._spec import column_kinds
 from ..distributed._dask import is_dask_collection
 from ..engine._folds import fold_ids, group_fold_ids
 from ..engine._scoring import SCORINGS, weighted_auc
-from ..engine._solvers import check_solver_options
 from ..families._families import Family, user_family
 from ..formula._formula import (
     Design,
@@ -58,7 +57,6 @@ from ..penalty._penalty import THEORY_A, theory_lambda_fit
 from ._model_dask import ModelDask
 from ._model_interface import ModelInterface
 from ._model_path import ModelPathCV
-from ._theta import no_dask_estimate
 from ._results import BinarsityResults, degrees_of_freedom, jump_unit
 
 __all__ = ["glm", "BinarsityModel", "SCORINGS"]
@@ -547,7 +545,9 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
             Engine solver. ``"dask"`` (a model on a Dask DataFrame): the distributed
             solver of ``_dask_solve``, whose rows stay on the workers (statistics per
             partition, tree-reduced, Newton steps on the client; ``max_iter`` then caps
-            its Newton steps, 50 at most by default).
+            its Newton steps, 50 at most by default). What it does not support (Cox,
+            by-group and monotone terms, an estimated NB θ, ``lam="alo"``) is refused
+            naming the term or family (``engine/_backend``).
         tol : float, default=1e-7
             KKT tolerance.
         max_iter : int, default=1000
@@ -576,10 +576,9 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
             res = self.fit(lam, solver=solver, tol=tol, max_iter=max_iter,
                            warm_start=warm_start, backend=backend)  # fmt: skip
             return res.relax(gamma, tol=tol, max_iter=max_iter)
-        if solver == "dask":
-            no_dask_estimate(self.family)
-            return self._fit_dask(lam, tol, max_iter, warm_start)
-        opts = check_solver_options(solver, tol, max_iter, backend)
+        request = [("lam_alo", "lam='alo'")] if isinstance(lam, str) and lam == "alo" else []
+        # the in-memory engine's path data, or the Dask backend's: one code path below
+        data, opts = self._solver_data(solver, tol, max_iter, backend, request)
         if not isinstance(lam, str):
             lam = check_lam(lam)
         elif lam == "alo":
@@ -614,7 +613,8 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
                                              max_iter=max_iter, backend=backend),
                 warm_start,
             )  # fmt: skip
-        prepared = self.prepare()
+        prepared = data.prepare(None)
+        on = "" if solver != "dask" else " (dask)"
         if lam == "theory":
             sol, _, phi = theory_lambda_fit(
                 lambda value, start: prepared.solve(value, warm_start=start, **opts),
@@ -625,9 +625,9 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
             how = "theory" if phi is None else (
                 f"theory ({self.family.dispersion_name} estimated: {phi:.4g})"
             )  # fmt: skip
-            return BinarsityResults(self, sol, how)
+            return BinarsityResults(self, sol, how + on)
         sol = prepared.solve(lam, warm_start=warm_start, **opts)
-        return BinarsityResults(self, sol, "user")
+        return BinarsityResults(self, sol, "user" + on)
 
     def __repr__(self) -> str:
         return (

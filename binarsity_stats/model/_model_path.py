@@ -34,13 +34,14 @@ from ..core._validation import (
     check_groups,
     check_random_state,
 )
+from ..engine._backend import check_supported
 from ..engine._cv import check_patience, cross_validate, grid_end_message, resolve_n_jobs
 from ..engine._folds import is_fold_ids, resolve_folds
-from ..engine._path import check_grid, solve_path
+from ..engine._path import check_grid, lambda_grid, solve_path
 from ..engine._scoring import check_scoring
 from ..engine._solvers import check_solver_options
 from ._path_results import CVResults, PathResults
-from ._theta import fixed_parameter_model, no_dask_estimate
+from ._theta import fixed_parameter_model
 
 __all__ = ["ModelPathCV"]
 
@@ -54,16 +55,6 @@ class ModelPathCV:
 
     A base class of :class:`~binarsity_stats.model._model.BinarsityModel`.
     """
-
-    def _path(
-        self,
-        lams: np.ndarray,
-        rows: np.ndarray | None,
-        opts: dict[str, Any],
-        tick=None,
-    ) -> list:
-        """Solve along ``lams`` with warm starts; returns Solutions without their η."""
-        return solve_path(self.prepare(rows), lams, opts, tick)
 
     def fit_path(
         self,
@@ -89,8 +80,9 @@ class ModelPathCV:
             Explicit λ values (sorted decreasing before use).
         solver, tol, max_iter
             As in :meth:`fit`. ``solver="dask"`` (a model on a Dask DataFrame): the
-            path of the distributed solver, one first pass for the whole grid, then its
-            Newton passes (a gaussian path: one pass in all).
+            same path (grid from λ_max on the cluster, warm starts) solved by the
+            distributed solver: one first pass, λ_max's null fit, then its Newton passes
+            (a gaussian path: none after the null fit).
         verbose : bool, default=False
             Show a tqdm progress bar.
         backend : {"auto", "rows", "gram"}, default="auto"
@@ -108,23 +100,23 @@ class ModelPathCV:
         fit), and held fixed along the path (whose grid is then at θ̂): every ``path[i]``
         has that θ̂ (``model/_theta.py``; suite ``nbtheta`` for the cost).
         """
-        if solver == "dask":
-            no_dask_estimate(self.family)
-            return self._fit_path_dask(self._grid(lams, n_lambdas, lam_min_ratio), tol, max_iter)
-        opts = check_solver_options(solver, tol, max_iter, backend)
+        # the in-memory engine's path data, or the Dask backend's: one code path below
+        data, opts = self._solver_data(solver, tol, max_iter, backend)
         if self.family.estimated_parameter is not None:  # NB θ: estimated once, then fixed
             model = fixed_parameter_model(self, lams, n_lambdas, lam_min_ratio, opts)
             return model.fit_path(n_lambdas, lam_min_ratio, lams=lams, solver=solver,
                                   tol=tol, max_iter=max_iter, verbose=verbose,
                                   backend=backend)  # fmt: skip
-        grid = self._grid(lams, n_lambdas, lam_min_ratio)
+        grid = self._grid(lams, n_lambdas, lam_min_ratio, data)
         with _progress(len(grid), verbose, "path") as tick:
-            sols = self._path(grid, None, opts, tick)
+            sols = solve_path(data.prepare(None), grid, opts, tick)
         return PathResults(self, grid, sols)
 
-    def _grid(self, lams: Any, n_lambdas: int, lam_min_ratio: float) -> np.ndarray:
+    def _grid(self, lams: Any, n_lambdas: int, lam_min_ratio: float, data: Any) -> np.ndarray:
+        """The λ grid: ``lams`` checked, or the default from the backend's λ_max."""
         if lams is None:
-            return self.lambda_grid(n_lambdas, lam_min_ratio)
+            lambda_grid(1.0, n_lambdas, lam_min_ratio)  # the arguments, before λ_max's fit
+            return lambda_grid(data.lambda_max(), n_lambdas, lam_min_ratio)
         return check_grid(lams)
 
     def fit_cv(
@@ -185,11 +177,12 @@ class ModelPathCV:
             λ grid, as in :meth:`fit_path` (computed once on all rows).
         solver, tol, max_iter
             As in :meth:`fit`; ``tol`` applies to the path on all rows (and so to
-            ``best_``). ``solver="dask"`` (a model on a Dask DataFrame): the fold paths
-            and the path on all rows are fitted by the distributed solver; ``folds``
-            must be an integer K (every row is hashed to a fold, ``fold_ids`` of the
-            result), ``scoring="deviance"``, and the whole grid is evaluated (no early
-            stopping or extension); ``n_jobs`` is ignored.
+            ``best_``). ``solver="dask"`` (a model on a Dask DataFrame): the same CV
+            (the same folds, grid, extension, early stopping and choice of λ) with the
+            fold fits and the path on all rows solved by the distributed solver; the
+            folds (an int K, fold ids or ``groups``; each held-out row in one fold) are
+            shipped once to the workers; ``scoring="deviance"``; ``n_jobs`` is ignored
+            (the cluster parallelises each pass); ``relax`` is refused.
         cv_tol : float or None, default=1e-5
             KKT tolerance of the fold fits (None: ``tol``). The folds only rank the λ
             values; at this tolerance their held-out scores move by far less than their
@@ -259,10 +252,12 @@ class ModelPathCV:
         ``lam_min`` there (nothing beats the intercept-only fit) needs no warning.
         """
         check_scoring(scoring, self.family, self.y)
+        request = [(f"scoring:{scoring}", f"scoring={scoring!r}")]
+        if relax is not None and relax is not False:
+            request.append(("relax", f"relax={relax!r}"))
+        # the in-memory engine's path data, or the Dask backend's: one code path below
+        data, opts = self._solver_data(solver, tol, max_iter, backend, request)
         if self.family.estimated_parameter is not None:  # NB θ: estimated once, then fixed
-            if solver == "dask":
-                no_dask_estimate(self.family)
-            opts = check_solver_options(solver, tol, max_iter, backend)
             model = fixed_parameter_model(self, lams, n_lambdas, lam_min_ratio, opts)
             return model.fit_cv(
                 folds, scoring, random_state, n_jobs, verbose, n_lambdas=n_lambdas,
@@ -271,27 +266,26 @@ class ModelPathCV:
                 patience=patience, groups=groups, relax=relax, extend_grid=extend_grid,
                 backend=backend,
             )  # fmt: skip
-        if solver == "dask":
-            return self._fit_cv_dask(
-                folds, scoring, self._grid(lams, n_lambdas, lam_min_ratio), tol, max_iter,
-                cv_tol, random_state=random_state, n_jobs=n_jobs, groups=groups, relax=relax,
-            )  # fmt: skip
         gammas = _check_relax(relax)
         if isinstance(folds, (bool, np.bool_)):  # before any work: True is not 1 fold
             raise TypeError(
                 f"folds must be an integer >= 2 or a fold specification; got {folds!r}."
             )
         workers = resolve_n_jobs(n_jobs)
+        if not data.capabilities.supports("parallel_folds"):
+            workers = 1  # the backend parallelises each solve itself (a cluster)
         random_state = check_random_state(random_state)
-        opts = check_solver_options(solver, tol, max_iter, backend)
         cv_tol = check_cv_tol(cv_tol)
         check_bool(early_stopping, "early_stopping")
         check_bool(extend_grid, "extend_grid")
         patience = check_patience(patience)
-        grid = self._grid(lams, n_lambdas, lam_min_ratio)
+        grid = self._grid(lams, n_lambdas, lam_min_ratio, data)
         fold_spec, groups = self._cv_folds(folds, groups, random_state)
+        if fold_spec.fold_ids is None:  # splits that are not one held-out fold per row
+            what = f"folds ({fold_spec.n_folds} splits)"
+            check_supported(data.capabilities, [("overlapping_folds", what)])
+        data = data.with_folds(fold_spec.fold_ids)  # the backend's view of the folds
         fold_opts = dict(opts, tol=tol if cv_tol is None else float(cv_tol))
-        data = self._path_data()
         # a default grid continues below its end (one more span of lam_min_ratio at
         # most) while its last λ scores best; an explicit grid is the user's: a warning
         extend = len(grid) if (lams is None and extend_grid) else 0
@@ -301,7 +295,7 @@ class ModelPathCV:
             extend=extend, verbose=verbose,
         )  # fmt: skip
         message = grid_end_message(cv, scoring, user_grid=lams is not None,
-                                   lambda_max=self.lambda_max)  # fmt: skip
+                                   lambda_max=data.lambda_max)  # fmt: skip
         if message is not None:
             warnings.warn(message, UserWarning, stacklevel=2)
         rule = {
@@ -312,6 +306,10 @@ class ModelPathCV:
             # an int K draws new folds
             "splits": None if isinstance(folds, (int, np.integer)) else fold_spec,
         }  # fmt: skip
+        if solver == "dask":
+            rule["solver"] = "dask"
+            # results(λ) between the grid's values re-solve in memory (issue 26: on Dask)
+            opts = check_solver_options("cd", tol, max_iter, backend)
         return self._cv_results(cv, data, fold_spec, scoring, gammas, rule, opts,
                                 fold_opts, workers)  # fmt: skip
 

@@ -31,23 +31,13 @@ from ..engine._path import check_grid
 from ..engine._solvers import ConvergenceWarning
 
 __all__ = ["THETA_TOL", "MAX_ALTERNATIONS", "fit_alternating", "fixed_parameter_model",
-           "start_parameter", "alternate_refit", "no_dask_estimate"]  # fmt: skip
+           "start_parameter", "alternate_refit"]  # fmt: skip
 
 #: relative change of θ between two rounds at which the alternation stops (glm.nb's
 #: ``epsilon``)
 THETA_TOL = 1e-8
 #: rounds of (β at θ, θ given μ) before a ConvergenceWarning (glm.nb's ``maxit``)
 MAX_ALTERNATIONS = 25
-
-
-def no_dask_estimate(family: Any) -> None:
-    """Refuse the Dask solver for a family parameter to estimate (NB θ)."""
-    if family.estimated_parameter is not None:
-        raise ValueError(
-            f"solver='dask' cannot estimate {family.estimated_parameter} of family "
-            f"{family.name!r}; give it a fixed value (e.g. NegativeBinomial(theta=...)) "
-            "or fit in memory."
-        )
 
 
 def _at(model: Any, family: Any) -> Any:

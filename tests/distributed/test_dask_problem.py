@@ -91,3 +91,17 @@ def test_the_dask_null_fit_is_the_link_of_the_weighted_mean(client, family, resp
     ybar = float(np.average(df[response], weights=df["w"]))
     link = np.log(ybar / (1 - ybar)) if family == "binomial" else np.log(ybar)
     assert res.intercept == pytest.approx(link, abs=ATOL)
+
+
+def test_a_block_kind_the_dask_solver_lacks_is_refused_before_any_pass():
+    from types import SimpleNamespace
+
+    from binarsity_stats.distributed._dask_problem import DaskProblem
+    from binarsity_stats.distributed._dask_solve import partitions_from_arrays
+
+    codes = np.zeros((2, 10), dtype=np.uint8)
+    design = SimpleNamespace(block_ptr=np.array([0, 3, 6]), kinds=("tv", "increasing"),
+                             n_dense=0, partitions=partitions_from_arrays(codes, np.ones(10)))
+    with pytest.raises(ValueError, match=r"block 1 of the design: block kind 'increasing' is "
+                                         r"not supported by the dask backend"):  # fmt: skip
+        DaskProblem(design, "gaussian")

@@ -8,6 +8,7 @@ a path and K-fold CV scores equal the in-memory ones fold by fold; a gaussian pa
 CV take one pass; bad partitions are refused by name.
 """
 
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -17,17 +18,18 @@ pytest.importorskip("dask")
 
 import dask  # noqa: E402
 
+from binarsity_stats.design._design import BinnedDesign  # noqa: E402
+from binarsity_stats.distributed._dask_backend import DaskPathData  # noqa: E402
 from binarsity_stats.distributed._dask_solve import (  # noqa: E402
     DaskProblem,
-    fit_cv_dask,
     fit_dask,
-    fit_path_dask,
     partitions_from_arrays,
 )
-from binarsity_stats.design._design import BinnedDesign  # noqa: E402
-from binarsity_stats.families._families import get_family  # noqa: E402
+from binarsity_stats.engine._cv import cross_validate  # noqa: E402
+from binarsity_stats.engine._path import lambda_grid, solve_path  # noqa: E402
 from binarsity_stats.engine._problem import InMemoryProblem  # noqa: E402
 from binarsity_stats.engine._solvers import lambda_max, solve  # noqa: E402
+from binarsity_stats.families._families import get_family  # noqa: E402
 
 
 def _data(family, n=3000, seed=0, weighted=True, offset=True):
@@ -151,49 +153,62 @@ def test_no_intercept_and_a_missing_level_edge(sync):
 
 @pytest.mark.parametrize("family", ["gaussian", "binomial"])
 def test_path_equals_in_memory_fits(family, sync):
+    """The shared walk (``solve_path``) on the Dask backend: the in-memory objectives."""
     codes, bp, y, Z, w, off = _data(family, n=2000, seed=13)
-    prob = DaskProblem(_design(codes, bp, y, Z, w, off), family)
-    path = fit_path_dask(prob, n_lambdas=4, tol=1e-9)
-    for lam, sol in zip(path.lambdas, path.solutions, strict=False):
-        ref = solve(codes, bp, y, family=family, lam=lam, penalty_weights=prob.weights,
+    data = DaskPathData(_design(codes, bp, y, Z, w, off), get_family(family), "balanced", True)
+    lambdas = lambda_grid(data.lambda_max(), 4, 1e-2)
+    before = data.n_passes  # the summary and λ_max's null fit
+    sols = solve_path(data.prepare(None), lambdas, {"tol": 1e-9})
+    for lam, sol in zip(lambdas, sols, strict=True):
+        ref = solve(codes, bp, y, family=family, lam=lam, penalty_weights=data.problem.weights,
                     dense=Z, sample_weight=w, offset=off, tol=1e-10, max_iter=5000)  # fmt: skip
         np.testing.assert_allclose(sol.objective, ref.objective, rtol=1e-9)
     if family == "gaussian":
-        assert path.n_passes == 1  # every λ from the one Gram
+        assert data.n_passes == before  # every λ from the null fit's Gram
 
 
 @pytest.mark.parametrize("family", ["gaussian", "binomial"])
 def test_cv_scores_equal_in_memory_fold_fits(family, sync):
+    """The shared CV (``cross_validate``) on the Dask backend: held-out deviances of the
+    in-memory fold fits."""
     codes, bp, y, Z, w, off = _data(family, n=1600, seed=17)
     fold = np.random.default_rng(0).integers(0, 3, len(y))
-    prob = DaskProblem(_design(codes, bp, y, Z, w, off, fold=fold), family, folds=3)
-    lambdas = prob.lambda_max() * np.array([0.5, 0.1, 0.02])
-    cv = fit_cv_dask(prob, lambdas, tol=1e-9)
     fam = get_family(family)
+    data = DaskPathData(_design(codes, bp, y, Z, w, off), fam, "balanced", True)
+    data = data.with_folds(fold)
+    lambdas = data.lambda_max() * np.array([0.5, 0.1, 0.02])
+    before = data.n_passes
+    cv = cross_validate(data, lambdas, fold, scoring="deviance", opts={"tol": 1e-9},
+                        early_stopping=False, refit_path=False)  # fmt: skip
     for k in range(3):
         tr, te = fold != k, fold == k
         for i, lam in enumerate(lambdas):
             ref = solve(codes[:, tr], bp, y[tr], family=family, lam=lam,
-                        penalty_weights=prob.weights, dense=Z[tr], sample_weight=w[tr],
+                        penalty_weights=data.problem.weights, dense=Z[tr], sample_weight=w[tr],
                         offset=off[tr], tol=1e-10, max_iter=5000)  # fmt: skip
             eta = BinnedDesign(codes[:, te], bp, dense=Z[te], offset=off[te]).linear_predictor(
                 ref.coef, ref.dense_coef, ref.intercept
             )
-            held_out = fam.loss_sum(eta, y[te], w[te]) / w[te].sum()
-            np.testing.assert_allclose(cv.cv_loss[k, i], held_out, rtol=1e-7)
+            held_out = fam.deviance(y[te], fam.mean(eta), w[te]) / w[te].sum()
+            np.testing.assert_allclose(cv.fold_scores[k, i], held_out, rtol=1e-7)
     assert cv.lam_1se >= cv.lam_min
     if family == "gaussian":
-        assert cv.n_passes == 1  # every fold and λ from one pass of per-fold statistics
+        # every fold and λ from one pass of per-fold statistics (+ one for the folds'
+        # saturated losses)
+        assert data.n_passes - before == 2
 
 
-def test_hashed_folds_are_stable_and_balanced(sync):
-    codes, bp, y, Z, w, off = _data("gaussian", n=4000, seed=19)
+def test_folds_on_dask_are_given_not_hashed(sync):
+    codes, bp, y, Z, w, off = _data("gaussian", n=600, seed=19)
     design = _design(codes, bp, y, Z, w, off)
-    a = DaskProblem(design, "gaussian", folds=5)
-    b = DaskProblem(design, "gaussian", folds=5)
-    np.testing.assert_array_equal(a.fold_W, b.fold_W)
-    share = a.fold_W / a.fold_W.sum()
-    assert np.all(np.abs(share - 0.2) < 0.03)
+    with pytest.raises(ValueError, match=r"partition \d+ has no fold column"):
+        DaskProblem(design, "gaussian", folds=5)
+    fold = np.arange(len(y)) % 5
+    data = DaskPathData(design, get_family("gaussian"), "balanced", True).with_folds(fold)
+    W = np.bincount(fold, weights=w)
+    np.testing.assert_allclose(data.problem.fold_W * data.problem.weight_scale, W, rtol=1e-12)
+    with pytest.raises(ValueError, match="fold ids: 599 values for the 600 rows"):
+        DaskPathData(design, get_family("gaussian"), "balanced", True).with_folds(fold[1:])
 
 
 def test_bad_partitions_are_refused_by_name(sync):
@@ -297,9 +312,10 @@ def test_fit_path_with_the_dask_solver_equals_the_in_memory_path(family, sync):
     df["y"] = rng.poisson(mu) if family == "poisson" else mu + rng.normal(size=n)
     m = glm("y ~ bin(age, 12) + z", dd.from_pandas(df, npartitions=3), family=family,
             sample_weight="w")  # fmt: skip
-    p1 = m.fit_path(n_lambdas=4, tol=1e-9)
     p2 = m.fit_path(n_lambdas=4, tol=1e-9, solver="dask")
-    np.testing.assert_array_equal(p1.lams, p2.lams)
+    # the shared grid from the backend's λ_max (read at a null fit of KKT tolerance 1e-10)
+    np.testing.assert_allclose(p2.lams, m.lambda_grid(4), rtol=1e-7)
+    p1 = m.fit_path(lams=p2.lams, tol=1e-9)
     for i in range(4):
         assert abs(p2[i].objective - p1[i].objective) <= 1e-8 * abs(p1[i].objective)
     if family == "gaussian":
@@ -308,15 +324,9 @@ def test_fit_path_with_the_dask_solver_equals_the_in_memory_path(family, sync):
         glm("y ~ bin(age, 12) + z", df, family=family).fit_path(n_lambdas=2, solver="dask")
 
 
-@pytest.mark.parametrize("family", ["gaussian", "binomial"])
-def test_fit_cv_with_the_dask_solver_equals_the_in_memory_cv(family, sync):
-    """``fit_cv(solver="dask")``: with the same folds, the in-memory CV's deviance scores."""
+def _cv_frame(family, n, seed):
     pd = pytest.importorskip("pandas")
-    dd = pytest.importorskip("dask.dataframe")
-    from binarsity_stats import glm
-
-    rng = np.random.default_rng(43)
-    n = 1500
+    rng = np.random.default_rng(seed)
     df = pd.DataFrame({"age": rng.integers(18, 80, n).astype(float), "z": rng.normal(size=n),
                        "w": rng.exponential(size=n)})  # fmt: skip
     eta = 0.03 * (df.age - 50) + 0.3 * df.z
@@ -324,22 +334,111 @@ def test_fit_cv_with_the_dask_solver_equals_the_in_memory_cv(family, sync):
         df["y"] = (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float)
     else:
         df["y"] = 20.0 + eta + rng.normal(size=n)  # a mean far from 0: the saturated loss
+    return df
+
+
+@pytest.mark.parametrize(
+    "family, grid, walk",
+    [
+        # a grid reaching far below the best λ: the walk stops early
+        ("binomial", {"n_lambdas": 30, "lam_min_ratio": 1e-4}, "stopped"),
+        # a grid ending above the best λ: the walk extends it
+        ("gaussian", {"n_lambdas": 4, "lam_min_ratio": 0.3}, "extended"),
+    ],
+)
+def test_fit_cv_with_the_dask_solver_is_the_in_memory_cv(family, grid, walk, sync):
+    """``fit_cv(solver="dask")`` runs the shared CV: the same stratified folds, early
+    stopping and grid extension, the same λ choice as the in-memory CV."""
+    dd = pytest.importorskip("dask.dataframe")
+    from binarsity_stats import glm
+
+    df = _cv_frame(family, 1500, 43)
     m = glm("y ~ bin(age, 12) + z", dd.from_pandas(df, npartitions=3), family=family,
             sample_weight="w")  # fmt: skip
-    c2 = m.fit_cv(folds=3, n_lambdas=8, tol=1e-9, cv_tol=None, solver="dask")
-    assert c2.fold_ids.shape == (n,) and set(np.unique(c2.fold_ids)) == {0, 1, 2}
-    c1 = m.fit_cv(folds=c2.fold_ids, n_lambdas=8, tol=1e-9, cv_tol=None,
-                  early_stopping=False, extend_grid=False)  # fmt: skip
-    np.testing.assert_array_equal(c1.lams, c2.lams)
+    fits = []
+    for solver in ("cd", "dask"):
+        # the shared grid-end warning, when the extended grid's end is still the best
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fits.append(m.fit_cv(folds=3, random_state=0, tol=1e-9, cv_tol=None,
+                                 solver=solver, **grid))  # fmt: skip
+        fits[-1].warned = [str(w.message) for w in caught if "smallest λ" in str(w.message)]
+    c1, c2 = fits
+    assert len(c2.warned) == len(c1.warned)
+    # the folds of the shared rule (stratified on y for binomial), not hashed ones
+    np.testing.assert_array_equal(c2.fold_ids, c1.fold_ids)
+    # the same walk: λ_max from a null fit of KKT tolerance 1e-10 (relative 1e-8 here)
+    assert len(c2.lams) == len(c1.lams) and c2.extended == c1.extended
+    np.testing.assert_allclose(c2.lams, c1.lams, rtol=1e-7)
+    if walk == "stopped":
+        assert len(c2.lams) < c2.grid_size
+    else:
+        assert c2.extended > 0
+    # fold fits at KKT tolerance 1e-9: scores equal to far below their differences
     np.testing.assert_allclose(c2.fold_scores, c1.fold_scores, rtol=1e-6)
-    assert c2.lam_min == c1.lam_min and c2.lam_1se == c1.lam_1se
+    assert c2.lams.tolist().index(c2.lam_min) == c1.lams.tolist().index(c1.lam_min)
+    assert c2.lams.tolist().index(c2.lam_1se) == c1.lams.tolist().index(c1.lam_1se)
     ref = m.fit(lam=c2.lam_min, tol=1e-9)
     assert abs(c2.best_.objective - ref.objective) <= 1e-8 * abs(ref.objective)
     assert c2.results("lam_1se").lam == c2.lam_1se
-    for bad, arg in ((c2.fold_ids, "folds"), ("w", "folds")):
-        with pytest.raises(TypeError, match=arg):
-            m.fit_cv(folds=bad, solver="dask")
-    with pytest.raises(ValueError, match="scoring"):
-        m.fit_cv(folds=3, scoring="mse", solver="dask")
+
+
+def test_fit_cv_with_the_dask_solver_takes_user_folds(sync):
+    """Fold ids given by the user (glmnet's foldid) are the folds of the Dask CV."""
+    dd = pytest.importorskip("dask.dataframe")
+    from binarsity_stats import glm
+
+    df = _cv_frame("binomial", 900, 47)
+    m = glm("y ~ bin(age, 12) + z", dd.from_pandas(df, npartitions=3), family="binomial",
+            sample_weight="w")  # fmt: skip
+    ids = np.arange(len(df)) % 4 + 1  # 1..4, as in R
+    c2 = m.fit_cv(folds=ids, n_lambdas=6, tol=1e-9, cv_tol=None, solver="dask")
+    c1 = m.fit_cv(folds=ids, lams=c2.lams, tol=1e-9, cv_tol=None)
+    np.testing.assert_array_equal(c2.fold_ids, ids - 1)
+    np.testing.assert_allclose(c2.fold_scores, c1.fold_scores, rtol=1e-6)
+    assert c2.lam_min == c1.lam_min and c2.lam_1se == c1.lam_1se
+
+
+def test_what_the_dask_backend_lacks_is_refused_naming_it(sync):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    from binarsity_stats import glm
+
+    df = _cv_frame("binomial", 300, 53)
+    m = glm("y ~ bin(age, 12) + z", dd.from_pandas(df, npartitions=3), family="binomial")
+    for kw, match in (
+        ({"scoring": "auc"}, r"scoring='auc': held-out score 'auc' is not supported by the "
+                             r"dask backend"),
+        ({"relax": True}, r"relax=True: relaxed cross-validation .* not supported by the dask"),
+        ({"folds": [(np.arange(100), np.arange(100, 300)),
+                    (np.arange(200, 300), np.arange(200))]},
+         r"folds \(2 splits\): held-out sets that are not one fold per row is not "
+         r"supported by the dask backend"),
+    ):  # fmt: skip
+        with pytest.raises(ValueError, match=match):
+            m.fit_cv(solver="dask", n_lambdas=3, **kw)
+    with pytest.raises(ValueError, match=r"lam='alo'.*not supported by the dask backend"):
+        m.fit(lam="alo", solver="dask")
     with pytest.raises(ValueError, match="needs a model specified on a Dask DataFrame"):
-        glm("y ~ bin(age, 12) + z", df, family=family).fit_cv(folds=3, solver="dask")
+        glm("y ~ bin(age, 12) + z", pd.DataFrame(df), family="binomial").fit_cv(
+            folds=3, solver="dask")
+
+
+def test_model_terms_and_families_the_dask_backend_lacks_are_refused_by_name():
+    """One capability check names the term or family, before the data are looked at."""
+    pd = pytest.importorskip("pandas")
+    from binarsity_stats import glm
+
+    rng = np.random.default_rng(59)
+    n = 200
+    df = pd.DataFrame({"x": rng.normal(size=n), "g": rng.choice(["a", "b"], n),
+                       "t": rng.exponential(size=n), "e": rng.integers(0, 2, n)})  # fmt: skip
+    df["y"] = rng.normal(size=n)
+    mono = glm("y ~ bin(x, 5, monotone='increasing')", df)
+    with pytest.raises(ValueError, match=r"^term \"bin\(x, 5, monotone='increasing'\)\": "
+                                         r"block kind 'increasing' is not supported by the dask"):
+        mono.fit(lam=0.1, solver="dask")
+    with pytest.raises(ValueError, match=r"by-group chains .* not supported by the dask"):
+        glm("y ~ bin(x, 5):C(g)", df).fit_path(n_lambdas=2, solver="dask")
+    with pytest.raises(ValueError, match=r"^family 'cox': a loss that is not a sum over rows"):
+        glm("Surv(t, e) ~ bin(x, 5)", df, family="cox").fit_cv(folds=3, solver="dask")
