@@ -416,6 +416,7 @@ def grid_block_step(
     gap = np.inf
     it = 0
     check = 8
+    last_guess = None
     polished = certified = False
     while True:
         it += 1
@@ -438,8 +439,14 @@ def grid_block_step(
                 break
             continue
         check *= 2
-        # the fused regions of the iterate, solved exactly, and certified by an LP
-        for fused in _fused_candidates(block, theta, u, h, lam_w, gap):
+        # the fused regions of the iterate, solved exactly, and certified by an LP —
+        # tried once the guess of the fused edges has stopped changing (LPs cost)
+        guesses = _fused_candidates(block, theta, u, h, lam_w, gap)[:2]
+        stable = last_guess is not None and np.array_equal(guesses[0], last_guess)
+        last_guess = guesses[0]
+        if not stable and check <= 1024:
+            continue
+        for fused in guesses:
             cert = _active_set(block, np.sign(block.difference(theta)), fused, z, h, lam_w, M)
             if cert is not None:
                 theta, u, nu = cert
@@ -475,7 +482,7 @@ def _dual_gap(block, theta, z, h, lam_w, u, M, nu) -> float:
     return max(P - _dual_value(block, z, h, u, M, nu), 0.0)
 
 
-def _active_set(block, sign, fused, z, h, lam_w, M, max_rounds: int = 8):
+def _active_set(block, sign, fused, z, h, lam_w, M, max_rounds: int = 4):
     """Exact solution by a primal-dual active set on the edges, or None.
 
     From a guess of the fused edges and the jumps' signs: solve on the regions
@@ -507,9 +514,10 @@ def _active_set(block, sign, fused, z, h, lam_w, M, max_rounds: int = 8):
     return None
 
 
-def _edge_lp(block, rhs, M, cap, free, fixed):
+def _edge_lp(block, rhs, M, cap, free, fixed, strict=False):
     """min t s.t. Dᵀu + Mᵀν = rhs, |u_e| ≤ t·cap_e on the ``free`` edges, u_e = fixed_e
     elsewhere (HiGHS); (t, u, ν), or None when infeasible."""
+    from scipy import sparse
     from scipy.optimize import linprog
 
     d = block.n_cells
@@ -517,32 +525,42 @@ def _edge_lp(block, rhs, M, cap, free, fixed):
     scale = float(np.abs(rhs).max()) + float(np.abs(fixed).max(initial=0.0))
     if scale == 0.0:
         return 0.0, np.zeros(E), np.zeros(m)
-    Dt = np.zeros((d, E))
-    Dt[block.edges[:, 1], np.arange(E)] += 1.0
-    Dt[block.edges[:, 0], np.arange(E)] -= 1.0
-    A_eq = np.hstack([Dt, M.T, np.zeros((d, 1))])
+    ar = np.arange(E)
+    Dt = sparse.csr_matrix(
+        (np.r_[np.ones(E), -np.ones(E)], (np.r_[block.edges[:, 1], block.edges[:, 0]], np.r_[ar, ar])),
+        shape=(d, E),
+    )
+    # ν is free: rows of M scaled to unit size keep HiGHS well conditioned
+    mrow = np.abs(M).max(axis=1) if m else np.ones(0)
+    mrow = np.where(mrow > 0, mrow, 1.0)
+    A_eq = sparse.hstack([Dt, sparse.csr_matrix((M / mrow[:, None]).T), sparse.csr_matrix((d, 1))],
+                         format="csr")  # fmt: skip
     fr = np.flatnonzero(free)
     nf = len(fr)
-    sel = np.zeros((nf, E))
-    sel[np.arange(nf), fr] = 1.0
-    c = cap[fr][:, None] / scale
-    A_ub = np.vstack([np.hstack([sel, np.zeros((nf, m)), -c]),
-                      np.hstack([-sel, np.zeros((nf, m)), -c])])  # fmt: skip
+    sel = sparse.csr_matrix((np.ones(nf), (np.arange(nf), fr)), shape=(nf, E))
+    c = sparse.csr_matrix(cap[fr][:, None] / scale)
+    zm = sparse.csr_matrix((nf, m))
+    A_ub = sparse.vstack([sparse.hstack([sel, zm, -c]), sparse.hstack([-sel, zm, -c])], format="csr")
     cost = np.zeros(E + m + 1)
     cost[-1] = 1.0
     fx = fixed / scale
     bounds = [(None, None) if free[e] else (fx[e], fx[e]) for e in range(E)]
     bounds += [(None, None)] * m + [(0.0, None)]
-    res = linprog(cost, A_ub=A_ub if nf else None, b_ub=np.zeros(2 * nf) if nf else None,
-                  A_eq=A_eq, b_eq=rhs / scale, bounds=bounds, method="highs",
-                  options={"primal_feasibility_tolerance": 1e-10,
-                           "dual_feasibility_tolerance": 1e-10})  # fmt: skip
+    for method in ("highs-ds", "highs-ipm"):
+        res = linprog(cost, A_ub=A_ub if nf else None, b_ub=np.zeros(2 * nf) if nf else None,
+                      A_eq=A_eq, b_eq=rhs / scale, bounds=bounds, method=method,
+                      options={"primal_feasibility_tolerance": 1e-10,
+                               "dual_feasibility_tolerance": 1e-10})  # fmt: skip
+        if res.status in (0, 2):
+            break
     if res.status == 2:
         return None
     if res.status != 0:
+        if not strict:
+            return None  # no certificate: the caller keeps iterating
         raise RuntimeError(f"the grid block's linear programme failed ({res.message}).")
     x = res.x * scale
-    return float(res.x[-1]), x[:E], x[E : E + m]
+    return float(res.x[-1]), x[:E], x[E : E + m] / mrow
 
 
 def _fused_candidates(block, theta, u, h, lam_w, gap) -> list[NDArray[np.bool_]]:
@@ -643,5 +661,5 @@ def grid_lambda_max(block: GridBlock, grad: ArrayLike, counts: ArrayLike) -> flo
         raise ValueError(f"grad must be {d} finite values (the block's cells).")
     M = block.margin_matrix(counts)
     w = block.edge_weights
-    res = _edge_lp(block, -g, M, w, free=w > 0, fixed=np.zeros(len(w)))
+    res = _edge_lp(block, -g, M, w, free=w > 0, fixed=np.zeros(len(w)), strict=True)
     return float("inf") if res is None else res[0]
