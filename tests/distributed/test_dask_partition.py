@@ -38,7 +38,8 @@ def _part(n=120, seed=0, family="poisson"):
         y = rng.binomial(1, 0.4, n).astype(float)
     w = rng.uniform(0.0, 2.0, n)
     off = rng.normal(scale=0.1, size=n)
-    return {"codes": codes, "y": y, "dense": Z, "weight": w, "offset": off}
+    fold = rng.integers(0, 3, n)  # the shared CV's fold of each row (3 folds)
+    return {"codes": codes, "y": y, "dense": Z, "weight": w, "offset": off, "fold": fold}
 
 
 def _one_hot(codes):
@@ -70,15 +71,10 @@ def test_partitions_from_arrays_cover_the_rows_in_order():
     assert all(p["offset"] is None for p in got)
 
 
-def test_hashed_folds_are_reproducible_balanced_and_differ_between_partitions():
-    part = {"y": np.zeros(20000)}
-    a = fold_of(part, 0, 5)
-    assert_array_equal(a, fold_of(part, 0, 5))
-    assert a.min() == 0 and a.max() == 4
-    # multinomial counts: sd √(n p (1 − p)) ≈ 57; 6 sd is far beyond chance
-    assert np.all(np.abs(np.bincount(a, minlength=5) - 4000) < 6 * 57)
-    b = fold_of(part, 1, 5)
-    assert np.mean(a == b) < 0.3  # independent: ~1/5 agree
+def test_folds_without_a_fold_column_are_refused_naming_the_fix():
+    # the folds are the shared CV's, given to the partitions; none are made up here
+    with pytest.raises(ValueError, match=r"^folds=5: partition 2 has no fold column"):
+        fold_of({"y": np.zeros(20)}, 2, 5)
 
 
 def test_a_fold_column_is_used_and_checked():
