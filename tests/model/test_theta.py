@@ -25,7 +25,6 @@ from binarsity_stats.model._theta import (
     alternate_refit,
     fit_alternating,
     fixed_parameter_model,
-    no_dask_estimate,
     start_parameter,
 )
 
@@ -114,9 +113,3 @@ def test_alternate_refit_is_the_joint_maximum_likelihood(counts):
         joint = DiscreteNB(y, X).fit(method="bfgs", maxiter=2000, gtol=1e-10, disp=0)
     assert family.theta == pytest.approx(1 / joint.params[-1], rel=1e-4)
     np.testing.assert_allclose(fit.params, joint.params[:-1], rtol=1e-4, atol=1e-5)
-
-
-def test_the_dask_solver_refuses_an_estimated_theta():
-    with pytest.raises(ValueError, match="solver='dask' cannot estimate theta of family 'nb'"):
-        no_dask_estimate(NegativeBinomial())
-    no_dask_estimate(NegativeBinomial(2.0))  # a fixed θ is fine
