@@ -605,8 +605,13 @@ def _check_log_offset(offset: np.ndarray, label: str) -> None:
 
 
 def _times(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a·b with 0·(±inf) = 0 (a weight of zero on an infinite log or ratio)."""
-    return np.where(a == 0, 0.0, a * b)
+    """a·b with 0·(±inf) = 0 (a weight of zero on an infinite log or ratio).
+
+    The product is formed only where a ≠ 0, so a zero row never evaluates 0·inf
+    (no 'invalid value' warning outside the caller's np.errstate).
+    """
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    return np.multiply(a, b, out=np.zeros(a.shape), where=a != 0)
 
 
 def _binary_deviance(y, log_mu, log_1mmu, sample_weight) -> float:
