@@ -732,19 +732,22 @@ class PartitionPredictor:
         return pd.Series(out, index=frame.index, name=name)
 
 
-def predict_dask(results: Any, data: Any, type: str, offset: Any, new_design: Any) -> Any:  # noqa: A002
+def predict_dask(results: Any, data: Any, kind: str, offset: Any, new_design: Any) -> Any:
     """``results.predict`` on a Dask DataFrame: a lazy Dask Series, one task per partition.
 
-    ``new_design(model, frame, offset)`` replays the recipe on one partition
-    (``_results._new_design``, passed in so that this module does not import the results).
+    ``kind`` is predict's ``type`` ('response' or 'link'). ``new_design(model, frame,
+    offset)`` replays the recipe on one partition (``_results._new_design``, passed in so
+    that this module does not import the results).
     """
+    import dask.dataframe as dd
+
     if offset is not None:
         raise TypeError(
             "offset: on a Dask DataFrame the offset is read from the data; fit with "
             "offset='column' (or an offset() term) instead of passing values."
         )
-    if not hasattr(data, "map_partitions") or not hasattr(data, "columns"):
+    if not isinstance(data, dd.DataFrame):  # a Dask Series has .columns ([None]) too
         raise TypeError(f"newdata must be a Dask DataFrame; got {type(data).__name__}.")
-    fn = PartitionPredictor(results, type, new_design)
-    name = "eta" if type == "link" else "mu"
+    fn = PartitionPredictor(results, kind, new_design)
+    name = "eta" if kind == "link" else "mu"
     return data.map_partitions(fn, meta=pd.Series(np.empty(0), name=name))

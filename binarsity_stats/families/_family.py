@@ -605,8 +605,13 @@ def _check_log_offset(offset: np.ndarray, label: str) -> None:
 
 
 def _times(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a·b with 0·(±inf) = 0 (a weight of zero on an infinite log or ratio)."""
-    return np.where(a == 0, 0.0, a * b)
+    """a·b with 0·(±inf) = 0 (a weight of zero on an infinite log or ratio).
+
+    The product is formed only where a ≠ 0, so a zero row never evaluates 0·inf
+    (no 'invalid value' warning outside the caller's np.errstate).
+    """
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    return np.multiply(a, b, out=np.zeros(a.shape), where=a != 0)
 
 
 def _binary_deviance(y, log_mu, log_1mmu, sample_weight) -> float:
@@ -664,9 +669,23 @@ def _binomial_logs(link: str, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return special.log_ndtr(z), special.log_ndtr(-z)
     if link == "CLogLog":  # μ = 1 − exp(−e^z)
         ez = np.exp(z)
-        return np.log(-np.expm1(-ez)), -ez
+        return _log1mexp(ez), -ez
     ez = np.exp(-z)  # LogLog: μ = exp(−e^{−z})
-    return -ez, np.log(-np.expm1(-ez))
+    return -ez, _log1mexp(ez)
+
+
+def _log1mexp(a: np.ndarray) -> np.ndarray:
+    """log(1 − e^{−a}) for a ≥ 0 to a few eps relative (Mächler 2012, "Accurately
+    computing log(1 − exp(−|a|))"): log(−expm1(−a)) for a ≤ log 2, where 1 − e^{−a} is
+    small, and log1p(−e^{−a}) above, where the log itself is near 0.
+    """
+    a = np.asarray(a, dtype=float)
+    out = np.empty_like(a)
+    small = a <= math.log(2.0)
+    out[small] = np.log(-np.expm1(-a[small]))
+    large = ~small  # includes NaN, which stays NaN
+    out[large] = np.log1p(-np.exp(-a[large]))
+    return out
 
 
 def _binomial_dlogs(link: str, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -71,7 +71,9 @@ def nb_log_likelihood(theta: float, y: np.ndarray, mu: np.ndarray, w: np.ndarray
         r = mu / theta
         ll = (special.gammaln(theta + y) - special.gammaln(theta) - special.gammaln(y + 1)
               - theta * np.log1p(r) + special.xlogy(y, mu) - y * np.log(theta + mu))  # fmt: skip
-    return float(np.sum(np.where(w > 0, w * ll, 0.0)))
+    # the product only where w > 0: a zero-weight row of log-density −inf adds 0, not 0·(−inf)
+    w, ll = np.broadcast_arrays(np.asarray(w, dtype=float), ll)
+    return float(np.sum(np.multiply(w, ll, out=np.zeros(ll.shape), where=w > 0)))
 
 
 def _score_info(theta: float, y, mu, w) -> tuple[float, float]:

@@ -11,7 +11,7 @@ prox with the constraint (``_tv_prox.pyx``) cimport it through
 ``_fused_lasso_constrained.pxd``.
 
 Only ``penalty/_prox.py`` and ``penalty/_blocks.py`` call the ``def`` wrapper at the
-bottom, after validation.
+bottom; it checks lengths, NaN and signs itself before the C loop.
 """
 
 from libc.math cimport fabs, sqrt, INFINITY, NAN
@@ -383,20 +383,43 @@ cdef int constrained_fused_lasso(
 
 
 # ---------------------------------------------------------------------------
-# Python wrapper: called only by binarsity_stats.penalty._prox and ._blocks after
-# validation.
+# Python wrapper: called only by binarsity_stats.penalty._prox and ._blocks; it
+# checks lengths, NaN and signs before the C loop.
 # ---------------------------------------------------------------------------
 
 def constrained_fused_lasso_py(const double[::1] y, const double[::1] w,
                                const double[::1] lam, const double[::1] n,
                                double[::1] out, double tol):
     """Exact weighted FLSA with n' theta = 0 into `out`; returns the number of
-    evaluations or -1 (validated inputs)."""
-    cdef Py_ssize_t K = y.shape[0]
-    cdef double[::1] work = np.empty(fused_lasso_work_size(K))
+    evaluations or -1.
+
+    Checks its arguments before the C loop, which never reads or writes past an
+    array's end: w, lam, n and out as long as y (ValueError naming the lengths), no
+    NaN anywhere, w, lam, n and tol >= 0 (ValueError naming the argument and index).
+    Other non-finite values are the callers' to refuse (``_prox`` does).
+    """
+    cdef Py_ssize_t K = y.shape[0], k
+    cdef double[::1] work
     cdef int it
+    if w.shape[0] != K or lam.shape[0] != K or n.shape[0] != K or out.shape[0] != K:
+        raise ValueError(
+            f"y, w, lam, n and out must have the same length; got {K}, {w.shape[0]}, "
+            f"{lam.shape[0]}, {n.shape[0]} and {out.shape[0]}."
+        )
+    if not tol >= 0.0:
+        raise ValueError(f"tol must be >= 0; got {tol!r}.")
+    for k in range(K):
+        if y[k] != y[k]:
+            raise ValueError(f"y[{k}] is NaN.")
+        if not w[k] >= 0.0:
+            raise ValueError(f"w must be >= 0 and not NaN; got w[{k}] = {w[k]!r}.")
+        if not lam[k] >= 0.0:
+            raise ValueError(f"lam must be >= 0 and not NaN; got lam[{k}] = {lam[k]!r}.")
+        if not n[k] >= 0.0:
+            raise ValueError(f"n must be >= 0 and not NaN; got n[{k}] = {n[k]!r}.")
     if K == 0:
         return 0
+    work = np.empty(fused_lasso_work_size(K))
     with nogil:
         it = constrained_fused_lasso(K, &y[0], &w[0], &lam[0], &n[0], &out[0],
                                      &work[0], tol)

@@ -159,15 +159,13 @@ def test_predictions_on_a_dask_frame_are_lazy_and_equal_the_in_memory_ones():
         res.predict(new, offset=np.zeros(90))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="predict_dask's argument `type` (a str) shadows the builtin: on a Dask Array, "
-    "`type(data).__name__` raises \"TypeError: 'str' object is not callable\" instead "
-    "of its message 'newdata must be a Dask DataFrame; got ...'",
-)
-def test_predicting_a_dask_array_names_what_is_needed():
+def test_predicting_a_dask_array_or_series_names_what_is_needed():
     import dask.array as da
 
     res = glm(FORMULA, _frame(200), family="poisson").fit(lam=1e-3)
     with pytest.raises(TypeError, match=r"^newdata must be a Dask DataFrame; got Array"):
         res.predict(da.ones((30, 3)))
+    # a Dask Series has map_partitions and a .columns ([None]) as well
+    series = dd.from_pandas(_frame(30, seed=3)["age"], npartitions=2)
+    with pytest.raises(TypeError, match=r"^newdata must be a Dask DataFrame; got Series"):
+        res.predict(series, type="link")

@@ -102,13 +102,6 @@ def test_deviance_eta_is_exact_where_the_mean_rounds():
     assert_allclose(got, 2 * y[0] * (np.expm1(r) - r), rtol=1e-6)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Poisson.deviance_eta emits 'RuntimeWarning: invalid value encountered in multiply' "
-    "(an error under the suite's filterwarnings) when a zero-weight row's deviance overflows "
-    "(η > 709): _family._times multiplies 0 by inf outside np.errstate; the value (the row "
-    "counts 0) is right",
-)
 def test_poisson_deviance_eta_is_silent_on_a_zero_weight_row_that_overflows():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)

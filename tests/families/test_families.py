@@ -560,3 +560,23 @@ def test_cv_with_statsmodels_families():
     assert np.all((cv.mean > 0.5) & (cv.mean <= 1))
     with pytest.raises(ValueError, match="auc"):
         glm("y ~ bin(x1, 6)", df, family=_tweedie(1.5)).fit_cv(folds=3, n_lambdas=3, scoring="auc")
+
+
+def test_registered_names_resolve_whatever_was_imported_first(tmp_path):
+    """nb and the quasi families join ``_builtin.FAMILIES`` where ``get_family`` is
+    defined (``_families``), so no import order reaches get_family without them: a fresh
+    interpreter that imports ``_builtin`` alone first still resolves them."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from binarsity_stats.families._builtin import FAMILIES\n"
+        "from binarsity_stats.families._families import get_family\n"
+        "print(*[type(get_family(f)).__name__ for f in ('nb', 'quasipoisson', 'quasibinomial')])\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(PKG.resolve().parent))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path, env=env)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["NegativeBinomial", "QuasiPoisson", "QuasiBinomial"]

@@ -313,13 +313,6 @@ def test_nb_log_likelihood_is_scipys_weighted_logpmf():
     np.testing.assert_allclose(nb_log_likelihood(theta, y, mu, w), ref, rtol=1e-12)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nb_log_likelihood: np.where(w > 0, w * ll, 0.0) evaluates 0 * -inf outside its "
-    "np.errstate, so a zero-weight row whose log-density is -inf (μ underflowed to 0, y > 0) "
-    "emits 'RuntimeWarning: invalid value encountered in multiply' (an error under the "
-    "suite's filterwarnings); the value is right",
-)
 def test_nb_log_likelihood_is_silent_on_a_zero_weight_row_of_zero_mean():
     from scipy import stats
 

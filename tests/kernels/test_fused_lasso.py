@@ -2,14 +2,14 @@
 
 What is proved here:
 
-* optimality: the KKT conditions of the weighted FLSA (and of its n'theta = 0
-  variant) hold on the DP output to ~1e-9 - a certificate independent of any
-  other solver;
+* optimality: the KKT conditions of the weighted FLSA hold on the DP output to
+  ~1e-9 - a certificate independent of any other solver (the n'theta = 0 variant,
+  ``_fused_lasso_constrained.pyx``, is tests/kernels/test_fused_lasso_constrained.py);
 * agreement with a reference solver: cvxpy (Clarabel) on random instances with
   zero observation weights, zero and large penalties, K = 1, 2, 3, 50;
 * agreement with the NumPy twin (a taut string, written independently of the DP);
 * equivalences and invariances: scaling, the K = 2 closed form, decoupling at
-  lam = 0, the equal-counts constraint as a mean shift;
+  lam = 0;
 * the documented conventions for degenerate inputs, and finiteness at extreme
   magnitudes;
 * the unit-weight kernel of the TV prox: equal to the general DP to 1e-12 and to
@@ -25,91 +25,18 @@ What is proved here:
 
 from __future__ import annotations
 
-import warnings
-
-import cvxpy as cp
 import numpy as np
 import pytest
+from _fused_lasso_checks import cvxpy_flsa, kkt_violation, objective, random_instance
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from binarsity_stats.kernels import _fused_lasso
-from binarsity_stats.kernels import _tv_prox
+from binarsity_stats.kernels import _fused_lasso, _tv_prox
 from binarsity_stats.penalty._prox import (
-    _reference_constrained_fused_lasso,
     _reference_weighted_fused_lasso,
-    constrained_fused_lasso,
     weighted_fused_lasso,
 )
-
-# ---------------------------------------------------------------------------
-# helpers
-# ---------------------------------------------------------------------------
-
-
-def objective(theta, y, w, lam):
-    """sum (w/2)(theta - y)^2 + sum_{k>=1} lam_k |theta_k - theta_{k-1}|."""
-    return 0.5 * np.sum(w * (theta - y) ** 2) + np.sum(lam[1:] * np.abs(np.diff(theta)))
-
-
-def cvxpy_flsa(y, w, lam, counts=None):
-    """Reference solution by cvxpy/Clarabel (tight tolerances, default on failure).
-
-    The problem is handed to Clarabel in units where max|y| = max w = 1 (an
-    interior-point method is not scale invariant), then scaled back.
-    """
-    ys = np.abs(y).max() or 1.0
-    ws = w.max() or 1.0
-    yn, wn, lamn = y / ys, w / ws, np.minimum(lam / (ys * ws), 1e6)
-    theta = cp.Variable(len(y))
-    obj = 0.5 * cp.sum(cp.multiply(wn, cp.square(theta - yn)))
-    if len(y) > 1:
-        obj = obj + cp.sum(cp.multiply(lamn[1:], cp.abs(cp.diff(theta))))
-    cons = [(counts / counts.max()) @ theta == 0] if counts is not None else []
-    prob = cp.Problem(cp.Minimize(obj), cons)
-    try:
-        prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
-    except cp.error.SolverError:
-        prob.solve(solver="CLARABEL")
-    return theta.value * ys, objective(theta.value * ys, y, w, lam)
-
-
-def kkt_violation(theta, y, w, lam, counts=None):
-    """Largest violation of the KKT conditions, relative to the problem's scale.
-
-    S_l = sum_{k>=l} [w_k (theta_k - y_k) + mu n_k] must be 0 at l = 0 (this
-    defines mu), -lam_l sign(theta_l - theta_{l-1}) at a jump and within
-    [-lam_l, lam_l] elsewhere (design.md section 2). Differences below 1e-12 of
-    the scale of theta count as "maybe a jump": only the box is required.
-    """
-    r = w * (theta - y)
-    n = np.zeros_like(y) if counts is None else counts
-    mu = -r.sum() / n.sum() if n.sum() > 0 else 0.0
-    S = np.cumsum((r + mu * n)[::-1])[::-1]
-    scale = np.sum(np.abs(r)) + np.sum(w * np.abs(y)) + np.abs(mu) * n.sum() + lam[1:].sum()
-    scale += 1e-300
-    viol = [abs(S[0]) / scale]
-    d = np.diff(theta)
-    tiny = 1e-12 * (np.abs(theta).max() + np.abs(y).max() + 1e-300)
-    for l_ in range(1, len(y)):
-        if abs(d[l_ - 1]) > tiny:
-            viol.append(abs(S[l_] + lam[l_] * np.sign(d[l_ - 1])) / scale)
-        else:
-            viol.append(max(abs(S[l_]) - lam[l_], 0.0) / scale)
-    return max(viol)
-
-
-def random_instance(rng, K, zero_w=0.3, zero_lam=0.2, huge_lam=0.05):
-    """Unequal weights with zeros, penalties with zeros and huge values."""
-    y = rng.normal(size=K) * rng.choice([1e-3, 1.0, 1e3])
-    w = rng.exponential(size=K)
-    w[rng.random(K) < zero_w] = 0.0
-    lam = rng.exponential(size=K) * rng.choice([0.01, 0.3, 1.0, 10.0]) * np.abs(y).max()
-    lam[rng.random(K) < zero_lam] = 0.0
-    lam[rng.random(K) < huge_lam] *= 1e4
-    return y, w, lam
-
 
 # ---------------------------------------------------------------------------
 # unconstrained
@@ -226,104 +153,6 @@ def test_empty_and_single():
     assert weighted_fused_lasso([], [], []).shape == (0,)
     assert_allclose(weighted_fused_lasso([3.0], [2.0], [7.0]), [3.0])
     assert_allclose(weighted_fused_lasso([3.0], [0.0], [7.0]), [0.0])
-
-
-# ---------------------------------------------------------------------------
-# constrained: sum_k n_k theta_k = 0
-# ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("K, n_inst", [(1, 3), (2, 20), (3, 20), (50, 25)])
-def test_constrained_matches_cvxpy(K, n_inst):
-    """Objective within 1e-6 of Clarabel's under the constraint, feasibility to
-    1e-10, with zero weights, zero counts and zero/huge penalties."""
-    rng = np.random.default_rng(10 + K)
-    for _ in range(n_inst):
-        y, w, lam = random_instance(rng, K)
-        n = rng.integers(0, 5, size=K).astype(float)
-        n[rng.integers(K)] += 1.0
-        theta = constrained_fused_lasso(y, w, lam, n)
-        ref, ref_val = cvxpy_flsa(y, w, lam, n)
-        scale = max(abs(ref_val), np.sum(w * y**2), 1e-12)
-        assert objective(theta, y, w, lam) <= ref_val + 1e-6 * scale
-        assert abs(n @ theta) <= 1e-10 * (n @ np.abs(theta) + n.sum() * np.abs(y).max())
-        m = w > 0
-        assert_allclose(theta[m], ref[m], rtol=0, atol=1e-5 * np.abs(y).max())
-
-
-def test_constrained_kkt_and_twin():
-    """KKT (with mu from S_0 = 0) to 1e-9, and agreement with the bisection-on-mu
-    twin (w > 0) to 1e-9."""
-    rng = np.random.default_rng(5)
-    for _ in range(120):
-        K = int(rng.choice([2, 3, 8, 20]))
-        y, w, lam = random_instance(rng, K, huge_lam=0.0)
-        n = rng.integers(0, 6, size=K).astype(float)
-        n[0] += 1.0
-        theta = constrained_fused_lasso(y, w, lam, n)
-        assert kkt_violation(theta, y, w, lam, n) <= 1e-9
-        w_pos = w + 0.1
-        theta = constrained_fused_lasso(y, w_pos, lam, n)
-        twin = _reference_constrained_fused_lasso(y, w_pos, lam, n, iters=70)
-        assert_allclose(theta, twin, rtol=0, atol=1e-9 * np.abs(y).max())
-
-
-def test_constrained_equal_counts_is_a_mean_shift():
-    """With unit weights and n = c 1, the solution is the unconstrained one minus
-    its mean (the reason the paper's Algorithm 1 is exact for equal counts)."""
-    rng = np.random.default_rng(6)
-    for K in [2, 5, 40]:
-        y = rng.normal(size=K)
-        lam = rng.exponential(size=K)
-        free = weighted_fused_lasso(y, np.ones(K), lam)
-        theta = constrained_fused_lasso(y, np.ones(K), lam, np.full(K, 3.0))
-        assert_allclose(theta, free - free.mean(), rtol=0, atol=1e-12)
-
-
-def test_constrained_degenerate_zero_weights():
-    """Documented exact answers when w = 0 on bins with counts."""
-    # the multiplier sits on the boundary of the dual domain: theta_0 is pinned
-    # to 0 by the constraint, theta_1 = argmin (t - 5)^2 / 2 + |t| = 4
-    theta = constrained_fused_lasso([0.0, 5.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0])
-    assert_allclose(theta, [0.0, 4.0], atol=1e-12)
-    # a zero-weight bin cut off by lam = 0 edges absorbs the constraint alone
-    y = np.array([1.0, 2.0, 7.0, 3.0])
-    w = np.array([1.0, 1.0, 0.0, 1.0])
-    lam = np.array([0.0, 0.5, 0.0, 0.0])
-    n = np.array([1.0, 1.0, 2.0, 1.0])
-    theta = constrained_fused_lasso(y, w, lam, n)
-    free = weighted_fused_lasso(y[:2], w[:2], lam[:2])
-    assert_allclose(theta[[0, 1, 3]], [*free, 3.0], atol=1e-12)
-    assert abs(n @ theta) < 1e-12
-    # no counts: no constraint; K = 1 with a count: 0
-    assert_allclose(
-        constrained_fused_lasso(y, w + 1, lam, np.zeros(4)),
-        weighted_fused_lasso(y, w + 1, lam),
-    )
-    assert_allclose(constrained_fused_lasso([4.0], [1.0], [0.0], [2.0]), [0.0])
-
-
-def test_constrained_extreme_magnitudes_finite():
-    """Overall scales 1e-100..1e100 with weights and counts spanning 20 orders
-    of magnitude inside one chain: the root search converges (no warning) and
-    the output is finite. Beyond that (weights 1e80 apart) the search may give
-    up - documented - but the output is still finite."""
-    rng = np.random.default_rng(7)
-    for span, converges in [(10.0, True), (100.0, False)]:
-        for _ in range(150):
-            K = int(rng.choice([2, 5, 20]))
-            y = rng.normal(size=K) * 10.0 ** rng.uniform(-100, 100)
-            w = rng.exponential(size=K) * 10.0 ** rng.uniform(-span, span, size=K)
-            w *= 10.0 ** rng.uniform(-100, 100)
-            w[rng.random(K) < 0.3] = 0.0
-            lam = rng.exponential(size=K) * 10.0 ** rng.uniform(-span, span)
-            lam *= np.abs(y).max() * w.max()
-            n = rng.integers(0, 4, size=K) * 10.0 ** rng.uniform(-span, span, size=K)
-            n[0] += 1.0
-            with warnings.catch_warnings():
-                warnings.simplefilter("error" if converges else "ignore", RuntimeWarning)
-                theta = constrained_fused_lasso(y, w, lam, n)
-            assert np.all(np.isfinite(theta))
 
 
 # ---------------------------------------------------------------------------
