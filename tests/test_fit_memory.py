@@ -73,7 +73,8 @@ def _peak(call) -> float:
 
 
 @pytest.mark.parametrize(
-    "step, family, bound", [("fit", "binomial", 9), ("fit", "poisson", 9), ("fit_cv", "binomial", 14)]
+    "step, family, bound",
+    [("fit", "binomial", 9), ("fit", "poisson", 9), ("fit_cv", "binomial", 14)],
 )
 def test_the_fit_peak_at_1e5_rows_is_the_codes_and_a_few_row_vectors(step, family, bound):
     df = _frame(family=family)
