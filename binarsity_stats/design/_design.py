@@ -75,7 +75,8 @@ class BinnedDesign:
         (``_validation.normalized_weights``): every sum over rows is taken on these.
     train_mask : ndarray of bool of shape (n,) or None
         For the design of a CV fold made by :meth:`fold`: which rows it is fitted on
-        (every other row has weight 0); None for a design of all its rows.
+        (every other row has weight 0); None for a design of all its rows. Kept a bit
+        a row; each read unpacks it.
     ones : ndarray of shape (n,) or None
         n float64 ones shared by the designs of these rows (the unit weights of an
         unweighted design; a fold's parent's), never written; None when there are none.
@@ -145,11 +146,27 @@ class BinnedDesign:
 
     def _inherit(self, other: BinnedDesign) -> BinnedDesign:
         """``other`` (a design of the same rows) keeps this one's fold rows and ones."""
-        if self.train_mask is not None:
-            other.train_mask = self.train_mask
+        if getattr(self, "_train_bits", None) is not None:
+            other._train_bits = self._train_bits
             other.ones = self.ones
             other._parent_weight = self._parent_weight
         return other
+
+    @property
+    def train_mask(self) -> np.ndarray | None:
+        """A fold's training rows (bool, n), or None for a design of all its rows.
+
+        Kept packed, a bit a row (``np.packbits``: a CV keeps one per fold, and ten
+        folds' bytes were 1.25 row vectors of float64); each read unpacks a new array.
+        """
+        bits = getattr(self, "_train_bits", None)  # absent from designs pickled before
+        if bits is None:
+            return None
+        return np.unpackbits(bits, count=self.n_rows).view(bool)
+
+    @train_mask.setter
+    def train_mask(self, mask: np.ndarray | None) -> None:
+        self._train_bits = None if mask is None else np.packbits(mask)
 
     def _ones_vector(self) -> np.ndarray:
         """n float64 ones shared by the folds of this design (its unit weights if unweighted)."""
@@ -295,7 +312,7 @@ class BinnedDesign:
         increasing order (sums in row order are the same bits: adding 0 changes
         nothing). What is not a weighted sum is taken on the rows alone by the problem
         (the dense columns' scale, identical blocks): :attr:`train_mask`. It keeps a
-        row vector of weights and a byte a row instead of the rows' codes, response,
+        row vector of weights and a bit a row instead of the rows' codes, response,
         weights and offset.
 
         Parameters
@@ -334,6 +351,7 @@ class BinnedDesign:
         out = BinnedDesign._trusted(self.codes, self.block_ptr, self.kinds, self.dense,
                                     self.offset, user, (unit, scale))  # fmt: skip
         out.train_mask = mask
+        del mask
         out.ones = self._ones_vector()
         out._parent_weight = self._user_weight  # what restore_weights rebuilds from
         return out
@@ -350,7 +368,7 @@ class BinnedDesign:
         bool
             Whether the weights were dropped.
         """
-        if self.train_mask is None:
+        if getattr(self, "_train_bits", None) is None:
             return False
         self.unit_weight = self.sample_weight = None
         return True

@@ -35,7 +35,6 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
     always_active = ~prob.penalty.screened_block if n_blocks else np.zeros(0, bool)
     z = prob.row_vector()
     delta_eta = prob.row_vector()
-    r_try, h_try = prob.row_vector(), prob.row_vector()
     n_sweeps = 0
     n_outer = 0
     converged = False
@@ -160,8 +159,10 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
                 # a monotone block stays ordered under the rounding of the combination
                 prob.penalty.enforce_shape(th_try)
             if alpha == 1.0:
-                # the full step is usually accepted: get its derivatives in the same pass
-                loss_try = prob.grad_hess_into(eta_try, r_try, h_try)
+                # the full step is usually accepted: get its derivatives in the same pass,
+                # into the working r and h (dead from here: a rejected step recomputes
+                # them at the point taken; two row vectors fewer at the fit's peak)
+                loss_try = prob.grad_hess_into(eta_try, r, h)
                 F_try = loss_try + lam * prob.penalty.value(th_try)
             else:
                 F_try = prob.loss(eta_try) + lam * prob.penalty.value(th_try)
@@ -184,10 +185,9 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
             beta = beta_old + alpha * dbeta
             b0 = b0_old + alpha * db0
             z, eta = eta, eta_try  # the old η's buffer is z's from now on
-        # F_try is F at the accepted point: only the derivatives may be missing
-        if alpha == 1.0:
-            r_try, h_try = prob.set_working(r_try, h_try)
-        else:
+        # F_try is F at the accepted point: only the derivatives may be missing (the full
+        # step's are already in r and h)
+        if alpha != 1.0:
             prob.grad_hess_only(eta)
         F = F_try
     if prob.fit_intercept:

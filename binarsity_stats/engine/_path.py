@@ -333,7 +333,10 @@ class _HeldOutRows:
 
     def __init__(self, design: BinnedDesign, y: np.ndarray, rows: np.ndarray) -> None:
         self.design, self.y = design, y
-        self.rows = np.asarray(rows, dtype=np.intp)
+        # int32 when it holds every row index (a CV keeps its K held-out sets for the
+        # whole walk: half a row vector fewer); the gathers are the same
+        small = design.n_rows <= np.iinfo(np.int32).max
+        self.rows = np.asarray(rows, dtype=np.int32 if small else np.intp)
 
     def linear_predictor(self, solution: Any) -> np.ndarray:
         """η of the held-out rows at a solution."""

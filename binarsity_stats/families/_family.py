@@ -614,12 +614,30 @@ def _times(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.multiply(a, b, out=np.zeros(a.shape), where=a != 0)
 
 
+def _times_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """:func:`_times` written into ``out`` (which may be ``b``): the same values."""
+    np.multiply(a, b, out=out)
+    out[a == 0] = 0.0
+    return out
+
+
 def _binary_deviance(y, log_mu, log_1mmu, sample_weight) -> float:
-    """Σ s d(y, μ) of a binary family from log μ and log(1 − μ) (0·log 0 = 0)."""
+    """Σ s d(y, μ) of a binary family from log μ and log(1 − μ) (0·log 0 = 0).
+
+    ``log_mu`` and ``log_1mmu`` (the caller's fresh arrays) are overwritten: the sums
+    are built in their buffers (two row vectors fewer at a 1e6-row CV's end), with the
+    operations and their order of ``-(y·log μ + (1 − y)·log(1 − μ)) + xlogy(y, y) +
+    xlogy(1 − y, 1 − y)``, then the weights.
+    """
     with np.errstate(over="ignore", invalid="ignore"):
-        d = -(_times(y, log_mu) + _times(1 - y, log_1mmu))
-        d = d + special.xlogy(y, y) + special.xlogy(1 - y, 1 - y)
-    return 2.0 * float(np.sum(_times(sample_weight, d)))
+        d = _times_into(y, log_mu, log_mu)
+        u = 1 - y
+        d += _times_into(u, log_1mmu, log_1mmu)
+        np.negative(d, out=d)
+        d += special.xlogy(y, y)
+        d += special.xlogy(u, u)
+        del u
+    return 2.0 * float(np.sum(_times_into(sample_weight, d, d)))
 
 
 def _expm1_over(c: float, r: np.ndarray) -> np.ndarray:
