@@ -633,8 +633,17 @@ def work_size(Py_ssize_t K):
 
 def weighted_fused_lasso_py(const double[::1] y, const double[::1] w,
                             const double[::1] lam, double[::1] out):
-    """Exact weighted FLSA of one chain into `out` (validated inputs)."""
+    """Exact weighted FLSA of one chain into `out`.
+
+    The lengths are checked here (the values — finite y, w and lam >= 0 — by the caller,
+    ``_prox._chain``): whatever it is handed, the DP never reads or writes past an array.
+    """
     cdef Py_ssize_t K = y.shape[0]
+    if w.shape[0] != K or lam.shape[0] != K or out.shape[0] != K:
+        raise ValueError(
+            f"y, w, lam and out must have the same length; got {K}, {w.shape[0]}, "
+            f"{lam.shape[0]} and {out.shape[0]}."
+        )
     cdef double[::1] work = np.empty(fused_lasso_work_size(K))
     if K == 0:
         return

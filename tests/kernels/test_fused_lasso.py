@@ -465,3 +465,19 @@ def test_condat_property(ys, lm):
     assert_allclose(theta, general_kernel(y, lam), rtol=0, atol=1e-11 * scale)
     if np.abs(y).max() > 0:
         assert kkt_violation(theta, y, np.ones(len(y)), np.minimum(lam, 1e300)) <= 1e-9
+
+
+@pytest.mark.parametrize("short", ["w", "lam", "out"])
+def test_the_weighted_kernel_refuses_arrays_shorter_than_y(short):
+    """The DP reads w and lam and writes out at every level of y: a shorter array is
+    refused before the loop, never read or written past its end."""
+    K = 6
+    arrays = {"y": np.arange(K, dtype=float), "w": np.ones(K), "lam": np.full(K, 0.5),
+              "out": np.empty(K)}  # fmt: skip
+    # a view into a longer buffer: reading past the view's end would find finite values
+    buf = np.full(K + 4, 7.0)
+    arrays[short] = buf[: K - 2]
+    with pytest.raises(ValueError, match="must have the same length"):
+        _fused_lasso.weighted_fused_lasso_py(arrays["y"], arrays["w"], arrays["lam"],
+                                             arrays["out"])  # fmt: skip
+    assert np.all(buf == 7.0)
