@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _protocol_only import ProtocolOnly
 
 import binarsity_stats as bs
 from binarsity_stats.engine import _solvers
-from binarsity_stats.engine._problem import SOLVER_DATA_MEMBERS
 from binarsity_stats.families import _builtin
 from binarsity_stats.families._builtin import Gaussian
 from binarsity_stats.penalty import _blocks
@@ -203,29 +203,6 @@ def test_an_exporter_is_a_module_reading_to_spec_and_one_lazy_name(monkeypatch, 
 # --------------------------------------------------------------------------- a backend
 
 
-class WrapperProblem:
-    """A toy ``SolverData`` backend: forwards the protocol's members, and only them, to an
-    in-memory problem (a distributed backend would compute each over its partitions)."""
-
-    _DERIVED = ("segment_problem", "select_blocks")
-
-    def __init__(self, inner) -> None:
-        object.__setattr__(self, "_inner", inner)
-        object.__setattr__(self, "used", set())
-
-    def __getattr__(self, name):
-        if name not in SOLVER_DATA_MEMBERS:
-            raise AttributeError(f"{name!r} is not a member of the SolverData protocol")
-        self.used.add(name)
-        value = getattr(self._inner, name)
-        if name in self._DERIVED:
-            return lambda *a, **k: WrapperProblem(value(*a, **k))
-        return value
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"a solver set {name!r} on the problem")
-
-
 def test_a_solver_backend_is_a_SolverData_chosen_by_make_problem(monkeypatch):
     df = _frame()
     df["y"] = (df["y"] > df["y"].median()).astype(float)
@@ -237,14 +214,14 @@ def test_a_solver_backend_is_a_SolverData_chosen_by_make_problem(monkeypatch):
     build = _solvers.make_problem
 
     def make_problem(*args, **kwargs):  # the one place a backend is chosen
-        made.append(WrapperProblem(build(*args, **kwargs)))
+        made.append(ProtocolOnly(build(*args, **kwargs)))
         return made[-1]
 
     monkeypatch.setattr(_solvers, "make_problem", make_problem)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         toy = bs.glm(formula, df, family="binomial").fit(lam=0.005)
-    assert made and all(isinstance(p, WrapperProblem) for p in made)
+    assert made and all(isinstance(p, ProtocolOnly) for p in made)
     assert {"loss", "kkt"} <= set().union(*(p.used for p in made))
     # the same operations through the protocol: the same fit, bit for bit
     np.testing.assert_array_equal(toy.params, ref.params)

@@ -31,6 +31,7 @@ import sys
 
 import numpy as np
 import pytest
+from _protocol_only import ProtocolOnly
 
 from binarsity_stats.engine import _polish, _solvers
 from binarsity_stats.engine._cv import cross_validate
@@ -329,32 +330,6 @@ def test_lambda_max_path_and_cv_reach_the_values_of_the_base_commit():
     np.testing.assert_allclose(pc["grid"], ref_lmax * np.logspace(0, -2, 6), rtol=1e-8)
     np.testing.assert_allclose(pc["objectives"], ref_objectives, rtol=1e-12)
     np.testing.assert_allclose(pc["fold_scores"], ref_folds, rtol=1e-6)
-
-
-class ProtocolOnly:
-    """A problem that exposes only the members of ``SolverData`` (anything else raises).
-
-    Derived problems (``segment_problem``, ``select_blocks``) come wrapped too, so the
-    null fit of λ_max and the merged problem of identical blocks are held to it as well.
-    """
-
-    _DERIVED = ("segment_problem", "select_blocks")
-
-    def __init__(self, inner) -> None:
-        object.__setattr__(self, "_inner", inner)
-        object.__setattr__(self, "used", set())
-
-    def __getattr__(self, name):
-        if name not in SOLVER_DATA_MEMBERS:
-            raise AttributeError(f"{name!r} is not a member of the SolverData protocol")
-        self.used.add(name)
-        value = getattr(self._inner, name)
-        if name in self._DERIVED:
-            return lambda *a, **k: ProtocolOnly(value(*a, **k))
-        return value
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"a solver set {name!r} on the problem")
 
 
 def _wrap_problems(monkeypatch) -> list:
