@@ -615,9 +615,14 @@ def _times(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _times_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """:func:`_times` written into ``out`` (which may be ``b``): the same values."""
-    np.multiply(a, b, out=out)
-    out[a == 0] = 0.0
+    """:func:`_times` written into ``out`` (which may be ``b``): the same values.
+
+    As there, the product is formed only where a ≠ 0 (no 0·inf, so no 'invalid value'
+    warning even outside an np.errstate); the rows where a = 0 are then set to 0.
+    """
+    zero = a == 0
+    np.multiply(a, b, out=out, where=~zero)
+    out[zero] = 0.0
     return out
 
 

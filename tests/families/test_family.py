@@ -232,6 +232,20 @@ def test_binary_deviance_matches_statsmodels_and_handles_certain_rows():
     assert d == 0.0
 
 
+def test_a_zero_weight_row_of_infinite_deviance_adds_zero_without_a_warning():
+    """y = 1 at μ = 0 is an infinite deviance; with weight 0 it adds exactly 0, and the
+    weighting (outside the function's np.errstate) evaluates no 0·inf."""
+    import warnings
+
+    y = np.array([1.0, 1.0, 0.0])
+    log_mu = np.array([-np.inf, np.log(0.6), np.log(0.3)])
+    log_1mmu = np.array([0.0, np.log(0.4), np.log(0.7)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        d = _binary_deviance(y, log_mu.copy(), log_1mmu.copy(), np.array([0.0, 1.0, 2.0]))
+    assert_allclose(d, 2.0 * (-np.log(0.6) - 2.0 * np.log(0.7)), rtol=1e-14)
+
+
 def _half_deviance_mp(p, eta, y):
     """d(y, e^η)/2 for the variance μ^p in 50-digit arithmetic (the plain formula)."""
     with mpmath.workdps(50):
