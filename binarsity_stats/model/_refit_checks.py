@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import linalg as scipy_linalg
 
+from ..penalty._blocks import get_kind
 from ._refit_glm import irls
 from ._refit_glm import truncated_inverse as _truncated_inverse
 
@@ -43,7 +44,10 @@ def _shape_violations(parent: BinarsityResults, params: np.ndarray) -> pd.DataFr
         shape = getattr(block, "monotone", None)
         if not shape:
             continue
-        sign = 1.0 if shape == "increasing" else -1.0
+        # the kind's sign from the one table of kinds (a new signed kind needs no edit here)
+        sign = float(get_kind(shape).direction)
+        if sign == 0.0:
+            continue
         cols = level_cols[j]
         for first, length, group in block.chains():
             segs: list[list] = []  # [column, effect, first level, last level]
