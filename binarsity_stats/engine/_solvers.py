@@ -30,7 +30,7 @@ from ._fista import _fista
 from ._gram import BACKENDS, choose_backend
 from ._problem import InMemoryProblem, SolverData
 from ._solution import ConvergenceWarning, Solution, _check_warm_start
-from ..core._statistics import kept_cuts
+from ..core._statistics import JUMP_RTOL, kept_cuts
 from ..core._validation import check_lam, check_max_iter, check_tol
 
 __all__ = [
@@ -376,6 +376,10 @@ class Prepared:
         if not np.any(step[edges] != 0):
             return sol
         unit = self.tol_scale if getattr(prob.family, "quadratic", False) else 1.0
+        # a jump above every block's tolerance (each τ_j ≤ JUMP_RTOL · max(u, max |θ|))
+        # is a kept cut: decided in O(d), without the per-block loop of kept_cuts
+        if np.any(np.abs(step[edges]) > JUMP_RTOL * max(unit, float(np.max(np.abs(theta))))):
+            return sol
         if np.any(kept_cuts(theta, prob.block_ptr, edges, unit)):
             return sol
         if getattr(self, "_null", None) is None:
