@@ -545,8 +545,10 @@ class InMemoryProblem:
                                self.fit_intercept)  # fmt: skip
 
     def duplicate_blocks(self) -> list[list[int]]:
-        """Groups of blocks with identical codes and the same kind (``BinnedDesign``)."""
-        return self.design.duplicate_blocks()
+        """Groups of blocks with identical codes and the same kind (``BinnedDesign``);
+        grid blocks are never merged (their penalty is not per level)."""
+        grids = self.penalty.grids
+        return [g for g in self.design.duplicate_blocks() if not any(j in grids for j in g)]
 
     def merge_blocks(self, groups) -> tuple[InMemoryProblem, np.ndarray]:
         """The problem with every group of identical blocks merged into its first block.
