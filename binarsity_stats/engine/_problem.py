@@ -507,6 +507,7 @@ class InMemoryProblem:
         num = np.add.reduceat(self.counts * theta, bp[:-1])
         den = np.add.reduceat(self.counts, bp[:-1])
         shift = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+        shift[list(self.penalty.grids)] = 0.0  # a grid's margins imply n_jᵀθ_j = 0
         theta -= np.repeat(shift, np.diff(bp))
         return float(shift.sum())
 

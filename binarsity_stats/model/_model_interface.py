@@ -246,6 +246,8 @@ class ModelInterface:
                 # Block.monotone: None on models pickled before monotone chains existed
                 monotone=getattr(block, "monotone", None),
                 chains=block.chains() if block.by is not None else None,
+                grid=((block.cells, block.grid_shape, block.term)
+                      if getattr(block, "is_pair", False) else None),
             )  # fmt: skip
             for j, block in enumerate(blocks)
         ]
@@ -257,7 +259,13 @@ class ModelInterface:
         penalised as a chain over its levels in their order. A ``bin(x, monotone=...)``
         chain is the monotone kind of that name (``"increasing"``, ``"decreasing"``).
         """
-        return block_kinds(self.penalty_weights, self.block_ptr, self._layout())
+        layout = self._layout()
+        counts = None
+        if any(b.grid is not None for b in layout):  # a pair term's grid needs its counts
+            binned = self.__dict__.get("_binned") or self._binned_design()
+            counts = binned.counts
+        return block_kinds(self.penalty_weights, self.block_ptr, layout, counts,
+                           getattr(self, "penalty_kind", None))  # fmt: skip
 
     def _penalty_weights(self, kind: str | np.ndarray) -> np.ndarray:
         # on the unit weights (shares only): no overflow
