@@ -38,7 +38,31 @@ __all__ = ["BinarsityResults", "degrees_of_freedom"]
 
 def _chains(blocks: list[Block]) -> list[list[tuple[int, int]]]:
     """Per block its penalised chains ``(first, length)`` (none for a ``C()`` term)."""
-    return [[(a, k) for a, k, _ in b.chains()] if b.penalized else [] for b in blocks]
+    return [
+        [(a, k) for a, k, _ in b.chains()] if b.penalized and not _is_pair(b) else []
+        for b in blocks
+    ]
+
+
+def _is_pair(block: Block) -> bool:
+    return getattr(block, "is_pair", False)
+
+
+def _pair_dof(model: BinarsityModel, coef: np.ndarray) -> int:
+    """The pair terms' degrees of freedom (``_grid.grid_dof``: their regions' face)."""
+    from ..core._statistics import jump_tolerance
+    from ..penalty._grid import grid_dof
+
+    dof = 0
+    kinds = model.binned.kinds or ()
+    for j, block in enumerate(model.spec.blocks):
+        if _is_pair(block):
+            grid = kinds[j].block
+            s = int(model.block_ptr[j])
+            cells = coef[s : s + grid.n_cells]
+            tau = jump_tolerance(cells, jump_unit(model))
+            dof += grid_dof(grid, cells, model.bin_counts[s : s + grid.n_cells], tau)
+    return dof
 
 
 def _jump_mask(
@@ -92,7 +116,7 @@ def degrees_of_freedom(
     return _degrees_of_freedom(
         jumps, m.bin_counts, m.block_ptr, _chains(m.spec.blocks),
         [b.penalized and b.has_missing_level for b in m.spec.blocks], n_unpen, m.by_donors,
-    )  # fmt: skip
+    ) + (_pair_dof(m, coef) if any(_is_pair(b) for b in m.spec.blocks) else 0)  # fmt: skip
 
 
 class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceMixin, ReportMixin):

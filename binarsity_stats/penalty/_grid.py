@@ -57,6 +57,8 @@ __all__ = [
     "GridStep",
     "grid_block",
     "grid_block_step",
+    "grid_dof",
+    "grid_regions",
     "grid_lambda_max",
     "grid_objective",
     "grid_weights",
@@ -757,3 +759,60 @@ def check_grid_kind(kind, size: int, j: int) -> GridBlock:
             f"has {size} levels."
         )
     return kind.block
+
+
+def grid_regions(block: GridBlock, theta: ArrayLike, tau: float) -> NDArray[np.intp]:
+    """The fused regions of a surface: connected components of the cells joined by an
+    edge whose jump is at most ``tau`` (the kept-cut tolerance of ``_statistics``).
+
+    Parameters
+    ----------
+    block : GridBlock
+    theta : array_like of shape (d,)
+        The cells' values.
+    tau : float
+        The jump tolerance.
+
+    Returns
+    -------
+    ndarray of int of shape (d,)
+        The region of every cell (0, 1, …).
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    d = block.n_cells
+    e = block.edges[np.abs(block.difference(theta)) <= tau]
+    graph = coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(d, d))
+    return connected_components(graph, directed=False)[1].astype(np.intp)
+
+
+def grid_dof(block: GridBlock, theta: ArrayLike, counts: ArrayLike, tau: float) -> int:
+    """Degrees of freedom of a pair term: the dimension of the surfaces constant on its
+    fused regions that meet the margins (the face of the fused-lasso estimate).
+
+    Parameters
+    ----------
+    block : GridBlock
+    theta : array_like of shape (d,)
+    counts : array_like of shape (d,)
+        The n_kl of the margins.
+    tau : float
+        The jump tolerance.
+
+    Returns
+    -------
+    int
+    """
+    region = grid_regions(block, theta, tau)
+    n = np.asarray(counts, dtype=np.float64)
+    filled = np.zeros(region.max() + 1 if len(region) else 0, bool)
+    filled[region[n > 0]] = True
+    B = np.zeros((len(region), len(filled)))
+    B[np.arange(len(region)), region] = 1.0
+    B = B[:, filled]
+    if B.shape[1] == 0:
+        return 0
+    A = block.margin_matrix(n) @ B
+    rank = np.linalg.matrix_rank(A) if A.size else 0
+    return int(B.shape[1] - rank)
