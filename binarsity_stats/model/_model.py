@@ -492,6 +492,7 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
         BinarsityModel
             A copy of this model with ``penalty_kind == "adaptive"``.
         """
+        self.refuse_pairs("adaptive()")
         import copy
 
         from ..engine._relax import adaptive_weights

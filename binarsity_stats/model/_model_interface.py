@@ -37,6 +37,32 @@ class ModelInterface:
     names are documented there.
     """
 
+    # -- what is not supported yet ------------------------------------------------------
+    def refuse_pairs(self, what: str) -> None:
+        """Refuse ``what`` on a model with a pair term ``bin(a):bin(b)`` (issue 25).
+
+        Part of the fitted-model interface (docs/architecture.md): everything that reads
+        a term as a chain of levels and does not handle a pair's grid yet calls this
+        first, so that a pair is refused by name, never fitted or exported wrongly.
+
+        Parameters
+        ----------
+        what : str
+            The method as the user calls it (``"refit()"``), for the message.
+
+        Raises
+        ------
+        ValueError
+            Naming ``what`` and the first pair term.
+        """
+        pairs = [b.term for b in self.spec.blocks if getattr(b, "is_pair", False)]
+        if pairs:
+            raise ValueError(
+                f"{what} does not handle the pair term {pairs[0]!r} yet (a step surface "
+                "over two features); fit, predict, fit_path, fit_cv, summary() and "
+                "term_table() do. Fit the model without the pair term for this."
+            )
+
     # -- rows and weights ----------------------------------------------------------------
     def per_row(self, value: Any, name: str) -> Any:
         """A per-row argument (``groups=``, ``folds=``) as one value per training row.

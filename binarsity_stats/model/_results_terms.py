@@ -170,6 +170,7 @@ class TermTablesMixin:
             interval (low, high]; NaN for a categorical or missing level), ``level`` (θ
             on the link scale) and ``count`` (weighted training rows).
         """
+        self.model.refuse_pairs("shape_functions()")
         m = self.model
         rows = []
         for j, block in enumerate(m.spec.blocks):
@@ -201,8 +202,9 @@ class TermTablesMixin:
         Returns
         -------
         DataFrame
-            Indexed by term: ``kind`` ("bin", "categorical", "linear"), ``levels``,
-            ``cuts_kept``, ``selected``, ``effect_min``, ``effect_max`` (θ over the
+            Indexed by term: ``kind`` ("bin", "categorical", "pair", "linear"),
+            ``levels``, ``cuts_kept`` (of a pair term ``bin(a):bin(b)``: the fused
+            regions of its surface that hold training rows), ``selected``, ``effect_min``, ``effect_max`` (θ over the
             populated levels; for a linear term β x at the smallest and the largest x of
             the training rows), ``effect_range`` (max − min: a linear term's
             abs(β) times its column's range) and ``importance``
@@ -216,6 +218,8 @@ class TermTablesMixin:
             theta, counts = self.coef[s:e], m.bin_counts[s:e]
             populated = theta[counts > 0] if np.any(counts > 0) else theta
             jumps = int(self.jumps[s:e].sum())
+            if getattr(block, "is_pair", False):
+                jumps = self._pair_regions(j)  # a pair's surface: its regions kept
             selected = self._block_selected(j)
             rows.append(
                 {"term": block.term, "levels": block.n_levels,
@@ -242,6 +246,19 @@ class TermTablesMixin:
         if not rows:
             return pd.DataFrame(columns=cols, index=pd.Index([], name="term", dtype=object))
         return pd.DataFrame(rows).set_index("term")[cols]
+
+    def _pair_regions(self, j: int) -> int:
+        """The fused regions of pair term j's surface that hold training rows
+        (``_grid.grid_regions`` at the kept-cut tolerance of ``_statistics``)."""
+        from ..core._statistics import jump_tolerance
+        from ..penalty._grid import grid_regions
+
+        m = self.model
+        grid = m.binned.kinds[j].block
+        s = int(m.block_ptr[j])
+        cells = self.coef[s : s + grid.n_cells]
+        region = grid_regions(grid, cells, jump_tolerance(cells, self._eta_unit))
+        return len(np.unique(region[m.bin_counts[s : s + grid.n_cells] > 0]))
 
     def _block_selected(self, j: int) -> bool:
         """Whether term j has an effect: a kept cut, or populated levels that differ by

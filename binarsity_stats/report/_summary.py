@@ -473,11 +473,13 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
                 ],
                 "levels": blocks["levels"].astype(int),
                 "cuts kept": [
-                    "-" if k not in ("bin", "ordered") else str(int(c))
+                    f"{int(c)} regions" if k == "pair"
+                    else "-" if k not in ("bin", "ordered") else str(int(c))
                     for k, c in zip(blocks["kind"], blocks["cuts_kept"], strict=True)
                 ],
                 "status": [
-                    ("selected" if s else "dropped") if k in ("bin", "ordered") else "unpenalized"
+                    ("selected" if s else "dropped") if k in ("bin", "ordered", "pair")
+                    else "unpenalized"
                     for k, s in zip(blocks["kind"], blocks["selected"], strict=True)
                 ],
                 "effect min": blocks["effect_min"],
