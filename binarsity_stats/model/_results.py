@@ -51,7 +51,7 @@ def _is_pair(block: Block) -> bool:
 def _pair_dof(model: BinarsityModel, coef: np.ndarray) -> int:
     """The pair terms' degrees of freedom (``_grid.grid_dof``: their regions' face)."""
     from ..core._statistics import jump_tolerance
-    from ..penalty._grid import grid_dof
+    from ..core._statistics import grid_dof
 
     dof = 0
     kinds = model.binned.kinds or ()

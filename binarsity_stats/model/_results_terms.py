@@ -251,7 +251,7 @@ class TermTablesMixin:
         """The fused regions of pair term j's surface that hold training rows
         (``_grid.grid_regions`` at the kept-cut tolerance of ``_statistics``)."""
         from ..core._statistics import jump_tolerance
-        from ..penalty._grid import grid_regions
+        from ..core._statistics import grid_regions
 
         m = self.model
         grid = m.binned.kinds[j].block

@@ -57,8 +57,6 @@ __all__ = [
     "GridStep",
     "grid_block",
     "grid_block_step",
-    "grid_dof",
-    "grid_regions",
     "grid_lambda_max",
     "grid_objective",
     "grid_weights",
@@ -151,6 +149,14 @@ class GridBlock:
     def penalty(self, theta: ArrayLike) -> float:
         """Σ_e ω_e |D_e θ| (λ not included)."""
         return float(np.sum(self.edge_weights * np.abs(self.difference(theta))))
+
+    def lambda_max(self, grad: ArrayLike, counts: ArrayLike) -> float:
+        """:func:`grid_lambda_max` of this block (for ``BinarsityPenalty``)."""
+        return grid_lambda_max(self, grad, counts)
+
+    def gradient_map(self, grad, theta, lam, counts, metric=None, warm_u=None):
+        """:func:`grid_gradient_map` of this block (its KKT rule, for ``BinarsityPenalty``)."""
+        return grid_gradient_map(self, grad, theta, lam, counts, metric=metric, warm_u=warm_u)
 
 
 def _chain(order: NDArray[np.intp], pos_of: NDArray[np.intp], step: int, line: NDArray[np.intp]):
@@ -744,75 +750,3 @@ def grid_gradient_map(
     step = grid_block_step(block, t - g / H, H, lam, n, warm_u=warm_u)
     viol = float(np.max(np.abs(H * (t - step.theta)), initial=0.0))
     return viol, step
-
-
-def check_grid_kind(kind, size: int, j: int) -> GridBlock:
-    """The GridBlock of block j (kind ``"grid"``), checked against its size."""
-    if not isinstance(kind, GridKind):
-        raise ValueError(
-            f"block {j} has kind 'grid' but no grid structure: give its kind as "
-            "penalty._grid.GridKind(grid_block(...))."
-        )
-    if kind.block.n_cells > size:
-        raise ValueError(
-            f"block {j}: its grid has {kind.block.n_cells} observed cells but the block "
-            f"has {size} levels."
-        )
-    return kind.block
-
-
-def grid_regions(block: GridBlock, theta: ArrayLike, tau: float) -> NDArray[np.intp]:
-    """The fused regions of a surface: connected components of the cells joined by an
-    edge whose jump is at most ``tau`` (the kept-cut tolerance of ``_statistics``).
-
-    Parameters
-    ----------
-    block : GridBlock
-    theta : array_like of shape (d,)
-        The cells' values.
-    tau : float
-        The jump tolerance.
-
-    Returns
-    -------
-    ndarray of int of shape (d,)
-        The region of every cell (0, 1, …).
-    """
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    d = block.n_cells
-    e = block.edges[np.abs(block.difference(theta)) <= tau]
-    graph = coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(d, d))
-    return connected_components(graph, directed=False)[1].astype(np.intp)
-
-
-def grid_dof(block: GridBlock, theta: ArrayLike, counts: ArrayLike, tau: float) -> int:
-    """Degrees of freedom of a pair term: the dimension of the surfaces constant on its
-    fused regions that meet the margins (the face of the fused-lasso estimate).
-
-    Parameters
-    ----------
-    block : GridBlock
-    theta : array_like of shape (d,)
-    counts : array_like of shape (d,)
-        The n_kl of the margins.
-    tau : float
-        The jump tolerance.
-
-    Returns
-    -------
-    int
-    """
-    region = grid_regions(block, theta, tau)
-    n = np.asarray(counts, dtype=np.float64)
-    filled = np.zeros(region.max() + 1 if len(region) else 0, bool)
-    filled[region[n > 0]] = True
-    B = np.zeros((len(region), len(filled)))
-    B[np.arange(len(region)), region] = 1.0
-    B = B[:, filled]
-    if B.shape[1] == 0:
-        return 0
-    A = block.margin_matrix(n) @ B
-    rank = np.linalg.matrix_rank(A) if A.size else 0
-    return int(B.shape[1] - rank)

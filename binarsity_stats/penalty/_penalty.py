@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from ._blocks import STEP_PYTHON, as_kinds, get_kind, infer_kinds
-from ._grid import check_grid_kind, grid_gradient_map, grid_lambda_max
 from ..core._validation import check_block_ptr
 
 __all__ = [
@@ -346,7 +345,7 @@ class BinarsityPenalty:
         #: block index -> its ``_grid.GridBlock`` (the pair terms; their rules are
         #: block-level: no per-level weight, value, λ_max and KKT from the structure)
         self.grids = {
-            j: check_grid_kind(k, int(self.block_ptr[j + 1] - self.block_ptr[j]), j)
+            j: _grid_of(k, int(self.block_ptr[j + 1] - self.block_ptr[j]), j)
             for j, k in enumerate(self.kinds) if get_kind(k).step == STEP_PYTHON
         }  # fmt: skip
         for j in self.grids:
@@ -456,7 +455,7 @@ class BinarsityPenalty:
         grid_max = 0.0
         for j, grid in self.grids.items():
             cells = self.grid_cells(j)
-            grid_max = max(grid_max, grid_lambda_max(grid, grad_hist[cells], self.counts[cells]))
+            grid_max = max(grid_max, grid.lambda_max(grad_hist[cells], self.counts[cells]))
         S = _suffix_sums(grad_hist, self._block_ends())
         mask = self.weights > 0
         if not np.any(mask):
@@ -589,12 +588,30 @@ class BinarsityPenalty:
             The violation in the gradient's units.
         """
         cells = self.grid_cells(j)
-        viol, step = grid_gradient_map(
-            self.grids[j], grad_hist[cells], theta[cells], lam, self.counts[cells],
-            metric=metric, warm_u=self._grid_u.get(j),
+        viol, step = self.grids[j].gradient_map(
+            grad_hist[cells], theta[cells], lam, self.counts[cells], metric=metric,
+            warm_u=self._grid_u.get(j),
         )  # fmt: skip
         self._grid_u[j] = step.u
         return viol
+
+
+def _grid_of(kind, size: int, j: int):
+    """The ``_grid.GridBlock`` a grid block's kind name carries (``_grid.GridKind``),
+    checked against the block's size (this module does not import ``_grid``, which
+    imports its weights: the block's own methods give its λ_max and KKT rule)."""
+    block = getattr(kind, "block", None)
+    if block is None or not hasattr(block, "n_cells"):
+        raise ValueError(
+            f"block {j} has kind 'grid' but no grid structure: give its kind as "
+            "penalty._grid.GridKind(grid_block(...))."
+        )
+    if block.n_cells > size:
+        raise ValueError(
+            f"block {j}: its grid has {block.n_cells} observed cells but the block has "
+            f"{size} levels."
+        )
+    return block
 
 
 def by_chain_weights(kind, counts: np.ndarray, given: np.ndarray, chains: list) -> np.ndarray:

@@ -43,7 +43,7 @@ def test_summary_lists_the_pair_with_its_regions(fitted):
 
 
 def test_degrees_of_freedom_count_the_surface_face(fitted):
-    from binarsity_stats.penalty._grid import grid_dof
+    from binarsity_stats.core._statistics import grid_dof
 
     df, model, res = fitted
     grid = model.binned.kinds[2].block
