@@ -492,12 +492,16 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             shown = shown.sort_values("importance", ascending=False, kind="stable")
         tables.append(("Binned and categorical terms (effects on the link scale)", shown))
     cuts = res.cut_points(precision=precision)
+    pairs = {b.term for b in m.spec.blocks if getattr(b, "is_pair", False)}
     if len(cuts):
         shown_cuts = pd.DataFrame(
             {"cut": [format_value(c, precision) for c in cuts["cut"]],
              "from": cuts["left"].to_numpy(), "to": cuts["right"].to_numpy(),
              "jump": cuts["jump"].to_numpy()},
-            index=pd.Index(cuts["term"].to_numpy(), dtype=object),
+            # a pair term's cut lines name their axis: "bin(a):bin(b) [a]"
+            index=pd.Index([f"{t} [{c}]" if t in pairs else t
+                            for t, c in zip(cuts["term"], cuts["column"], strict=True)],
+                           dtype=object),
         )  # fmt: skip
         if "frequency" in cuts:  # after res.bootstrap(): the share of resamples jumping here
             shown_cuts["boot freq"] = [f"{f:.0%}" for f in cuts["frequency"]]

@@ -95,3 +95,21 @@ def test_a_dask_frame_refuses_the_pair_by_name(fitted):
         ValueError, match=r"pair term bin\(a\):bin\(b\) is not supported on a Dask"
     ):
         bs.glm(f"y ~ bin(a, 4) + {TERM}", dd.from_pandas(df, npartitions=2))
+
+
+def test_cut_points_list_the_surface_lines_per_axis():
+    rng = np.random.default_rng(3)
+    n = 2000
+    df = pd.DataFrame({"a": rng.uniform(size=n), "b": rng.uniform(size=n)})
+    df["y"] = 1.0 * ((df.a > 0.5) & (df.b > 0.25)) + rng.normal(scale=0.3, size=n)
+    res = bs.glm(f"y ~ bin(a, 4) + bin(b, 4) + {TERM}", df).fit(lam=0.003)
+    cuts = res.cut_points()
+    pair = cuts[cuts.term == TERM]
+    block = res.model.spec.blocks[2]
+    for column, edges, truth in (("a", block.edges, 0.5), ("b", block.pair_edges, 0.25)):
+        lines = pair[pair.column == column]
+        assert len(lines) and set(lines.cut) <= set(edges)
+        strongest = lines.cut.iloc[int(np.argmax(np.abs(lines.jump.to_numpy())))]
+        assert strongest == edges[np.argmin(np.abs(edges - truth))]
+    text = str(res.summary())
+    assert f"{TERM} [a]" in text and f"{TERM} [b]" in text
