@@ -191,3 +191,16 @@ def test_a_weight_array_cannot_weigh_the_grid():
     d = int(bs.glm(FORMULA, df).binned.block_ptr[-1])
     with pytest.raises(ValueError, match=r"bin\(a, 4\):bin\(b, 4\)"):
         bs.glm(FORMULA, df, penalty_weights=np.ones(d))
+
+
+def test_column_names_are_data_in_a_pair_term():
+    rng = np.random.default_rng(8)
+    n = 400
+    first, second = "my col, pair=x", "b') + __import__('os')"
+    df = pd.DataFrame({first: rng.normal(size=n), second: rng.uniform(size=n)})
+    df["y"] = rng.normal(size=n) + (df[first] > 0) * (df[second] > 0.5)
+    model = bs.glm(f"y ~ bin(`{first}`, 3):bin(`{second}`, 3)", df)
+    (block,) = model.spec.blocks
+    assert (block.column, block.pair_column, block.grid_shape) == (first, second, (3, 3))
+    res = model.fit(lam=0.01)
+    assert np.isfinite(res.predict(df.head(3))).all()
