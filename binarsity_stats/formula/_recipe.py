@@ -263,10 +263,21 @@ class Block:
         Returns
         -------
         list of str
-            One label per level, ``"missing"`` for a missing level. A binned level k
+            One label per level, ``"missing"`` for a missing level (a pair term: one per
+            observed cell, ``(a bin) x (b bin)``, then ``"empty at training"``). A binned level k
             holds the values x with low < x ≤ high: ``(low, high]`` (right-closed, the
             end levels reach ±inf), or ``= v`` when it held one distinct training value.
         """
+        if self.kind == "pair":  # a cell of the grid: "(low, high] x (low, high]"
+            lo_a, hi_a = self.intervals()
+            bounds_b = np.concatenate([[-np.inf], self.pair_edges, [np.inf]])
+            Kb = len(self.pair_edges) + 1
+            labels = [
+                f"{interval_label(lo_a[k], hi_a[k], precision=precision)} x "
+                f"{interval_label(bounds_b[l], bounds_b[l + 1], precision=precision)}"
+                for k, l in (divmod(int(c), Kb) for c in self.cells)
+            ]
+            return labels + ["empty at training"]
         if self.kind == "bin":
             labels = [self.segment_label(k, k, precision) for k in range(self.chain_length)]
         else:

@@ -135,7 +135,7 @@ def _learn_pair(x, name, pair, n_bins, pair_bins, missing, default_missing, samp
         if np.any(np.isnan(vals)):
             raise ValueError(
                 f"column '{col}' contains missing values; the pair term {term} has no "
-                "missing level (drop the rows with a missing value first)."
+                "missing level (use missing='drop')."
             )
         check_values(vals, col, "error")
     n_a = PAIR_BINS if n_bins is None else n_bins

@@ -42,6 +42,14 @@ def test_summary_lists_the_pair_with_its_regions(fitted):
     assert TERM in text and f"{regions} regions" in text
 
 
+def test_params_name_every_cell_of_the_pair(fitted):
+    _, model, res = fitted
+    grid = model.binned.kinds[2].block
+    names = [k for k in res.params.index if k.startswith(TERM + "[")]
+    assert len(names) == grid.n_cells + 1 and names[-1] == f"{TERM}[empty at training]"
+    assert " x " in names[0]
+
+
 def test_degrees_of_freedom_count_the_surface_face(fitted):
     from binarsity_stats.core._statistics import grid_dof
 
