@@ -4,7 +4,7 @@ summary() and term_table() list the pair with the fused regions of its surface a
 degrees of freedom count the surface's face (regions less the margins' constraints);
 everything that reads a term as a chain and does not handle a grid yet refuses the pair
 by name (to_spec, to_sql, scorecard, refit, bootstrap, relax, adaptive, tidy,
-shape_functions, plot_shapes, plot_effects, report, the relaxed CV), and FISTA, the
+shape_functions, plot_shapes, plot_effects, report, the relaxed CV, ALO), and FISTA, the
 Gram backend and the Dask solver refuse its kind through ``engine/_backend``.
 """
 
@@ -78,7 +78,9 @@ def test_degrees_of_freedom_count_the_surface_face(fitted):
      (lambda r: r.report(), "report()"),
      (lambda r: r.selected_design(), "selected_design()"),
      (lambda r: r.model.adaptive(r), "adaptive()"),
-     (lambda r: r.model.fit_cv(folds=3, n_lambdas=4, relax=True), "fit_cv(relax=True)")],
+     (lambda r: r.model.fit_cv(folds=3, n_lambdas=4, relax=True), "fit_cv(relax=True)"),
+     (lambda r: r.model.fit(lam="alo"), "fit(lam='alo')"),
+     (lambda r: r.model.fit_path(lams=[0.01, 0.005]).alo(), "alo()")],
 )  # fmt: skip
 def test_what_cannot_handle_a_pair_refuses_it_by_name(fitted, call, what):
     _, _, res = fitted
