@@ -204,3 +204,15 @@ def test_column_names_are_data_in_a_pair_term():
     assert (block.column, block.pair_column, block.grid_shape) == (first, second, (3, 3))
     res = model.fit(lam=0.01)
     assert np.isfinite(res.predict(df.head(3))).all()
+
+
+def test_a_pickled_pair_fit_predicts_and_fits_alike():
+    import pickle
+
+    df = _frame(9, "gaussian", n=400)
+    res = bs.glm(FORMULA, df).fit(lam=0.01)
+    back = pickle.loads(pickle.dumps(res))
+    np.testing.assert_array_equal(back.predict(df), res.predict(df))
+    assert back.model.binned.kinds[2] == "grid"
+    again = back.model.fit(lam=0.01)
+    np.testing.assert_array_equal(again.coef, res.coef)
