@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
+from ..core._statistics import grid_dof
 from ..penalty._grid import GridKind, grid_block, grid_weights
 from ..penalty._penalty import by_chain_weights, penalty_weights
 from ._design import BinnedDesign
@@ -125,7 +127,24 @@ def grid_kind(kind: str | np.ndarray, counts: np.ndarray, grid: tuple) -> GridKi
     grid_counts = np.zeros(int(shape[0]) * int(shape[1]))
     grid_counts[cells] = counts[: len(cells)]
     omega_a, omega_b = grid_weights(grid_counts.reshape(shape), kind)
-    return GridKind(grid_block(cells, shape, omega_a, omega_b))
+    block = grid_block(cells, shape, omega_a, omega_b)
+    # at λ = ∞ every penalised edge is fused; the margins must then fix the surface at
+    # 0 (the null fit and λ_max assume it): not so when the cells fall into groups that
+    # no penalised edge joins and whose values the margins leave free (isolated cells
+    # in a checkerboard of empty ones)
+    fused = SimpleNamespace(
+        edges=block.edges[block.edge_weights > 0], n_cells=block.n_cells,
+        difference=lambda t: np.zeros(int(np.sum(block.edge_weights > 0))),
+        margin_matrix=block.margin_matrix,
+    )  # fmt: skip
+    if grid_dof(fused, np.zeros(block.n_cells), counts[: len(cells)], 0.0):
+        raise ValueError(
+            f"pair term {term!r}: its cells with training rows fall into groups that no "
+            "two neighbouring cells join (e.g. isolated cells in sparse corners of the "
+            "grid) and that its margins do not fix, so the surface has no λ_max; use "
+            "fewer bins per axis."
+        )
+    return GridKind(block)
 
 
 def block_kinds(

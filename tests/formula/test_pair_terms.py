@@ -216,3 +216,17 @@ def test_a_pickled_pair_fit_predicts_and_fits_alike():
     assert back.model.binned.kinds[2] == "grid"
     again = back.model.fit(lam=0.01)
     np.testing.assert_array_equal(again.coef, res.coef)
+
+
+def test_cells_the_margins_leave_free_at_infinite_lambda_are_refused():
+    # five isolated cells (the corners and the centre of a 3 × 3 grid): no two are
+    # neighbours, and a checkerboard of the corners meets every margin
+    pts = [(0, 0), (0, 2), (2, 0), (2, 2), (1, 1)]
+    a, b = np.repeat(np.array(pts, float).T, 30, axis=1)
+    df = pd.DataFrame({"a": a, "b": b, "y": np.random.default_rng(0).normal(size=a.size)})
+    with pytest.raises(ValueError, match=r"pair term 'bin\(a, 3\):bin\(b, 3\)'.*fewer bins"):
+        bs.glm("y ~ bin(a, 3):bin(b, 3)", df)
+    # the same cells with their neighbours filled are fitted
+    full = pd.DataFrame({"a": np.repeat([0.0, 1.0, 2.0], 30), "b": np.tile([0.0, 1.0, 2.0], 30)})
+    full["y"] = np.random.default_rng(1).normal(size=len(full))
+    assert np.isfinite(bs.glm("y ~ bin(a, 3):bin(b, 3)", full).lambda_max())
