@@ -44,6 +44,8 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "grid_dof",
+    "grid_regions",
     "JUMP_RTOL",
     "coefficient_unit",
     "jump_tolerance",
@@ -278,3 +280,67 @@ def dispersion_informative(family: Any, y: np.ndarray, trials: np.ndarray | None
         return True
     y = np.asarray(y, dtype=np.float64)
     return not bool(np.all((y == 0) | (y == 1)))
+
+
+def grid_regions(block: Any, theta: np.ndarray, tau: float) -> np.ndarray:
+    """The fused regions of a pair term's surface: connected components of its cells
+    joined by an edge whose jump is at most ``tau`` (:func:`jump_tolerance`).
+
+    Parameters
+    ----------
+    block : penalty._grid.GridBlock
+        The pair's grid (its ``edges``, ``difference`` and ``n_cells`` are read).
+    theta : ndarray of shape (d,)
+        The cells' values.
+    tau : float
+        The jump tolerance.
+
+    Returns
+    -------
+    ndarray of int of shape (d,)
+        The region of every cell (0, 1, … in the order of their first cell).
+    """
+    parent = np.arange(block.n_cells)
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, j in block.edges[np.abs(block.difference(theta)) <= tau]:
+        ri, rj = root(int(i)), root(int(j))
+        if ri != rj:
+            parent[max(ri, rj)] = min(ri, rj)
+    roots = np.array([root(i) for i in range(block.n_cells)], dtype=np.intp)
+    return np.unique(roots, return_inverse=True)[1].astype(np.intp)
+
+
+def grid_dof(block: Any, theta: np.ndarray, counts: np.ndarray, tau: float) -> int:
+    """Degrees of freedom of a pair term: the dimension of the surfaces constant on its
+    fused regions (:func:`grid_regions`) that meet its margins — the face of the
+    fused-lasso estimate, as a chain's segments minus its constraint.
+
+    Parameters
+    ----------
+    block : penalty._grid.GridBlock
+        The pair's grid.
+    theta : ndarray of shape (d,)
+        The cells' values.
+    counts : ndarray of shape (d,)
+        The cells' weighted counts (the margins' n_kl).
+    tau : float
+        The jump tolerance.
+
+    Returns
+    -------
+    int
+    """
+    region = grid_regions(block, theta, tau)
+    n = np.asarray(counts, dtype=np.float64)
+    filled = np.unique(region[n > 0])
+    if filled.size == 0:
+        return 0
+    B = (region[:, None] == filled[None, :]).astype(np.float64)
+    A = block.margin_matrix(n) @ B
+    return int(B.shape[1] - (np.linalg.matrix_rank(A) if A.size else 0))

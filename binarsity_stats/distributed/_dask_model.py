@@ -135,6 +135,11 @@ def _summary_context(
     @stateful_transform
     def bin(data, n_bins=n_bins, missing=missing, min_count=1, _state=None, **options):  # noqa: A001
         name = column_name(data)
+        if "pair" in options:  # a pair term bin(a):bin(b), rewritten (formula/_rewrite)
+            raise ValueError(
+                f"the pair term bin({name}):bin({column_name(options['pair'])}) is not "
+                "supported on a Dask DataFrame (block kind 'grid'); fit it in memory."
+            )
         if options:
             raise ValueError(
                 f"bin({name}, {', '.join(f'{k}=...' for k in options)}) is not supported on a "

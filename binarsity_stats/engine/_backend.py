@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["FEATURES", "Capabilities", "IN_MEMORY", "check_supported", "kind_feature"]
+__all__ = [
+    "FEATURES", "Capabilities", "IN_MEMORY", "FISTA", "GRAM", "check_supported", "kind_feature",
+]
 
 #: Every feature a request can need, with what it is (the error message's words).
 FEATURES: dict[str, str] = {
@@ -61,10 +63,13 @@ class Capabilities:
     features : frozenset of str or None
         The features supported (see :data:`FEATURES`, ``"kind:<name>"``,
         ``"scoring:<name>"``); None: every feature.
+    lacks : frozenset of str
+        Features not supported even when ``features`` is None (every other one).
     """
 
     name: str
     features: frozenset | None = None
+    lacks: frozenset = frozenset()
 
     def supports(self, feature: str) -> bool:
         """Whether ``feature`` is supported.
@@ -77,11 +82,18 @@ class Capabilities:
         -------
         bool
         """
+        if feature in self.lacks:
+            return False
         return self.features is None or feature in self.features
 
 
 #: The in-memory engine: every feature.
 IN_MEMORY = Capabilities("in-memory (cd, fista)")
+#: The FISTA solver: every feature but a block kind without a prox (a pair's grid).
+FISTA = Capabilities("fista solver", lacks=frozenset({kind_feature("grid")}))
+#: CD from the Gram (``backend="gram"``): every feature but a kind whose step the Gram
+#: kernel lacks (a pair's grid).
+GRAM = Capabilities("gram", lacks=frozenset({kind_feature("grid")}))
 
 
 def check_supported(capabilities: Capabilities, request: Iterable[tuple[str, str]]) -> None:

@@ -1,7 +1,8 @@
 """Coordinate descent: the ``"cd"`` solver (design.md §4).
 
 A proximal Newton (IRLS) outer loop; inner Gauss–Seidel sweeps over the blocks with
-exact block steps (the weighted fused-lasso DP of ``kernels/_cd_fast``), screening of
+exact block steps (the weighted fused-lasso DP of ``kernels/_cd_fast``; a pair term's
+grid block by ``penalty/_grid.grid_block_step`` after each kernel sweep), screening of
 flat blocks by their KKT condition, Anderson extrapolation, the polish on the fused
 segments (``_polish``), and a backtracking line search on F for binomial and poisson;
 or every quadratic model solved from its Gram (``_gram.gram_cd``, ``backend="gram"``).
@@ -14,6 +15,7 @@ import numpy as np
 import scipy.linalg
 
 from ..kernels._fused_lasso import work_size as fused_lasso_work_size_py
+from ..penalty._grid import grid_block_step
 from ._gram import anderson_weights, gram_cd
 from ._polish import Polisher
 from ._problem import SolverData
@@ -33,6 +35,11 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
     maxK = int(sizes.max()) if n_blocks else 1
     work = np.empty(7 * maxK + fused_lasso_work_size_py(maxK))
     always_active = ~prob.penalty.screened_block if n_blocks else np.zeros(0, bool)
+    # grid blocks (pair terms) are stepped here, never by the kernel (``STEP_PYTHON``)
+    grids = prob.penalty.grids
+    in_kernel = np.ones(n_blocks, bool)
+    in_kernel[list(grids)] = False
+    grid_u: dict[int, np.ndarray] = {}
     z = prob.row_vector()
     delta_eta = prob.row_vector()
     n_sweeps = 0
@@ -66,7 +73,9 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
         # working set: blocks that have a jump, violate their condition, or are free
         if n_blocks:
             has_jump = np.logical_or.reduceat(prob.penalty.jumps(theta), prob.block_ptr[:-1])
-            active = np.flatnonzero(has_jump | (per_block > tol) | always_active).astype(np.intp)
+            active = np.flatnonzero(
+                (has_jump | (per_block > tol) | always_active) & in_kernel
+            ).astype(np.intp)
         else:
             active = np.zeros(0, np.intp)
         ridge = 1e-12 * max(prob.row_sum(h), 1e-300)
@@ -90,6 +99,8 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
             polisher.new_model()
         while True:
             viol, shift, _ = prob.cd_sweep(active, lam_w, H, theta, z, delta_eta, h, work)
+            if grids:
+                viol = max(viol, _grid_steps(prob, grids, grid_u, lam, H, theta, z, delta_eta, h))
             n_sweeps += 1
             b0 += shift
             if n_free:
@@ -196,6 +207,38 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
 
 
 _ANDERSON_DEPTH = 5
+
+
+def _grid_steps(prob, grids, grid_u, lam, H, theta, z, delta_eta, h) -> float:
+    """One exact step of every grid block (Gauss–Seidel, after the kernel's sweep).
+
+    For grid block j with cells c, the block's quadratic model (gradient g = (X^B)ᵀz on
+    its cells, curvature H) is minimised under its TV and its weighted zero margins by
+    ``grid_block_step`` at targets θ_c − g/H (warm-started from the last step's edge
+    multipliers); the margins replace the chains' re-centring (they imply n_jᵀθ_j = 0).
+    z and Δη take the change. Returns the largest gradient map ‖H(θ_c − θ⁺_c)‖_∞ seen
+    before each update (the kind's KKT rule of the model, as the kernel's violation).
+    """
+    worst = 0.0
+    for j, grid in grids.items():
+        cells = prob.penalty.grid_cells(j)
+        g = prob.histogram(z)[cells]
+        Hj = H[cells]
+        old = theta[cells].copy()
+        step = grid_block_step(grid, old - g / Hj, Hj, lam, prob.counts[cells],
+                               warm_u=grid_u.get(j))  # fmt: skip
+        grid_u[j] = step.u
+        worst = max(worst, float(np.max(np.abs(Hj * (old - step.theta)), initial=0.0)))
+        delta = np.zeros(prob.n_levels)
+        delta[cells] = step.theta - old
+        if not np.any(delta):
+            continue
+        theta[cells] = step.theta
+        de = prob.row_vector(0.0)
+        prob.gather_add_blocks(np.array([j], np.intp), delta, de)
+        z += h * de
+        delta_eta += de
+    return worst
 
 
 def _gram_solve(prob: SolverData, lam, tol, max_iter, warm_start, cache) -> Solution:

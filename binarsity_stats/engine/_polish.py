@@ -602,7 +602,8 @@ class Polisher:
         self._next_at = self._cost
         n_blocks = prob.n_blocks
         self._sweep_ops = prob.n_rows * max(n_blocks, 1) + 200.0 * n_blocks + 10_000.0
-        self.enabled = prob.n_levels <= MAX_BIN_GRAM and n_blocks > 0
+        # a grid block (pair term) has no segments: its step polishes its own regions
+        self.enabled = prob.n_levels <= MAX_BIN_GRAM and n_blocks > 0 and not prob.penalty.grids
         self._viols: list[float] = []
         self._target = 0.0
         self.skipped = 0

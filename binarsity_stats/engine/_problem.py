@@ -507,6 +507,7 @@ class InMemoryProblem:
         num = np.add.reduceat(self.counts * theta, bp[:-1])
         den = np.add.reduceat(self.counts, bp[:-1])
         shift = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+        shift[list(self.penalty.grids)] = 0.0  # a grid's margins imply n_jᵀθ_j = 0
         theta -= np.repeat(shift, np.diff(bp))
         return float(shift.sum())
 
@@ -545,8 +546,10 @@ class InMemoryProblem:
                                self.fit_intercept)  # fmt: skip
 
     def duplicate_blocks(self) -> list[list[int]]:
-        """Groups of blocks with identical codes and the same kind (``BinnedDesign``)."""
-        return self.design.duplicate_blocks()
+        """Groups of blocks with identical codes and the same kind (``BinnedDesign``);
+        grid blocks are never merged (their penalty is not per level)."""
+        grids = self.penalty.grids
+        return [g for g in self.design.duplicate_blocks() if not any(j in grids for j in g)]
 
     def merge_blocks(self, groups) -> tuple[InMemoryProblem, np.ndarray]:
         """The problem with every group of identical blocks merged into its first block.

@@ -542,6 +542,8 @@ def _null_fit(prob: SolverData, tol: float) -> Solution:
         s, e = bp[j], bp[j + 1]
         new_seg = np.ones(e - s, dtype=bool)
         new_seg[1:] = w[s + 1 : e] == 0
+        if j in prob.penalty.grids:
+            new_seg[1:] = False  # a fused grid meets its margins at 0 only
         maps.append((j, np.cumsum(new_seg) - 1))
     sub = prob.segment_problem([seg for _, seg in maps])
     sbp = sub.block_ptr

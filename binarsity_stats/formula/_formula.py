@@ -349,6 +349,30 @@ def observed_response(
     return y, trials
 
 
+def _pair_block(st: Any, s: Mapping[str, Any], aliases: Mapping[str, str] | None) -> Block:
+    """The Block of a pair term ``bin(a, n):bin(b, m)`` (kind ``"pair"``, design.md §10):
+    its levels are the observed cells of the two axes' grid, then one level for a cell
+    without training rows (no parameter)."""
+    ps = s["pair"]
+    text = str(st.term)
+    first = text[: text.index(", pair=")] + ")"
+    # the term as the user wrote it
+    bins = f", {ps['n_bins']}" if ps.get("bins_written") else ""
+    term = f"{unalias(first, aliases)}:bin({unalias(ps['column'], aliases)}{bins})"
+    return Block(
+        term=term,
+        kind="pair",
+        column=unalias(s["column"], aliases, quote=False),
+        n_levels=len(ps["cells"]) + 1,
+        edges=np.asarray(s["edges"], dtype=np.float64),
+        data_min=s.get("data_min"),
+        data_max=s.get("data_max"),
+        pair_column=unalias(ps["column"], aliases, quote=False),
+        pair_edges=np.asarray(ps["edges"], dtype=np.float64),
+        cells=tuple(int(c) for c in ps["cells"]),
+    )
+
+
 def classify_terms(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str] | None = None):
     """Sort formulaic's terms into code blocks, dense columns, offsets, intercept.
 
@@ -378,6 +402,10 @@ def classify_terms(model_spec: Any, mm: pd.DataFrame, aliases: Mapping[str, str]
         if kind in ("bin", "C", "ordered"):
             (col,) = st.columns
             s = state[_state_key(factors[0].expr)]
+            if kind == "bin" and "pair" in s:
+                blocks.append(_pair_block(st, s, aliases))
+                block_cols.append(unalias(col, aliases, column=True))
+                continue
             if kind == "bin":
                 edges = np.asarray(s["edges"], dtype=np.float64)
                 by = s.get("by")

@@ -74,6 +74,15 @@ class Block:
         levels' chains are deviations from the main term's shape.
     monotone : {"increasing", "decreasing"} or None
         The order a ``bin(x, monotone=...)`` term's chain is constrained to (None: free).
+    pair_column : str or None
+        The second column of a pair term ``bin(a, n):bin(b, m)`` (kind ``"pair"``,
+        design.md §10; ``column``/``edges`` are the first axis', ``pair_edges`` the
+        second's).
+    pair_edges : ndarray or None
+        Interior cut points of the pair's second axis.
+    cells : tuple of int or None
+        The pair's observed cells (flat ids k·K_b + l), one level each in this order;
+        the block's last level is a cell without training rows (no parameter).
     """
 
     term: str
@@ -93,6 +102,19 @@ class Block:
     by_main: bool = False
     ordered: bool = False
     monotone: str | None = None
+    pair_column: str | None = None
+    pair_edges: np.ndarray | None = None
+    cells: tuple | None = None
+
+    @property
+    def is_pair(self) -> bool:
+        """Whether the block is a pair term's grid (``bin(a):bin(b)``)."""
+        return getattr(self, "kind", None) == "pair"
+
+    @property
+    def grid_shape(self) -> tuple[int, int]:
+        """(K_a, K_b) of a pair term's grid."""
+        return (len(self.edges) + 1, len(self.pair_edges) + 1)
 
     @property
     def chain_length(self) -> int:
@@ -157,7 +179,7 @@ class Block:
     @property
     def penalized(self) -> bool:
         """Whether the block carries the TV penalty (``bin()`` terms, ordered factors)."""
-        return self.kind == "bin" or bool(getattr(self, "ordered", False))
+        return self.kind in ("bin", "pair") or bool(getattr(self, "ordered", False))
 
     def intervals(self) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds of the chain's levels (right-closed intervals).
@@ -241,10 +263,21 @@ class Block:
         Returns
         -------
         list of str
-            One label per level, ``"missing"`` for a missing level. A binned level k
+            One label per level, ``"missing"`` for a missing level (a pair term: one per
+            observed cell, ``(a bin) x (b bin)``, then ``"empty at training"``). A binned level k
             holds the values x with low < x ≤ high: ``(low, high]`` (right-closed, the
             end levels reach ±inf), or ``= v`` when it held one distinct training value.
         """
+        if self.kind == "pair":  # a cell of the grid: "(low, high] x (low, high]"
+            lo_a, hi_a = self.intervals()
+            bounds_b = np.concatenate([[-np.inf], self.pair_edges, [np.inf]])
+            Kb = len(self.pair_edges) + 1
+            labels = [
+                f"{interval_label(lo_a[k], hi_a[k], precision=precision)} x "
+                f"{interval_label(bounds_b[l], bounds_b[l + 1], precision=precision)}"
+                for k, l in (divmod(int(c), Kb) for c in self.cells)
+            ]
+            return labels + ["empty at training"]
         if self.kind == "bin":
             labels = [self.segment_label(k, k, precision) for k in range(self.chain_length)]
         else:

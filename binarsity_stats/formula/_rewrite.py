@@ -124,6 +124,9 @@ def rewrite_rhs(formula: Any, data: pd.DataFrame) -> str:
         if i in absorbed:
             continue
         own = [k for k in (_top_call(f.expr) for f in factors) if k in _OWN]
+        if own == ["bin", "bin"] and len(factors) == 2:
+            terms.append(_pair_term(factors[0].expr, factors[1].expr, term))
+            continue
         if own and len(factors) > 1:
             raise ValueError(
                 f"{own[0]}() terms cannot be interacted with other terms: '{term}' (write "
@@ -188,6 +191,26 @@ def _call_args(expr: str) -> tuple[list[str], dict[str, str]]:
         else:
             pos.append(piece)
     return pos, kw
+
+
+def _pair_term(first: str, second: str, term: Any) -> str:
+    """``bin(a, n):bin(b, m)`` (a pair term, design.md §10) as one factor
+    ``bin(a, n, pair=b, pair_bins=m)``: the two parsed factors' own (aliased) argument
+    texts moved into one call, no column name written."""
+    parts = []
+    for expr in (first, second):
+        pos, kw = _call_args(expr)
+        extra = set(kw) - {"n_bins"}
+        if not pos or len(pos) > 2 or extra or ("n_bins" in kw and len(pos) > 1):
+            raise ValueError(
+                f"in the pair term '{term}', each bin() takes its column and a number of "
+                "bins only, e.g. bin(a, 16):bin(b, 16)."
+            )
+        parts.append((pos[0], pos[1] if len(pos) > 1 else kw.get("n_bins")))
+    (a, n_a), (b, n_b) = parts
+    args = [a] + ([n_a] if n_a is not None else []) + [f"pair={b}"]
+    args += [f"pair_bins={n_b}"] if n_b is not None else []
+    return f"bin({', '.join(args)})"
 
 
 def _is_group_column(factor: Any, data: pd.DataFrame) -> bool:

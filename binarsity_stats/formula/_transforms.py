@@ -37,6 +37,8 @@ _OWN = ("bin", "C", "ordered", "offset")
 #: Other names this package gives formulas (checked as calls, never data columns).
 _HELPERS = ("Treatment", "cbind", "Surv")
 MISSING_POLICIES = ("error", "separate", "drop")
+#: Bins per axis of a pair term ``bin(a):bin(b)`` that does not give its own (design.md §10).
+PAIR_BINS = 16
 
 
 def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarray | None):
@@ -49,7 +51,7 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
     @stateful_transform
     def bin(  # noqa: A001
         data, n_bins=None, missing=None, min_count=1, by=None, by_levels=None, _main=False,
-        monotone=None, _state=None,
+        monotone=None, pair=None, pair_bins=None, _state=None,
     ):  # fmt: skip
         """Bin codes of a numeric variable under learned quantile cut points.
 
@@ -58,11 +60,20 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
         ``monotone="increasing"|"decreasing"`` asks for a monotone chain (its block's kind
         in the engine, design.md §7); it changes no code (with ``by``, each level's chain
         is monotone: the breaks between levels are not ordered).
+
+        With ``pair`` (a second numeric column; ``bin(a, n):bin(b, m)`` is rewritten to
+        ``bin(a, n, pair=b, pair_bins=m)``), the codes are the cells of the two axes'
+        grid that hold training rows (``_pair_codes``; 16 bins per axis by default).
         """
         name = column_name(data)
         x = as_float(data, name, "bin()")
         if _state is None:  # pragma: no cover - formulaic always passes a dict
             _state = {}
+        if pair is not None and "edges" not in _state:
+            return _learn_pair(x, name, pair, n_bins, pair_bins, missing, default_missing,
+                               sample_weight, _state)  # fmt: skip
+        if "pair" in _state:
+            return _pair_codes(_replay_bin(x, _state, name), pair, _state)
         if "edges" not in _state:
             n_bins = default_n_bins if n_bins is None else n_bins
             missing = default_missing if missing is None else missing
@@ -105,6 +116,65 @@ def _make_bin(default_n_bins: int, default_missing: str, sample_weight: np.ndarr
         return codes
 
     return bin
+
+
+def _learn_pair(x, name, pair, n_bins, pair_bins, missing, default_missing, sample_weight,
+                state) -> np.ndarray:  # fmt: skip
+    """Learn a pair term's two axes (cut points of each) and its observed cells.
+
+    Each axis is binned as a ``bin()`` term of its own (weighted quantiles,
+    ``PAIR_BINS`` bins unless given); a cell (k, l) of the K_a × K_b grid is observed
+    when a training row falls in it. Missing values are refused (a pair has no missing
+    level).
+    """
+    bname = column_name(pair)
+    xb = as_float(pair, bname, "bin()")
+    term = f"bin({name}):bin({bname})"
+    missing = default_missing if missing is None else missing
+    for col, vals in ((name, x), (bname, xb)):
+        if np.any(np.isnan(vals)):
+            raise ValueError(
+                f"column '{col}' contains missing values; the pair term {term} has no "
+                "missing level (use missing='drop')."
+            )
+        check_values(vals, col, "error")
+    n_a = PAIR_BINS if n_bins is None else n_bins
+    n_b = PAIR_BINS if pair_bins is None else pair_bins
+    validate_n_bins(n_a, f"bin({name}) in {term}", "error")
+    validate_n_bins(n_b, f"bin({bname}) in {term}", "error")
+    axes = []
+    for col, vals, nb in ((name, x, n_a), (bname, xb, n_b)):
+        edges, _ = _learn_edges(vals, nb, "error", sample_weight, col)
+        axes.append({"edges": edges, "n_bins": int(nb), "has_missing_level": False,
+                     "missing": missing, "column": col,
+                     "data_min": float(np.min(vals)), "data_max": float(np.max(vals))})  # fmt: skip
+    state.update({BINARSITY_MARK: "bin", "min_count": 1, "monotone": None, **axes[0]})
+    codes_a = _replay_bin(x, state, name)
+    codes_b = _replay_bin(xb, axes[1], bname)
+    Kb = len(axes[1]["edges"]) + 1
+    cells = np.unique(codes_a.astype(np.intp) * Kb + codes_b)
+    counts, singles = distinct_in_levels(x, codes_a, len(axes[0]["edges"]) + 1)
+    state.update({"distinct": counts, "single_values": singles,
+                  "pair": {**axes[1], "cells": cells.tolist(),
+                           "bins_written": pair_bins is not None}})  # fmt: skip
+    code_dtype(len(cells) + 1)  # refuses a grid beyond the uint16 codes
+    return _pair_codes(codes_a, pair, state)
+
+
+def _pair_codes(codes_a: np.ndarray, pair: Any, state: Mapping[str, Any]) -> np.ndarray:
+    """The level of every row of a pair term: the index of its cell among the observed
+    ones; a cell without a training row gets the last level (no parameter: θ = 0)."""
+    ps = state["pair"]
+    bname = ps["column"]
+    if pair is None:
+        raise ValueError(f"the pair term needs the column '{bname}'.")
+    xb = as_float(pair, bname, "bin()")
+    codes_b = _replay_bin(xb, ps, bname)
+    cells = np.asarray(ps["cells"], dtype=np.intp)
+    flat = codes_a.astype(np.intp) * (len(ps["edges"]) + 1) + codes_b
+    pos = np.minimum(np.searchsorted(cells, flat), len(cells) - 1)
+    out = np.where(cells[pos] == flat, pos, len(cells))
+    return out.astype(code_dtype(len(cells) + 1))
 
 
 def _learn_by(by: Any, levels: Any, main: bool, name: str, d: int) -> dict[str, Any]:

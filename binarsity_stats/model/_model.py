@@ -492,6 +492,7 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
         BinarsityModel
             A copy of this model with ``penalty_kind == "adaptive"``.
         """
+        self.refuse_pairs("adaptive()")
         import copy
 
         from ..engine._relax import adaptive_weights
@@ -582,6 +583,7 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
         if not isinstance(lam, str):
             lam = check_lam(lam)
         elif lam == "alo":
+            self.refuse_pairs("fit(lam='alo')")
             if self.family.survival:
                 raise ValueError(
                     "lam='alo' needs a loss that splits by row; the Cox partial likelihood "

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core._validation import check_max_iter, check_tol
-from ..engine._backend import check_supported, kind_feature
+from ..engine._backend import FISTA, GRAM, check_supported, kind_feature
 from ..engine._solvers import check_solver_options
 
 __all__ = ["ModelDask"]
@@ -96,6 +96,9 @@ class ModelDask:
             opts = check_solver_options(solver, tol, max_iter, backend)
             data = self._path_data()
             check_supported(data.capabilities, request)
+            if opts["solver"] == "fista" or opts.get("backend") == "gram":
+                caps = FISTA if opts["solver"] == "fista" else GRAM
+                check_supported(caps, self._backend_request())
             return data, opts
         from ..distributed._dask_backend import CAPABILITIES, DaskPathData
 

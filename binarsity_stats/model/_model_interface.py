@@ -37,6 +37,32 @@ class ModelInterface:
     names are documented there.
     """
 
+    # -- what is not supported yet ------------------------------------------------------
+    def refuse_pairs(self, what: str) -> None:
+        """Refuse ``what`` on a model with a pair term ``bin(a):bin(b)`` (issue 25).
+
+        Part of the fitted-model interface (docs/architecture.md): everything that reads
+        a term as a chain of levels and does not handle a pair's grid yet calls this
+        first, so that a pair is refused by name, never fitted or exported wrongly.
+
+        Parameters
+        ----------
+        what : str
+            The method as the user calls it (``"refit()"``), for the message.
+
+        Raises
+        ------
+        ValueError
+            Naming ``what`` and the first pair term.
+        """
+        pairs = [b.term for b in self.spec.blocks if getattr(b, "is_pair", False)]
+        if pairs:
+            raise ValueError(
+                f"{what} does not handle the pair term {pairs[0]!r} yet (a step surface "
+                "over two features); fit, predict, fit_path, fit_cv, summary() and "
+                "term_table() do. Fit the model without the pair term for this."
+            )
+
     # -- rows and weights ----------------------------------------------------------------
     def per_row(self, value: Any, name: str) -> Any:
         """A per-row argument (``groups=``, ``folds=``) as one value per training row.
@@ -246,6 +272,8 @@ class ModelInterface:
                 # Block.monotone: None on models pickled before monotone chains existed
                 monotone=getattr(block, "monotone", None),
                 chains=block.chains() if block.by is not None else None,
+                grid=((block.cells, block.grid_shape, block.term)
+                      if getattr(block, "is_pair", False) else None),
             )  # fmt: skip
             for j, block in enumerate(blocks)
         ]
@@ -257,7 +285,13 @@ class ModelInterface:
         penalised as a chain over its levels in their order. A ``bin(x, monotone=...)``
         chain is the monotone kind of that name (``"increasing"``, ``"decreasing"``).
         """
-        return block_kinds(self.penalty_weights, self.block_ptr, self._layout())
+        layout = self._layout()
+        counts = None
+        if any(b.grid is not None for b in layout):  # a pair term's grid needs its counts
+            binned = self.__dict__.get("_binned") or self._binned_design()
+            counts = binned.counts
+        return block_kinds(self.penalty_weights, self.block_ptr, layout, counts,
+                           getattr(self, "penalty_kind", None))  # fmt: skip
 
     def _penalty_weights(self, kind: str | np.ndarray) -> np.ndarray:
         # on the unit weights (shares only): no overflow

@@ -255,6 +255,7 @@ class ModelPathCV:
         request = [(f"scoring:{scoring}", f"scoring={scoring!r}")]
         if relax is not None and relax is not False:
             request.append(("relax", f"relax={relax!r}"))
+            self.refuse_pairs(f"fit_cv(relax={relax!r})")
         # the in-memory engine's path data, or the Dask backend's: one code path below
         data, opts = self._solver_data(solver, tol, max_iter, backend, request)
         if self.family.estimated_parameter is not None:  # NB θ: estimated once, then fixed

@@ -38,7 +38,31 @@ __all__ = ["BinarsityResults", "degrees_of_freedom"]
 
 def _chains(blocks: list[Block]) -> list[list[tuple[int, int]]]:
     """Per block its penalised chains ``(first, length)`` (none for a ``C()`` term)."""
-    return [[(a, k) for a, k, _ in b.chains()] if b.penalized else [] for b in blocks]
+    return [
+        [(a, k) for a, k, _ in b.chains()] if b.penalized and not _is_pair(b) else []
+        for b in blocks
+    ]
+
+
+def _is_pair(block: Block) -> bool:
+    return getattr(block, "is_pair", False)
+
+
+def _pair_dof(model: BinarsityModel, coef: np.ndarray) -> int:
+    """The pair terms' degrees of freedom (``_grid.grid_dof``: their regions' face)."""
+    from ..core._statistics import jump_tolerance
+    from ..core._statistics import grid_dof
+
+    dof = 0
+    kinds = model.binned.kinds or ()
+    for j, block in enumerate(model.spec.blocks):
+        if _is_pair(block):
+            grid = kinds[j].block
+            s = int(model.block_ptr[j])
+            cells = coef[s : s + grid.n_cells]
+            tau = jump_tolerance(cells, jump_unit(model))
+            dof += grid_dof(grid, cells, model.bin_counts[s : s + grid.n_cells], tau)
+    return dof
 
 
 def _jump_mask(
@@ -66,7 +90,9 @@ def degrees_of_freedom(
     for a populated missing level; a ``C()`` term its populated levels minus one; each
     dense column one. A by-group term ``bin(x):C(g)`` counts its jumps plus the
     populated levels of g minus one (its level means), except a later term of the same
-    g (``model.by_donors``), which holds one constraint per level: its jumps only.
+    g (``model.by_donors``), which holds one constraint per level: its jumps only. A
+    pair term ``bin(a):bin(b)`` counts the dimension of the surfaces constant on its
+    fused regions that meet its margins (``_grid.grid_dof``).
 
     Parameters
     ----------
@@ -89,10 +115,16 @@ def degrees_of_freedom(
         jumps = _jump_mask(coef, m.spec.blocks, m.block_ptr, jump_unit(m))
     # an intercept absorbed by the first block ('- 1') is one parameter all the same
     n_unpen = int(m.fit_intercept or m.intercept_absorbed) + int(n_dense)
+    counts = m.bin_counts
+    if any(_is_pair(b) for b in m.spec.blocks):  # a pair's own count: ``_pair_dof``
+        counts = counts.copy()
+        for j, b in enumerate(m.spec.blocks):
+            if _is_pair(b):
+                counts[int(m.block_ptr[j]) : int(m.block_ptr[j + 1])] = 0.0
     return _degrees_of_freedom(
-        jumps, m.bin_counts, m.block_ptr, _chains(m.spec.blocks),
+        jumps, counts, m.block_ptr, _chains(m.spec.blocks),
         [b.penalized and b.has_missing_level for b in m.spec.blocks], n_unpen, m.by_donors,
-    )  # fmt: skip
+    ) + (_pair_dof(m, coef) if any(_is_pair(b) for b in m.spec.blocks) else 0)  # fmt: skip
 
 
 class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceMixin, ReportMixin):
@@ -178,6 +210,7 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
         refit inherits the selection's optimism (the winner's curse): its steps are
         larger than the truth on average, which is why γ is tuned by CV.
         """
+        self.model.refuse_pairs("relax()")
         from ..engine._relax import check_gamma, mix_solutions, unpenalized_on_segments
         from ..core._validation import check_max_iter, check_tol
 
@@ -221,6 +254,7 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
         BinarsityModel
             The same formula and data with adaptive penalty weights.
         """
+        self.model.refuse_pairs("adaptive()")
         return self.model.adaptive(self, power=power)
 
     # -- coefficients ------------------------------------------------------------------
@@ -447,6 +481,7 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
         method). R: ``broom::tidy(glm_fit)``; glmnet fits have no standard errors in
         broom either.
         """
+        self.model.refuse_pairs("tidy()")
         from ._tidy import tidy_results
 
         return tidy_results(self, conf_int, conf_level, exponentiate, merge)

@@ -89,6 +89,7 @@ class ReportMixin:
         matplotlib.figure.Figure
             The figure drawn on.
         """
+        self.model.refuse_pairs("plot_shapes()")
         from ..report._plotting import plot_shapes
 
         band = freq = None
@@ -163,6 +164,7 @@ class ReportMixin:
         matplotlib.figure.Figure
             One panel per feature (``report/_effects.plot_effects``).
         """
+        self.model.refuse_pairs("plot_effects()")
         from ..report._effects import plot_effects
 
         return plot_effects(self, features=features, reference=reference, interval=interval,
@@ -246,6 +248,7 @@ class ReportMixin:
         >>> res.report("model.html")  # doctest: +SKIP
         'model.html'
         """
+        self.model.refuse_pairs("report()")
         from ..report._report import write_report
 
         return write_report(

@@ -8,6 +8,8 @@ table, categorical effects in reference coding, each term's contribution and imp
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -108,7 +110,10 @@ class TermTablesMixin:
             One row per jump: ``term``, ``column``, ``cut`` (x ≤ cut is left of the
             jump), ``left`` and ``right`` (the constant segments on either side, as
             right-closed intervals ``(low, high]`` or ``= v`` for a single training
-            value) and ``jump`` (θ_right − θ_left, on the link scale); when a term is
+            value) and ``jump`` (θ_right − θ_left, on the link scale); a pair term
+            ``bin(a):bin(b)`` lists the cut lines of its surface, one row per axis and
+            cut where some pair of neighbouring cells across the line differs (``jump``:
+            the largest such difference, ``left``/``right``: the axis' two bins); when a term is
             monotone (``bin(x, monotone=...)``), ``shape`` (``"increasing"``,
             ``"decreasing"`` or ``"free"``); after :meth:`bootstrap`, ``frequency`` (the
             share of resamples that jump there).
@@ -116,6 +121,11 @@ class TermTablesMixin:
         rows, edges = [], []
         m = self.model
         for j, block in enumerate(m.spec.blocks):
+            if getattr(block, "is_pair", False):
+                pair_rows = self._pair_cut_lines(j, precision)
+                rows.extend(pair_rows)
+                edges.extend((j, None) for _ in pair_rows)
+                continue
             if not block.penalized:
                 continue
             s = int(m.block_ptr[j])
@@ -170,6 +180,7 @@ class TermTablesMixin:
             interval (low, high]; NaN for a categorical or missing level), ``level`` (θ
             on the link scale) and ``count`` (weighted training rows).
         """
+        self.model.refuse_pairs("shape_functions()")
         m = self.model
         rows = []
         for j, block in enumerate(m.spec.blocks):
@@ -201,8 +212,9 @@ class TermTablesMixin:
         Returns
         -------
         DataFrame
-            Indexed by term: ``kind`` ("bin", "categorical", "linear"), ``levels``,
-            ``cuts_kept``, ``selected``, ``effect_min``, ``effect_max`` (θ over the
+            Indexed by term: ``kind`` ("bin", "categorical", "pair", "linear"),
+            ``levels``, ``cuts_kept`` (of a pair term ``bin(a):bin(b)``: the fused
+            regions of its surface that hold training rows), ``selected``, ``effect_min``, ``effect_max`` (θ over the
             populated levels; for a linear term β x at the smallest and the largest x of
             the training rows), ``effect_range`` (max − min: a linear term's
             abs(β) times its column's range) and ``importance``
@@ -216,6 +228,8 @@ class TermTablesMixin:
             theta, counts = self.coef[s:e], m.bin_counts[s:e]
             populated = theta[counts > 0] if np.any(counts > 0) else theta
             jumps = int(self.jumps[s:e].sum())
+            if getattr(block, "is_pair", False):
+                jumps = self._pair_regions(j)  # a pair's surface: its regions kept
             selected = self._block_selected(j)
             rows.append(
                 {"term": block.term, "levels": block.n_levels,
@@ -242,6 +256,51 @@ class TermTablesMixin:
         if not rows:
             return pd.DataFrame(columns=cols, index=pd.Index([], name="term", dtype=object))
         return pd.DataFrame(rows).set_index("term")[cols]
+
+    def _pair_cut_lines(self, j: int, precision: int | None) -> list[dict[str, Any]]:
+        """The cut lines of pair term j's surface (see :meth:`cut_points`)."""
+        from ..core._statistics import jump_tolerance
+        from ..formula._labels import interval_label
+
+        m = self.model
+        block = m.spec.blocks[j]
+        grid = m.binned.kinds[j].block
+        s = int(m.block_ptr[j])
+        cells = self.coef[s : s + grid.n_cells]
+        diff = grid.difference(cells)
+        kept = np.abs(diff) > jump_tolerance(cells, self._eta_unit)
+        k, l = grid.cell_rows()
+        rows = []
+        axes = [(block.column, block.edges, k, slice(grid.n_b_edges, None)),
+                (block.pair_column, block.pair_edges, l, slice(0, grid.n_b_edges))]  # fmt: skip
+        for column, cut_edges, pos, edge_slice in axes:
+            lines = pos[grid.edges[edge_slice, 0]]  # an edge crosses the cut after its bin
+            jumps, on = diff[edge_slice], kept[edge_slice]
+            bounds = np.concatenate([[-np.inf], cut_edges, [np.inf]])
+            for line in np.unique(lines[on]):
+                sel = on & (lines == line)
+                big = jumps[sel][np.argmax(np.abs(jumps[sel]))]
+                rows.append({
+                    "term": block.term, "column": column, "cut": float(cut_edges[line]),
+                    "left": interval_label(bounds[line], bounds[line + 1], precision=precision),
+                    "right": interval_label(bounds[line + 1], bounds[line + 2],
+                                            precision=precision),
+                    "jump": float(big),
+                })  # fmt: skip
+        return rows
+
+    def _pair_regions(self, j: int) -> int:
+        """The fused regions of pair term j's surface that hold training rows
+        (``_grid.grid_regions`` at the kept-cut tolerance of ``_statistics``)."""
+        from ..core._statistics import jump_tolerance
+        from ..core._statistics import grid_regions
+
+        m = self.model
+        grid = m.binned.kinds[j].block
+        s = int(m.block_ptr[j])
+        cells = self.coef[s : s + grid.n_cells]
+        region = grid_regions(grid, cells, jump_tolerance(cells, self._eta_unit))
+        return len(np.unique(region[m.bin_counts[s : s + grid.n_cells] > 0]))
 
     def _block_selected(self, j: int) -> bool:
         """Whether term j has an effect: a kept cut, or populated levels that differ by

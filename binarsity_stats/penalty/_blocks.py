@@ -23,6 +23,13 @@ The kinds of today:
 * ``"tv"``: the paper's total-variation chain, Σ_l ω_jl |θ_jl − θ_j,l−1|. An edge of
   weight 0 decouples its two levels (a "missing" level outside the chain).
 * ``"free"``: free levels (a ``C()`` term): no penalty, the constraint n_jᵀθ_j = 0 kept.
+* ``"grid"``: the two-feature grid of a pair term ``bin(a):bin(b)`` (design.md §10,
+  ``_grid``): anisotropic TV over the cells with weighted zero margins. Its rules are
+  block-level, read from the block's ``_grid.GridBlock`` (carried by its kind name,
+  ``_grid.GridKind``): step id :data:`STEP_PYTHON` (``engine/_cd`` runs
+  ``_grid.grid_block_step`` after each kernel sweep; the kernel never sees the block),
+  KKT rule ``_grid.grid_gradient_map``, value and λ_max from the ``GridBlock``. It has
+  no prox for FISTA (refused by ``engine/_backend``).
 * ``"increasing"``, ``"decreasing"``: a monotone chain (``bin(x, monotone=...)``,
   design.md §7): the TV chain restricted to non-decreasing (non-increasing) θ on its
   positive-weight edges, whose penalty is then linear; block step and prox are a
@@ -52,6 +59,7 @@ __all__ = [
     "register_kind",
     "get_kind",
     "STEP_FUSED",
+    "STEP_PYTHON",
     "MONOTONE_KINDS",
     "infer_kinds",
     "as_kinds",
@@ -60,6 +68,12 @@ __all__ = [
 # STEP_FUSED: the weighted fused-lasso block step of ``_cd_fast.cd_sweep`` (exact for any
 # non-negative edge weights, so also for free levels, whose weights are all 0);
 # KERNEL_STEPS: every block step the compiled CD kernel knows.
+
+#: Id of a block step the engine runs in Python (``engine/_cd``, after each kernel
+#: sweep): the CD driver leaves such blocks out of the kernel's working set, so the
+#: kernel needs no branch for them (its sweep builds the next block's histogram while it
+#: updates z; a skipped block would break that pipeline).
+STEP_PYTHON = 255
 
 
 def _kkt_chain(S: np.ndarray, bound: np.ndarray, jump: np.ndarray, sign: np.ndarray):
@@ -194,7 +208,7 @@ def register_kind(kind: BlockKind) -> BlockKind:
     """
     if kind.name in KINDS:
         raise ValueError(f"block kind {kind.name!r} is already registered.")
-    if kind.step not in KERNEL_STEPS:
+    if kind.step not in KERNEL_STEPS and kind.step != STEP_PYTHON:
         raise ValueError(
             f"block kind {kind.name!r}: the CD kernel has no block step {kind.step} "
             f"(known: {KERNEL_STEPS})."
@@ -270,6 +284,27 @@ DECREASING = register_kind(
         screened=True,
         description="non-increasing TV chain (bin(x, monotone='decreasing'))",
         direction=-1,
+    )  # fmt: skip
+)
+
+def _grid_not_elementwise(*args, **kwargs):
+    """A grid block's rules are block-level (``BinarsityPenalty`` reads its GridBlock)."""
+    raise ValueError(
+        "a pair term (block kind 'grid') has no elementwise KKT rule and no prox: it is "
+        "solved by the 'cd' solver's grid block step; FISTA cannot fit it."
+    )
+
+
+GRID = register_kind(
+    BlockKind(
+        name="grid",
+        step=STEP_PYTHON,
+        kkt=_grid_not_elementwise,
+        prox=_grid_not_elementwise,
+        metric_prox=_grid_not_elementwise,
+        penalized=True,
+        screened=False,
+        description="two-feature grid, TV over cells with zero margins (bin(a):bin(b))",
     )  # fmt: skip
 )
 

@@ -52,6 +52,8 @@ from ..kernels import _fused_lasso
 
 __all__ = [
     "GridBlock",
+    "GridKind",
+    "grid_gradient_map",
     "GridStep",
     "grid_block",
     "grid_block_step",
@@ -147,6 +149,14 @@ class GridBlock:
     def penalty(self, theta: ArrayLike) -> float:
         """Σ_e ω_e |D_e θ| (λ not included)."""
         return float(np.sum(self.edge_weights * np.abs(self.difference(theta))))
+
+    def lambda_max(self, grad: ArrayLike, counts: ArrayLike) -> float:
+        """:func:`grid_lambda_max` of this block (for ``BinarsityPenalty``)."""
+        return grid_lambda_max(self, grad, counts)
+
+    def gradient_map(self, grad, theta, lam, counts, metric=None, warm_u=None):
+        """:func:`grid_gradient_map` of this block (its KKT rule, for ``BinarsityPenalty``)."""
+        return grid_gradient_map(self, grad, theta, lam, counts, metric=metric, warm_u=warm_u)
 
 
 def _chain(order: NDArray[np.intp], pos_of: NDArray[np.intp], step: int, line: NDArray[np.intp]):
@@ -663,3 +673,80 @@ def grid_lambda_max(block: GridBlock, grad: ArrayLike, counts: ArrayLike) -> flo
     w = block.edge_weights
     res = _edge_lp(block, -g, M, w, free=w > 0, fixed=np.zeros(len(w)), strict=True)
     return float("inf") if res is None else res[0]
+
+
+class GridKind(str):
+    """The block kind name ``"grid"`` carrying its block's :class:`GridBlock`.
+
+    A design's ``kinds`` (one name per block) travel with every copy of the design (a
+    CV fold, a resample, a selection of blocks); a grid block's structure travels with
+    its name: ``GridKind(block) == "grid"`` and ``.block`` is the structure, which
+    ``BinarsityPenalty`` reads as the block's metadata. The block's levels are its
+    ``block.n_cells`` observed cells in the order of ``block.cells``; levels past them
+    (a new row's cell that was empty at training) carry no parameter (θ = 0).
+
+    Parameters
+    ----------
+    block : GridBlock
+        The structure of the pair block.
+    """
+
+    block: GridBlock
+
+    def __new__(cls, block: GridBlock) -> GridKind:
+        if not isinstance(block, GridBlock):
+            raise TypeError(f"GridKind needs a GridBlock; got {type(block).__name__}.")
+        obj = super().__new__(cls, "grid")
+        obj.block = block
+        return obj
+
+    def __reduce__(self):
+        return (GridKind, (self.block,))
+
+
+def grid_gradient_map(
+    block: GridBlock, grad: ArrayLike, theta: ArrayLike, lam: float, counts: ArrayLike,
+    metric: ArrayLike | None = None, warm_u: ArrayLike | None = None,
+) -> tuple[float, GridStep]:
+    """The grid block's optimality measure at θ: its gradient mapping (the KKT rule).
+
+    With the block's gradient g at θ and a diagonal metric H > 0, θ⁺ is the block step
+    (P) at targets θ − g / H; θ is optimal for the block iff θ⁺ = θ, and
+    ‖H (θ − θ⁺)‖_∞ is a violation in the gradient's units, as the chains' KKT rule is.
+    θ⁺ is certified by its duality gap: the measure is exact to
+    √(2 gap · max H) (the step's default tolerance makes that ~1e-10 of the gradient).
+
+    Parameters
+    ----------
+    block : GridBlock
+    grad : array_like of shape (d,)
+        The smooth part's gradient with respect to the block's cells at θ.
+    theta : array_like of shape (d,)
+        The block's cells.
+    lam : float
+        λ.
+    counts : array_like of shape (d,)
+        The n_kl of the margins.
+    metric : array_like of shape (d,), optional
+        H (default: the cells' share of the rows, the gaussian curvature).
+    warm_u : array_like of shape (E,), optional
+        Edge multipliers to start the step from.
+
+    Returns
+    -------
+    violation : float
+    step : GridStep
+        The step to θ⁺ (its ``gap`` is the certificate).
+    """
+    g = np.asarray(grad, dtype=np.float64)
+    t = np.asarray(theta, dtype=np.float64)
+    n = np.asarray(counts, dtype=np.float64)
+    if metric is None:
+        total = n.sum()
+        metric = n / total if total > 0 else np.ones(len(n))
+    H = np.asarray(metric, dtype=np.float64)
+    hmax = float(H.max()) if len(H) else 0.0
+    H = np.maximum(H, H_FLOOR * hmax) if hmax > 0 else np.ones(len(H))
+    step = grid_block_step(block, t - g / H, H, lam, n, warm_u=warm_u)
+    viol = float(np.max(np.abs(H * (t - step.theta)), initial=0.0))
+    return viol, step

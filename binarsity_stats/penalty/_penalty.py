@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ._blocks import as_kinds, get_kind, infer_kinds
+from ._blocks import STEP_PYTHON, as_kinds, get_kind, infer_kinds
 from ..core._validation import check_block_ptr
 
 __all__ = [
@@ -342,6 +342,16 @@ class BinarsityPenalty:
             infer_kinds(self.block_ptr, self.weights) if kinds is None else kinds
         )
         self._kind = [get_kind(k) for k in self.kinds]
+        #: block index -> its ``_grid.GridBlock`` (the pair terms; their rules are
+        #: block-level: no per-level weight, value, λ_max and KKT from the structure)
+        self.grids = {
+            j: _grid_of(k, int(self.block_ptr[j + 1] - self.block_ptr[j]), j)
+            for j, k in enumerate(self.kinds) if get_kind(k).step == STEP_PYTHON
+        }  # fmt: skip
+        for j in self.grids:
+            self.weights[self.block_ptr[j] : self.block_ptr[j + 1]] = 0.0
+        #: the last gradient map's edge multipliers per grid block (warm starts)
+        self._grid_u: dict[int, np.ndarray] = {}
         #: the rules of every block's kind (``_blocks.BlockKind``), in block order
         self.block_rules = tuple(self._kind)
         for j, kind in enumerate(self._kind):
@@ -388,17 +398,34 @@ class BinarsityPenalty:
         """Whether each block's kind carries the penalty (read from the kinds)."""
         return np.array([k.penalized for k in self._kind], dtype=bool)
 
+    def grid_cells(self, j: int) -> slice:
+        """The levels of θ that are grid block j's cells."""
+        s = int(self.block_ptr[j])
+        return slice(s, s + self.grids[j].n_cells)
+
     def value(self, theta: np.ndarray) -> float:
-        """pen(θ) = Σ_k ω_k |θ_k − θ_{k−1}| within blocks."""
-        if theta.size < 2:
-            return 0.0
-        return float(np.dot(self.weights[1:], np.abs(theta[1:] - theta[:-1])))
+        """pen(θ) = Σ_k ω_k |θ_k − θ_{k−1}| within chains, plus Σ_e ω_e |D_e θ| of grids."""
+        out = 0.0
+        if theta.size >= 2:
+            out = float(np.dot(self.weights[1:], np.abs(theta[1:] - theta[:-1])))
+        for j, grid in self.grids.items():
+            out += grid.penalty(theta[self.grid_cells(j)])
+        return out
 
     def jumps(self, theta: np.ndarray) -> np.ndarray:
-        """Boolean mask of the levels k where θ_k ≠ θ_{k−1} within a block (the support)."""
+        """Boolean mask of the levels k where θ_k ≠ θ_{k−1} within a block (the support).
+
+        A grid block's levels are marked where the cell differs from a neighbour across
+        an edge (the cell at the edge's far end).
+        """
         jump = np.zeros(theta.shape, dtype=bool)
         jump[1:] = theta[1:] != theta[:-1]
         jump[self.is_start] = False
+        for j, grid in self.grids.items():
+            s = int(self.block_ptr[j])
+            jump[s : self.block_ptr[j + 1]] = False
+            cells = theta[self.grid_cells(j)]
+            jump[s + grid.edges[grid.difference(cells) != 0, 1]] = True
         return jump
 
     def prox(self, v: np.ndarray, step: float) -> np.ndarray:
@@ -425,14 +452,18 @@ class BinarsityPenalty:
         monotone chain of sign σ, (−σ S_jl)₊ / ω_jl (a flat edge is optimal while
         σS_jl ≥ −λω_jl, so a gradient pushing against the order needs no λ).
         """
+        grid_max = 0.0
+        for j, grid in self.grids.items():
+            cells = self.grid_cells(j)
+            grid_max = max(grid_max, grid.lambda_max(grad_hist[cells], self.counts[cells]))
         S = _suffix_sums(grad_hist, self._block_ends())
         mask = self.weights > 0
         if not np.any(mask):
-            return 0.0
+            return grid_max
         # a monotone edge (direction σ) stays flat while σS_l ≥ −λω_l: only −σS_l counts
         sd = self.edge_direction[mask]
         need = np.where(sd == 0, np.abs(S[mask]), np.maximum(-sd * S[mask], 0.0))
-        return float(np.max(need / self.weights[mask]))
+        return max(float(np.max(need / self.weights[mask])), grid_max)
 
     def _block_ends(self) -> np.ndarray:
         """The end offset of every level's block, from the offsets validated at
@@ -512,11 +543,13 @@ class BinarsityPenalty:
         jump = self.jumps(theta)
         sign = np.zeros_like(theta)
         np.sign(theta[1:] - theta[:-1], out=sign[1:])
-        if len(self._groups) == 1:
+        if len(self._groups) == 1 and not self.grids:
             viol = get_kind(self.kinds[0]).kkt(S, bound, jump, sign)
         else:
-            viol = np.empty_like(S)
+            viol = np.zeros_like(S)
             for name, blocks in self._groups.items():
+                if get_kind(name).step == STEP_PYTHON:
+                    continue  # block-level rule, below
                 m = np.isin(self.block_of, blocks)
                 viol[m] = get_kind(name).kkt(S[m], bound[m], jump[m], sign[m])
         # an edge of weight 0 decouples its two levels, whatever the kind: |S_l|
@@ -527,7 +560,58 @@ class BinarsityPenalty:
         viol[self.is_start] = 0.0
         if viol.size == 0:
             return np.zeros(len(self.block_ptr) - 1)
-        return np.maximum.reduceat(viol, self.block_ptr[:-1])
+        per_block = np.maximum.reduceat(viol, self.block_ptr[:-1])
+        for j in self.grids:
+            per_block[j] = self.grid_violation(j, grad_hist, theta, lam)
+        return per_block
+
+    def grid_violation(self, j: int, grad_hist: np.ndarray, theta: np.ndarray,
+                       lam: float, metric: np.ndarray | None = None) -> float:  # fmt: skip
+        """Grid block j's KKT rule: its gradient map (``_grid.grid_gradient_map``).
+
+        Parameters
+        ----------
+        j : int
+            A grid block.
+        grad_hist : ndarray of shape (d,)
+            Bin sums of the gradient.
+        theta : ndarray of shape (d,)
+            Current coefficients.
+        lam : float
+            λ.
+        metric : ndarray, optional
+            The block's curvature (default: the cells' share of the rows).
+
+        Returns
+        -------
+        float
+            The violation in the gradient's units.
+        """
+        cells = self.grid_cells(j)
+        viol, step = self.grids[j].gradient_map(
+            grad_hist[cells], theta[cells], lam, self.counts[cells], metric=metric,
+            warm_u=self._grid_u.get(j),
+        )  # fmt: skip
+        self._grid_u[j] = step.u
+        return viol
+
+
+def _grid_of(kind, size: int, j: int):
+    """The ``_grid.GridBlock`` a grid block's kind name carries (``_grid.GridKind``),
+    checked against the block's size (this module does not import ``_grid``, which
+    imports its weights: the block's own methods give its λ_max and KKT rule)."""
+    block = getattr(kind, "block", None)
+    if block is None or not hasattr(block, "n_cells"):
+        raise ValueError(
+            f"block {j} has kind 'grid' but no grid structure: give its kind as "
+            "penalty._grid.GridKind(grid_block(...))."
+        )
+    if block.n_cells > size:
+        raise ValueError(
+            f"block {j}: its grid has {block.n_cells} observed cells but the block has "
+            f"{size} levels."
+        )
+    return block
 
 
 def by_chain_weights(kind, counts: np.ndarray, given: np.ndarray, chains: list) -> np.ndarray:

@@ -473,11 +473,13 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
                 ],
                 "levels": blocks["levels"].astype(int),
                 "cuts kept": [
-                    "-" if k not in ("bin", "ordered") else str(int(c))
+                    f"{int(c)} regions" if k == "pair"
+                    else "-" if k not in ("bin", "ordered") else str(int(c))
                     for k, c in zip(blocks["kind"], blocks["cuts_kept"], strict=True)
                 ],
                 "status": [
-                    ("selected" if s else "dropped") if k in ("bin", "ordered") else "unpenalized"
+                    ("selected" if s else "dropped") if k in ("bin", "ordered", "pair")
+                    else "unpenalized"
                     for k, s in zip(blocks["kind"], blocks["selected"], strict=True)
                 ],
                 "effect min": blocks["effect_min"],
@@ -490,12 +492,16 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
             shown = shown.sort_values("importance", ascending=False, kind="stable")
         tables.append(("Binned and categorical terms (effects on the link scale)", shown))
     cuts = res.cut_points(precision=precision)
+    pairs = {b.term for b in m.spec.blocks if getattr(b, "is_pair", False)}
     if len(cuts):
         shown_cuts = pd.DataFrame(
             {"cut": [format_value(c, precision) for c in cuts["cut"]],
              "from": cuts["left"].to_numpy(), "to": cuts["right"].to_numpy(),
              "jump": cuts["jump"].to_numpy()},
-            index=pd.Index(cuts["term"].to_numpy(), dtype=object),
+            # a pair term's cut lines name their axis: "bin(a):bin(b) [a]"
+            index=pd.Index([f"{t} [{c}]" if t in pairs else t
+                            for t, c in zip(cuts["term"], cuts["column"], strict=True)],
+                           dtype=object),
         )  # fmt: skip
         if "frequency" in cuts:  # after res.bootstrap(): the share of resamples jumping here
             shown_cuts["boot freq"] = [f"{f:.0%}" for f in cuts["frequency"]]
