@@ -54,7 +54,7 @@ from ..formula._formula import (
     missing_plan,
 )
 from ..penalty._penalty import THEORY_A, theory_lambda_fit
-from ._model_dask import ROW_ATTRIBUTES, ModelDask, rows_on_workers
+from ._model_dask import ROW_ATTRIBUTES, ModelDask, rows_error
 from ._model_interface import ModelInterface
 from ._model_path import ModelPathCV
 from ._results import BinarsityResults, degrees_of_freedom, jump_unit
@@ -485,7 +485,7 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
 
     def __getattr__(self, name: str) -> Any:
         if name in ROW_ATTRIBUTES and self.__dict__.get("dask_stats") is not None:
-            raise rows_on_workers(f"model.{name}")
+            raise rows_error(f"model.{name}")
         if name in _RESULTS_ONLY:
             raise AttributeError(
                 f"'{type(self).__name__}' has no attribute {name!r}: the model has not been "
@@ -520,7 +520,7 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
 
         from ..engine._relax import adaptive_weights
 
-        self._needs_rows("adaptive()")
+        self.needs_rows("adaptive()")
         if not isinstance(first_stage, BinarsityResults):
             raise TypeError(
                 f"first_stage must be a BinarsityResults of this model; got "
@@ -631,7 +631,7 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
                 f"lam must be a non-negative number, 'theory' or 'alo'; got {lam!r}."
             )
         if lam == "theory":
-            self._needs_rows("lam='theory'", "Give lam a number, or choose it on a path "
+            self.needs_rows("lam='theory'", "Give lam a number, or choose it on a path "
                              "(fit_path()).")  # fmt: skip
         if self.family.estimated_parameter is not None:  # NB θ: glm.nb's alternation
             from ._theta import fit_alternating

@@ -22,7 +22,8 @@ from ..core._validation import check_max_iter, check_tol
 from ..engine._backend import check_supported, kind_feature
 from ..engine._solvers import check_solver_options
 
-__all__ = ["ModelDask", "COLLECT_MAX_ROWS", "RowsOnWorkersError", "WorkerDesign"]
+__all__ = ["ModelDask", "COLLECT_MAX_ROWS", "RowsOnWorkersError", "WorkerDesign",
+           "check_collect", "rows_error"]  # fmt: skip
 
 #: ``collect="auto"``: a Dask DataFrame of more rows keeps them on the workers
 COLLECT_MAX_ROWS = 1_000_000
@@ -35,7 +36,7 @@ class RowsOnWorkersError(ValueError):
     """A method needs the training rows in memory; the model keeps them on the workers."""
 
 
-def rows_on_workers(what: str, instead: str = "") -> RowsOnWorkersError:
+def rows_error(what: str, instead: str = "") -> RowsOnWorkersError:
     """The error of a method that needs rows a model on the workers does not hold.
 
     Parameters
@@ -50,10 +51,10 @@ def rows_on_workers(what: str, instead: str = "") -> RowsOnWorkersError:
     RowsOnWorkersError
     """
     return RowsOnWorkersError(
-        f"{what} needs the training rows in memory, and this model keeps them on the Dask "
-        "workers (glm(formula, dask_frame, collect=False), the default above "
-        f"{COLLECT_MAX_ROWS:,} rows); it is not computed from per-partition statistics "
-        "yet. " + (instead + " " if instead else "")
+        f"{what} is not available: it needs the training rows in memory, and this model "
+        "keeps them on the Dask workers (glm(formula, dask_frame, collect=False), the "
+        f"default above {COLLECT_MAX_ROWS:,} rows); it is not computed from per-partition "
+        "statistics yet. " + (instead + " " if instead else "")
         + "To gather the rows on the client, build the model with glm(..., collect=True)."
     )
 
@@ -92,17 +93,17 @@ class WorkerDesign:
     @property
     def codes(self) -> Any:
         """Refused: the codes are on the workers."""
-        raise rows_on_workers("the training codes (model.design.codes)")
+        raise rows_error("the training codes (model.design.codes)")
 
     @property
     def dense(self) -> Any:
         """Refused: the dense columns are on the workers."""
-        raise rows_on_workers("the training dense columns (model.design.dense)")
+        raise rows_error("the training dense columns (model.design.dense)")
 
     @property
     def offset(self) -> Any:
         """Refused: the offset is on the workers."""
-        raise rows_on_workers("the training offset (model.design.offset)")
+        raise rows_error("the training offset (model.design.offset)")
 
 
 class ModelDask:
@@ -119,10 +120,26 @@ class ModelDask:
         """Whether the training rows stay on the Dask workers (``collect=False``)."""
         return self.__dict__.get("dask_stats") is not None
 
-    def _needs_rows(self, what: str, instead: str = "") -> None:
-        """Refuse ``what`` on a model whose rows stay on the workers (never gathered)."""
+    def needs_rows(self, what: str, instead: str = "") -> None:
+        """Refuse ``what`` on a model whose rows stay on the workers (never gathered).
+
+        Part of the fitted-model interface: every method of the results that reads the
+        training rows calls it first.
+
+        Parameters
+        ----------
+        what : str
+            The method, as the user wrote it (``"refit()"``).
+        instead : str, optional
+            What the user can do instead (a sentence).
+
+        Raises
+        ------
+        RowsOnWorkersError
+            When the rows stay on the workers (``glm(..., collect=False)``).
+        """
         if self.rows_on_workers:
-            raise rows_on_workers(what, instead)
+            raise rows_error(what, instead)
 
     def _from_dask(self, formula, data, sample_weight, offset, n_bins, missing, client=None,
                    collect="auto", penalty_weights="balanced"):  # fmt: skip
@@ -247,7 +264,7 @@ class ModelDask:
         if self.rows_on_workers and solver != "dask":
             if solver != "cd":  # "cd", the default, is the Dask solver here
                 check_solver_options(solver, tol, max_iter, backend)
-                raise rows_on_workers(
+                raise rows_error(
                     f"solver={solver!r}", 'Use solver="dask" (the default "cd" is read as '
                     '"dask" on this model).'
                 )

@@ -252,6 +252,14 @@ class ModelInterface:
         )  # fmt: skip
 
     @property
+    def engine_kinds(self) -> list[str]:
+        """The kind of every block as the engine fits it (``binned.kinds``; from the
+        blocks' layout alone when the rows stay on the Dask workers)."""
+        if self.__dict__.get("dask_stats") is not None:
+            return list(self._block_kinds())
+        return list(self.binned.kinds)
+
+    @property
     def binned(self) -> BinnedDesign:
         """The engine's view of the training data: codes, block kinds, dense, offset, weights."""
         binned = self.__dict__.get("_binned")

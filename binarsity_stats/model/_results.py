@@ -190,7 +190,7 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
 
         g = check_gamma(gamma)
         tol, max_iter = check_tol(tol), check_max_iter(max_iter)
-        self.model._needs_rows("relax()")
+        self.model.needs_rows("relax()")
         base = self if getattr(self, "relax_gamma", None) is None else self._relaxed_from
         cached = base.__dict__.get("_unpenalized")  # (tol, max_iter, solution)
         if cached is None or cached[:2] != (tol, max_iter):
@@ -281,7 +281,7 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
         Recomputed from the coefficients (one gather pass) rather than taken from the
         solver, so that ``predict(training data)`` reproduces it to the last bit.
         """
-        self.model._needs_rows(
+        self.model.needs_rows(
             "The training rows' linear predictor, fitted values and residuals",
             "predict(dask_frame) gives them as a lazy Dask Series.",
         )

@@ -64,8 +64,7 @@ class ExportMixin:
                     "the model description does not record; write it as a data column."
                 )
         terms: list[dict[str, Any]] = []
-        # the engine's block kinds (of the model's blocks, without its rows)
-        kinds = m._block_kinds() if m.rows_on_workers else m.binned.kinds
+        kinds = m.engine_kinds
         for j, block in enumerate(spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
             by = getattr(block, "by", None)

@@ -297,7 +297,7 @@ class PredictionMixin:
             has no valid standard error (see :meth:`tidy`); use ``refit().augment``
             or ``bootstrap().augment`` for uncertainty.
         """
-        self.model._needs_rows(
+        self.model.needs_rows(
             "augment()", "predict(dask_frame) gives the fitted values as a lazy Dask Series."
         )
         from ._tidy import augment_results

@@ -89,7 +89,7 @@ class ReportMixin:
         matplotlib.figure.Figure
             The figure drawn on.
         """
-        self.model._needs_rows("plot_shapes()")
+        self.model.needs_rows("plot_shapes()")
         from ..report._plotting import plot_shapes
 
         band = freq = None
@@ -130,7 +130,7 @@ class ReportMixin:
         matplotlib.figure.Figure
             The figure drawn on (numbers: ``_curves.calibration_table``).
         """
-        self.model._needs_rows("plot_calibration()")
+        self.model.needs_rows("plot_calibration()")
         from ..report._curves import plot_calibration
 
         return plot_calibration(self, new=new, y=y, bins=bins, ax=ax, scale=scale)
@@ -248,7 +248,7 @@ class ReportMixin:
         >>> res.report("model.html")  # doctest: +SKIP
         'model.html'
         """
-        self.model._needs_rows(
+        self.model.needs_rows(
             "report()", "summary() is computed from per-partition statistics."
         )
         from ..report._report import write_report
