@@ -302,9 +302,10 @@ def null_deviance(design: Any, family: Any, fit_intercept: bool, stats: RowStati
             if not (cur["h"] > 0 and np.isfinite(cur["g"])):
                 break
             step = cur["g"] / cur["h"]
+            limit = cur["loss"] + 1e-12 * abs(cur["loss"])
             for _ in range(60):
                 new = at(b0 - step)
-                if np.isfinite(new["loss"]) and new["loss"] <= cur["loss"] + 1e-12 * abs(cur["loss"]):
+                if np.isfinite(new["loss"]) and new["loss"] <= limit:
                     break
                 step *= 0.5
             else:

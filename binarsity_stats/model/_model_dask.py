@@ -141,6 +141,36 @@ class ModelDask:
         if self.rows_on_workers:
             raise rows_error(what, instead)
 
+    def worker_design(self, what: str) -> Any:
+        """The Dask design of a model whose rows stay on the workers, for a reduction.
+
+        Part of the fitted-model interface (the results' statistics call it).
+
+        Parameters
+        ----------
+        what : str
+            The statistic, for the message.
+
+        Returns
+        -------
+        DaskDesign
+
+        Raises
+        ------
+        RowsOnWorkersError
+            When the model was saved and loaded: its rows stayed with the cluster of the
+            session that built it.
+        """
+        design = self.__dict__.get("dask_design")
+        if design is None:
+            raise RowsOnWorkersError(
+                f"{what} is not available: this model's rows stayed on the Dask workers of "
+                "the session that built it, and a saved model does not carry them (what "
+                "was computed before saving is kept). Build the model again with "
+                "glm(formula, dask_frame) on the cluster."
+            )
+        return design
+
     def _from_dask(self, formula, data, sample_weight, offset, n_bins, missing, client=None,
                    collect="auto", penalty_weights="balanced"):  # fmt: skip
         """The design of a Dask DataFrame: mergeable binning, codes per partition
@@ -225,6 +255,8 @@ class ModelDask:
     def _check_dask_design(self) -> None:
         """``solver="dask"`` needs the design of a Dask DataFrame."""
         if self.dask_design is None:
+            if self.rows_on_workers:  # a saved model of the workers' rows: says so
+                self.worker_design("a fit")
             raise ValueError(
                 'solver="dask" needs a model specified on a Dask DataFrame (glm(formula, '
                 "dask_frame)); this one was given in-memory data."

@@ -380,7 +380,8 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
             if cached is None:
                 from ..distributed._dask_stats import null_deviance
 
-                cached = null_deviance(m.dask_design, m.family, m.fit_intercept,
+                cached = null_deviance(m.worker_design("the null deviance"), m.family,
+                                       m.fit_intercept,
                                        m.dask_stats, m.__dict__.get("dask_client"))  # fmt: skip
                 m._worker_null_deviance = cached
             return cached
@@ -435,9 +436,10 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
 
         m = self.model
         sol = self.solution  # the engine's θ and β0 (not the reported, absorbed ones)
+        design = m.worker_design("the deviance, Pearson's statistic and log-likelihood")
         return fit_statistics(
-            m.dask_design, m.family, sol.coef, self.dense_coef, float(sol.intercept),
-            m.dask_stats, self.weights_kind, m.__dict__.get("dask_client"),
+            design, m.family, sol.coef, self.dense_coef, float(sol.intercept), m.dask_stats,
+            self.weights_kind, m.__dict__.get("dask_client"),
         )  # fmt: skip
 
     # -- broom's tidy outputs (model/_tidy.py) ---------------------------------------------

@@ -127,8 +127,14 @@ def test_fit_path_and_prediction_on_the_workers():
     # a pickled fit keeps its statistics and its refusals (no rows travel with it)
     saved = pickle.loads(pickle.dumps(res))
     assert saved.deviance == res.deviance
-    with pytest.raises(RowsOnWorkersError, match=r"refit\(\) is not available: it needs the training rows"):
+    with pytest.raises(RowsOnWorkersError, match=r"refit\(\) is not available: it needs"):
         saved.refit()
+    # what was not computed before saving cannot be: the rows stayed with the cluster
+    fresh = pickle.loads(pickle.dumps(path[1]))
+    with pytest.raises(RowsOnWorkersError, match="a saved model does not carry them"):
+        _ = fresh.deviance
+    with pytest.raises(RowsOnWorkersError, match="a saved model does not carry them"):
+        fresh.model.fit(0.01)
 
 
 @pytest.mark.parametrize(
