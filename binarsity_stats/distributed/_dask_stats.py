@@ -10,7 +10,7 @@ definition of the deviance, Pearson's χ², the log-likelihood).
   and their largest, the weighted count of every level (the penalty weights, the df,
   the importance of a term), the weighted mean and mean absolute deviation of the dense
   columns, the weighted mean and spread of y (the unit of a gaussian jump).
-* :func:`null_deviance` (one pass without an offset; Fisher scoring on β0, one pass a
+* :func:`null_fit` (one pass without an offset; Fisher scoring on β0, one pass a
   step, with one).
 * :func:`fit_statistics` (one pass a fit): deviance, Pearson's χ², the log-likelihood's
   sums at the fit's coefficients.
@@ -27,7 +27,7 @@ from ._dask import compute
 from ._dask_partition import _dense, _n_rows, _weight
 from ._dask_problem import _tree_reduce
 
-__all__ = ["RowStatistics", "row_statistics", "null_deviance", "fit_statistics",
+__all__ = ["RowStatistics", "row_statistics", "null_fit", "fit_statistics",
            "LAZY_FAMILIES"]  # fmt: skip
 
 #: families whose results a model on the workers reports (their log-likelihood is a
@@ -56,8 +56,13 @@ class RowStatistics:
         The smallest and largest value of every dense column.
     y_mean, y_sd : float
         Weighted mean and standard deviation of y.
+    r_var : float
+        Weighted variance of y − offset (gaussian's null dispersion, the φ̂₀ of
+        ``lam="theory"``).
     has_offset : bool
         Whether the rows have an offset.
+    offset_max : float
+        The largest offset (0 without one).
     y_binary : bool
         Whether every y is 0 or 1 (Pearson's dispersion of a binary family is then no
         test of over-dispersion: ``_statistics.dispersion_informative``).
@@ -75,7 +80,9 @@ class RowStatistics:
     dense_max: np.ndarray
     y_mean: float
     y_sd: float
+    r_var: float
     has_offset: bool
+    offset_max: float
     y_binary: bool
 
 
@@ -91,7 +98,11 @@ def _first(part: dict, block_ptr: np.ndarray, q: int) -> dict:
         level_w[s:e] = np.bincount(codes[j].astype(np.intp), weights=sw, minlength=e - s)
     Z = _dense(part, n, q)
     y = np.asarray(part["y"], dtype=np.float64)
+    off = part.get("offset")
+    off = np.zeros(n) if off is None else np.asarray(off, dtype=np.float64)
     return {
+        "sum_wr": float(sw @ (y - off)),
+        "max_offset": float(off.max()) if n else -np.inf,
         "rows": n, "positive": int(np.count_nonzero(sw > 0)), "sum_w": float(sw.sum()),
         "sum_w2": float(sw @ sw), "max_w": float(sw.max()) if n else 0.0,
         "level_w": level_w, "sum_wz": sw @ Z, "sum_wy": float(sw @ y),
@@ -102,13 +113,17 @@ def _first(part: dict, block_ptr: np.ndarray, q: int) -> dict:
     }  # fmt: skip
 
 
-def _second(part: dict, q: int, y_mean: float, z_mean: np.ndarray) -> dict:
-    """Pass 2 of one partition: the spread of y and of the dense columns about the means."""
+def _second(part: dict, q: int, y_mean: float, z_mean: np.ndarray, r_mean: float) -> dict:
+    """Pass 2 of one partition: the spread of y, y − offset and the dense columns about
+    their means."""
     n = _n_rows(part)
     sw = _weight(part, n)
     y = np.asarray(part["y"], dtype=np.float64)
+    off = part.get("offset")
+    r = y if off is None else y - np.asarray(off, dtype=np.float64)
     Z = _dense(part, n, q)
-    return {"ss_y": float(sw @ (y - y_mean) ** 2), "abs_z": sw @ np.abs(Z - z_mean)}
+    return {"ss_y": float(sw @ (y - y_mean) ** 2), "abs_z": sw @ np.abs(Z - z_mean),
+            "ss_r": float(sw @ (r - r_mean) ** 2)}  # fmt: skip
 
 
 def _reduce(fn: Any, parts: list, *args: Any, client: Any = None, what: str) -> dict:
@@ -141,7 +156,8 @@ def row_statistics(design: Any, client: Any = None) -> RowStatistics:
     W = first["sum_w"]
     y_mean = first["sum_wy"] / W
     z_mean = np.asarray(first["sum_wz"], dtype=np.float64).reshape(q) / W
-    second = _reduce(_second, design.partitions, q, y_mean, z_mean, client=client,
+    r_mean = first["sum_wr"] / W
+    second = _reduce(_second, design.partitions, q, y_mean, z_mean, r_mean, client=client,
                      what="the spread of the response and the dense columns")  # fmt: skip
     return RowStatistics(
         n_rows=int(first["rows"]), n_positive=int(first["positive"]), sum_w=float(W),
@@ -151,7 +167,9 @@ def row_statistics(design: Any, client: Any = None) -> RowStatistics:
         dense_min=np.asarray(first["min_z"], dtype=np.float64).reshape(q),
         dense_max=np.asarray(first["max_z"], dtype=np.float64).reshape(q),
         y_mean=float(y_mean), y_sd=float(np.sqrt(max(second["ss_y"], 0.0) / W)),
-        has_offset=bool(first["offset"]), y_binary=not first["not_binary"],
+        r_var=float(max(second["ss_r"], 0.0) / W), has_offset=bool(first["offset"]),
+        offset_max=float(first["max_offset"]) if first["offset"] else 0.0,
+        y_binary=not first["not_binary"],
     )  # fmt: skip
 
 
@@ -259,9 +277,9 @@ def _null_pass(part: dict, family: Any, b0: float, scale: float) -> dict:
             "deviance": float(family.deviance_eta(y, eta, unit))}  # fmt: skip
 
 
-def null_deviance(design: Any, family: Any, fit_intercept: bool, stats: RowStatistics,
-                  client: Any = None) -> float:  # fmt: skip
-    """The deviance of the intercept(+offset)-only model, as the in-memory results'.
+def null_fit(design: Any, family: Any, fit_intercept: bool, stats: RowStatistics,
+             client: Any = None) -> tuple[float, float]:  # fmt: skip
+    """The intercept and deviance of the intercept(+offset)-only model, as in memory.
 
     Without an offset β0 = g(ȳ) (``Family.null_intercept`` of the weighted mean); with
     one, the Fisher scoring of ``Family.null_intercept`` (a step halved until the loss
@@ -282,8 +300,10 @@ def null_deviance(design: Any, family: Any, fit_intercept: bool, stats: RowStati
 
     Returns
     -------
-    float
-        In the weights' units.
+    b0 : float
+        The null model's intercept (0 without one).
+    deviance : float
+        Its deviance, in the weights' units.
     """
     from ..core._rows import normalized_weights
 
@@ -315,4 +335,4 @@ def null_deviance(design: Any, family: Any, fit_intercept: bool, stats: RowStati
             cur = new
             if converged:
                 break
-    return float(cur["deviance"] * scale)
+    return float(b0), float(cur["deviance"] * scale)

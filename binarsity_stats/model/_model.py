@@ -175,9 +175,9 @@ def glm(
         gathered on the client. ``True``: every method works as on in-memory data.
         ``False``: the rows stay on the workers (the client holds O(d) numbers); fits
         use the Dask solver, and ``summary()``, ``glance()``, ``tidy()``,
-        ``cut_points()``, ``term_importance()`` and the deviance, Pearson χ², df,
-        log-likelihood, AIC and BIC are computed from per-partition reductions, while
-        what needs the rows (``lam="theory"``, ``fit_cv``, ``refit``, ``bootstrap``,
+        ``cut_points()``, ``term_importance()``, ``lam="theory"`` and the deviance,
+        Pearson χ², df, log-likelihood, AIC and BIC are computed from per-partition
+        reductions, while what needs the rows (``fit_cv``, ``refit``, ``bootstrap``,
         ``relax``, residuals and fitted values, ``report``) is refused with an error
         naming it (gaussian, binomial and poisson families). ``"auto"``: gathered up to
         1,000,000 rows (``_model_dask.COLLECT_MAX_ROWS``), kept on the workers above.
@@ -630,9 +630,6 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
             raise ValueError(
                 f"lam must be a non-negative number, 'theory' or 'alo'; got {lam!r}."
             )
-        if lam == "theory":
-            self.needs_rows("lam='theory'", "Give lam a number, or choose it on a path "
-                             "(fit_path()).")  # fmt: skip
         if self.family.estimated_parameter is not None:  # NB θ: glm.nb's alternation
             from ._theta import fit_alternating
 
@@ -647,7 +644,8 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
             sol, _, phi = theory_lambda_fit(
                 lambda value, start: prepared.solve(value, warm_start=start, **opts),
                 lambda phi: self.lambda_theory(phi=phi),
-                self._dispersion_of if self.family.estimate_dispersion else None,
+                (None if not self.family.estimate_dispersion else
+                 self._worker_dispersion if self.rows_on_workers else self._dispersion_of),
                 warm_start,
             )  # fmt: skip
             how = "theory" if phi is None else (

@@ -141,6 +141,67 @@ class ModelDask:
         if self.rows_on_workers:
             raise rows_error(what, instead)
 
+    def worker_null_fit(self, intercept: bool | None = None) -> tuple[float, float]:
+        """The intercept and deviance of the null model of a model whose rows stay on the
+        workers (``_dask_stats.null_fit``; computed once, kept with the model).
+
+        Part of the fitted-model interface (the results' null deviance, ``lam="theory"``).
+
+        Parameters
+        ----------
+        intercept : bool, optional
+            Whether the null model has an intercept (default: the model's,
+            ``fit_intercept``; ``lam="theory"`` asks with the engine's).
+
+        Returns
+        -------
+        b0 : float
+        deviance : float
+        """
+        intercept = self.fit_intercept if intercept is None else bool(intercept)
+        cache = self.__dict__.setdefault("_worker_null", {})
+        if intercept not in cache:
+            from ..distributed._dask_stats import null_fit
+
+            design = self.worker_design("the null model")
+            cache[intercept] = null_fit(design, self.family, intercept, self.dask_stats,
+                                        self.__dict__.get("dask_client"))  # fmt: skip
+        return cache[intercept]
+
+    def _worker_lambda_theory(self, phi: float | None, A: float) -> float:
+        """``lambda_theory`` of a model whose rows stay on the workers: U_n and φ̂₀ from
+        the reductions (the largest null curvature at the largest offset: a poisson's
+        e^η increases with η; gaussian's φ̂₀ the weighted variance of y − offset)."""
+        from ..penalty._penalty import lambda_theory
+
+        stats, fam = self.dask_stats, self.family
+        curvature = None
+        if fam.curvature_bound() is None:
+            b0 = self.worker_null_fit(self.solver_intercept)[0]
+            curvature = float(fam.curvature(np.array([b0 + stats.offset_max]))[0])
+        if phi is None:
+            phi = stats.r_var if fam.estimate_dispersion else 1.0
+        d = sum(b.n_levels for b in self.spec.blocks if b.penalized)
+        return lambda_theory(fam, None, None, None, d, self.n_effective,
+                             fit_intercept=self.solver_intercept, phi=phi, A=A,
+                             curvature=curvature)  # fmt: skip
+
+    def _worker_dispersion(self, sol: Any) -> float:
+        """φ̂ of a fit of a model whose rows stay on the workers (the theory λ's second
+        step): ``Family.dispersion`` — χ²/W · n_eff / max(n_eff − df, 1) — on the reduced
+        Pearson χ² and total weight (``_dask_stats.fit_statistics``)."""
+        from ..distributed._dask_stats import fit_statistics
+        from ._results import degrees_of_freedom
+
+        stats = self.dask_stats
+        dof = degrees_of_freedom(self, sol.coef, len(sol.dense_coef))  # as _dispersion_of
+        chi2 = fit_statistics(
+            self.worker_design("the dispersion"), self.family, sol.coef, sol.dense_coef,
+            float(sol.intercept), stats, None, self.__dict__.get("dask_client"),
+        )["pearson"]  # fmt: skip
+        n_eff = self.n_effective
+        return chi2 / stats.sum_w * n_eff / max(n_eff - dof, 1.0)
+
     def worker_design(self, what: str) -> Any:
         """The Dask design of a model whose rows stay on the workers, for a reduction.
 

@@ -446,6 +446,8 @@ class ModelInterface:
                 "lam='theory' is not defined for adaptive penalty weights (they depend "
                 "on a first-stage fit); give lam a number or use fit_cv."
             )
+        if self.__dict__.get("dask_stats") is not None:  # rows on the Dask workers
+            return self._worker_lambda_theory(phi, A)
         d = sum(b.n_levels for b in self.spec.blocks if b.penalized)
         return lambda_theory(
             self.family, self.y, self.unit_weight, self.offset, d, self.n_effective,

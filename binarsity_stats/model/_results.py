@@ -376,15 +376,7 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
         """Deviance of the intercept(+offset)-only model."""
         m = self.model
         if m.rows_on_workers:  # the same for every fit of the model: computed once
-            cached = m.__dict__.get("_worker_null_deviance")
-            if cached is None:
-                from ..distributed._dask_stats import null_deviance
-
-                cached = null_deviance(m.worker_design("the null deviance"), m.family,
-                                       m.fit_intercept,
-                                       m.dask_stats, m.__dict__.get("dask_client"))  # fmt: skip
-                m._worker_null_deviance = cached
-            return cached
+            return m.worker_null_fit()[1]
         sw = m.unit_weight  # sums on the normalised weights (they cannot overflow)
         b0 = m.family.null_intercept(m.y, sw, m.offset) if m.fit_intercept else 0.0
         eta = np.full(m.nobs, b0) if m.offset is None else b0 + m.offset

@@ -58,11 +58,11 @@ def _frame(n=2000, seed=0, family="poisson"):
     return df
 
 
-def _models(df, family, weights=None, offset=None, kind="analytic", parts=4):
+def _models(df, family, weights=None, offset=None, kind="analytic", parts=4, formula=FORMULA):
     ddf = dd.from_pandas(df, npartitions=parts)
     kw = dict(family=family, sample_weight=weights, offset=offset, weights_kind=kind)
-    lazy = glm(FORMULA, ddf, collect=False, **kw)
-    gathered = glm(FORMULA, ddf, collect=True, **kw)
+    lazy = glm(formula, ddf, collect=False, **kw)
+    gathered = glm(formula, ddf, collect=True, **kw)
     return lazy, gathered, ddf
 
 
@@ -101,6 +101,8 @@ def test_statistics_equal_the_in_memory_ones(family, weights, offset, kind):
     np.testing.assert_allclose(lazy.penalty_weights, ref_model.penalty_weights, rtol=RTOL)
     assert lazy.nobs == ref_model.nobs and lazy.wnobs == pytest.approx(ref_model.wnobs, RTOL)
     assert lazy.n_effective == pytest.approx(ref_model.n_effective, rel=RTOL)
+    # lam="theory"'s scalar: U_n (poisson: the null fit's largest mean) and φ̂₀ reduced
+    assert lazy.lambda_theory() == pytest.approx(ref_model.lambda_theory(), rel=RTOL)
     lam = 0.05 * ref_model.lambda_max()
     res = lazy.fit(lam)  # the Dask solver: the default of a model on the workers
     assert "dask" in res.lam_source and res.n_jumps > 0
@@ -109,6 +111,25 @@ def test_statistics_equal_the_in_memory_ones(family, weights, offset, kind):
     _assert_same_results(res, ref)
     # the summary reads the same numbers (shown to 4-6 digits: the same text)
     assert res.summary().as_text() == ref.summary().as_text()
+
+
+@pytest.mark.parametrize(
+    ("family", "offset", "formula"),
+    [
+        ("gaussian", None, FORMULA),  # φ estimated: the second fit at λ(φ̂)
+        ("gaussian", "logt", FORMULA + " - 1"),  # the first block absorbs the intercept
+        ("poisson", "logt", FORMULA + " - 1"),  # U_n at the engine's null fit
+    ],
+)  # fmt: skip
+def test_the_theory_lambda_is_the_in_memory_one(family, offset, formula):
+    df = _frame(family=family)
+    lazy, gathered, _ = _models(df, family, "w", offset, formula=formula)
+    assert lazy.lambda_theory() == pytest.approx(gathered.lambda_theory(), rel=RTOL)
+    res = lazy.fit()  # lam="theory", the default
+    ref = gathered.fit(solver="dask")  # the in-memory λ and φ̂ steps, the same solver
+    assert res.lam_source == ref.lam_source
+    assert res.lam == pytest.approx(ref.lam, rel=1e-9)
+    _assert_same_results(res, BinarsityResults(gathered, res.solution, res.lam_source))
 
 
 def test_fit_path_and_prediction_on_the_workers():
@@ -140,7 +161,6 @@ def test_fit_path_and_prediction_on_the_workers():
 @pytest.mark.parametrize(
     ("call", "named"),
     [
-        (lambda m, r: m.fit(), "lam='theory'"),
         (lambda m, r: m.fit_cv(), r"fit_cv\(\)"),
         (lambda m, r: m.fit(0.01, solver="fista"), "solver='fista'"),
         (lambda m, r: r.refit(), r"refit\(\)"),
