@@ -156,7 +156,9 @@ class ModelDask:
         Returns
         -------
         b0 : float
+            The null model's intercept (0 without one).
         deviance : float
+            Its deviance, in the weights' units.
         """
         intercept = self.fit_intercept if intercept is None else bool(intercept)
         cache = self.__dict__.setdefault("_worker_null", {})
@@ -215,6 +217,7 @@ class ModelDask:
         Returns
         -------
         DaskDesign
+            The persisted design (its partitions on the workers).
 
         Raises
         ------
