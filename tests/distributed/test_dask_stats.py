@@ -230,7 +230,7 @@ def test_no_array_of_the_rows_reaches_the_client(monkeypatch):
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster, set_as_default=False) as client:  # fmt: skip
         model = glm(FORMULA, ddf, family="binomial", collect=False, client=client)
-        res = model.fit(0.002)
+        res = model.fit()  # lam="theory": its null fit is reduced too
         text = res.summary().as_text()
         glance = res.glance()
     assert "Binarsity GLM Results" in text and glance["nobs"].iloc[0] == n
