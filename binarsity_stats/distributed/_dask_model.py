@@ -714,11 +714,19 @@ class PartitionPredictor:
 
         m = copy.copy(results.model)
         d = m.design
-        m.design = Design(codes=np.ascontiguousarray(d.codes[:, :0]), block_ptr=d.block_ptr,
-                          dense=None if d.dense is None else d.dense[:0], offset=None)  # fmt: skip
+        if getattr(d, "on_workers", False):  # a model whose rows stay on the workers
+            q = int(d.n_dense)
+            m.design = Design(codes=np.zeros((len(d.block_ptr) - 1, 0), dtype=np.uint8),
+                              block_ptr=d.block_ptr, dense=np.zeros((0, q)) if q else None,
+                              offset=None)  # fmt: skip
+        else:
+            m.design = Design(codes=np.ascontiguousarray(d.codes[:, :0]),
+                              block_ptr=d.block_ptr,
+                              dense=None if d.dense is None else d.dense[:0],
+                              offset=None)  # fmt: skip
         for name in ("y", "sample_weight", "offset", "offset_arg", "_binned", "_data",
                      "trials", "dask_design", "rows_kept"):  # fmt: skip
-            if name in m.__dict__:
+            if name in m.__dict__ or getattr(d, "on_workers", False):
                 m.__dict__[name] = None
         self.model = m
         self.coef = np.asarray(results.coef, dtype=np.float64)

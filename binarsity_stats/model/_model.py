@@ -54,7 +54,7 @@ from ..formula._formula import (
     missing_plan,
 )
 from ..penalty._penalty import THEORY_A, theory_lambda_fit
-from ._model_dask import ModelDask
+from ._model_dask import ROW_ATTRIBUTES, ModelDask, rows_error
 from ._model_interface import ModelInterface
 from ._model_path import ModelPathCV
 from ._results import BinarsityResults, degrees_of_freedom, jump_unit
@@ -81,6 +81,7 @@ def glm(
     weights: Any = None,
     subset: Any = None,
     exposure: Any = None,
+    collect: bool | str = "auto",
 ) -> BinarsityModel:
     """Specify a binarsity-penalised GLM with an R-style formula.
 
@@ -169,6 +170,18 @@ def glm(
         Positive exposures t_i (a column name or values), for a family with a log
         link: ``log(t)`` joins the offset, as ``offset(log(t))`` in the formula (a
         column is then replayed from new rows; values are not, as an ``offset=`` array).
+    collect : bool or "auto", default="auto"
+        With a Dask DataFrame: whether the training rows (codes, y, weights, offset) are
+        gathered on the client. ``True``: every method works as on in-memory data.
+        ``False``: the rows stay on the workers (the client holds O(d) numbers); fits
+        use the Dask solver, and ``summary()``, ``glance()``, ``tidy()``,
+        ``cut_points()``, ``term_importance()``, ``lam="theory"`` and the deviance,
+        Pearson χ², df, log-likelihood, AIC and BIC are computed from per-partition
+        reductions, while what needs the rows (``fit_cv``, ``refit``, ``bootstrap``,
+        ``relax``, residuals and fitted values, ``report``) is refused with an error
+        naming it (gaussian, binomial and poisson families). ``"auto"``: gathered up to
+        1,000,000 rows (``_model_dask.COLLECT_MAX_ROWS``), kept on the workers above.
+        Ignored for in-memory data.
 
     Returns
     -------
@@ -201,6 +214,7 @@ def glm(
         missing=missing,
         weights_kind=weights_kind,
         client=client,
+        collect=collect,
     )
 
 
@@ -210,6 +224,8 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
     Parameters
     ----------
     formula, data, family, sample_weight, offset, n_bins, penalty_weights, missing, client
+        As in :func:`glm`.
+    collect : bool or "auto", default="auto"
         As in :func:`glm`.
     weights_kind : {"analytic", "freq"}, default="analytic"
         As in :func:`glm`.
@@ -269,7 +285,11 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
         missing: str = "error",
         weights_kind: str = "analytic",
         client: Any = None,
+        collect: bool | str = "auto",
     ) -> None:
+        from ._model_dask import check_collect
+
+        collect = check_collect(collect)
         self.family, self.family_note = user_family(family)
         self.weights_kind = check_weights_kind(weights_kind)
         if not isinstance(missing, str) or missing not in ("error", "separate", "drop"):
@@ -278,9 +298,11 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
             )
         if is_dask_collection(data):  # binning by mergeable summaries, codes per partition
             frame, drop_columns = None, None
-            spec, design, y, response, sw, off_arg = self._from_dask(
-                formula, data, sample_weight, offset, n_bins, missing, client
-            )
+            built = self._from_dask(formula, data, sample_weight, offset, n_bins, missing,
+                                    client, collect, penalty_weights)  # fmt: skip
+            if built is None:  # the rows stay on the workers (collect=False)
+                return
+            spec, design, y, response, sw, off_arg = built
         else:
             frame = as_frame(data)
             named = [v for v in (sample_weight, offset) if isinstance(v, str)]
@@ -462,6 +484,8 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
         return state
 
     def __getattr__(self, name: str) -> Any:
+        if name in ROW_ATTRIBUTES and self.__dict__.get("dask_stats") is not None:
+            raise rows_error(f"model.{name}")
         if name in _RESULTS_ONLY:
             raise AttributeError(
                 f"'{type(self).__name__}' has no attribute {name!r}: the model has not been "
@@ -497,6 +521,7 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
 
         from ..engine._relax import adaptive_weights
 
+        self.needs_rows("adaptive()")
         if not isinstance(first_stage, BinarsityResults):
             raise TypeError(
                 f"first_stage must be a BinarsityResults of this model; got "
@@ -616,12 +641,13 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
                 warm_start,
             )  # fmt: skip
         prepared = data.prepare(None)
-        on = "" if solver != "dask" else " (dask)"
+        on = "" if opts["solver"] != "dask" else " (dask)"
         if lam == "theory":
             sol, _, phi = theory_lambda_fit(
                 lambda value, start: prepared.solve(value, warm_start=start, **opts),
                 lambda phi: self.lambda_theory(phi=phi),
-                self._dispersion_of if self.family.estimate_dispersion else None,
+                (None if not self.family.estimate_dispersion else
+                 self._worker_dispersion if self.rows_on_workers else self._dispersion_of),
                 warm_start,
             )  # fmt: skip
             how = "theory" if phi is None else (

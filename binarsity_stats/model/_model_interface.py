@@ -123,17 +123,36 @@ class ModelInterface:
     @property
     def weight_scale(self) -> float:
         """The power of two by which ``unit_weight`` was divided (1 without weights)."""
+        stats = self.__dict__.get("dask_stats")  # rows on the Dask workers: their largest
+        if stats is not None:
+            return normalized_weights(np.array([stats.max_w]))[1]
         return normalized_weights(self.sample_weight)[1]
 
     @property
     def nobs(self) -> int:
         """Number of training rows."""
+        stats = self.__dict__.get("dask_stats")
+        if stats is not None:
+            return int(stats.n_rows)
         return int(self.y.shape[0])
+
+    @property
+    def has_offset(self) -> bool:
+        """Whether the training rows have an offset (an ``offset()`` term or argument)."""
+        stats = self.__dict__.get("dask_stats")
+        if stats is not None:
+            return bool(stats.has_offset)
+        return self.offset is not None
 
     @property
     def wnobs(self) -> float:
         """Number of observations the weights stand for: Σ s for frequency weights,
         else the number of rows of positive weight (the n of BIC)."""
+        stats = self.__dict__.get("dask_stats")
+        if stats is not None:  # rows on the Dask workers: their reduced totals
+            if self.weighted and self.weights_kind == "freq":
+                return float(stats.sum_w)
+            return float(stats.n_positive if self.weighted else stats.n_rows)
         if self.weighted and self.weights_kind == "freq":
             return float(self.unit_weight.sum()) * self.weight_scale
         if self.weighted:  # a zero analytic weight removes the row (as in R's glm)
@@ -144,6 +163,13 @@ class ModelInterface:
     def n_effective(self) -> float:
         """The n of ``lam="theory"``: Σ s for frequency weights, Kish's effective
         number (Σ s)² / Σ s² for analytic ones (n when unweighted)."""
+        stats = self.__dict__.get("dask_stats")
+        if stats is not None:  # rows on the Dask workers: their reduced totals
+            if not self.weighted:
+                return float(stats.n_rows)
+            if self.weights_kind == "freq":
+                return float(stats.sum_w)
+            return float(stats.sum_w**2 / stats.sum_w2)
         trials = getattr(self, "trials", None)
         if trials is not None:
             # cbind(successes, failures): row i stands for t_i Bernoulli trials, each of
@@ -250,6 +276,14 @@ class ModelInterface:
             self.design.codes, self.design.block_ptr, dense=self.design.dense,
             offset=self.offset, sample_weight=self.sample_weight if self.weighted else None,
         )  # fmt: skip
+
+    @property
+    def engine_kinds(self) -> list[str]:
+        """The kind of every block as the engine fits it (``binned.kinds``; from the
+        blocks' layout alone when the rows stay on the Dask workers)."""
+        if self.__dict__.get("dask_stats") is not None:
+            return list(self._block_kinds())
+        return list(self.binned.kinds)
 
     @property
     def binned(self) -> BinnedDesign:
@@ -402,6 +436,8 @@ class ModelInterface:
         float
             λ_max; 0 when nothing is penalised.
         """
+        if self.__dict__.get("dask_stats") is not None:  # rows on the Dask workers
+            return self._solver_data("dask", 1e-7, 1000, "auto")[0].lambda_max()
         return self._path_data().lambda_max()
 
     def lambda_grid(self, n_lambdas: int = 50, lam_min_ratio: float = 1e-3) -> np.ndarray:
@@ -444,6 +480,8 @@ class ModelInterface:
                 "lam='theory' is not defined for adaptive penalty weights (they depend "
                 "on a first-stage fit); give lam a number or use fit_cv."
             )
+        if self.__dict__.get("dask_stats") is not None:  # rows on the Dask workers
+            return self._worker_lambda_theory(phi, A)
         d = sum(b.n_levels for b in self.spec.blocks if b.penalized)
         return lambda_theory(
             self.family, self.y, self.unit_weight, self.offset, d, self.n_effective,

@@ -251,6 +251,9 @@ class ModelPathCV:
         default grid starts at λ_max, where every binned term is already flat, so a
         ``lam_min`` there (nothing beats the intercept-only fit) needs no warning.
         """
+        self.needs_rows(
+            "fit_cv()", "Choose lam on a path (fit_path()) or give it as a number."
+        )  # its folds are assigned on the client (stratified on y)
         check_scoring(scoring, self.family, self.y)
         request = [(f"scoring:{scoring}", f"scoring={scoring!r}")]
         if relax is not None and relax is not False:

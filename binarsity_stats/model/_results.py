@@ -75,6 +75,13 @@ def _jump_mask(
 
 def jump_unit(model: BinarsityModel) -> float:
     """The unit of η of a fitted model (``_statistics.coefficient_unit``)."""
+    stats = model.__dict__.get("dask_stats")
+    if stats is not None and getattr(model.family, "quadratic", False):
+        # rows on the Dask workers: the weighted spread of y, reduced (two points of
+        # y's weighted mean and standard deviation have that mean and spread)
+        y = np.array([stats.y_mean - stats.y_sd, stats.y_mean + stats.y_sd])
+        unit = float(model.family.gradient_units(y, np.ones(2)))
+        return unit if np.isfinite(unit) and unit > 0 else 1.0
     if not getattr(model.family, "quadratic", False) or getattr(model, "y", None) is None:
         return 1.0
     return coefficient_unit(model.family, model.y, model.unit_weight)
@@ -216,6 +223,7 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
 
         g = check_gamma(gamma)
         tol, max_iter = check_tol(tol), check_max_iter(max_iter)
+        self.model.needs_rows("relax()")
         base = self if getattr(self, "relax_gamma", None) is None else self._relaxed_from
         cached = base.__dict__.get("_unpenalized")  # (tol, max_iter, solution)
         if cached is None or cached[:2] != (tol, max_iter):
@@ -307,6 +315,10 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
         Recomputed from the coefficients (one gather pass) rather than taken from the
         solver, so that ``predict(training data)`` reproduces it to the last bit.
         """
+        self.model.needs_rows(
+            "The training rows' linear predictor, fitted values and residuals",
+            "predict(dask_frame) gives them as a lazy Dask Series.",
+        )
         return self.model.linear_predictor(self.coef, self.dense_coef, self.intercept)
 
     @cached_property
@@ -353,6 +365,8 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
     def pearson_chi2(self) -> float:
         """Pearson's statistic Σ s (y − μ)² / V(μ) in the weights' units (statsmodels')."""
         m = self.model
+        if m.rows_on_workers:
+            return self._worker_statistics["pearson"]
         return float(m.family.pearson_chi2(m.y, self.fittedvalues, m.unit_weight) * m.weight_scale)
 
     @property
@@ -384,6 +398,8 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
     def deviance(self) -> float:
         """Weighted deviance Σ_i s_i d(y_i, μ_i)."""
         m = self.model
+        if m.rows_on_workers:
+            return self._worker_statistics["deviance"]
         # on the normalised weights, then in the user's units (exact: a power of two);
         # from η (not μ, which clips or rounds to 0/1 for large |η|)
         dev = m.family.deviance_eta(m.y, self.linear_predictor, m.unit_weight)
@@ -393,6 +409,8 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
     def null_deviance(self) -> float:
         """Deviance of the intercept(+offset)-only model."""
         m = self.model
+        if m.rows_on_workers:  # the same for every fit of the model: computed once
+            return m.worker_null_fit()[1]
         sw = m.unit_weight  # sums on the normalised weights (they cannot overflow)
         b0 = m.family.null_intercept(m.y, sw, m.offset) if m.fit_intercept else 0.0
         eta = np.full(m.nobs, b0) if m.offset is None else b0 + m.offset
@@ -408,6 +426,8 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
         are ``freq_weights`` (row i counts s_i times, n = Σ s).
         """
         m = self.model
+        if m.rows_on_workers:
+            return self._worker_statistics["llf"]
         mu = self.fittedvalues
         var_w, freq_w = m.var_weights, m.freq_weights
         # Cox: the partial likelihood from η itself (μ = e^η is clipped at η = 700)
@@ -433,6 +453,20 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
         positive weight (statsmodels' ``wnobs``); an estimated NB θ counts in df."""
         df = self.df + self.model.family.extra_df
         return -2.0 * self.llf + math.log(self.model.wnobs) * df
+
+    @cached_property
+    def _worker_statistics(self) -> dict:
+        """Deviance, Pearson's χ² and log-likelihood of a model whose rows stay on the
+        Dask workers: one pass, per-partition sums tree-reduced (``_dask_stats``)."""
+        from ..distributed._dask_stats import fit_statistics
+
+        m = self.model
+        sol = self.solution  # the engine's θ and β0 (not the reported, absorbed ones)
+        design = m.worker_design("the deviance, Pearson's statistic and log-likelihood")
+        return fit_statistics(
+            design, m.family, sol.coef, self.dense_coef, float(sol.intercept), m.dask_stats,
+            self.weights_kind, m.__dict__.get("dask_client"),
+        )  # fmt: skip
 
     # -- broom's tidy outputs (model/_tidy.py) ---------------------------------------------
     def tidy(

@@ -65,7 +65,7 @@ class ExportMixin:
                     "the model description does not record; write it as a data column."
                 )
         terms: list[dict[str, Any]] = []
-        kinds = m.binned.kinds
+        kinds = m.engine_kinds
         for j, block in enumerate(spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
             by = getattr(block, "by", None)

@@ -156,6 +156,7 @@ class InferenceMixin:
             Column names, e.g. ``bin(age, 50)[38.0, 52.0]`` for a merged segment.
         """
         self.model.refuse_pairs("selected_design()")
+        self.model.needs_rows("selected_design()")
         return self._selected_matrix(self.model.design, strict=False), list(self._selection[1])
 
     def refit(
@@ -201,6 +202,7 @@ class InferenceMixin:
             ``get_prediction`` and ``conf_int`` replay the selected design on new rows.
         """
         self.model.refuse_pairs("refit()")
+        self.model.needs_rows("refit()")
         from ._robust import COV_TYPES, apply_robust_cov
 
         if cov_type not in COV_TYPES:
@@ -274,6 +276,7 @@ class InferenceMixin:
             ``plot_shapes(bands=True)``.
         """
         self.model.refuse_pairs("bootstrap()")
+        self.model.needs_rows("bootstrap()")
         if getattr(self, "relax_gamma", None) is not None:
             raise ValueError(
                 "bootstrap() resamples the penalised fit; a relaxed fit (relax_gamma="

@@ -90,6 +90,7 @@ class ReportMixin:
             The figure drawn on.
         """
         self.model.refuse_pairs("plot_shapes()")
+        self.model.needs_rows("plot_shapes()")
         from ..report._plotting import plot_shapes
 
         band = freq = None
@@ -130,6 +131,7 @@ class ReportMixin:
         matplotlib.figure.Figure
             The figure drawn on (numbers: ``_curves.calibration_table``).
         """
+        self.model.needs_rows("plot_calibration()")
         from ..report._curves import plot_calibration
 
         return plot_calibration(self, new=new, y=y, bins=bins, ax=ax, scale=scale)
@@ -249,6 +251,9 @@ class ReportMixin:
         'model.html'
         """
         self.model.refuse_pairs("report()")
+        self.model.needs_rows(
+            "report()", "summary() is computed from per-partition statistics."
+        )
         from ..report._report import write_report
 
         return write_report(

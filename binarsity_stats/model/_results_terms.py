@@ -63,6 +63,8 @@ class TermTablesMixin:
             Indexed by term, on the link scale.
         """
         m = self.model
+        if m.rows_on_workers:  # the level counts and the dense columns' spread, reduced
+            return self._worker_importance()
         w = np.asarray(m.unit_weight, dtype=np.float64)
         total = float(w.sum())
         values = {}
@@ -83,6 +85,31 @@ class TermTablesMixin:
             c = value * np.asarray(m.design.dense[:, k], dtype=np.float64)
             mean = float(w @ c) / total if total > 0 else 0.0
             values[name] = float(w @ np.abs(c - mean, out=c)) / total if total > 0 else 0.0
+        return pd.Series(values, name="importance", dtype=np.float64).rename_axis("term")
+
+    def _worker_importance(self) -> pd.Series:
+        """:meth:`term_importance` of a model whose rows stay on the Dask workers.
+
+        A block's contribution takes one value per level: the weighted level counts
+        (reduced at the model's construction) give its mean and mean absolute
+        deviation; a dense term β z has Σ s abs(β z − β z̄) / Σ s = abs(β) times the
+        column's weighted mean absolute deviation (also reduced).
+        """
+        m = self.model
+        stats = m.dask_stats
+        level_w = np.asarray(stats.level_w, dtype=np.float64)
+        total = float(stats.sum_w)
+        values = {}
+        for j, block in enumerate(m.spec.blocks):
+            s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+            theta = self.coef[s:e]
+            mean = float(level_w[s:e] @ theta) / total if total > 0 else 0.0
+            values[block.term] = (float(level_w[s:e] @ np.abs(theta - mean)) / total
+                                  if total > 0 else 0.0)  # fmt: skip
+        for k, (name, value) in enumerate(
+            zip(m.spec.dense_columns, self.dense_coef, strict=True)
+        ):
+            values[name] = abs(float(value)) * float(stats.dense_mad[k])
         return pd.Series(values, name="importance", dtype=np.float64).rename_axis("term")
 
     def _segments(self, j: int) -> list[tuple[int, int]]:
@@ -237,12 +264,16 @@ class TermTablesMixin:
                  "cuts_kept": jumps if block.penalized else np.nan, "selected": selected,
                  "effect_min": float(populated.min()), "effect_max": float(populated.max())}
             )  # fmt: skip
-        dense = m.design.dense
+        stats = m.__dict__.get("dask_stats")  # rows on the Dask workers: reduced ranges
+        dense = None if stats is not None else m.design.dense
         for k, (name, value) in enumerate(
             zip(m.spec.dense_columns, self.dense_coef, strict=True)
         ):
-            x = np.asarray(dense[:, k], dtype=np.float64)
-            ends = value * np.array([x.min(), x.max()]) if x.size else np.zeros(2)
+            if stats is not None:
+                ends = value * np.array([stats.dense_min[k], stats.dense_max[k]])
+            else:
+                x = np.asarray(dense[:, k], dtype=np.float64)
+                ends = value * np.array([x.min(), x.max()]) if x.size else np.zeros(2)
             rows.append(
                 {"term": name, "kind": "linear", "levels": np.nan, "cuts_kept": np.nan,
                  "selected": bool(value != 0), "effect_min": float(ends.min()),

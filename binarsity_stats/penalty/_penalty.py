@@ -127,6 +127,7 @@ def lambda_theory(
     fit_intercept: bool = True,
     phi: float | None = None,
     A: float = THEORY_A,
+    curvature: float | None = None,
 ) -> float:
     """The scalar of the paper's Theorem 1 weights: sqrt(2 U_n φ (A + log d) / n).
 
@@ -150,6 +151,10 @@ def lambda_theory(
         χ² / W at the null fit (an upper bound on φ).
     A : float, default=log(40)
         Confidence parameter: the bound holds with probability ≥ 1 − 2e^{−A}.
+    curvature : float, optional
+        U_n for a family without a curvature bound when already known (the largest
+        curvature at the null fit, reduced on a Dask model's partitions); y,
+        ``sample_weight`` and ``offset`` are then not read for it.
 
     Returns
     -------
@@ -181,6 +186,8 @@ def lambda_theory(
     """
     d = max(int(n_levels), 2)
     U = family.curvature_bound()
+    if U is None and curvature is not None:
+        U = float(curvature)
     if U is None:
         b0 = family.null_intercept(y, sample_weight, offset) if fit_intercept else 0.0
         eta = np.full(len(y), b0) if offset is None else b0 + offset

@@ -385,6 +385,9 @@ def _information_criteria(fam: Any) -> str:
 def _dispersion_shown(m: Any) -> bool:
     """Whether the summary reports Pearson's dispersion (not for a Bernoulli response:
     ``_statistics.dispersion_informative``)."""
+    stats = getattr(m, "dask_stats", None)  # rows on the Dask workers: reduced
+    if stats is not None:
+        return not (getattr(m.family, "binary", False) and stats.y_binary)
     y = getattr(m, "y", None)
     if y is None:
         return True
@@ -458,7 +461,7 @@ def make_summary(res: Any, precision: int | None = None, sort: str | None = None
         *[(name, _fmt(float(stat(res)))) for name, stat in SUMMARY_STATISTICS.items()],
         ("KKT violation", _fmt(res.kkt_violation)),
         ("Sample weights", _weights_label(m)),
-        ("Offset", "yes" if m.offset is not None else "no"),
+        ("Offset", "yes" if m.has_offset else "no"),
     ]
     table = res.term_table()
     blocks = table[table["kind"] != "linear"].copy()
