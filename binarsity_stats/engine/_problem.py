@@ -544,10 +544,16 @@ class InMemoryProblem:
         if not self.p:
             return 0.0
         bp = self.block_ptr
+        cached = self.__dict__.get("_recenter_cache")
+        if cached is None or cached[0] is not self.counts:
+            # the blocks' sizes and total counts: fixed for the problem (computed once)
+            den = np.add.reduceat(self.counts, bp[:-1])
+            cached = (self.counts, den, den > 0, np.diff(bp))
+            self._recenter_cache = cached
+        _, den, populated, sizes = cached
         num = np.add.reduceat(self.counts * theta, bp[:-1])
-        den = np.add.reduceat(self.counts, bp[:-1])
-        shift = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
-        theta -= np.repeat(shift, np.diff(bp))
+        shift = np.divide(num, den, out=np.zeros_like(num), where=populated)
+        theta -= np.repeat(shift, sizes)
         return float(shift.sum())
 
     # -- coordinate descent ------------------------------------------------------------
