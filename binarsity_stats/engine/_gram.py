@@ -40,6 +40,7 @@ from ..kernels import _gram_fast
 from ..kernels._fused_lasso import work_size as _fl_work_size
 from ..penalty._penalty import BinarsityPenalty
 from ._polish import MAX_BIN_GRAM, _BinGram, _solve_model
+from ._problem import block_kkt
 
 __all__ = [
     "GramStats",
@@ -99,7 +100,7 @@ def _face_view(penalty: BinarsityPenalty, counts, fit_intercept: bool):
 
 
 def _kkt(model: _Model, penalty, theta, lam, fit_intercept) -> tuple[float, np.ndarray]:
-    per_block = penalty.kkt_violation(model.g, theta, lam, fit_intercept)
+    per_block = block_kkt(penalty, model.g, theta, lam, fit_intercept)
     worst = float(per_block.max()) if per_block.size else 0.0
     if model.gU.size:
         worst = max(worst, float(np.abs(model.gU).max()))

@@ -609,8 +609,7 @@ class Polisher:
         self.skipped = 0
 
     def _pattern(self, theta):
-        dt = np.diff(theta)
-        s = np.sign(dt).astype(np.int8)
+        s = np.sign(theta[1:] - theta[:-1]).astype(np.int8)  # np.diff's numbers, sooner
         s[self.prob.penalty.is_start[1:]] = 0
         return s.tobytes()
 

@@ -27,7 +27,7 @@ from binarsity_stats.kernels._block_step cimport fused_block_step, recentre_bloc
 from binarsity_stats.kernels._fused_lasso cimport fused_lasso_work_size
 from binarsity_stats.kernels._isotonic cimport monotone_fused_lasso, monotone_work_size
 from binarsity_stats.kernels._kkt cimport constrained_suffix_sums
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, NAN
 
 ctypedef fused code_t:
     uint8_t
@@ -237,3 +237,115 @@ def cd_sweep(
                     z[i] += h[i] * dk
                     delta_eta[i] += dk
     return worst, shift_total, step_max
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def kkt_blocks(
+    const double[::1] g,
+    const double[::1] theta,
+    const double[::1] weights,
+    const double[::1] counts,
+    const Py_ssize_t[::1] block_ptr,
+    const unsigned char[::1] steps,
+    double lam,
+    bint fit_intercept,
+    double[::1] S,
+    double[::1] N,
+    double[::1] out,
+):
+    """Per-block KKT violation of the chain kinds, as ``BinarsityPenalty.kkt_violation``.
+
+    The same arithmetic as the NumPy rule, operation for operation (the suffix sums as
+    one reversed running sum over all levels less its value at the block's end, the
+    multiplier μ_j = −S_j0 / N_j0 without an intercept, λω as ``lam * weights``, a
+    weight-0 edge's |S_l|, NaN propagated), so the two agree bit for bit. ``steps[j]``
+    is block j's step id (``STEP_FUSED``: a TV chain or free levels, whose weights are
+    0; ``STEP_INCREASING``/``STEP_DECREASING``: a monotone chain). Every size and offset
+    is checked here (O(p)): nothing is read out of bounds whatever is passed. ``S`` and
+    ``N`` are scratch of length d + 1; the violations go to ``out`` (length p).
+    """
+    cdef Py_ssize_t d = g.shape[0], p = block_ptr.shape[0] - 1
+    cdef Py_ssize_t j, k, s, e
+    cdef double acc, mu, v, sk, diff, worst, sgn
+    cdef unsigned char stp
+    cdef bint nan
+    if p < 0:
+        raise ValueError("kkt_blocks: block_ptr must have at least one entry")
+    if (theta.shape[0] != d or weights.shape[0] != d or counts.shape[0] != d
+            or S.shape[0] < d + 1 or N.shape[0] < d + 1):
+        raise ValueError("kkt_blocks: g, theta, weights, counts must have one entry per "
+                         "level and S, N at least d + 1")
+    if steps.shape[0] != p or out.shape[0] != p:
+        raise ValueError("kkt_blocks: steps and out must have one entry per block")
+    if block_ptr[0] != 0 or block_ptr[p] != d:
+        raise ValueError("kkt_blocks: block_ptr must run from 0 to the number of levels")
+    for j in range(p):
+        if block_ptr[j + 1] < block_ptr[j]:
+            raise ValueError("kkt_blocks: block_ptr must be non-decreasing")
+        if steps[j] > _STEP_DECREASING:
+            raise ValueError(f"kkt_blocks: block {j} has an unknown step {steps[j]}")
+    with nogil:
+        # c_k = Σ_{m ≥ k} g_m (NumPy's cumsum of the reversed array), c_d = 0
+        acc = 0.0
+        S[d] = 0.0
+        for k in range(d - 1, -1, -1):
+            if k == d - 1:
+                acc = g[k]
+            else:
+                acc = acc + g[k]
+            S[k] = acc
+        if not fit_intercept:
+            acc = 0.0
+            N[d] = 0.0
+            for k in range(d - 1, -1, -1):
+                if k == d - 1:
+                    acc = counts[k]
+                else:
+                    acc = acc + counts[k]
+                N[k] = acc
+        for j in range(p):
+            s = block_ptr[j]
+            e = block_ptr[j + 1]
+            worst = 0.0
+            nan = False
+            if e > s:
+                # S_l = c_l − c_end (and N alike), then the multiplier's correction
+                mu = 0.0
+                if not fit_intercept:
+                    if N[s] - N[e] > 0:
+                        mu = -(S[s] - S[e]) / (N[s] - N[e])
+                stp = steps[j]
+                sgn = -1.0 if stp == _STEP_DECREASING else 1.0
+                for k in range(s + 1, e):
+                    sk = S[k] - S[e]
+                    if not fit_intercept:
+                        sk = sk + mu * (N[k] - N[e])
+                    if weights[k] == 0:
+                        v = fabs(sk)
+                    elif stp == _STEP_FUSED:
+                        diff = theta[k] - theta[k - 1]
+                        if theta[k] != theta[k - 1]:
+                            if diff > 0:
+                                v = fabs(sk + lam * weights[k])
+                            elif diff < 0:
+                                v = fabs(sk - lam * weights[k])
+                            else:
+                                v = diff  # NaN: NumPy's sign is NaN
+                        else:
+                            v = fabs(sk) - lam * weights[k]
+                    else:
+                        sk = sgn * sk
+                        diff = theta[k] - theta[k - 1]
+                        if theta[k] != theta[k - 1] and sgn * diff > 0:
+                            v = fabs(sk + lam * weights[k])
+                        elif theta[k] != theta[k - 1] and sgn * diff < 0:
+                            v = INFINITY
+                        else:
+                            v = -sk - lam * weights[k]
+                    if v != v:
+                        nan = True
+                    elif v > worst:
+                        worst = v
+            out[j] = NAN if nan else worst
+    return out
