@@ -127,3 +127,21 @@ def test_cv_fold_ids_are_kept_in_a_byte_a_row_and_read_as_intp():
     assert np.array_equal(train, np.flatnonzero(ids != 3))
     cv = bs.glm(FORMULA, _frame(n=2000)).fit_cv(folds=3, n_lambdas=3, random_state=0)
     assert cv.fold_ids.dtype == np.intp and set(np.unique(cv.fold_ids)) == {0, 1, 2}
+
+
+def test_replaying_new_rows_holds_two_copies_of_their_codes_not_three(monkeypatch):
+    # the replay collects formulaic's evaluated codes (reference cycles) before it
+    # stacks the design's, from _COLLECT_BYTES of codes (lowered here to 1e5 rows)
+    import binarsity_stats.formula._recipe as recipe
+
+    monkeypatch.setattr(recipe, "_COLLECT_BYTES", 1 << 20, raising=False)
+    df = _frame()
+    spec = bs.glm(FORMULA, df).spec
+    new = df.drop(columns="y")
+    spec.transform(new.head(100))  # first-call set-up
+    design_bytes = N * P
+    peak = _peak(lambda: spec.transform(new))
+    # the model matrix's columns and the stacked codes (formulaic's evaluated columns
+    # freed first) and its intercept column (0.4 of the codes' bytes): 2.54 copies of
+    # the codes; 3.50 before (formulaic's evaluated columns too)
+    assert peak / design_bytes <= 2.9, peak / design_bytes
