@@ -134,7 +134,7 @@ class Folds:
         self.n_obs = int(n_obs)
         if isinstance(splits, _FoldIdSplits):  # fold ids: disjoint held-out sets
             self.splits = splits
-            self.fold_ids = splits.fold_id
+            self._ids = splits.fold_id
             return
         self.splits = [(np.asarray(tr, dtype=np.intp), np.asarray(te, dtype=np.intp))
                        for tr, te in splits]  # fmt: skip
@@ -143,7 +143,18 @@ class Folds:
         for k, (_, test) in enumerate(self.splits):
             ids[test] = k
             np.add.at(seen, test, 1)
-        self.fold_ids = ids if np.all(seen <= 1) else None
+        self._ids = _compact_ids(ids, len(self.splits)) if np.all(seen <= 1) else None
+
+    @property
+    def fold_ids(self) -> np.ndarray | None:
+        """The fold of every row (intp; −1: in no held-out set), or None (overlapping).
+
+        Kept in the smallest integer type that holds the splits (int8 for up to 127:
+        a CV keeps it through its walk); each read makes the intp array.
+        """
+        # a Folds pickled before the compact ids kept ``fold_ids`` in its __dict__
+        ids = self.__dict__["_ids"] if "_ids" in self.__dict__ else self.__dict__.get("fold_ids")
+        return None if ids is None else ids.astype(np.intp)
 
     @property
     def n_folds(self) -> int:
@@ -164,8 +175,11 @@ class Folds:
         Folds
             Split k trains on the rows of the other folds and scores fold k.
         """
-        fold_id = np.asarray(fold_id, dtype=np.intp)
-        return cls(_FoldIdSplits(fold_id), fold_id.shape[0])
+        fold_id = np.asarray(fold_id)
+        if fold_id.dtype.kind not in "iu":
+            fold_id = fold_id.astype(np.intp)
+        k = int(fold_id.max()) + 1 if fold_id.size else 0
+        return cls(_FoldIdSplits(_compact_ids(fold_id, k)), fold_id.shape[0])
 
     def restrict(self, rows: np.ndarray) -> Folds | None:
         """The same splits on a subset of the rows, renumbered to positions in ``rows``.
@@ -197,6 +211,27 @@ class Folds:
 
     def __repr__(self) -> str:
         return f"<Folds {self.n_folds} splits of {self.n_obs} rows>"
+
+def _compact_ids(ids: np.ndarray, n_folds: int) -> np.ndarray:
+    """Fold ids in −1..n_folds−1 in the smallest signed integer type that holds them.
+
+    Parameters
+    ----------
+    ids : ndarray of int of shape (n,)
+        Fold of every row (−1: none).
+    n_folds : int
+        Number of folds.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The same values as int8, int16, int32 or int64 (a copy unless already so).
+    """
+    for dtype in (np.int8, np.int16, np.int32):
+        if n_folds <= np.iinfo(dtype).max:
+            return ids.astype(dtype, copy=False)
+    return ids.astype(np.int64, copy=False)
+
 
 class _FoldIdSplits(Sequence):
     """The ``(train, test)`` pairs of a fold-id array, each made when asked for.

@@ -179,11 +179,11 @@ def _named_log_family(family: Any) -> StatsmodelsFamily | None:
         name = family.strip().lower()
     else:
         return None
-    import statsmodels.api as sm
+    from statsmodels.genmod import families as sm_families  # not statsmodels.api (tsa…)
 
-    log = sm.families.links.Log()
+    log = sm_families.links.Log()
     if name == "gamma":
-        return StatsmodelsFamily(sm.families.Gamma(link=log))
+        return StatsmodelsFamily(sm_families.Gamma(link=log))
     if power is None:
         power = TWEEDIE_DEFAULT_POWER
     try:
@@ -195,7 +195,7 @@ def _named_log_family(family: Any) -> StatsmodelsFamily | None:
             f"family=('tweedie', power): power must be a number in (1, 2) (1 is the "
             f"Poisson, 2 the gamma: use family='poisson' or 'gamma'); got {power!r}."
         )
-    return StatsmodelsFamily(sm.families.Tweedie(var_power=p, link=log))
+    return StatsmodelsFamily(sm_families.Tweedie(var_power=p, link=log))
 
 
 #: Other spellings of the built-in families (R, statsmodels, glum, scikit-learn).
@@ -277,11 +277,11 @@ def family_from_text(text: str) -> Any:
     if name == "tweedie":
         name = "tweedie:1.5"  # glm(family="tweedie")'s variance power
     if name == "gamma" or name.startswith("tweedie:"):
-        import statsmodels.api as sm
+        from statsmodels.genmod import families as sm_families  # not statsmodels.api
 
-        log = sm.families.links.Log()
+        log = sm_families.links.Log()
         if name == "gamma":
-            return sm.families.Gamma(log)
+            return sm_families.Gamma(log)
         try:
             power = float(name.split(":", 1)[1])
         except ValueError:
@@ -290,7 +290,7 @@ def family_from_text(text: str) -> Any:
             raise ValueError(
                 f"tweedie:P needs a variance power 1 <= P <= 2 (log link); got {text!r}"
             )
-        return sm.families.Tweedie(var_power=power, link=log)
+        return sm_families.Tweedie(var_power=power, link=log)
     import difflib
 
     known = sorted(FAMILIES) + sorted(FAMILY_ALIASES) + ["gamma", "tweedie", "cox:efron"]

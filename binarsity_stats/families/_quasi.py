@@ -36,9 +36,9 @@ class _Quasi:
         -------
         statsmodels.genmod.families.Family
         """
-        import statsmodels.api as sm
+        from statsmodels.genmod import families  # not statsmodels.api (tsa, graphics…)
 
-        return getattr(sm.families, self._statsmodels_name)()
+        return getattr(families, self._statsmodels_name)()
 
     def log_likelihood(self, y: np.ndarray, mu: np.ndarray, var_weights: Any = None,
                        freq_weights: Any = None, df: float = 0.0) -> float:  # fmt: skip

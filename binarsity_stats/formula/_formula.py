@@ -74,7 +74,9 @@ from ._names import (
     literal_context,
 )
 from ._names import ColumnRefs as ColumnRefs
-from ._recipe import Block, Design, DesignSpec, _assemble, integers_as_float
+from ._recipe import (
+    Block, Design, DesignSpec, _model_columns, _stack_codes, integers_as_float,
+)  # fmt: skip
 from ._recipe import dense_column_factors as dense_column_factors
 from ._response import Response, _cbind_trials, _is_survival, read_response
 from ._rewrite import (
@@ -268,13 +270,17 @@ def build_design(
         strata=strata_cols or None,
         float_columns=tuple(floats),
     )
-    design = _assemble(mm, blocks, block_cols, dense_cols, offset_cols, aliases)
+    cols, dense, off = _model_columns(mm, dense_cols, offset_cols, block_cols, aliases)
+    n = len(mm)
     # formulaic's evaluated columns (the bin codes, a copy of the design's) sit in
     # reference cycles of its materializer: without a collection they stay resident
     # through the fit (1× the design's bytes at its peak). They are young, so a
     # collection of the two youngest generations frees them (~1 ms; a full one ~0.2 s).
+    # Collected before the codes are stacked (each model-matrix column freed as it is
+    # copied): the build's peak holds two copies of the codes, not three.
     del mms, mm
     gc.collect(1)
+    design = _stack_codes(cols, blocks, dense, off, n)
     design.strata = strata
     # a Surv(time, event) response: its (n, 2) times and events (y packs their order)
     design.survival = None

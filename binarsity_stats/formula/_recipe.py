@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import gc
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -485,10 +486,21 @@ class DesignSpec:
                 raise unwrap(exc, self.aliases) from exc
             except Warning as exc:  # pragma: no cover - levels are checked above
                 raise ValueError(str(exc)) from exc
-        return _assemble(
-            mm, self.blocks, self.block_columns, self.dense_columns, self.offset_columns,
-            self.aliases,
-        )  # fmt: skip
+        cols, dense, off = _model_columns(
+            mm, self.dense_columns, self.offset_columns, self.block_columns, self.aliases
+        )
+        n = len(mm)
+        del mm
+        if n * len(cols) >= _COLLECT_BYTES:
+            # formulaic's evaluated columns (a copy of the codes) sit in reference
+            # cycles: freed before the codes are stacked (as at training, build_design)
+            gc.collect(1)
+        return _stack_codes(cols, self.blocks, dense, off, n)
+
+
+#: codes of at least this many bytes (uint8) are worth a young-generation collection
+#: (~1 ms) before they are stacked: a large prediction holds one copy of them fewer
+_COLLECT_BYTES = 1 << 22
 
 
 def _data_mismatch_warning() -> type[Warning]:
@@ -628,26 +640,27 @@ def integers_as_float(
     return data
 
 
-def _assemble(
+def _model_columns(
     mm: pd.DataFrame,
-    blocks: list[Block],
-    block_cols: list[str],
     dense_cols: list[str],
     offset_cols: list[str],
+    block_cols: list[str],
     aliases: Mapping[str, str] | None = None,
-) -> Design:
-    if aliases:  # the names are the original ones; formulaic's columns use the aliases
-        mm = mm.rename(columns={c: unalias(c, aliases, column=True) for c in mm.columns})
-    n = len(mm)
-    dtype = code_dtype(max((b.n_levels for b in blocks), default=1))
-    codes = np.empty((len(blocks), n), dtype=dtype)
-    for j, col in enumerate(block_cols):
-        codes[j] = mm[col].to_numpy()
-    sizes = [b.n_levels for b in blocks]
-    block_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+) -> tuple[list[np.ndarray], np.ndarray | None, np.ndarray | None]:
+    """The blocks' code columns (views of ``mm``'s), the dense columns and the offset.
+
+    Read before formulaic's model matrix is released, so that its evaluated columns
+    (a copy of the codes besides ``mm``'s) can be freed before the codes are stacked
+    (:func:`_stack_codes`).
+    """
+    # the names are the original ones; formulaic's columns use the aliases (looked up,
+    # not renamed: a renamed frame is a copy of every column)
+    name = {unalias(c, aliases, column=True): c for c in mm.columns} if aliases else {}
+    cols = [mm[name.get(c, c)].to_numpy() for c in block_cols]
     dense = None
     if dense_cols:
-        dense = np.ascontiguousarray(mm[dense_cols].to_numpy(dtype=np.float64))
+        wanted = [name.get(c, c) for c in dense_cols]
+        dense = np.ascontiguousarray(mm[wanted].to_numpy(dtype=np.float64))
         bad = ~np.isfinite(dense)
         if bad.any():
             col = dense_cols[int(np.nonzero(bad.any(axis=0))[0][0])]
@@ -657,7 +670,23 @@ def _assemble(
             )
     off = None
     if offset_cols:
-        off = mm[offset_cols].to_numpy(dtype=np.float64).sum(axis=1)
+        off = mm[[name.get(c, c) for c in offset_cols]].to_numpy(dtype=np.float64).sum(axis=1)
         if not np.all(np.isfinite(off)):
             raise ValueError(f"offset term {offset_cols} has missing or infinite values.")
+    return cols, dense, off
+
+
+def _stack_codes(
+    cols: list[np.ndarray], blocks: list[Block], dense: np.ndarray | None,
+    off: np.ndarray | None, n: int,
+) -> Design:  # fmt: skip
+    """The (p, n) codes from the blocks' columns; each column released once copied."""
+    dtype = code_dtype(max((b.n_levels for b in blocks), default=1))
+    codes = np.empty((len(blocks), n), dtype=dtype)
+    for j in range(len(cols)):
+        codes[j] = cols[j]
+        cols[j] = None  # the model matrix's column (if nothing else holds it): freed
+    sizes = [b.n_levels for b in blocks]
+    block_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
     return Design(codes=codes, block_ptr=block_ptr, dense=dense, offset=off)
+

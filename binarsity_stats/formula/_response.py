@@ -177,4 +177,28 @@ def read_response(
     if not np.all(np.isfinite(y)):
         raise ValueError(f"response '{name}' (y) contains missing or infinite values.")
     event = "True" if kind == "boolean" else None
-    return y, Response(name=name, kind=kind, event=event), None
+    return _frame_column(y, name, data), Response(name=name, kind=kind, event=event), None
+
+
+def _frame_column(y: np.ndarray, name: str, data: pd.DataFrame) -> np.ndarray:
+    """``y`` as a read-only view of the data's column ``name`` when that holds its bits.
+
+    A response that is a float64 column of the frame as it is (``y ~ ...``) is read in
+    place rather than kept as formulaic's copy: a row vector fewer while the model
+    lives (the frame is the caller's, and the model keeps it for column names given
+    later). Anything else (an expression, another dtype, a strided column) keeps ``y``.
+    """
+    if name not in data.columns or not isinstance(data[name], pd.Series):
+        return y
+    column = data[name]
+    if column.dtype != np.float64:
+        return y
+    values = column.to_numpy(copy=False)
+    if (
+        values.dtype != np.float64 or values.ndim != 1 or not values.flags.c_contiguous
+        or values.shape != y.shape or not np.array_equal(values, y)
+    ):  # fmt: skip
+        return y
+    view = values.view()
+    view.flags.writeable = False  # the model never writes y; the frame's bits stay
+    return view

@@ -633,7 +633,8 @@ def _fit_statsmodels_at(res: BinarsityResults, rows: np.ndarray, X: np.ndarray |
             fixed_scale=not m.family.estimate_dispersion, concentrated_llf=m.family.quadratic,
             start_eta=res.linear_predictor if every else res.linear_predictor[rows],
         )  # fmt: skip
-    import statsmodels.api as sm
+    # statsmodels' GLM without statsmodels.api (its tsa, graphics…: ~1 s of imports)
+    from statsmodels.genmod.generalized_linear_model import GLM
 
     if X is None:
         X = res._selected_matrix(m.design, strict=False)
@@ -641,7 +642,7 @@ def _fit_statsmodels_at(res: BinarsityResults, rows: np.ndarray, X: np.ndarray |
     # copies again (a whitened design, its SVD, its k × n pseudo-inverse)
     exog = pd.DataFrame(X if every else X[rows], columns=names, copy=False)
     endog = pd.Series(m.y[rows], name=m.response.name)
-    model = sm.GLM(endog, exog, **kwargs)
+    model = GLM(endog, exog, **kwargs)
     start = _gram_irls(model)
     if start is not None:
         fit_kw["start_params"] = start
