@@ -30,7 +30,7 @@ from ._dask_problem import _tree_reduce
 __all__ = ["RowStatistics", "row_statistics", "null_fit", "fit_statistics",
            "LAZY_FAMILIES"]  # fmt: skip
 
-#: families whose results a model on the workers reports (their log-likelihood is a
+#: the families declaring ``statistics_on_workers`` (named in messages; their log-likelihood is a
 #: sum over rows, or the gaussian's closed form of such sums)
 LAZY_FAMILIES = ("gaussian", "binomial", "poisson")
 
@@ -204,7 +204,7 @@ def _at_fit(part: dict, block_ptr, coef, dense_coef, intercept, family, scale: f
     }
     var_w = sw if weights_kind == "analytic" else None
     freq_w = sw if weights_kind == "freq" else None
-    if family.name == "gaussian":  # the closed form's sums (Gaussian.log_likelihood)
+    if family.profiled_log_likelihood:  # the closed form's sums (Gaussian.log_likelihood)
         v = np.ones(n) if var_w is None else var_w / top
         f = np.ones(n) if freq_w is None else freq_w
         pos = (f > 0) & (v > 0)
@@ -230,7 +230,7 @@ def fit_statistics(design: Any, family: Any, coef: np.ndarray, dense_coef: np.nd
     design : DaskDesign
         The persisted design.
     family : Family
-        One of :data:`LAZY_FAMILIES`.
+        A family with ``statistics_on_workers`` (:data:`LAZY_FAMILIES`).
     coef, dense_coef, intercept
         The engine's θ, β and β0 (θ as the engine's blocks hold them).
     stats : RowStatistics
@@ -254,7 +254,7 @@ def fit_statistics(design: Any, family: Any, coef: np.ndarray, dense_coef: np.nd
     out = _reduce(_at_fit, design.partitions, np.asarray(design.block_ptr), coef, dense_coef,
                   float(intercept), family, scale, weights_kind, stats.max_w, client=client,
                   what="the deviance and Pearson's statistic of the fit")  # fmt: skip
-    if family.name == "gaussian":
+    if family.profiled_log_likelihood:
         nobs = out["nobs"]
         var = out["f_v_r2"] / nobs
         llf = np.inf if var <= 0 else -nobs / 2 * (np.log(2 * np.pi * var) + 1) + out["log_v"] / 2

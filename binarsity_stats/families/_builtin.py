@@ -37,6 +37,8 @@ class Gaussian(Family):
     """Normal distribution, identity link: b(z) = z²/2."""
 
     name = "gaussian"
+    profiled_log_likelihood = True
+    statistics_on_workers = True
     link = "identity"
     quadratic = True
     estimate_dispersion = True
@@ -105,6 +107,7 @@ class Binomial(Family):
     """Bernoulli distribution, logit link: b(z) = log(1 + e^z)."""
 
     name = "binomial"
+    statistics_on_workers = True
     link = "logit"
     binary = True
     _loss_kernel = _k.binomial_logit_loss
@@ -163,6 +166,7 @@ class Poisson(Family):
     """Poisson distribution, log link: b(z) = e^z."""
 
     name = "poisson"
+    statistics_on_workers = True
     overdispersion_threshold = 1.5
     link = "log"
     _effect_labels = {"log": "log rate"}

@@ -106,12 +106,21 @@ class Family:
     row_separable : bool
         The loss is a sum over rows (False for Cox: a held-out fold is scored by the
         deviance of all rows minus that of the training rows, glmnet's coxnet rule).
+    profiled_log_likelihood : bool
+        The log-likelihood profiles out the scale (gaussian: σ² = RSS/n), so it is not a
+        sum over rows; a distributed backend reduces the residual sums instead.
+    statistics_on_workers : bool
+        The results' statistics of a model whose rows stay on Dask workers
+        (``glm(..., collect=False)``, ``distributed/_dask_stats``) are implemented for
+        this family.
     """
 
     name: str = ""
     has_intercept: bool = True
     survival: bool = False
     row_separable: bool = True
+    profiled_log_likelihood: bool = False
+    statistics_on_workers: bool = False
     link: str = ""
     quadratic: bool = False
     binary: bool = False

@@ -278,7 +278,7 @@ class ModelDask:
         from ..design._spec import column_kinds
         from ..distributed._dask_stats import LAZY_FAMILIES, row_statistics
 
-        if self.family.name not in LAZY_FAMILIES:
+        if not getattr(self.family, "statistics_on_workers", False):
             raise ValueError(
                 f"family {self.family.name!r}: a model whose rows stay on the Dask workers "
                 f"(collect=False) supports the families {list(LAZY_FAMILIES)}; use "
