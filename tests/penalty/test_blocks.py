@@ -12,6 +12,8 @@ pushes against the order.
 
 from __future__ import annotations
 
+import zlib
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -187,12 +189,16 @@ def _ordered(theta, bp, kinds, atol=0.0):
 @pytest.mark.parametrize("solver", ["cd", "fista"])
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_solvers_match_cvxpy(family, solver, fit_intercept):
-    rng = np.random.default_rng(hash((family, solver, fit_intercept)) % 2**32)
+    # a seed fixed across processes (hash() of strings is salted per process: the data
+    # changed from run to run, and one draw in hundreds kept FISTA above tol=1e-9 at its
+    # default 1,000 iterations); FISTA's O(1/k²) rate gets the iterations a 1e-9 tolerance
+    # can need on a hard draw
+    rng = np.random.default_rng(zlib.crc32(f"{family}-{solver}-{fit_intercept}".encode()))
     codes, bp, y, sw, off, w = _glm(rng, family)
     for lam in (0.0, 0.02):
         sol = solve(codes, bp, y, family=family, lam=lam, penalty_weights=w, sample_weight=sw,
                     offset=off, fit_intercept=fit_intercept, solver=solver, tol=1e-9,
-                    block_kinds=KINDS3)  # fmt: skip
+                    max_iter=20_000, block_kinds=KINDS3)  # fmt: skip
         ref = _cvxpy_glm(codes, bp, y, sw, off, w, family, lam, KINDS3, fit_intercept)
         assert sol.converged
         assert sol.objective <= ref + 1e-7 * max(1.0, abs(ref))
