@@ -181,13 +181,22 @@ def kept_cuts(
     """
     theta = np.asarray(theta, dtype=np.float64)
     jump = np.zeros(theta.shape, dtype=bool)
-    for j in range(len(block_ptr) - 1):
-        s, e = int(block_ptr[j]), int(block_ptr[j + 1])
-        if e - s < 2 or not np.any(edges[s + 1 : e]):
-            continue
-        tau = jump_tolerance(theta[s:e], unit)
-        jump[s + 1 : e] = np.abs(np.diff(theta[s:e])) > tau
-    jump &= np.asarray(edges, dtype=bool)
+    starts = np.asarray(block_ptr, dtype=np.intp)[:-1]
+    sizes = np.diff(np.asarray(block_ptr, dtype=np.intp))
+    inside = np.array(edges, dtype=bool)  # a copy: the edges inside a block
+    nonempty = sizes > 0
+    inside[starts[nonempty]] = False  # a block's first level has no edge
+    if not np.any(inside):
+        return jump
+    # τ_j per block, vectorised over the blocks: the largest |θ| of each block, with a
+    # NaN top left out of max(unit, top) (fmax), as ``jump_tolerance`` leaves it out
+    top = np.zeros(sizes.size)
+    with np.errstate(invalid="ignore"):
+        top[nonempty] = np.maximum.reduceat(np.abs(theta), starts[nonempty])
+    tau = JUMP_RTOL * np.fmax(float(unit), top)
+    step = np.abs(theta[1:] - theta[:-1])
+    with np.errstate(invalid="ignore"):
+        jump[1:] = inside[1:] & (step > np.repeat(tau, sizes)[1:])
     return jump
 
 

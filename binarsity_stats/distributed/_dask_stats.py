@@ -28,11 +28,18 @@ from ._dask_partition import _dense, _n_rows, _weight
 from ._dask_problem import _tree_reduce
 
 __all__ = ["RowStatistics", "row_statistics", "null_fit", "fit_statistics",
-           "LAZY_FAMILIES"]  # fmt: skip
+           "families_on_workers"]  # fmt: skip
 
-#: the families declaring ``statistics_on_workers`` (named in messages; their log-likelihood is a
-#: sum over rows, or the gaussian's closed form of such sums)
-LAZY_FAMILIES = ("gaussian", "binomial", "poisson")
+
+def families_on_workers() -> list[str]:
+    """The registered family names whose statistics the workers can reduce.
+
+    Those declaring ``statistics_on_workers`` (their log-likelihood is a sum over rows,
+    or the gaussian's closed form of such sums): the names a refusal lists.
+    """
+    from ..families._families import FAMILIES
+
+    return [name for name, cls in FAMILIES.items() if getattr(cls, "statistics_on_workers", False)]
 
 
 @dataclass
@@ -230,7 +237,7 @@ def fit_statistics(design: Any, family: Any, coef: np.ndarray, dense_coef: np.nd
     design : DaskDesign
         The persisted design.
     family : Family
-        A family with ``statistics_on_workers`` (:data:`LAZY_FAMILIES`).
+        A family with ``statistics_on_workers`` (:func:`families_on_workers`).
     coef, dense_coef, intercept
         The engine's θ, β and β0 (θ as the engine's blocks hold them).
     stats : RowStatistics

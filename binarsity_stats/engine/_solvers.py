@@ -30,7 +30,7 @@ from ._fista import _fista
 from ._gram import BACKENDS, choose_backend
 from ._problem import InMemoryProblem, SolverData
 from ._solution import ConvergenceWarning, Solution, _check_warm_start
-from ..core._statistics import JUMP_RTOL
+from ..core._statistics import kept_cuts
 from ..core._validation import check_lam, check_max_iter, check_tol
 
 __all__ = [
@@ -379,7 +379,7 @@ class Prepared:
         if not np.any(step[edges] != 0):
             return sol
         unit = self.tol_scale if getattr(prob.family, "quadratic", False) else 1.0
-        if _any_kept_cut(theta, step, prob.block_ptr, edges, unit):
+        if np.any(kept_cuts(theta, prob.block_ptr, edges, unit)):
             return sol
         if getattr(self, "_null", None) is None:
             null = _null_fit(prob, _NULL_TOL * self.tol_scale)
@@ -514,31 +514,6 @@ def design_lambda_max(
     float
     """
     return _lambda_max(make_problem(design, y, family, penalty_weights, fit_intercept), tol)
-
-
-def _any_kept_cut(theta, step, block_ptr, edges, unit) -> bool:
-    """``np.any(kept_cuts(theta, block_ptr, edges, unit))``, in a few NumPy calls.
-
-    The same comparisons as ``_statistics.kept_cuts`` (``|θ_k − θ_{k−1}| > τ_j`` with
-    ``τ_j = JUMP_RTOL · max(unit, max |θ_j|)`` on the edges inside a block), vectorised
-    over the blocks instead of a Python loop: the same answer, bit for bit.
-    """
-    sizes = np.diff(block_ptr)
-    nonempty = sizes > 0
-    inside = edges.copy()
-    inside[block_ptr[:-1][nonempty]] = False  # a block's first level has no edge
-    if not np.any(inside):
-        return False
-    jumps = np.abs(step[inside])
-    # every τ_j is at most τ of the largest |θ| of all blocks: a jump above that one is
-    # kept whatever its block (the usual case along a path: no per-block pass; NaN
-    # levels are left out of the bound as `max(unit, top)` leaves a NaN top out)
-    if np.any(jumps > JUMP_RTOL * np.fmax(float(unit), np.fmax.reduce(np.abs(theta)))):
-        return True
-    top = np.zeros(sizes.size)
-    top[nonempty] = np.maximum.reduceat(np.abs(theta), block_ptr[:-1][nonempty])
-    tau = JUMP_RTOL * np.fmax(float(unit), top)  # max(unit, top) as Python takes it
-    return bool(np.any(jumps > np.repeat(tau, sizes)[inside]))
 
 
 #: KKT tolerance of the null fit behind λ_max (in the gradient's units).

@@ -241,6 +241,27 @@ def cd_sweep(
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+cdef inline void _suffix_sums(
+    const double[::1] x, double[::1] c, Py_ssize_t d
+) noexcept nogil:
+    """c_k = Σ_{m ≥ k} x_m for k < d and c_d = 0, as NumPy's cumsum of the reversed x.
+
+    The same additions in the same order as ``np.cumsum(x[::-1])[::-1]`` (the first
+    term taken as it is, not added to 0.0: −0.0 stays −0.0), so that ``kkt_blocks``
+    agrees with the NumPy rule bit for bit. The caller has checked ``x`` has d entries
+    and ``c`` at least d + 1.
+    """
+    cdef Py_ssize_t k
+    cdef double acc = 0.0
+    c[d] = 0.0
+    for k in range(d - 1, -1, -1):
+        if k == d - 1:
+            acc = x[k]
+        else:
+            acc = acc + x[k]
+        c[k] = acc
+
+
 def kkt_blocks(
     const double[::1] g,
     const double[::1] theta,
@@ -267,7 +288,7 @@ def kkt_blocks(
     """
     cdef Py_ssize_t d = g.shape[0], p = block_ptr.shape[0] - 1
     cdef Py_ssize_t j, k, s, e
-    cdef double acc, mu, v, sk, diff, worst, sgn
+    cdef double mu, v, sk, diff, worst, sgn
     cdef unsigned char stp
     cdef bint nan
     if p < 0:
@@ -286,24 +307,9 @@ def kkt_blocks(
         if steps[j] > _STEP_DECREASING:
             raise ValueError(f"kkt_blocks: block {j} has an unknown step {steps[j]}")
     with nogil:
-        # c_k = Σ_{m ≥ k} g_m (NumPy's cumsum of the reversed array), c_d = 0
-        acc = 0.0
-        S[d] = 0.0
-        for k in range(d - 1, -1, -1):
-            if k == d - 1:
-                acc = g[k]
-            else:
-                acc = acc + g[k]
-            S[k] = acc
+        _suffix_sums(g, S, d)
         if not fit_intercept:
-            acc = 0.0
-            N[d] = 0.0
-            for k in range(d - 1, -1, -1):
-                if k == d - 1:
-                    acc = counts[k]
-                else:
-                    acc = acc + counts[k]
-                N[k] = acc
+            _suffix_sums(counts, N, d)
         for j in range(p):
             s = block_ptr[j]
             e = block_ptr[j + 1]

@@ -276,12 +276,12 @@ class ModelDask:
         from ..core._rows import normalized_weights
         from ..design._assemble import block_penalty_weights
         from ..design._spec import column_kinds
-        from ..distributed._dask_stats import LAZY_FAMILIES, row_statistics
+        from ..distributed._dask_stats import families_on_workers, row_statistics
 
         if not getattr(self.family, "statistics_on_workers", False):
             raise ValueError(
                 f"family {self.family.name!r}: a model whose rows stay on the Dask workers "
-                f"(collect=False) supports the families {list(LAZY_FAMILIES)}; use "
+                f"(collect=False) supports the families {families_on_workers()}; use "
                 "glm(..., collect=True) to gather the rows."
             )
         spec = built.spec
