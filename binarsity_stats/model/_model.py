@@ -516,12 +516,11 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
         BinarsityModel
             A copy of this model with ``penalty_kind == "adaptive"``.
         """
-        self.refuse_pairs("adaptive()")
+        self.require("adaptive()")
         import copy
 
         from ..engine._relax import adaptive_weights
 
-        self.needs_rows("adaptive()")
         if not isinstance(first_stage, BinarsityResults):
             raise TypeError(
                 f"first_stage must be a BinarsityResults of this model; got "
@@ -608,7 +607,7 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
         if not isinstance(lam, str):
             lam = check_lam(lam)
         elif lam == "alo":
-            self.refuse_pairs("fit(lam='alo')")
+            self.require("fit(lam='alo')")
             if self.family.survival:
                 raise ValueError(
                     "lam='alo' needs a loss that splits by row; the Cox partial likelihood "

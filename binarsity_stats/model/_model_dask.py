@@ -120,27 +120,6 @@ class ModelDask:
         """Whether the training rows stay on the Dask workers (``collect=False``)."""
         return self.__dict__.get("dask_stats") is not None
 
-    def needs_rows(self, what: str, instead: str = "") -> None:
-        """Refuse ``what`` on a model whose rows stay on the workers (never gathered).
-
-        Part of the fitted-model interface: every method of the results that reads the
-        training rows calls it first.
-
-        Parameters
-        ----------
-        what : str
-            The method, as the user wrote it (``"refit()"``).
-        instead : str, optional
-            What the user can do instead (a sentence).
-
-        Raises
-        ------
-        RowsOnWorkersError
-            When the rows stay on the workers (``glm(..., collect=False)``).
-        """
-        if self.rows_on_workers:
-            raise rows_error(what, instead)
-
     def worker_null_fit(self, intercept: bool | None = None) -> tuple[float, float]:
         """The intercept and deviance of the null model of a model whose rows stay on the
         workers (``_dask_stats.null_fit``; computed once, kept with the model).

@@ -26,8 +26,49 @@ from ..engine._path import PathData, lambda_grid
 from ..engine._solvers import Prepared
 from ..formula._formula import Design, did_you_mean
 from ..penalty._penalty import THEORY_A, lambda_theory, theory_nobs
+from ._model_dask import rows_error
 
-__all__ = ["ModelInterface"]
+__all__ = ["ModelInterface", "METHOD_NEEDS", "CHAINS", "ROWS"]
+
+#: a method needs every binned term to be a chain of levels (not a pair's grid)
+CHAINS = "chains"
+#: a method needs the training rows in this process (not on the Dask workers)
+ROWS = "rows"
+_BOTH = frozenset({CHAINS, ROWS})
+
+#: What each method needs that some models lack (:meth:`ModelInterface.lacks`), and what
+#: to do instead when the rows are on the workers: declared once here, checked by the one
+#: call :meth:`ModelInterface.require` each method makes first. A method that learns to
+#: handle a pair term or rows on the workers drops that need here.
+METHOD_NEEDS: dict[str, tuple[frozenset[str], str]] = {
+    "fit(lam='alo')": (frozenset({CHAINS}), ""),
+    "fit_cv()": (
+        frozenset({ROWS}), "Choose lam on a path (fit_path()) or give it as a number."
+    ),  # its folds are assigned on the client (stratified on y)
+    "fit_cv(relax=)": (frozenset({CHAINS}), ""),
+    "adaptive()": (_BOTH, ""),
+    "relax()": (_BOTH, ""),
+    "tidy()": (frozenset({CHAINS}), ""),
+    "fitted values": (
+        frozenset({ROWS}), "predict(dask_frame) gives them as a lazy Dask Series."
+    ),
+    "augment()": (
+        frozenset({ROWS}),
+        "predict(dask_frame) gives the fitted values as a lazy Dask Series.",
+    ),
+    "selected_design()": (_BOTH, ""),
+    "refit()": (_BOTH, ""),
+    "bootstrap()": (_BOTH, ""),
+    "to_spec()": (frozenset({CHAINS}), ""),
+    "to_sql()": (frozenset({CHAINS}), ""),
+    "scorecard()": (frozenset({CHAINS}), ""),
+    "shape_functions()": (frozenset({CHAINS}), ""),
+    "alo()": (frozenset({CHAINS}), ""),
+    "plot_shapes()": (_BOTH, ""),
+    "plot_effects()": (frozenset({CHAINS}), ""),
+    "plot_calibration()": (frozenset({ROWS}), ""),
+    "report()": (_BOTH, "summary() is computed from per-partition statistics."),
+}
 
 
 class ModelInterface:
@@ -37,31 +78,58 @@ class ModelInterface:
     names are documented there.
     """
 
-    # -- what is not supported yet ------------------------------------------------------
-    def refuse_pairs(self, what: str) -> None:
-        """Refuse ``what`` on a model with a pair term ``bin(a):bin(b)`` (issue 25).
+    # -- what a method needs that a model may lack -----------------------------------
+    def lacks(self) -> frozenset[str]:
+        """What this model lacks of what some methods need (:data:`METHOD_NEEDS`).
 
-        Part of the fitted-model interface (docs/architecture.md): everything that reads
-        a term as a chain of levels and does not handle a pair's grid yet calls this
-        first, so that a pair is refused by name, never fitted or exported wrongly.
+        Part of the fitted-model interface (docs/architecture.md).
+
+        Returns
+        -------
+        frozenset of str
+            ``"chains"`` when a binned term is not a chain of levels (a pair term
+            ``bin(a):bin(b)``, a grid); ``"rows"`` when the training rows are not in
+            this process (``glm(dask_frame, collect=False)`` keeps them on the workers).
+        """
+        lacking = set()
+        if any(getattr(b, "is_pair", False) for b in self.spec.blocks):
+            lacking.add(CHAINS)
+        if getattr(self, "rows_on_workers", False):
+            lacking.add(ROWS)
+        return frozenset(lacking)
+
+    def require(self, method: str, label: str | None = None) -> None:
+        """The one check a method makes: refuse it by name when the model lacks what it needs.
+
+        Part of the fitted-model interface (docs/architecture.md): what each method needs
+        is declared once, in :data:`METHOD_NEEDS`; what a model lacks, in :meth:`lacks`.
 
         Parameters
         ----------
-        what : str
-            The method as the user calls it (``"refit()"``), for the message.
+        method : str
+            The method's key in :data:`METHOD_NEEDS` (``"refit()"``).
+        label : str, optional
+            The method as the user called it, for the message (default: ``method``).
 
         Raises
         ------
         ValueError
-            Naming ``what`` and the first pair term.
+            When the method does not handle a pair term yet (naming the first one).
+        RowsOnWorkersError
+            When the method reads the training rows and they stay on the Dask workers.
         """
-        pairs = [b.term for b in self.spec.blocks if getattr(b, "is_pair", False)]
-        if pairs:
+        needs, instead = METHOD_NEEDS[method]
+        missing = needs & self.lacks()
+        what = label or method
+        if CHAINS in missing:
+            pairs = [b.term for b in self.spec.blocks if getattr(b, "is_pair", False)]
             raise ValueError(
                 f"{what} does not handle the pair term {pairs[0]!r} yet (a step surface "
                 "over two features); fit, predict, fit_path, fit_cv, summary() and "
                 "term_table() do. Fit the model without the pair term for this."
             )
+        if ROWS in missing:
+            raise rows_error(what, instead)
 
     # -- rows and weights ----------------------------------------------------------------
     def per_row(self, value: Any, name: str) -> Any:

@@ -251,14 +251,12 @@ class ModelPathCV:
         default grid starts at λ_max, where every binned term is already flat, so a
         ``lam_min`` there (nothing beats the intercept-only fit) needs no warning.
         """
-        self.needs_rows(
-            "fit_cv()", "Choose lam on a path (fit_path()) or give it as a number."
-        )  # its folds are assigned on the client (stratified on y)
+        self.require("fit_cv()")
         check_scoring(scoring, self.family, self.y)
         request = [(f"scoring:{scoring}", f"scoring={scoring!r}")]
         if relax is not None and relax is not False:
             request.append(("relax", f"relax={relax!r}"))
-            self.refuse_pairs(f"fit_cv(relax={relax!r})")
+            self.require("fit_cv(relax=)", f"fit_cv(relax={relax!r})")
         # the in-memory engine's path data, or the Dask backend's: one code path below
         data, opts = self._solver_data(solver, tol, max_iter, backend, request)
         if self.family.estimated_parameter is not None:  # NB θ: estimated once, then fixed

@@ -119,7 +119,7 @@ class PathResults:
         """
         from ._alo import alo_curve
 
-        self.model.refuse_pairs("alo()")
+        self.model.require("alo()")
         return alo_curve(self)
 
     def plot(self, kind: str = "range", ax: Any = None, marks: Any = None) -> Figure:

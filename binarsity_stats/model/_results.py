@@ -217,13 +217,12 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
         refit inherits the selection's optimism (the winner's curse): its steps are
         larger than the truth on average, which is why γ is tuned by CV.
         """
-        self.model.refuse_pairs("relax()")
+        self.model.require("relax()")
         from ..engine._relax import check_gamma, mix_solutions, unpenalized_on_segments
         from ..core._validation import check_max_iter, check_tol
 
         g = check_gamma(gamma)
         tol, max_iter = check_tol(tol), check_max_iter(max_iter)
-        self.model.needs_rows("relax()")
         base = self if getattr(self, "relax_gamma", None) is None else self._relaxed_from
         cached = base.__dict__.get("_unpenalized")  # (tol, max_iter, solution)
         if cached is None or cached[:2] != (tol, max_iter):
@@ -262,7 +261,7 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
         BinarsityModel
             The same formula and data with adaptive penalty weights.
         """
-        self.model.refuse_pairs("adaptive()")
+        self.model.require("adaptive()")
         return self.model.adaptive(self, power=power)
 
     # -- coefficients ------------------------------------------------------------------
@@ -315,9 +314,8 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
         Recomputed from the coefficients (one gather pass) rather than taken from the
         solver, so that ``predict(training data)`` reproduces it to the last bit.
         """
-        self.model.needs_rows(
-            "The training rows' linear predictor, fitted values and residuals",
-            "predict(dask_frame) gives them as a lazy Dask Series.",
+        self.model.require(
+            "fitted values", "The training rows' linear predictor, fitted values and residuals"
         )
         return self.model.linear_predictor(self.coef, self.dense_coef, self.intercept)
 
@@ -515,7 +513,7 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
         method). R: ``broom::tidy(glm_fit)``; glmnet fits have no standard errors in
         broom either.
         """
-        self.model.refuse_pairs("tidy()")
+        self.model.require("tidy()")
         from ._tidy import tidy_results
 
         return tidy_results(self, conf_int, conf_level, exponentiate, merge)

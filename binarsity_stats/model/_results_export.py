@@ -46,7 +46,7 @@ class ExportMixin:
             A term that the description cannot replay: a formulaic stateful transform
             (``center(x)``, ``scale(x)``, ``poly(x)``...) or ``C()`` of an expression.
         """
-        self.model.refuse_pairs("to_spec()")
+        self.model.require("to_spec()")
         from ..formula._formula import unalias, dense_column_factors
         from ..design._spec import (
             argument_expr, bin_term, column_input, describe_input, json_value, make_spec,
@@ -129,7 +129,7 @@ class ExportMixin:
         str
             The query (see :func:`binarsity_stats.to_sql`).
         """
-        self.model.refuse_pairs("to_sql()")
+        self.model.require("to_sql()")
         from ..export._sql import to_sql
 
         return to_sql(self, table=table, dialect=dialect, **kwargs)
@@ -160,7 +160,7 @@ class ExportMixin:
             ``table`` (points per interval per term), ``score(new)``, ``points(new)``;
             see :func:`binarsity_stats.scorecard`.
         """
-        self.model.refuse_pairs("scorecard()")
+        self.model.require("scorecard()")
         from ..export._scorecard import scorecard
 
         return scorecard(self, pdo=pdo, base_score=base_score, base_odds=base_odds,

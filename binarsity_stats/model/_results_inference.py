@@ -155,8 +155,7 @@ class InferenceMixin:
         names : list of str
             Column names, e.g. ``bin(age, 50)[38.0, 52.0]`` for a merged segment.
         """
-        self.model.refuse_pairs("selected_design()")
-        self.model.needs_rows("selected_design()")
+        self.model.require("selected_design()")
         return self._selected_matrix(self.model.design, strict=False), list(self._selection[1])
 
     def refit(
@@ -201,8 +200,7 @@ class InferenceMixin:
             Wraps the statsmodels (or ``GLMRefit``) results; ``predict``,
             ``get_prediction`` and ``conf_int`` replay the selected design on new rows.
         """
-        self.model.refuse_pairs("refit()")
-        self.model.needs_rows("refit()")
+        self.model.require("refit()")
         from ._robust import COV_TYPES, apply_robust_cov
 
         if cov_type not in COV_TYPES:
@@ -275,8 +273,7 @@ class InferenceMixin:
             ``shape_bands``, ``cut_frequencies``, ``predict(new, interval=)``,
             ``plot_shapes(bands=True)``.
         """
-        self.model.refuse_pairs("bootstrap()")
-        self.model.needs_rows("bootstrap()")
+        self.model.require("bootstrap()")
         if getattr(self, "relax_gamma", None) is not None:
             raise ValueError(
                 "bootstrap() resamples the penalised fit; a relaxed fit (relax_gamma="

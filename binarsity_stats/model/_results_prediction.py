@@ -297,9 +297,7 @@ class PredictionMixin:
             has no valid standard error (see :meth:`tidy`); use ``refit().augment``
             or ``bootstrap().augment`` for uncertainty.
         """
-        self.model.needs_rows(
-            "augment()", "predict(dask_frame) gives the fitted values as a lazy Dask Series."
-        )
+        self.model.require("augment()")
         from ._tidy import augment_results
 
         return augment_results(self, newdata, type_predict, type_residuals, offset, y, missing)

@@ -89,8 +89,7 @@ class ReportMixin:
         matplotlib.figure.Figure
             The figure drawn on.
         """
-        self.model.refuse_pairs("plot_shapes()")
-        self.model.needs_rows("plot_shapes()")
+        self.model.require("plot_shapes()")
         from ..report._plotting import plot_shapes
 
         band = freq = None
@@ -131,7 +130,7 @@ class ReportMixin:
         matplotlib.figure.Figure
             The figure drawn on (numbers: ``_curves.calibration_table``).
         """
-        self.model.needs_rows("plot_calibration()")
+        self.model.require("plot_calibration()")
         from ..report._curves import plot_calibration
 
         return plot_calibration(self, new=new, y=y, bins=bins, ax=ax, scale=scale)
@@ -166,7 +165,7 @@ class ReportMixin:
         matplotlib.figure.Figure
             One panel per feature (``report/_effects.plot_effects``).
         """
-        self.model.refuse_pairs("plot_effects()")
+        self.model.require("plot_effects()")
         from ..report._effects import plot_effects
 
         return plot_effects(self, features=features, reference=reference, interval=interval,
@@ -250,10 +249,7 @@ class ReportMixin:
         >>> res.report("model.html")  # doctest: +SKIP
         'model.html'
         """
-        self.model.refuse_pairs("report()")
-        self.model.needs_rows(
-            "report()", "summary() is computed from per-partition statistics."
-        )
+        self.model.require("report()")
         from ..report._report import write_report
 
         return write_report(

@@ -207,7 +207,7 @@ class TermTablesMixin:
             interval (low, high]; NaN for a categorical or missing level), ``level`` (θ
             on the link scale) and ``count`` (weighted training rows).
         """
-        self.model.refuse_pairs("shape_functions()")
+        self.model.require("shape_functions()")
         m = self.model
         rows = []
         for j, block in enumerate(m.spec.blocks):

@@ -147,3 +147,53 @@ def test_lambda_theory_refuses_adaptive_weights():
     m = m.adaptive(m.fit(lam=0.01))
     with pytest.raises(ValueError, match="adaptive penalty weights"):
         m.lambda_theory()
+
+
+# -- the one declared check: METHOD_NEEDS, lacks(), require() ------------------------------
+def test_every_declared_need_is_checked_by_a_method_and_every_check_is_declared():
+    """``METHOD_NEEDS`` is the one place a method's needs are written: each key is
+    checked by a ``require(...)`` call in the package, and each call names a key."""
+    import ast
+    import pathlib
+
+    import binarsity_stats
+    from binarsity_stats.model._model_interface import METHOD_NEEDS
+
+    called = set()
+    for path in pathlib.Path(binarsity_stats.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "require" and node.args
+                    and isinstance(node.args[0], ast.Constant)):  # fmt: skip
+                called.add(node.args[0].value)
+    assert called == set(METHOD_NEEDS)
+
+
+def test_require_refuses_what_the_model_lacks_and_nothing_else():
+    import pandas as pd
+
+    from binarsity_stats import glm
+    from binarsity_stats.model._model_dask import RowsOnWorkersError
+    from binarsity_stats.model._model_interface import CHAINS, METHOD_NEEDS, ROWS
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300)})
+    df["y"] = df.a + rng.normal(size=300)
+    plain = glm("y ~ bin(a, 4) + bin(b, 4)", df)
+    pair = glm("y ~ bin(a, 4) + bin(b, 4) + bin(a, 3):bin(b, 3)", df)
+    assert plain.lacks() == frozenset() and pair.lacks() == frozenset({CHAINS})
+    for method, (needs, _) in METHOD_NEEDS.items():
+        plain.require(method)  # an in-memory model of chains lacks nothing
+        if CHAINS in needs:
+            with pytest.raises(ValueError, match=r"does not handle the pair term 'bin\(a, 3\)"):
+                pair.require(method, label="my_call()")
+        else:
+            pair.require(method)
+    # rows on the workers (``collect=False``, tested end to end in
+    # tests/distributed/test_dask_stats.py): lacks() reads ``rows_on_workers``
+    on_workers = type("OnWorkers", (type(plain),), {"rows_on_workers": True})
+    plain.__class__ = on_workers
+    assert plain.lacks() == frozenset({ROWS})
+    with pytest.raises(RowsOnWorkersError, match=r"^refit\(\) is not available"):
+        plain.require("refit()")
+    plain.require("to_sql()")  # reads no rows
