@@ -481,6 +481,7 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
         state.pop("_data", None)  # the training frame is not part of a saved model
         state.pop("dask_client", None)  # a connection
         state.pop("dask_design", None)  # training partitions (in a cluster's memory)
+        state.pop("_jump_unit", None)  # a cache (``_results.jump_unit``)
         return state
 
     def __getattr__(self, name: str) -> Any:

@@ -84,7 +84,16 @@ def jump_unit(model: BinarsityModel) -> float:
         return unit if np.isfinite(unit) and unit > 0 else 1.0
     if not getattr(model.family, "quadratic", False) or getattr(model, "y", None) is None:
         return 1.0
-    return coefficient_unit(model.family, model.y, model.unit_weight)
+    # every result of a path or CV asks (O(n) passes, a BLAS dot each): computed once
+    # per (family, y, weights) of the model — a copy with other rows or weights (folds,
+    # resamples, NB's θ) holds other objects and gets its own
+    key = (model.family, model.y, model.sample_weight)
+    cached = model.__dict__.get("_jump_unit")
+    if cached is not None and all(a is b for a, b in zip(cached[0], key)):
+        return cached[1]
+    unit = coefficient_unit(model.family, model.y, model.unit_weight)
+    model.__dict__["_jump_unit"] = (key, unit)
+    return unit
 
 
 def degrees_of_freedom(

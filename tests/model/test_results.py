@@ -221,3 +221,28 @@ def test_public_modelling_names_have_numpydoc_docstrings():
                 if errors:
                     problems.append((target, errors))
     assert problems == []
+
+
+def test_the_unit_of_a_jump_is_computed_once_per_model_and_anew_for_other_rows(monkeypatch):
+    """``jump_unit`` (O(n) passes) is asked by every result of a path: computed once per
+    (family, y, weights); a copy of the model with other y gets its own."""
+    import copy
+
+    from binarsity_stats.model import _results
+
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"x": rng.normal(size=400)})
+    df["y"] = 3.0 * (df.x > 0) + rng.normal(size=400)
+    model = glm("y ~ bin(x, 6)", df)
+    calls = []
+    real = _results.coefficient_unit
+    monkeypatch.setattr(_results, "coefficient_unit", lambda *a: calls.append(1) or real(*a))
+    path = model.fit_path(n_lambdas=8)
+    dfs = [r.df for r in path]  # every point's df and cut points ask for the unit
+    first = _results.jump_unit(model)
+    assert len(dfs) == 8 and len(calls) == 1
+    other = copy.copy(model)
+    other.y = model.y * 10.0
+    assert _results.jump_unit(other) == pytest.approx(10.0 * first, rel=1e-12)
+    assert len(calls) == 2
+    assert "_jump_unit" not in model.__getstate__()
