@@ -44,6 +44,30 @@ def segment_of_level(block: Any, jumps: np.ndarray) -> np.ndarray:
     return np.concatenate([seg, rest])
 
 
+#: rows of the selected design per block when its Gram is summed (pair terms' aliases)
+_GRAM_ROWS = 16384
+#: a pair region's column whose residual sum of squares on the other columns is at most
+#: this share of its own is aliased (exact dependence leaves rounding, ~1e-13)
+_ALIAS_RTOL = 1e-9
+
+
+def _region_label(block: Any, grid: Any, region: np.ndarray, r: int) -> str:
+    """A pair region's label: ``(a bins) x (b bins)`` when its observed cells fill the
+    rectangle they span (every observed cell in it is the region's), else ``region r
+    (m cells)``."""
+    from ..formula._labels import interval_label
+
+    k, l = grid.cell_rows()
+    on = region == r
+    k0, k1, l0, l1 = k[on].min(), k[on].max(), l[on].min(), l[on].max()
+    box = (k >= k0) & (k <= k1) & (l >= l0) & (l <= l1)
+    if np.all(on[box]):
+        a = np.concatenate([[-np.inf], block.edges, [np.inf]])
+        b = np.concatenate([[-np.inf], block.pair_edges, [np.inf]])
+        return f"{interval_label(a[k0], a[k1 + 1])} x {interval_label(b[l0], b[l1 + 1])}"
+    return f"region {r + 1} ({int(on.sum())} cells)"
+
+
 class InferenceMixin:
     """Refit and bootstrap of :class:`~binarsity_stats.model._results.BinarsityResults`."""
 
@@ -71,7 +95,11 @@ class InferenceMixin:
         for j, block in enumerate(m.spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
             counts = bin_counts[s:e]
-            if block.penalized:
+            if getattr(block, "is_pair", False):
+                seg_of_level, seg_names = self._pair_segments(j)
+                n_seg = len(seg_names)
+                seg_count = np.bincount(seg_of_level, weights=counts, minlength=n_seg)
+            elif block.penalized:
                 seg_of_level = segment_of_level(block, self.jumps[s:e])
                 seg = seg_of_level[: block.chain_length]
                 seg_names = []
@@ -107,7 +135,85 @@ class InferenceMixin:
                 names.append(seg_names[sid])
             level_cols.append(col_of_seg[seg_of_level])
         names.extend(m.spec.dense_columns)
-        return level_cols, names
+        return self._without_pair_aliases(level_cols, names)
+
+    def _pair_segments(self, j: int) -> tuple[np.ndarray, list[str]]:
+        """The refit's segments of pair term j: its fused regions (``grid_regions`` at the
+        kept-cut tolerance), one indicator each; the levels after the cells (a cell
+        without training rows) one segment without weight, so no coefficient."""
+        from ..core._statistics import grid_regions, jump_tolerance
+
+        m = self.model
+        block = m.spec.blocks[j]
+        grid = m.binned.kinds[j].block
+        s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+        cells = self.coef[s : s + grid.n_cells]
+        region = grid_regions(grid, cells, jump_tolerance(cells, self._eta_unit))
+        n_reg = int(region.max()) + 1 if region.size else 0
+        rest = n_reg + np.arange(e - s - grid.n_cells)
+        names = [f"{block.term}[{_region_label(block, grid, region, r)}]" for r in range(n_reg)]
+        names += [f"{block.term}[empty at training]"] * rest.size
+        return np.concatenate([region, rest]).astype(np.intp), names
+
+    def _without_pair_aliases(
+        self, level_cols: list[np.ndarray], names: list[str]
+    ) -> tuple[list[np.ndarray], list[str]]:
+        """The selection without the pair regions' columns that the other columns span.
+
+        A pair's region indicators overlap the main effects (a region that is a whole
+        bin of a is that bin's indicator; the regions add up to the intercept): each
+        region column that is a linear combination of the other terms' columns and the
+        earlier kept regions (on the training rows of positive weight) is dropped — its
+        levels join the reference — so the refit's span and fitted values are the same
+        and every coefficient left is identified, as R's hierarchical dummy coding of
+        an interaction. The Gram of the selected columns is summed over blocks of rows
+        (never the n × k design at once).
+        """
+        from ._refit_glm import dense_rows
+
+        m = self.model
+        pairs = [j for j, b in enumerate(m.spec.blocks) if getattr(b, "is_pair", False)]
+        if not pairs:
+            return level_cols, names
+        k = len(names)
+        pair_cols = sorted({int(c) for j in pairs for c in level_cols[j] if c >= 0})
+        design = m.design
+        n = design.n_obs
+        weight = np.asarray(m.unit_weight, dtype=np.float64)
+        gram = np.zeros((k, k))
+        for start in range(0, n, _GRAM_ROWS):
+            rows = slice(start, min(n, start + _GRAM_ROWS))
+            X = dense_rows(level_cols, k, m.fit_intercept,
+                           lambda j: design.codes[j][rows],
+                           design.dense[rows] if len(m.spec.dense_columns) else None,
+                           rows.stop - rows.start)  # fmt: skip
+            X *= np.sqrt(weight[rows] > 0)[:, None]
+            gram += X.T @ X
+        kept = [c for c in range(k) if c not in set(pair_cols)]
+        dropped = []
+        for c in pair_cols:
+            g_cc = gram[c, c]
+            if g_cc > 0 and kept:
+                coef = np.linalg.lstsq(gram[np.ix_(kept, kept)], gram[kept, c], rcond=None)[0]
+                resid = g_cc - gram[c, kept] @ coef
+            else:
+                resid = g_cc
+            if resid <= _ALIAS_RTOL * g_cc:
+                dropped.append(c)
+            else:
+                kept.append(c)
+        if not dropped:
+            return level_cols, names
+        new_index = np.full(k, _REFERENCE, dtype=np.intp)
+        left = [c for c in range(k) if c not in set(dropped)]
+        new_index[left] = np.arange(len(left))
+        out = []
+        for cols in level_cols:
+            cols = cols.copy()
+            on = cols >= 0
+            cols[on] = new_index[cols[on]]
+            out.append(cols)
+        return out, [names[c] for c in left]
 
     def _selected_matrix(
         self, design: Any, strict: bool = True, rows: slice | None = None
