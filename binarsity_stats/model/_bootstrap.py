@@ -342,6 +342,13 @@ class BootstrapResults(BootstrapBandsMixin):
         cached = self.__dict__.get("_relaxed_fits")
         if cached is not None:
             return cached
+        pairs = [b.term for b in self.model.spec.blocks if getattr(b, "is_pair", False)]
+        if pairs:
+            raise ValueError(
+                f"method='relaxed' refits every resample's levels with its jumps free and "
+                f"the rest fused, which the pair term {pairs[0]!r} (a surface over two "
+                "features) does not support yet: use method='percentile' (or 'basic')."
+            )
         if getattr(self, "seeds", None) is None:
             raise ValueError(
                 "method='relaxed' redraws every resample's rows from its seed, which this "

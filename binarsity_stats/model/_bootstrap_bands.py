@@ -240,6 +240,9 @@ class BootstrapBandsMixin:
         freq = self._jumps().mean(axis=0)
         rows = []
         for j, block in enumerate(m.spec.blocks):
+            if getattr(block, "is_pair", False):
+                rows.extend(self._pair_line_frequencies(j))
+                continue
             if not block.penalized:
                 continue
             s = int(m.block_ptr[j])
@@ -255,6 +258,21 @@ class BootstrapBandsMixin:
                      "selected": bool(self.results.jumps[s + k])}
                 )  # fmt: skip
         return pd.DataFrame(rows, columns=["term", "column", "cut", "frequency", "selected"])
+
+    def _pair_line_frequencies(self, j: int) -> list[dict[str, Any]]:
+        """The cut lines of pair term j, each axis's in turn: the share of resamples whose
+        surface keeps the line (a jump crosses it), and whether the fit keeps it."""
+        block = self.model.spec.blocks[j]
+        per = [self.results._pair_line_jumps(j, c) for c in self.coef]
+        fit = self.results._pair_line_jumps(j, self.results.coef)
+        rows = []
+        for axis, (column, edges) in enumerate(((block.column, block.edges),
+                                                (block.pair_column, block.pair_edges))):  # fmt: skip
+            freq = np.mean([p[axis] for p in per], axis=0)
+            for line, cut in enumerate(edges):
+                rows.append({"term": block.term, "column": column, "cut": float(cut),
+                             "frequency": float(freq[line]), "selected": bool(fit[axis][line])})  # fmt: skip
+        return rows
 
     def _edge_frequency(self) -> np.ndarray:
         """(d,) share of resamples with a jump at each level (0 where none can be)."""

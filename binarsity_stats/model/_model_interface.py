@@ -58,7 +58,7 @@ METHOD_NEEDS: dict[str, tuple[frozenset[str], str]] = {
     ),
     "selected_design()": (frozenset({ROWS}), ""),
     "refit()": (frozenset({ROWS}), ""),
-    "bootstrap()": (_BOTH, ""),
+    "bootstrap()": (frozenset({ROWS}), ""),
     "to_spec()": (frozenset({CHAINS}), ""),
     "to_sql()": (frozenset({CHAINS}), ""),
     "scorecard()": (frozenset({CHAINS}), ""),

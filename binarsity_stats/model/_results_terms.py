@@ -184,8 +184,15 @@ class TermTablesMixin:
         boot = getattr(self, "bootstrap_", None)
         if boot is not None:
             freq = boot._edge_frequency()
+            lines: dict[int, dict] = {}  # a pair's cut lines: (column, cut) → frequency
             for row, (j, k) in zip(rows, edges, strict=True):
-                row["frequency"] = float(freq[int(m.block_ptr[j]) + k])
+                if k is None:
+                    if j not in lines:
+                        lines[j] = {(r["column"], r["cut"]): r["frequency"]
+                                    for r in boot._pair_line_frequencies(j)}  # fmt: skip
+                    row["frequency"] = float(lines[j][(row["column"], row["cut"])])
+                else:
+                    row["frequency"] = float(freq[int(m.block_ptr[j]) + k])
             cols.append("frequency")
         return pd.DataFrame(rows, columns=cols)
 
@@ -319,6 +326,29 @@ class TermTablesMixin:
                     "jump": float(big),
                 })  # fmt: skip
         return rows
+
+    def _pair_line_jumps(self, j: int, coef: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per axis of pair term j (a, then b), whether each cut line is kept at ``coef``:
+        a line (after bin k of the axis) is kept when a jump of the surface crosses it
+        (the kept-cut rule of ``_statistics`` on the grid's edges, as :meth:`cut_points`)."""
+        from ..core._statistics import jump_tolerance
+
+        m = self.model
+        block = m.spec.blocks[j]
+        grid = m.binned.kinds[j].block
+        s = int(m.block_ptr[j])
+        cells = np.asarray(coef[s : s + grid.n_cells], dtype=np.float64)
+        diff = grid.difference(cells)
+        kept = np.abs(diff) > jump_tolerance(cells, self._eta_unit)
+        k, l = grid.cell_rows()
+        out = []
+        for pos, edge_slice, n_lines in ((k, slice(grid.n_b_edges, None), len(block.edges)),
+                                         (l, slice(0, grid.n_b_edges), len(block.pair_edges))):  # fmt: skip
+            lines = pos[grid.edges[edge_slice, 0]]
+            mask = np.zeros(n_lines, dtype=bool)
+            mask[lines[kept[edge_slice]]] = True
+            out.append(mask)
+        return out[0], out[1]
 
     def _pair_regions(self, j: int) -> int:
         """The fused regions of pair term j's surface that hold training rows

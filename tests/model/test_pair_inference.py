@@ -1,4 +1,4 @@
-"""refit() of a fit with a pair term ``bin(a):bin(b)`` (issue 25): one parameter per region.
+"""refit() and bootstrap() of a fit with a pair term ``bin(a):bin(b)`` (issue 25).
 
 The refit is the unpenalised GLM on the selection: the main effects' segments and the
 pair's fused regions (``grid_regions`` at the kept-cut tolerance). A region's indicator
@@ -8,7 +8,9 @@ R's hierarchical dummy coding of an interaction. Proved here against statsmodels
 the full, rank-deficient design of segment and region indicators built independently
 (its fitted means are unique: the same column space), for three families with weights
 and an offset; the sufficient-statistics path equals statsmodels' path; the labels name
-a rectangular region by its two intervals.
+a rectangular region by its two intervals. The bootstrap counts, per cut line of the
+surface, the share of resamples that keep it (computed here from the cell tables), gives
+percentile bands per cell, and refuses the relaxed refits (its default) by name.
 """
 
 from __future__ import annotations
@@ -121,3 +123,53 @@ def test_a_rectangular_region_is_labelled_by_its_two_intervals():
     for name in names:
         label = name[len(PAIR) + 1 : -1]
         assert " x " in label or label.startswith("region "), name
+
+
+# -- the bootstrap of a fit with a pair term ------------------------------------------------
+def _lines_kept(model, coef, j: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per axis, the cut lines a jump of the surface crosses, from the cell table (every
+    cell observed here): line k of a is kept when some (k, l), (k + 1, l) differ."""
+    block = model.spec.blocks[j]
+    grid = model.binned.kinds[j].block
+    assert grid.n_cells == (len(block.edges) + 1) * (len(block.pair_edges) + 1)
+    s = int(model.block_ptr[j])
+    table = np.asarray(coef[s : s + grid.n_cells]).reshape(grid.shape)
+    tol = 1e-7 * max(1.0, np.abs(table).max())
+    return (np.any(np.abs(np.diff(table, axis=0)) > tol, axis=1),
+            np.any(np.abs(np.diff(table, axis=1)) > tol, axis=0))  # fmt: skip
+
+
+def test_the_bootstrap_counts_how_often_each_cut_line_of_the_surface_is_kept():
+    df = _data("gaussian", n=1500, seed=4)
+    model = bs.glm(f"y ~ bin(a, 4) + bin(b, 4) + {PAIR}", df)
+    res = model.fit(lam=0.03)
+    boot = res.bootstrap(n_boot=6, random_state=0)
+    table = boot.cut_frequencies()
+    pair = table[table.term == PAIR]
+    want_a = np.mean([_lines_kept(model, c, 2)[0] for c in boot.coef], axis=0)
+    want_b = np.mean([_lines_kept(model, c, 2)[1] for c in boot.coef], axis=0)
+    fit_a, fit_b = _lines_kept(model, res.coef, 2)
+    block = model.spec.blocks[2]
+    on_a, on_b = pair[pair.column == "a"], pair[pair.column == "b"]
+    np.testing.assert_array_equal(on_a.cut, block.edges)
+    np.testing.assert_array_equal(on_b.cut, block.pair_edges)
+    np.testing.assert_allclose(on_a.frequency, want_a, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(on_b.frequency, want_b, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(on_a.selected, fit_a)
+    np.testing.assert_array_equal(on_b.selected, fit_b)
+    # the cut-point table of the results gets the same frequencies on its kept lines
+    cuts = res.cut_points()
+    lines = cuts[cuts.term == PAIR]
+    assert len(lines) == int(fit_a.sum() + fit_b.sum()) and "frequency" in cuts
+    for _, row in lines.iterrows():
+        match = pair[(pair.column == row.column) & (pair.cut == row.cut)]
+        assert float(match.frequency.iloc[0]) == row.frequency
+    # percentile bands per cell; the relaxed refits (the default) refuse the pair by name
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the coverage note of a λ the benchmark did not measure
+        bands = boot.shape_bands(method="percentile")
+    cells = bands[bands.term == PAIR]
+    assert len(cells) == model.binned.kinds[2].block.n_cells + 1
+    assert np.all(cells.lower <= cells.upper)
+    with pytest.raises(ValueError, match=r"method='relaxed'.*pair term.*method='percentile'"):
+        boot.predict(df.head(3))
