@@ -48,7 +48,6 @@ METHOD_NEEDS: dict[str, tuple[frozenset[str], str]] = {
     "fit_cv(relax=)": (frozenset({CHAINS}), ""),
     "adaptive()": (_BOTH, ""),
     "relax()": (_BOTH, ""),
-    "tidy()": (frozenset({CHAINS}), ""),
     "fitted values": (
         frozenset({ROWS}), "predict(dask_frame) gives them as a lazy Dask Series."
     ),
@@ -62,7 +61,6 @@ METHOD_NEEDS: dict[str, tuple[frozenset[str], str]] = {
     "to_spec()": (frozenset({CHAINS}), ""),
     "to_sql()": (frozenset({CHAINS}), ""),
     "scorecard()": (frozenset({CHAINS}), ""),
-    "shape_functions()": (frozenset({CHAINS}), ""),
     "alo()": (frozenset({CHAINS}), ""),
     "plot_shapes()": (_BOTH, ""),
     "plot_effects()": (frozenset({CHAINS}), ""),

@@ -522,7 +522,6 @@ class BinarsityResults(PredictionMixin, TermTablesMixin, ExportMixin, InferenceM
         method). R: ``broom::tidy(glm_fit)``; glmnet fits have no standard errors in
         broom either.
         """
-        self.model.require("tidy()")
         from ._tidy import tidy_results
 
         return tidy_results(self, conf_int, conf_level, exponentiate, merge)

@@ -19,7 +19,7 @@ from ._refit import _NO_ESTIMATE, _REFERENCE, RefitResults, _fit_statsmodels, _s
 if TYPE_CHECKING:  # pragma: no cover
     from ._bootstrap import BootstrapResults
 
-__all__ = ["InferenceMixin"]
+__all__ = ["InferenceMixin", "region_label"]
 
 
 def segment_of_level(block: Any, jumps: np.ndarray) -> np.ndarray:
@@ -51,7 +51,7 @@ _GRAM_ROWS = 16384
 _ALIAS_RTOL = 1e-9
 
 
-def _region_label(block: Any, grid: Any, region: np.ndarray, r: int) -> str:
+def region_label(block: Any, grid: Any, region: np.ndarray, r: int) -> str:
     """A pair region's label: ``(a bins) x (b bins)`` when its observed cells fill the
     rectangle they span (every observed cell in it is the region's), else ``region r
     (m cells)``."""
@@ -141,17 +141,14 @@ class InferenceMixin:
         """The refit's segments of pair term j: its fused regions (``grid_regions`` at the
         kept-cut tolerance), one indicator each; the levels after the cells (a cell
         without training rows) one segment without weight, so no coefficient."""
-        from ..core._statistics import grid_regions, jump_tolerance
-
         m = self.model
         block = m.spec.blocks[j]
         grid = m.binned.kinds[j].block
         s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
-        cells = self.coef[s : s + grid.n_cells]
-        region = grid_regions(grid, cells, jump_tolerance(cells, self._eta_unit))
+        region = self._pair_region_ids(j)
         n_reg = int(region.max()) + 1 if region.size else 0
         rest = n_reg + np.arange(e - s - grid.n_cells)
-        names = [f"{block.term}[{_region_label(block, grid, region, r)}]" for r in range(n_reg)]
+        names = [f"{block.term}[{region_label(block, grid, region, r)}]" for r in range(n_reg)]
         names += [f"{block.term}[empty at training]"] * rest.size
         return np.concatenate([region, rest]).astype(np.intp), names
 

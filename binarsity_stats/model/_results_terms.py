@@ -212,12 +212,17 @@ class TermTablesMixin:
             ``term``, ``label`` (``(low, high]``, ``= v`` for a bin that held one
             distinct training value, a category or ``missing``), ``low``, ``high`` (the
             interval (low, high]; NaN for a categorical or missing level), ``level`` (θ
-            on the link scale) and ``count`` (weighted training rows).
+            on the link scale) and ``count`` (weighted training rows). A pair term
+            ``bin(a):bin(b)`` has a row per observed cell (``(a bin) x (b bin)``), or
+            per fused region with ``merge``, then its level of the cells empty at
+            training; its ``low`` and ``high`` are NaN (the cell is two intervals).
         """
-        self.model.require("shape_functions()")
         m = self.model
         rows = []
         for j, block in enumerate(m.spec.blocks):
+            if getattr(block, "is_pair", False):
+                rows.extend(self._pair_shape_rows(j, merge, precision))
+                continue
             s = int(m.block_ptr[j])
             labels = block.level_labels(precision)
             theta = self.coef[s : int(m.block_ptr[j + 1])]
@@ -350,18 +355,53 @@ class TermTablesMixin:
             out.append(mask)
         return out[0], out[1]
 
-    def _pair_regions(self, j: int) -> int:
-        """The fused regions of pair term j's surface that hold training rows
-        (``_grid.grid_regions`` at the kept-cut tolerance of ``_statistics``)."""
-        from ..core._statistics import jump_tolerance
-        from ..core._statistics import grid_regions
+    def _pair_region_ids(self, j: int) -> np.ndarray:
+        """The fused region of every observed cell of pair term j's surface
+        (``_statistics.grid_regions`` at the kept-cut tolerance of ``_statistics``)."""
+        from ..core._statistics import grid_regions, jump_tolerance
 
         m = self.model
         grid = m.binned.kinds[j].block
         s = int(m.block_ptr[j])
         cells = self.coef[s : s + grid.n_cells]
-        region = grid_regions(grid, cells, jump_tolerance(cells, self._eta_unit))
-        return len(np.unique(region[m.bin_counts[s : s + grid.n_cells] > 0]))
+        return grid_regions(grid, cells, jump_tolerance(cells, self._eta_unit))
+
+    def _pair_regions(self, j: int) -> int:
+        """The number of fused regions of pair term j's surface that hold training rows."""
+        m = self.model
+        s = int(m.block_ptr[j])
+        region = self._pair_region_ids(j)
+        return len(np.unique(region[m.bin_counts[s : s + region.size] > 0]))
+
+    def _pair_shape_rows(
+        self, j: int, merge: bool, precision: int | None
+    ) -> list[dict[str, Any]]:
+        """:meth:`shape_functions`' rows of pair term j: one per cell, or per fused
+        region with ``merge`` (labelled as the refit labels it), then the level of the
+        cells empty at training."""
+        from ._results_inference import region_label
+
+        m = self.model
+        block = m.spec.blocks[j]
+        grid = m.binned.kinds[j].block
+        s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+        theta, counts = self.coef[s:e], m.bin_counts[s:e]
+        labels = block.level_labels(precision)
+        rows = []
+        if merge:
+            region = self._pair_region_ids(j)
+            for r in range(int(region.max()) + 1 if region.size else 0):
+                cells = np.flatnonzero(region == r)
+                rows.append({"term": block.term, "label": region_label(block, grid, region, r),
+                             "low": np.nan, "high": np.nan, "level": float(theta[cells[0]]),
+                             "count": float(counts[cells].sum())})  # fmt: skip
+            extra = range(grid.n_cells, e - s)
+        else:
+            extra = range(e - s)
+        for k in extra:
+            rows.append({"term": block.term, "label": labels[k], "low": np.nan, "high": np.nan,
+                         "level": float(theta[k]), "count": float(counts[k])})  # fmt: skip
+        return rows
 
     def _block_selected(self, j: int) -> bool:
         """Whether term j has an effect: a kept cut, or populated levels that differ by

@@ -97,6 +97,13 @@ def _level_rows(res: Any, merge: bool) -> pd.DataFrame:
     for j, block in enumerate(m.spec.blocks):
         s = int(m.block_ptr[j])
         own = shapes[shapes["term"] == block.term]
+        if getattr(block, "is_pair", False):
+            # a pair's cells (or fused regions): a surface has cut lines, not a cut per level
+            for row in own.itertuples(index=False):
+                rows.append(dict(zip(cols, [f"{block.term}[{row.label}]", float(row.level),
+                                            block.term, row.label, False, float(row.count)],
+                                     strict=True)))  # fmt: skip
+            continue
         # the first level of every row: a segment's first level, else the level itself
         if block.penalized and merge:
             firsts = [a for a, _ in res._segments(j)]

@@ -173,3 +173,28 @@ def test_the_bootstrap_counts_how_often_each_cut_line_of_the_surface_is_kept():
     assert np.all(cells.lower <= cells.upper)
     with pytest.raises(ValueError, match=r"method='relaxed'.*pair term.*method='percentile'"):
         boot.predict(df.head(3))
+
+
+# -- the shape table and tidy() of a pair term ------------------------------------------------
+def test_the_shape_table_and_tidy_list_a_pair_by_cell_or_by_region():
+    df = _data("gaussian", n=1500, seed=4)
+    model = bs.glm(f"y ~ bin(a, 4) + bin(b, 4) + {PAIR}", df)
+    res = model.fit(lam=0.03)
+    s, e = int(model.block_ptr[2]), int(model.block_ptr[3])
+    grid = model.binned.kinds[2].block
+    cells = res.shape_functions().query("term == @PAIR")
+    assert list(cells.label) == model.spec.blocks[2].level_labels()
+    np.testing.assert_array_equal(cells.level, res.coef[s:e])
+    np.testing.assert_array_equal(cells["count"], model.bin_counts[s:e])
+    assert cells.low.isna().all() and cells.high.isna().all()
+    regions = res.shape_functions(merge=True).query("term == @PAIR")
+    n_regions = int(res.term_table().loc[PAIR, "cuts_kept"])
+    assert len(regions) == n_regions + (e - s - grid.n_cells)  # + the empty-cell level
+    assert regions["count"].sum() == pytest.approx(model.bin_counts[s:e].sum(), rel=1e-12)
+    # each region's level is the value of every cell in it
+    for _, row in regions.iloc[:n_regions].iterrows():
+        assert row.level in set(res.coef[s : s + grid.n_cells])
+    tidy = res.tidy().query("variable == @PAIR")
+    np.testing.assert_array_equal(tidy.estimate, res.coef[s:e])
+    assert not tidy.cut.any()
+    assert len(res.tidy(merge=True).query("variable == @PAIR")) == len(regions)
