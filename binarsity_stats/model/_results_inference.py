@@ -195,6 +195,13 @@ class InferenceMixin:
             noise). Standard errors, tests, intervals and ``get_prediction`` use it,
             with normal quantiles. GLM families only.
 
+        A model whose rows stay on the Dask workers (``glm(formula, dask_frame,
+        collect=False)``) is refitted by distributed IRLS (``model/_refit_dask``): a
+        pass over the partitions per Newton step, XᵀWX and XᵀWz of the same segments
+        reduced on the workers, the same estimates, covariance and non-identified
+        columns as in memory (``sm_results`` a ``WorkerGLMRefit``); ``split`` and
+        sandwich covariances need the rows there.
+
         Returns
         -------
         RefitResults
@@ -202,13 +209,20 @@ class InferenceMixin:
             ``get_prediction`` and ``conf_int`` replay the selected design on new rows.
         """
         self.model.refuse_pairs("refit()")
-        self.model.needs_rows("refit()")
         from ._robust import COV_TYPES, apply_robust_cov
 
         if cov_type not in COV_TYPES:
             raise ValueError(f"cov_type must be one of {COV_TYPES}; got {cov_type!r}.")
         if cov_type != "nonrobust" and self.model.family.survival:
             raise ValueError("cov_type= (a sandwich covariance) is for GLM refits, not Cox.")
+        if self.model.rows_on_workers:  # distributed IRLS (_refit_dask)
+            if split is not None:
+                self.model.needs_rows("refit(split=...)")
+            if cov_type != "nonrobust":
+                self.model.needs_rows(f"refit(cov_type={cov_type!r})")
+            from ._refit_dask import fit_glm_workers
+
+            return RefitResults(fit_glm_workers(self), self)
         if split is None:
             out = RefitResults(_fit_statsmodels(self, np.arange(self.nobs)), self)
         else:
