@@ -177,6 +177,13 @@ class InferenceMixin:
         t distribution with the residual df when the family has a dispersion to
         estimate (gaussian), the normal otherwise.
 
+        A model whose rows stay on the Dask workers (``glm(formula, dask_frame,
+        collect=False)``) is refitted by distributed IRLS (``model/_refit_dask``): a
+        pass over the partitions per Newton step, XᵀWX and XᵀWz of the same segments
+        reduced on the workers, the same estimates, covariance and non-identified
+        columns as in memory (``sm_results`` a ``WorkerGLMRefit``); ``split`` and
+        sandwich covariances need the rows there.
+
         Parameters
         ----------
         split : float in (0, 1), optional
@@ -194,13 +201,6 @@ class InferenceMixin:
             valid when the variance function is wrong (over-dispersion, heteroskedastic
             noise). Standard errors, tests, intervals and ``get_prediction`` use it,
             with normal quantiles. GLM families only.
-
-        A model whose rows stay on the Dask workers (``glm(formula, dask_frame,
-        collect=False)``) is refitted by distributed IRLS (``model/_refit_dask``): a
-        pass over the partitions per Newton step, XᵀWX and XᵀWz of the same segments
-        reduced on the workers, the same estimates, covariance and non-identified
-        columns as in memory (``sm_results`` a ``WorkerGLMRefit``); ``split`` and
-        sandwich covariances need the rows there.
 
         Returns
         -------
