@@ -68,7 +68,7 @@ def _pair(df, family, weights=None, offset=None, kind="analytic", formula=FORMUL
     kw = dict(family=family, sample_weight=weights, offset=offset, weights_kind=kind)
     lazy = glm(formula, ddf, collect=False, client=client, **kw)
     gathered = glm(formula, ddf, collect=True, **kw)
-    res = lazy.fit(0.02 * lazy.lambda_max())
+    res = lazy.fit()  # lam="theory", the default
     return res, BinarsityResults(gathered, res.solution, res.lam_source), ddf
 
 
@@ -76,6 +76,11 @@ def _assert_same_refit(out, ref, rtol=RTOL):
     assert list(out.names) == list(ref.names)
     pd.testing.assert_series_equal(out.params, ref.params, rtol=rtol, check_names=False)
     pd.testing.assert_series_equal(out.bse, ref.bse, rtol=rtol, check_names=False)
+    # the covariance (the identified block: a non-identified column's is arbitrary)
+    keep = [name for name in out.names if name not in ref.non_identified]
+    np.testing.assert_allclose(np.asarray(out.cov_params().loc[keep, keep]),
+                               np.asarray(ref.cov_params().loc[keep, keep]), rtol=rtol,
+                               atol=rtol * float(np.max(np.abs(ref.bse[keep]))) ** 2)  # fmt: skip
     for name in STATISTICS:
         np.testing.assert_allclose(float(getattr(out, name)), float(getattr(ref, name)),
                                    rtol=rtol, err_msg=name)  # fmt: skip
