@@ -139,6 +139,14 @@ def test_the_refit_on_the_workers_is_the_in_memory_refit(family, weights, offset
     assert f"{out.deviance:#8.5g}".strip() in text
 
 
+def test_without_an_intercept_the_first_term_is_fully_coded_as_in_memory():
+    df = _frame(family="poisson")
+    res, ref_res, _ = _pair(df, "poisson", "w", "logt", formula=FORMULA + " - 1")
+    out, ref = res.refit(), ref_res.refit()
+    assert "Intercept" not in out.names
+    _assert_same_refit(out, ref)
+
+
 @pytest.mark.filterwarnings("ignore::statsmodels.tools.sm_exceptions.SingularMatrixWarning")
 def test_the_non_identified_columns_are_the_in_memory_ones():
     df = _frame(family="poisson")
