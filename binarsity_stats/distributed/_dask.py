@@ -272,7 +272,8 @@ def compute(*objs: Any, client: Any = None, what: str = "a pass over the partiti
 
     On a ``distributed.Client`` (``client``, or the current default) the computation is
     watched: it is abandoned (its futures cancelled) with a ``TimeoutError`` naming the
-    scheduler's state — workers alive, tasks processing, results pending — after
+    scheduler's state — workers alive, tasks processing, the scheduler's tasks by state
+    (queued, waiting, no-worker, ...), results pending — after
     ``dask.config.get("binarsity_stats.dask_timeout")`` seconds (default 3600; None: no
     limit), or after ``"binarsity_stats.dask_no_workers_timeout"`` seconds (default 60)
     with no worker alive (killed workers, a cluster scaled to zero), where dask itself

@@ -184,7 +184,8 @@ def partition_eta(part: dict, block_ptr: np.ndarray, coef: np.ndarray,
     ndarray of shape (n_i,)
     """
     return _eta(part, np.asarray(block_ptr), np.asarray(coef, dtype=np.float64),
-                np.asarray(dense_coef, dtype=np.float64).reshape(-1), float(intercept))
+                np.asarray(dense_coef, dtype=np.float64).reshape(-1),
+                float(intercept))  # fmt: skip
 
 
 def row_statistics(design: Any, client: Any = None) -> RowStatistics:
