@@ -5,12 +5,16 @@ waiting for ever. Every computation of a fit on a ``distributed`` cluster is now
 watched: with no worker alive for ``binarsity_stats.dask_no_workers_timeout`` seconds,
 or after ``binarsity_stats.dask_timeout`` seconds, it is abandoned with a
 ``TimeoutError`` naming the scheduler's state (workers alive, tasks processing,
-results pending). Tested on a real ``LocalCluster``: one with no worker, and one whose
-workers are closed while the fit runs.
+results pending, the scheduler's tasks by state). Tested on a real ``LocalCluster``:
+one with no worker, one whose workers are closed while the fit runs, and the refit of
+a model whose rows stay on the workers (issue 26): closing both workers mid-refit fails
+within the limit, closing one of two lets Dask recompute its partitions and the refit
+completes with the same estimates.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -67,6 +71,9 @@ def test_a_cluster_without_workers_fails_fast_naming_the_state():
         assert isinstance(exc, TimeoutError), repr(exc)
         msg = str(exc)
         assert "no worker alive for 1 s" in msg and "0 worker(s) alive" in msg
+        # the scheduler's tasks by state: none can run without a worker (queued, or
+        # no-worker without the scheduler's queuing)
+        assert re.search(r"tasks on the scheduler by state: .*\d+ (queued|no-worker)", msg), msg
         assert cluster.scheduler_address in msg and "result(s) not ready" in msg
         # the overall limit, also named
         from binarsity_stats.distributed._dask import compute
@@ -161,3 +168,66 @@ def test_a_task_that_raises_timeout_error_is_raised_as_its_own():
     with _cluster(1) as cluster, distributed.Client(cluster, set_as_default=False) as c:
         with pytest.raises(TimeoutError, match="the task's own timeout"):
             compute(dask.delayed(boom)(), client=c)
+
+
+def _refit_model(client, n=20_000):
+    df = _frame(n)
+    ddf = dd.from_pandas(df, npartitions=8)
+    model = glm(FORMULA, ddf, family="poisson", collect=False, client=client)
+    return model.fit(lam=1e-3)
+
+
+def _kill_later(cluster, client, names, delay):
+    """Close the named workers ``delay`` seconds from now (nothing restarts them)."""
+    done = threading.Event()
+
+    def kill():
+        time.sleep(delay)
+        for name in names:
+            client.sync(cluster.workers[name].close)
+        done.set()
+
+    thread = threading.Thread(target=kill)
+    thread.start()
+    return thread, done
+
+
+def test_losing_one_of_two_workers_mid_refit_completes():
+    with _cluster(2) as cluster, distributed.Client(cluster, set_as_default=False) as client:
+        res = _refit_model(client)
+        ref = res.refit()  # both workers alive
+        refits = []
+
+        def refit_until_killed():
+            while not done.is_set():  # refits running while the worker goes
+                refits.append(res.refit())
+            refits.append(res.refit())  # and one on the worker left
+
+        thread, done = _kill_later(cluster, client, [next(iter(cluster.workers))], 0.3)
+        exc = _raised_within(120, refit_until_killed)
+        thread.join(30)
+        assert exc is None, repr(exc)
+        assert len(client.nthreads()) == 1 and len(refits) >= 1
+    for out in refits:  # the lost partitions recomputed from their lineage: the same sums
+        np.testing.assert_allclose(out.params, ref.params, rtol=1e-12)
+        np.testing.assert_allclose(out.bse, ref.bse, rtol=1e-12)
+        np.testing.assert_allclose(out.deviance, ref.deviance, rtol=1e-12)
+
+
+def test_all_workers_closed_mid_refit_raise_naming_the_state():
+    with _cluster(2) as cluster, distributed.Client(cluster, set_as_default=False) as client:
+        res = _refit_model(client)
+
+        def refits():
+            for _ in range(200):  # the passes of refit() on the cluster, until the kill
+                res.refit()
+
+        thread, done = _kill_later(cluster, client, list(cluster.workers), 0.3)
+        with dask.config.set({"binarsity_stats.dask_no_workers_timeout": 1.0}):
+            exc = _raised_within(60, refits)
+        thread.join(30)
+        assert done.is_set()
+        assert isinstance(exc, TimeoutError), repr(exc)
+        msg = str(exc)
+        assert "0 worker(s) alive" in msg and "tasks on the scheduler by state:" in msg
+        assert cluster.scheduler_address in msg

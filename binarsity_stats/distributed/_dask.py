@@ -237,8 +237,17 @@ def _seconds(key: str, default: float) -> float | None:
     return value
 
 
+def _task_states(dask_scheduler: Any = None) -> dict:
+    """The scheduler's tasks counted by state (run on the scheduler)."""
+    counts: dict = {}
+    for ts in dask_scheduler.tasks.values():
+        counts[ts.state] = counts.get(ts.state, 0) + 1
+    return counts
+
+
 def _scheduler_state(client: Any, futures: list) -> str:
-    """Workers alive, tasks processing and results pending, for a message."""
+    """Workers alive, tasks processing and results pending, and the scheduler's tasks by
+    state (waiting, no-worker: none can run them...), for a message."""
     try:
         workers = client.nthreads()
         processing = client.processing()
@@ -246,9 +255,15 @@ def _scheduler_state(client: Any, futures: list) -> str:
         alive = f"{len(workers)} worker(s) alive ({sum(workers.values())} threads)"
     except Exception as exc:  # the scheduler itself is unreachable
         alive, busy = f"scheduler unreachable ({type(exc).__name__}: {exc})", "unknown"
+    try:
+        states = client.run_on_scheduler(_task_states)
+        tasks = ", ".join(f"{v} {k}" for k, v in sorted(states.items())) or "none"
+    except Exception:  # the scheduler is unreachable (said above) or refuses the call
+        tasks = "unknown"
     pending = sum(not f.done() for f in futures)
     address = getattr(getattr(client, "scheduler", None), "address", "?")
     return (f"scheduler {address}: {alive}, {busy} task(s) processing on workers, "
+            f"tasks on the scheduler by state: {tasks}; "
             f"{pending} of {len(futures)} result(s) not ready")  # fmt: skip
 
 
@@ -257,7 +272,8 @@ def compute(*objs: Any, client: Any = None, what: str = "a pass over the partiti
 
     On a ``distributed.Client`` (``client``, or the current default) the computation is
     watched: it is abandoned (its futures cancelled) with a ``TimeoutError`` naming the
-    scheduler's state — workers alive, tasks processing, results pending — after
+    scheduler's state — workers alive, tasks processing, the scheduler's tasks by state
+    (queued, waiting, no-worker, ...), results pending — after
     ``dask.config.get("binarsity_stats.dask_timeout")`` seconds (default 3600; None: no
     limit), or after ``"binarsity_stats.dask_no_workers_timeout"`` seconds (default 60)
     with no worker alive (killed workers, a cluster scaled to zero), where dask itself

@@ -28,7 +28,7 @@ from ._dask_partition import _dense, _n_rows, _weight
 from ._dask_problem import _tree_reduce
 
 __all__ = ["RowStatistics", "row_statistics", "null_fit", "fit_statistics",
-           "families_on_workers"]  # fmt: skip
+           "families_on_workers", "reduce_partitions", "partition_eta"]  # fmt: skip
 
 
 def families_on_workers() -> list[str]:
@@ -140,6 +140,59 @@ def _reduce(fn: Any, parts: list, *args: Any, client: Any = None, what: str) -> 
     root, _ = _tree_reduce(tasks)
     (out,) = compute(root, client=client, what=what)
     return out
+
+
+def reduce_partitions(fn: Any, design: Any, *args: Any, client: Any = None,
+                      what: str) -> dict:  # fmt: skip
+    """``fn(partition, *args)`` on every partition of a Dask design, summed in a tree.
+
+    The one way the modelling layer reduces the rows it keeps on the workers (the
+    distributed refit, ``model/_refit_dask``): each task returns a dict of numbers or
+    arrays, summed key by key (a key starting ``max_``/``min_``: the largest/smallest);
+    the client receives the root only. The computation goes through
+    ``_dask.compute`` (its timeouts).
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(part, *args) -> dict`` (``part``: a partition dict of :class:`DaskDesign`).
+    design : DaskDesign
+        The persisted design.
+    *args
+        Shipped with every task (keep them small: O(d²) numbers).
+    client : distributed.Client, optional
+        Where to compute.
+    what : str
+        The computation, for a timeout's message.
+
+    Returns
+    -------
+    dict
+        The reduced statistics.
+    """
+    return _reduce(fn, design.partitions, *args, client=client, what=what)
+
+
+def partition_eta(part: dict, block_ptr: np.ndarray, coef: np.ndarray,
+                  dense_coef: np.ndarray, intercept: float) -> np.ndarray:  # fmt: skip
+    """η = offset + β0 + Σ_j θ_j[c_ij] + Z β of one partition's rows (a penalised fit's).
+
+    Parameters
+    ----------
+    part : dict
+        A partition of a :class:`DaskDesign`.
+    block_ptr : ndarray of shape (p + 1,)
+        Offsets of the blocks in θ.
+    coef, dense_coef, intercept
+        The engine's θ, β and β0.
+
+    Returns
+    -------
+    ndarray of shape (n_i,)
+    """
+    return _eta(part, np.asarray(block_ptr), np.asarray(coef, dtype=np.float64),
+                np.asarray(dense_coef, dtype=np.float64).reshape(-1),
+                float(intercept))  # fmt: skip
 
 
 def row_statistics(design: Any, client: Any = None) -> RowStatistics:

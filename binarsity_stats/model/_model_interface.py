@@ -56,7 +56,8 @@ METHOD_NEEDS: dict[str, tuple[frozenset[str], str]] = {
         "predict(dask_frame) gives the fitted values as a lazy Dask Series.",
     ),
     "selected_design()": (frozenset({ROWS}), ""),
-    "refit()": (frozenset({ROWS}), ""),
+    "refit(split=)": (frozenset({ROWS}), ""),  # the split is drawn on the client
+    "refit(cov_type=)": (frozenset({ROWS}), ""),  # the sandwich needs the rows' scores
     "bootstrap()": (frozenset({ROWS}), ""),
     "to_spec()": (frozenset({CHAINS}), ""),
     "to_sql()": (frozenset({CHAINS}), ""),

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..distributed._dask import is_dask_collection
 from ..engine._path import strip_eta
 from ..core._validation import check_sample_weight
 from . import _refit_glm
@@ -240,7 +241,8 @@ class RefitResults:
         ----------
         newdata : DataFrame, optional
             New rows (the training rows when omitted), read with the training bins,
-            ``C()`` levels and offset terms.
+            ``C()`` levels and offset terms. A Dask DataFrame gives a lazy Dask Series
+            (a DataFrame with ``se_fit``), one task per partition.
         type : {"response", "link"}, default="response"
             Mean response or linear predictor. With ``family="cox"`` (no intercept):
             ``"response"`` is the relative risk e^η and ``"link"`` is η = Xβ relative
@@ -265,6 +267,13 @@ class RefitResults:
         """
         if type not in ("response", "link"):
             raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        if is_dask_collection(newdata):
+            from ._refit_dask import predict_lazy
+
+            kwargs = {"type": type, "offset": offset, "se_fit": se_fit, "missing": missing}
+            meta = (pd.DataFrame({"fit": np.empty(0), "se_fit": np.empty(0)}) if se_fit
+                    else pd.Series(np.empty(0), name="fit"))  # fmt: skip
+            return predict_lazy(self, newdata, "predict", kwargs, meta)
         if newdata is not None:
             from ..formula._formula import predict_complete
 
@@ -306,7 +315,9 @@ class RefitResults:
         Parameters
         ----------
         newdata : DataFrame, optional
-            New rows (the training rows when omitted).
+            New rows (the training rows when omitted). A Dask DataFrame gives a
+            :class:`~._refit_dask.LazyPrediction`, whose ``summary_frame(alpha)`` is a
+            lazy Dask DataFrame with the same columns (one task per partition).
         offset : array-like of shape (n,), optional
             Extra offset, as in :meth:`predict`.
         type : {"response", "link"}, default="response"
@@ -328,13 +339,25 @@ class RefitResults:
         """
         if type not in ("response", "link"):
             raise ValueError(f"type must be 'response' or 'link'; got {type!r}.")
+        if is_dask_collection(newdata):
+            from ._refit_dask import LazyPrediction
+
+            if sample_weight is not None:
+                raise TypeError("sample_weight is not read with a Dask DataFrame.")
+            return LazyPrediction(self, newdata, {"type": type, "offset": offset})
+        eta, var = self._linear(newdata, offset, True)
+        return self._prediction_results(eta, var, type, sample_weight)
+
+    def _prediction_results(self, eta: np.ndarray, var: np.ndarray, type: str,  # noqa: A002
+                            sample_weight: Any) -> Any:  # fmt: skip
+        """statsmodels' prediction results of rows with linear predictor ``eta`` and
+        variance ``var`` of it (``get_prediction``'s second half)."""
         from statsmodels.base._prediction_inference import (
             PredictionResultsBase,
             PredictionResultsMean,
         )
         from statsmodels.regression._prediction import PredictionResults
 
-        eta, var = self._linear(newdata, offset, True)
         sm = self.sm_results
         dist = "t" if sm.use_t else "norm"
         df = sm.df_resid

@@ -279,6 +279,13 @@ class InferenceMixin:
         t distribution with the residual df when the family has a dispersion to
         estimate (gaussian), the normal otherwise.
 
+        A model whose rows stay on the Dask workers (``glm(formula, dask_frame,
+        collect=False)``) is refitted by distributed IRLS (``model/_refit_dask``): a
+        pass over the partitions per Newton step, XᵀWX and XᵀWz of the same segments
+        reduced on the workers, the same estimates, covariance and non-identified
+        columns as in memory (``sm_results`` a ``WorkerGLMRefit``); ``split`` and
+        sandwich covariances need the rows there.
+
         Parameters
         ----------
         split : float in (0, 1), optional
@@ -303,13 +310,20 @@ class InferenceMixin:
             Wraps the statsmodels (or ``GLMRefit``) results; ``predict``,
             ``get_prediction`` and ``conf_int`` replay the selected design on new rows.
         """
-        self.model.require("refit()")
         from ._robust import COV_TYPES, apply_robust_cov
 
         if cov_type not in COV_TYPES:
             raise ValueError(f"cov_type must be one of {COV_TYPES}; got {cov_type!r}.")
         if cov_type != "nonrobust" and self.model.family.survival:
             raise ValueError("cov_type= (a sandwich covariance) is for GLM refits, not Cox.")
+        if self.model.rows_on_workers:  # distributed IRLS (_refit_dask)
+            if split is not None:
+                self.model.require("refit(split=)", "refit(split=...)")
+            if cov_type != "nonrobust":
+                self.model.require("refit(cov_type=)", f"refit(cov_type={cov_type!r})")
+            from ._refit_dask import fit_glm_workers
+
+            return RefitResults(fit_glm_workers(self), self)
         if split is None:
             out = RefitResults(_fit_statsmodels(self, np.arange(self.nobs)), self)
         else:
