@@ -8,9 +8,22 @@ the scorecard made from that description.
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 __all__ = ["ExportMixin"]
+
+
+def _is_pair_factor(expr: str) -> bool:
+    """Whether a formula factor is a pair term's ``bin(a, n, pair=b, ...)``."""
+    from ..design._spec import parse_expression
+
+    parsed = parse_expression(expr)
+    node = None if parsed is None else parsed[0]
+    return bool(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bin"
+        and any(k.arg == "pair" for k in node.keywords)
+    )  # fmt: skip
 
 
 class ExportMixin:
@@ -46,10 +59,10 @@ class ExportMixin:
             A term that the description cannot replay: a formulaic stateful transform
             (``center(x)``, ``scale(x)``, ``poly(x)``...) or ``C()`` of an expression.
         """
-        self.model.refuse_pairs("to_spec()")
         from ..formula._formula import unalias, dense_column_factors
         from ..design._spec import (
             argument_expr, bin_term, column_input, describe_input, json_value, make_spec,
+            pair_arguments, pair_term,
         )  # fmt: skip
 
         m = self.model
@@ -66,8 +79,25 @@ class ExportMixin:
                 )
         terms: list[dict[str, Any]] = []
         kinds = m.engine_kinds
+        # the pair terms' factors (bin(a, n, pair=b, pair_bins=m)) in the blocks' order
+        pair_factors = [] if columns else [
+            st.term.factors[0].expr for st in spec.model_spec.structure
+            if len(st.term.factors) == 1 and _is_pair_factor(st.term.factors[0].expr)
+        ]  # fmt: skip
         for j, block in enumerate(spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+            if getattr(block, "is_pair", False):  # each axis an input, never text
+                if columns:
+                    sources = [column_input(block.column), column_input(block.pair_column)]
+                else:
+                    sources = [describe_input(x, block.term, aliases)
+                               for x in pair_arguments(pair_factors.pop(0))]  # fmt: skip
+                n_cells = len(block.cells)  # the trailing level: no parameter (θ = 0)
+                axes = [(sources[0], block.column, block.edges),
+                        (sources[1], block.pair_column, block.pair_edges)]  # fmt: skip
+                terms.append(pair_term(block.term, axes, block.cells,
+                                       self.coef[s : s + n_cells], str(kinds[j])))  # fmt: skip
+                continue
             by = getattr(block, "by", None)
             expr = argument_expr(block.term if by is None else block.term.rsplit(":C(", 1)[0])
             if block.kind == "bin":
