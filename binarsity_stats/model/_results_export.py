@@ -159,7 +159,6 @@ class ExportMixin:
         str
             The query (see :func:`binarsity_stats.to_sql`).
         """
-        self.model.refuse_pairs("to_sql()")
         from ..export._sql import to_sql
 
         return to_sql(self, table=table, dialect=dialect, **kwargs)
