@@ -18,6 +18,7 @@ from .standalone_scorer import validate
 
 __all__ = [
     "SpecModel",
+    "block_theta",
     "check_spec",
     "from_spec",
     "input_values",
@@ -212,10 +213,21 @@ def _observed_cells(term: Mapping[str, Any]) -> np.ndarray:
                        for m, v in enumerate(row) if v is not None], dtype=np.intp)  # fmt: skip
 
 
-def _block_theta(term: Mapping[str, Any]) -> list[float]:
-    """The levels of a term's block: ``theta``; for a pair term the observed cells'
-    values in row-major order, then 0 for the cells without training rows (the fitted
-    block's trailing level, which carries no parameter)."""
+def block_theta(term: Mapping[str, Any]) -> list[float]:
+    """The levels of a (validated) term's block, as the fitted model's θ holds them.
+
+    Parameters
+    ----------
+    term : dict
+        A ``bin``, ``categorical`` or ``pair`` term of a description.
+
+    Returns
+    -------
+    list of float
+        ``theta``; for a pair term the observed cells' values in row-major order, then
+        0 for the cells without training rows (the fitted block's trailing level, which
+        carries no parameter).
+    """
     if term["kind"] != "pair":
         return list(term["theta"])
     return [v for row in term["table"] for v in row if v is not None] + [0.0]
@@ -242,7 +254,7 @@ class SpecModel:
         self.spec = json.loads(json.dumps(check_spec(spec)))
         self.family = _family_from_spec(self.spec["family"])
         blocks = [t for t in self.spec["terms"] if t["kind"] != "linear"]
-        thetas = [_block_theta(t) for t in blocks]
+        thetas = [block_theta(t) for t in blocks]
         self._block_ptr = np.concatenate([[0], np.cumsum([len(v) for v in thetas])]).astype(
             np.intp
         )

@@ -189,7 +189,6 @@ class ExportMixin:
             ``table`` (points per interval per term), ``score(new)``, ``points(new)``;
             see :func:`binarsity_stats.scorecard`.
         """
-        self.model.refuse_pairs("scorecard()")
         from ..export._scorecard import scorecard
 
         return scorecard(self, pdo=pdo, base_score=base_score, base_odds=base_odds,

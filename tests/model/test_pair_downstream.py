@@ -3,7 +3,7 @@
 summary() and term_table() list the pair with the fused regions of its surface and its
 degrees of freedom count the surface's face (regions less the margins' constraints);
 everything that reads a term as a chain and does not handle a grid yet refuses the pair
-by name (scorecard, refit, bootstrap, relax, adaptive, tidy,
+by name ( refit, bootstrap, relax, adaptive, tidy,
 shape_functions, plot_shapes, plot_effects, report, the relaxed CV, ALO), and FISTA, the
 Gram backend and the Dask solver refuse its kind through ``engine/_backend``.
 """
@@ -68,7 +68,7 @@ def test_degrees_of_freedom_count_the_surface_face(fitted):
 
 @pytest.mark.parametrize(
     "call, what",
-    [(lambda r: r.scorecard(), "scorecard()"), (lambda r: r.refit(), "refit()"),
+    [(lambda r: r.refit(), "refit()"),
      (lambda r: r.bootstrap(n_boot=2), "bootstrap()"), (lambda r: r.relax(), "relax()"),
      (lambda r: r.adaptive(), "adaptive()"), (lambda r: r.tidy(), "tidy()"),
      (lambda r: r.shape_functions(), "shape_functions()"),
