@@ -89,7 +89,6 @@ class ReportMixin:
         matplotlib.figure.Figure
             The figure drawn on.
         """
-        self.model.refuse_pairs("plot_shapes()")
         self.model.needs_rows("plot_shapes()")
         from ..report._plotting import plot_shapes
 
