@@ -249,7 +249,6 @@ class ReportMixin:
         >>> res.report("model.html")  # doctest: +SKIP
         'model.html'
         """
-        self.model.refuse_pairs("report()")
         self.model.needs_rows(
             "report()", "summary() is computed from per-partition statistics."
         )

@@ -4,7 +4,7 @@ summary() and term_table() list the pair with the fused regions of its surface a
 degrees of freedom count the surface's face (regions less the margins' constraints);
 everything that reads a term as a chain and does not handle a grid yet refuses the pair
 by name ( refit, bootstrap, relax, adaptive, tidy,
-shape_functions, plot_effects, report, the relaxed CV, ALO), and FISTA, the
+shape_functions, plot_effects, the relaxed CV, ALO), and FISTA, the
 Gram backend and the Dask solver refuse its kind through ``engine/_backend``.
 """
 
@@ -73,7 +73,6 @@ def test_degrees_of_freedom_count_the_surface_face(fitted):
      (lambda r: r.adaptive(), "adaptive()"), (lambda r: r.tidy(), "tidy()"),
      (lambda r: r.shape_functions(), "shape_functions()"),
      (lambda r: r.plot_effects(), "plot_effects()"),
-     (lambda r: r.report(), "report()"),
      (lambda r: r.selected_design(), "selected_design()"),
      (lambda r: r.model.adaptive(r), "adaptive()"),
      (lambda r: r.model.fit_cv(folds=3, n_lambdas=4, relax=True), "fit_cv(relax=True)"),

@@ -3,7 +3,8 @@
 Checked on the artists, not on pixels: the surface's mesh holds the fitted cell table
 (its cells without training rows masked), the region boundaries are segments on the
 surface's kept cut lines (``cut_points``) and only there, a small grid's cells hold their
-training row counts, and ``scale="response"`` draws exp(θ).
+training row counts, and ``scale="response"`` draws exp(θ); ``report()`` shows the pair
+term in its terms table and its heat map among the shapes.
 """
 
 from __future__ import annotations
@@ -108,3 +109,18 @@ def test_every_term_in_one_figure(res):
     fig = res.plot_shapes()
     assert len(_artists(fig.axes[2], "pair-surface")) == 1
     plt.close(fig)
+
+
+def test_the_report_includes_the_pair_term(res, tmp_path):
+    import re
+
+    html = res.report(tmp_path / "pair.html")
+    page = open(html, encoding="utf-8").read()
+    ids = re.findall(r'<section id="([^"]+)"', page)
+    assert ids[:4] == ["data", "summary", "shapes", "cut-points"]
+    data = re.search(r'<section id="data".*?</section>', page, re.S).group(0)
+    cells = len(res.model.spec.blocks[2].cells)
+    assert "pair (grid TV penalised)" in data and f"{cells} of 5 x 4 cells" in data
+    assert "a x b" in data
+    shapes = re.search(r'<section id="shapes".*?</section>', page, re.S).group(0)
+    assert shapes.count("<img") == 1  # the heat map is drawn with the other shapes
