@@ -59,8 +59,9 @@ class ModelInterface:
         if pairs:
             raise ValueError(
                 f"{what} does not handle the pair term {pairs[0]!r} yet (a step surface "
-                "over two features); fit, predict, fit_path, fit_cv, summary() and "
-                "term_table() do. Fit the model without the pair term for this."
+                "over two features); fit, predict, fit_path, fit_cv, summary(), "
+                "term_table(), cut_points(), to_spec(), to_sql(), scorecard(), plot_shapes() "
+                "and report() do. Fit the model without the pair term for this."
             )
 
     # -- rows and weights ----------------------------------------------------------------
