@@ -255,9 +255,7 @@ class SpecModel:
         self.family = _family_from_spec(self.spec["family"])
         blocks = [t for t in self.spec["terms"] if t["kind"] != "linear"]
         thetas = [block_theta(t) for t in blocks]
-        self._block_ptr = np.concatenate([[0], np.cumsum([len(v) for v in thetas])]).astype(
-            np.intp
-        )
+        self._block_ptr = np.concatenate([[0], np.cumsum([len(v) for v in thetas])]).astype(np.intp)
         self._theta = np.asarray([v for theta in thetas for v in theta], dtype=np.float64)
         self._blocks = blocks
         self._linear = [t for t in self.spec["terms"] if t["kind"] == "linear"]

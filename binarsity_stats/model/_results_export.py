@@ -14,16 +14,22 @@ from typing import Any
 __all__ = ["ExportMixin"]
 
 
-def _is_pair_factor(expr: str) -> bool:
-    """Whether a formula factor is a pair term's ``bin(a, n, pair=b, ...)``."""
+def _block_factors(model_spec: Any, n_blocks: int) -> list[str] | None:
+    """The formula factor of every code block, in block order (``bin(a, 8)``,
+    ``bin(a, 8, pair=b)``, ``C(g)``: aliased names, as formulaic holds them), so that an
+    input is read from the factor and never from a label that shows a name; None when
+    they do not pair up with the blocks."""
     from ..design._spec import parse_expression
 
-    parsed = parse_expression(expr)
-    node = None if parsed is None else parsed[0]
-    return bool(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bin"
-        and any(k.arg == "pair" for k in node.keywords)
-    )  # fmt: skip
+    out = []
+    for st in model_spec.structure:
+        factors = list(st.term.factors)
+        parsed = parse_expression(factors[0].expr) if len(factors) == 1 else None
+        node = None if parsed is None else parsed[0]
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("bin", "C", "ordered")):  # fmt: skip
+            out.append(factors[0].expr)
+    return out if len(out) == n_blocks else None
 
 
 class ExportMixin:
@@ -79,19 +85,18 @@ class ExportMixin:
                 )
         terms: list[dict[str, Any]] = []
         kinds = m.engine_kinds
-        # the pair terms' factors (bin(a, n, pair=b, pair_bins=m)) in the blocks' order
-        pair_factors = [] if columns else [
-            st.term.factors[0].expr for st in spec.model_spec.structure
-            if len(st.term.factors) == 1 and _is_pair_factor(st.term.factors[0].expr)
-        ]  # fmt: skip
+        # each block's formula factor (bin(a, n, pair=b, pair_bins=m) for a pair term)
+        block_factors = None if columns else _block_factors(spec.model_spec, len(spec.blocks))
         for j, block in enumerate(spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
             if getattr(block, "is_pair", False):  # each axis an input, never text
                 if columns:
                     sources = [column_input(block.column), column_input(block.pair_column)]
+                elif block_factors is None:
+                    raise ValueError(f"term {block.term!r}: its axes cannot be described.")
                 else:
                     sources = [describe_input(x, block.term, aliases)
-                               for x in pair_arguments(pair_factors.pop(0))]  # fmt: skip
+                               for x in pair_arguments(block_factors[j])]  # fmt: skip
                 n_cells = len(block.cells)  # the trailing level: no parameter (θ = 0)
                 axes = [(sources[0], block.column, block.edges),
                         (sources[1], block.pair_column, block.pair_edges)]  # fmt: skip
@@ -99,7 +104,10 @@ class ExportMixin:
                                        self.coef[s : s + n_cells], str(kinds[j])))  # fmt: skip
                 continue
             by = getattr(block, "by", None)
-            expr = argument_expr(block.term if by is None else block.term.rsplit(":C(", 1)[0])
+            if block_factors is not None:  # the factor, not the label (a name may hold a backtick)
+                expr = argument_expr(block_factors[j])
+            else:
+                expr = argument_expr(block.term if by is None else block.term.rsplit(":C(", 1)[0])
             if block.kind == "bin":
                 # the input as a column reference (+ one transform), never as text. The
                 # kept cuts: every cut point with θ as fitted — readers treat a cut

@@ -381,9 +381,9 @@ def _draw_pair(a: Any, res: Any, j: int, block: Any, response: bool, density: bo
     s = int(m.block_ptr[j])
     cells = np.asarray(res.coef[s : s + grid.n_cells], dtype=np.float64)
     ka, kb = block.grid_shape
-    k, l = grid.cell_rows()
+    ia, ib = grid.cell_rows()
     table = np.full((ka, kb), np.nan)
-    table[k, l] = cells
+    table[ia, ib] = cells
     xa = _finite_edges(block, m, j)
     xb = _finite_edges(_PairAxis(block.pair_edges, _pair_range(m, j, block)), m, j)
     a.set_title(_plain(block.term), fontsize=10)
@@ -409,17 +409,17 @@ def _draw_pair(a: Any, res: Any, j: int, block: Any, response: bool, density: bo
     for e in np.flatnonzero(kept):
         c0 = int(grid.edges[e, 0])
         if e < grid.n_b_edges:  # (k, l) | (k, l + 1): a side at b = edges_b[l]
-            y = xb[l[c0] + 1]
-            segments.append([(xa[k[c0]], y), (xa[k[c0] + 1], y)])
+            y = xb[ib[c0] + 1]
+            segments.append([(xa[ia[c0]], y), (xa[ia[c0] + 1], y)])
         else:  # (k, l) | (k + 1, l): a side at a = edges_a[k]
-            x = xa[k[c0] + 1]
-            segments.append([(x, xb[l[c0]]), (x, xb[l[c0] + 1])])
+            x = xa[ia[c0] + 1]
+            segments.append([(x, xb[ib[c0]]), (x, xb[ib[c0] + 1])])
     a.add_collection(LineCollection(segments, colors="k", linewidths=1.5, gid="pair-regions"))
     if density and ka * kb <= PAIR_COUNTS_MAX_CELLS:
         rows = np.bincount(np.asarray(m.design.codes[j], dtype=np.intp), minlength=grid.n_cells + 1)
         for c in range(grid.n_cells):  # white on the dark cells
             ink = "w" if abs(cells[c]) > 0.6 * bound else "0.15"
-            a.text((xa[k[c]] + xa[k[c] + 1]) / 2, (xb[l[c]] + xb[l[c] + 1]) / 2, f"{rows[c]}",
+            a.text((xa[ia[c]] + xa[ia[c] + 1]) / 2, (xb[ib[c]] + xb[ib[c] + 1]) / 2, f"{rows[c]}",
                    ha="center", va="center", fontsize=7, color=ink, gid="pair-cell-count")  # fmt: skip
     return False
 

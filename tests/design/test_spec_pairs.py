@@ -128,24 +128,37 @@ def test_missing_values_in_an_axis():
 
 
 def test_column_names_are_data_in_the_pair_description():
-    first, second = "my col, pair=`x`", "b') + __import__('os').system('touch pwned') + ('"
+    from binarsity_stats.formula._names import AliasedFormula
+
+    first, second = "my `col`, pair=x'\"", "b`) + __import__('os').system('touch pwned') + ('"
     df = _frame(3).rename(columns={A: first, B: second})
     df[second] = df[second] + 5.0  # positive: the axis is log(b)
-    formula = f"y ~ bin(`{first.replace('`', '')}`, 3):bin(log(`{second}`), 3)"
-    df = df.rename(columns={first: first.replace("`", "")})
-    first = first.replace("`", "")  # formula text cannot hold a backtick in a name
+    # a formula the package writes names such columns by alias (a backtick cannot be
+    # written into formula text); a user's formula backticks the others
+    formula = AliasedFormula("y ~ bin(_bsc0_, 3) + bin(_bsc0_, 3):bin(log(_bsc1_), 3)",
+                             {"_bsc0_": first, "_bsc1_": second})  # fmt: skip
     res = bs.glm(formula, df).fit(lam=0.002)
     spec = json.loads(json.dumps(res.to_spec()))
-    (term,) = spec["terms"]
+    main, term = spec["terms"]
+    assert main["input"] == {"column": first}
     assert term["axes"][0]["input"] == {"column": first}
     assert term["axes"][1]["input"] == {"column": second, "transform": "log"}
-    assert term["name"] == f"bin(`{first}`, 3):bin(log(`{second}`), 3)"
+    assert [ax["column"] for ax in term["axes"]] == [first, second]
+    assert "log(" in term["name"].split(":bin(", 1)[1]  # the label keeps the transform
     new = df.head(30)
     expected = res.predict(new)
     np.testing.assert_allclose(bs.from_spec(spec).predict(new), expected, rtol=1e-12,
                                atol=1e-12)  # fmt: skip
     got = scorer.predict(spec, new.to_dict("records"))
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    # a user's formula: quotes, commas and code in backticked names
+    plain = "a, b') + __import__('os')"
+    df2 = _frame(5).rename(columns={A: plain})
+    res2 = bs.glm(f"y ~ bin(`{plain}`, 3):bin(b, 3)", df2).fit(lam=0.002)
+    (term2,) = res2.to_spec()["terms"]
+    assert term2["axes"][0]["input"] == {"column": plain}
+    np.testing.assert_allclose(bs.from_spec(res2.to_spec()).predict(df2), res2.predict(df2),
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
 
 
 def test_an_estimator_recipe_of_plain_columns_names_each_axis():

@@ -38,9 +38,9 @@ def _table(res) -> np.ndarray:
     m = res.model
     grid = m.binned.kinds[2].block
     s = int(m.block_ptr[2])
-    k, l = grid.cell_rows()
+    ia, ib = grid.cell_rows()
     table = np.full(m.spec.blocks[2].grid_shape, np.nan)
-    table[k, l] = res.coef[s : s + grid.n_cells]
+    table[ia, ib] = res.coef[s : s + grid.n_cells]
     return table
 
 
