@@ -50,6 +50,7 @@ def _valid_descriptions() -> list[dict]:
         .fit(TRAIN[["x1", "z", "g"]], TRAIN["yg"]),
         BinarsityGLM(n_bins=4, lam=1e-3).fit(TRAIN[["x1", "x2"]].to_numpy(), TRAIN["yg"]),
         BinarsityClassifier(n_bins=4, lam=1e-3).fit(TRAIN[["x1", "x2"]], TRAIN["yb"] > 0),
+        glm("y ~ bin(x1, 3) + bin(x1, 3):bin(np.log(x2), 3)", TRAIN).fit(lam=1e-3),
     ]  # fmt: skip
     return [json.loads(json.dumps(f.to_spec())) for f in fits]
 
@@ -124,6 +125,10 @@ BOTH = {
     "offset as expression text": _set("offset.terms", ["log(exposure)"]),
     "empty family name": _set("family.name", ""),
     "duplicate levels": _set("terms.1.levels", lambda lv: [lv[0], *lv]),
+    "pair axis with a missing level": _set("terms.1.axes.0.missing_level", True),
+    "pair cell as text": _set("terms.1.table.0.0", "0.5"),
+    "pair with one axis": _set("terms.1.axes", lambda ax: ax[:1]),
+    "pair table too long": _set("terms.1.table", lambda t: [[0.0]] * 65537),
 }
 #: Faults only the validator sees (JSON Schema cannot say them)
 VALIDATOR_ONLY = {
@@ -131,15 +136,21 @@ VALIDATOR_ONLY = {
     "unsorted edges": _set("terms.0.edges", lambda e: e[::-1]),
     "wrong theta length": _set("terms.0.theta", lambda t: t[:-1]),
     "reference not a level": _set("terms.1.reference", "zzz"),
+    "pair table of the wrong shape": _set("terms.1.table", lambda t: t[:-1]),
+    "pair row of the wrong length": _set("terms.1.table.0", lambda r: r + [0.0]),
+    "pair cell NaN": _set("terms.1.table.0.0", math.nan),
 }
 
 
 @pytest.mark.parametrize("fault", sorted(BOTH))
 def test_both_refuse_what_the_schema_can_say(fault):
     # the description a fault applies to: a categorical term (terms[1] of VALID[1]), a
-    # statsmodels family (VALID[3]), a classifier (the last); else VALID[0]
+    # statsmodels family (VALID[3]), a classifier (VALID[-2]), a pair term (the last);
+    # else VALID[0]
     base = {"duplicate levels": 1, "statsmodels dunder": 3,
-            "statsmodels unknown parameter": 3, "three classes": -1}.get(fault, 0)  # fmt: skip
+            "statsmodels unknown parameter": 3, "three classes": -2}.get(fault, 0)  # fmt: skip
+    if fault.startswith("pair"):  # the pair term (terms[1] of the last)
+        base = -1
     spec = BOTH[fault](copy.deepcopy(VALID[base]))
     assert not CHECKER.is_valid(spec)
     with pytest.raises(ValueError, match="model description|not a model description"):
@@ -148,7 +159,7 @@ def test_both_refuse_what_the_schema_can_say(fault):
 
 @pytest.mark.parametrize("fault", sorted(VALIDATOR_ONLY))
 def test_the_validator_refuses_what_the_schema_cannot_say(fault):
-    spec = VALIDATOR_ONLY[fault](copy.deepcopy(VALID[1]))
+    spec = VALIDATOR_ONLY[fault](copy.deepcopy(VALID[-1 if fault.startswith("pair") else 1]))
     assert CHECKER.is_valid(spec)  # documented in the schema's description
     with pytest.raises(ValueError, match="model description"):
         validate(spec)

@@ -24,7 +24,14 @@ describes it, and the one validator ``standalone_scorer.validate`` enforces it):
         "levels": ["a", "b"], "missing_level": false, "unseen": "error",
         "reference": "b", "penalty": "free", "theta": [...]},      # reference: optional
        {"kind": "linear", "name": "x:z", "factors": [{"column": "x"}, {"column": "z"}],
-        "coef": 0.3}],
+        "coef": 0.3},
+       {"kind": "pair", "name": "bin(a, 3):bin(b, 2)",
+        "axes": [{"column": "a", "input": {"column": "a"}, "edges": [0.1, 0.5],
+                  "missing_level": false},
+                 {"column": "b", "input": {"column": "b"}, "edges": [2.0],
+                  "missing_level": false}],
+        "intervals": "right-closed", "penalty": "grid",
+        "table": [[0.2, -0.1], [null, 0.0], [-0.3, 0.4]]}],
      "offset": {"terms": [{"column": "exposure", "transform": "log"}], "column": null},
      "missing": {"drop_columns": ["x1", "g"]},               # optional
      "column_kinds": {"x1": "float", "flag": "bool"},        # optional
@@ -73,6 +80,16 @@ The linear predictor of a row is, in this order (the order the fitted objects su
   unseen level is an error). With ``"main": true`` (a main ``bin(x)`` term too) the
   first level of g has one level, code 0, and level i ≥ 1 starts at
   ``1 + (i − 1) · (len(edges) + 1)``.
+* ``pair`` (a two-feature step surface ``bin(a):bin(b)``, design.md §10): each of its
+  two ``axes`` is binned as a ``bin`` term without missing level (k =
+  ``searchsorted(edges, x, side="left")``; a missing value is an error, or NaN under
+  ``missing.drop_columns``), and the term adds ``table[k][l]``, the value of the row's
+  cell (k, l) of the K_a × K_b grid (K = ``len(edges) + 1`` per axis; at most
+  ``LIMITS["cells"]`` = 65,536 cells). A cell that held no training row is ``null``: it
+  carries no parameter and adds **0** to η (the surface is the pure interaction, zero
+  on average over each row and column of the grid), which is what the fitted model's
+  ``predict`` gives for such a row — also for values beyond the training range, which
+  fall in the end bins of each axis.
 * ``categorical``: code = position of the value of ``column`` in ``levels``; NaN → the
   missing level (last) when there is one; ``unseen`` says what an unseen value does
   ("error"). ``reference`` (optional) is the level of a ``C(g, Treatment(level))``
@@ -229,6 +246,39 @@ def argument_expr(term: str) -> str:
     for key, quoted in names.items():
         arg = arg.replace(key, quoted)
     return arg
+
+
+def pair_arguments(factor: str) -> tuple[str, str]:
+    """The two axes' expressions of a pair term's factor ``bin(a, n, pair=b, pair_bins=m)``.
+
+    Parameters
+    ----------
+    factor : str
+        The factor as the formula layer rewrote ``bin(a, n):bin(b, m)`` (aliased names,
+        backticks as written).
+
+    Returns
+    -------
+    tuple of str
+        ``(a, b)``: the source text of the first argument and of ``pair=``.
+
+    Raises
+    ------
+    ValueError
+        A factor that is not such a call.
+    """
+    parsed = parse_expression(factor)
+    node = None if parsed is None else parsed[0]
+    pair = [k.value for k in getattr(node, "keywords", ()) if k.arg == "pair"]
+    if not (isinstance(node, ast.Call) and node.args and len(pair) == 1):
+        raise ValueError(f"{factor!r} is not a pair term's factor.")
+    out = []
+    for arg in (node.args[0], pair[0]):
+        text = ast.unparse(arg)
+        for key, quoted in parsed[1].items():
+            text = text.replace(key, quoted)
+        out.append(text)
+    return out[0], out[1]
 
 
 #: What an input may be, as a refusal says it
@@ -475,4 +525,49 @@ def bin_term(
         "kind": "bin", "name": str(name), "column": column, "input": dict(source),
         "edges": _floats(edges), "intervals": "right-closed",
         "missing_level": bool(missing_level), "penalty": str(penalty), "theta": _floats(theta),
+    }  # fmt: skip
+
+
+def pair_term(
+    name: str,
+    axes: Sequence[tuple[Mapping[str, Any], Any, Any]],
+    cells: Sequence[int],
+    theta: Any,
+    penalty: str = "grid",
+) -> dict[str, Any]:
+    """A ``pair`` term entry (see the module docstring).
+
+    Parameters
+    ----------
+    name : str
+        Term label (``bin(a, 8):bin(b, 8)``).
+    axes : sequence of two tuples
+        ``(input, column, edges)`` of each axis: the input binned (a column reference
+        with at most one transform), the data column it reads, its interior cut points.
+    cells : sequence of int
+        The observed cells, flat ids ``k · K_b + l``, in the order of ``theta``.
+    theta : array-like
+        One value per observed cell (a block's trailing level for the cells without
+        training rows, which carries no parameter, is not passed).
+    penalty : str, default="grid"
+        The block's kind in the engine.
+
+    Returns
+    -------
+    dict
+        The entry: the table holds ``null`` for the cells without training rows.
+    """
+    ka, kb = (len(edges) + 1 for _, _, edges in axes)
+    table: list[list[float | None]] = [[None] * kb for _ in range(ka)]
+    values = _floats(theta)
+    if len(values) != len(cells):
+        raise ValueError(f"term {name!r}: {len(values)} values for {len(cells)} cells.")
+    for cell, value in zip(cells, values, strict=True):
+        k, m = divmod(int(cell), kb)
+        table[k][m] = value
+    return {
+        "kind": "pair", "name": str(name),
+        "axes": [{"column": column, "input": dict(source), "edges": _floats(edges),
+                  "missing_level": False} for source, column, edges in axes],
+        "intervals": "right-closed", "penalty": str(penalty), "table": table,
     }  # fmt: skip

@@ -18,6 +18,7 @@ from .standalone_scorer import validate
 
 __all__ = [
     "SpecModel",
+    "block_theta",
     "check_spec",
     "from_spec",
     "input_values",
@@ -204,6 +205,34 @@ def input_values(data: Any, source: Mapping[str, Any]) -> np.ndarray:
         return _UFUNCS[transform](x)
 
 
+def _observed_cells(term: Mapping[str, Any]) -> np.ndarray:
+    """The flat ids ``k · K_b + l`` of a pair term's cells that hold a value, increasing."""
+    table = term["table"]
+    kb = len(term["axes"][1]["edges"]) + 1
+    return np.asarray([k * kb + m for k, row in enumerate(table)
+                       for m, v in enumerate(row) if v is not None], dtype=np.intp)  # fmt: skip
+
+
+def block_theta(term: Mapping[str, Any]) -> list[float]:
+    """The levels of a (validated) term's block, as the fitted model's θ holds them.
+
+    Parameters
+    ----------
+    term : dict
+        A ``bin``, ``categorical`` or ``pair`` term of a description.
+
+    Returns
+    -------
+    list of float
+        ``theta``; for a pair term the observed cells' values in row-major order, then
+        0 for the cells without training rows (the fitted block's trailing level, which
+        carries no parameter).
+    """
+    if term["kind"] != "pair":
+        return list(term["theta"])
+    return [v for row in term["table"] for v in row if v is not None] + [0.0]
+
+
 class SpecModel:
     """A model rebuilt from its description: predicts, and writes the description back.
 
@@ -225,9 +254,9 @@ class SpecModel:
         self.spec = json.loads(json.dumps(check_spec(spec)))
         self.family = _family_from_spec(self.spec["family"])
         blocks = [t for t in self.spec["terms"] if t["kind"] != "linear"]
-        sizes = [len(t["theta"]) for t in blocks]
-        self._block_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
-        self._theta = np.asarray([v for t in blocks for v in t["theta"]], dtype=np.float64)
+        thetas = [block_theta(t) for t in blocks]
+        self._block_ptr = np.concatenate([[0], np.cumsum([len(v) for v in thetas])]).astype(np.intp)
+        self._theta = np.asarray([v for theta in thetas for v in theta], dtype=np.float64)
         self._blocks = blocks
         self._linear = [t for t in self.spec["terms"] if t["kind"] == "linear"]
         self._coef = np.asarray([t["coef"] for t in self._linear], dtype=np.float64)
@@ -257,10 +286,12 @@ class SpecModel:
     def _codes(self, data: Any, n: int) -> np.ndarray:
         from ._binarizer import bin_codes
 
-        most = max((len(t["theta"]) for t in self._blocks), default=1)
+        most = int(np.max(np.diff(self._block_ptr), initial=1))
         codes = np.empty((len(self._blocks), n), dtype=code_dtype(most))
         for j, t in enumerate(self._blocks):
-            if t["kind"] == "bin":
+            if t["kind"] == "pair":
+                codes[j] = self._pair_codes(data, t)
+            elif t["kind"] == "bin":
                 x = self._input(data, t["input"])
                 edges = np.asarray(t["edges"], dtype=np.float64)
                 c, bad = bin_codes(x, edges, bool(t["missing_level"]))
@@ -281,6 +312,26 @@ class SpecModel:
             else:
                 codes[j] = self._categorical_codes(_column(data, t["column"]), t)
         return codes
+
+    def _pair_codes(self, data: Any, term: Mapping[str, Any]) -> np.ndarray:
+        """The level of every row in a pair term's block: the position of its cell among
+        the observed cells (row-major), or the trailing level of the unobserved ones."""
+        from ._binarizer import bin_codes
+
+        flat = None
+        for axis in term["axes"]:
+            x = self._input(data, axis["input"])
+            edges = np.asarray(axis["edges"], dtype=np.float64)
+            c, bad = bin_codes(x, edges, False)
+            if bad >= 0:
+                what = "infinite values" if not np.isnan(x[bad]) else (
+                    "missing values (NaN) but the pair term has no missing level for it")  # fmt: skip
+                raise ValueError(f"column {axis['column']!r} contains {what}.")
+            flat = c.astype(np.intp) if flat is None else flat * (len(edges) + 1) + c
+        cells = _observed_cells(term)
+        pos = np.minimum(np.searchsorted(cells, flat), max(len(cells) - 1, 0))
+        hit = cells[pos] == flat if len(cells) else np.zeros(len(flat), dtype=bool)
+        return np.where(hit, pos, len(cells))
 
     @staticmethod
     def _categorical_codes(values: Any, term: Mapping[str, Any]) -> np.ndarray:

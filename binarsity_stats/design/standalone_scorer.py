@@ -8,7 +8,10 @@ runs (a database server, a locked-down scoring host). It reads the description t
 
     η = intercept + offset + Σ_terms θ_term[level of the row] + Σ_linear coef · Π factors
 
-and the mean response g⁻¹(η). Usage from Python::
+and the mean response g⁻¹(η). A pair term ``bin(a):bin(b)`` (``"kind": "pair"``) adds
+the value of the row's cell in its K_a × K_b table, the cell being the bins of the row's
+two axes; a cell that held no training row (``null`` in the table) adds 0, as the
+package's ``predict`` does. Usage from Python::
 
     import json, standalone_scorer
     spec = json.load(open("model.json"))
@@ -50,10 +53,12 @@ import sys
 FORMAT = "binarsity_stats.model_spec"
 VERSION = 2
 #: Bounds of a description: cut points per term, levels per term, θ values per term (the
-#: levels of one block: the package codes them in 16 bits), terms, factors per linear
-#: term, offset terms, length of a string
+#: levels of one block: the package codes them in 16 bits), cells of a pair term's table
+#: (K_a · K_b, the same 16 bits), terms, factors per linear term, offset terms, length of
+#: a string
 LIMITS = {
-    "edges": 65535, "levels": 65536, "theta": 65536, "terms": 10000, "factors": 16,
+    "edges": 65535, "levels": 65536, "theta": 65536, "cells": 65536, "terms": 10000,
+    "factors": 16,
     "offset_terms": 100, "string": 1000, "params": 16, "response_items": 65536,
     "column_position": 2**31 - 1,
 }  # fmt: skip
@@ -64,7 +69,7 @@ ARITHMETIC = ("add", "sub", "mul", "div")
 #: Every transform an input may carry: ``power`` (``x ** exponent``) and ``scale``
 #: (``(x - center) / scale``) besides the two lists above
 TRANSFORMS = UNARY + ("power", "scale") + ARITHMETIC
-TERM_KINDS = ("bin", "categorical", "linear")
+TERM_KINDS = ("bin", "categorical", "linear", "pair")
 COLUMN_KINDS = ("bool", "int", "float", "category", "object")
 #: Names of functions in a formula expression (bare, or as ``np.``/``numpy.``/``math.``)
 _CALLS = {name: name for name in UNARY}
@@ -261,14 +266,7 @@ def _check_term(term, i):
         _string(name, f"{path}.name")
         _column_ref(term["column"], f"{path}.column")
         _check_input(term["input"], f"{path}.input")
-        edges = _numbers(term["edges"], f"{path}.edges", LIMITS["edges"])
-        for k in range(1, len(edges)):
-            if not edges[k - 1] < edges[k]:
-                _fail(
-                    f"{path}.edges",
-                    f"{label}: cut points must increase strictly "
-                    f"(edges[{k - 1}] = {edges[k - 1]!r}, edges[{k}] = {edges[k]!r}).",
-                )
+        edges = _check_edges(term["edges"], f"{path}.edges", label)
         if term.get("intervals", "right-closed") != "right-closed":
             _fail(f"{path}.intervals", f"{label}: only 'right-closed' intervals are read.")
         if not isinstance(term["missing_level"], bool):
@@ -290,6 +288,8 @@ def _check_term(term, i):
         theta = _numbers(term["theta"], f"{path}.theta", LIMITS["theta"])
         if len(theta) != n:
             _fail(f"{path}.theta", f"{label}: theta needs {n} values.")
+    elif kind == "pair":
+        _check_pair(term, path, label)
     elif kind == "categorical":
         _mapping(term, path, ("kind", "name", "column", "levels", "missing_level", "theta"),
                  ("unseen", "reference", "penalty"))  # fmt: skip
@@ -338,6 +338,52 @@ def _check_term(term, i):
                     "{'column', 'levels', 'level'} with level among levels.",
                 )
     return term
+
+
+def _check_edges(value, path, label):
+    edges = _numbers(value, path, LIMITS["edges"])
+    for k in range(1, len(edges)):
+        if not edges[k - 1] < edges[k]:
+            _fail(
+                path,
+                f"{label}: cut points must increase strictly "
+                f"(edges[{k - 1}] = {edges[k - 1]!r}, edges[{k}] = {edges[k]!r}).",
+            )
+    return edges
+
+
+def _check_pair(term, path, label):
+    """A pair term ``bin(a):bin(b)``: two axes (each an input binned on its cut points,
+    no missing level) and the K_a × K_b table of the cells' values, null for a cell
+    without training rows (it adds 0 to η)."""
+    _mapping(term, path, ("kind", "name", "axes", "table"), ("intervals", "penalty"))
+    _string(term["name"], f"{path}.name")
+    if term.get("intervals", "right-closed") != "right-closed":
+        _fail(f"{path}.intervals", f"{label}: only 'right-closed' intervals are read.")
+    if "penalty" in term:
+        _string(term["penalty"], f"{path}.penalty")
+    axes = _array(term["axes"], f"{path}.axes", 2, 2)
+    shape = []
+    for k, axis in enumerate(axes):
+        apath = f"{path}.axes[{k}]"
+        _mapping(axis, apath, ("column", "input", "edges", "missing_level"))
+        _column_ref(axis["column"], f"{apath}.column")
+        _check_input(axis["input"], f"{apath}.input")
+        shape.append(len(_check_edges(axis["edges"], f"{apath}.edges", label)) + 1)
+        if axis["missing_level"] is not False:
+            _fail(f"{apath}.missing_level", f"{label}: a pair axis has no missing level (false).")
+    if shape[0] * shape[1] > LIMITS["cells"]:
+        _fail(
+            f"{path}.axes",
+            f"{label}: a grid of {shape[0]} x {shape[1]} cells; at most {LIMITS['cells']} "
+            "cells are allowed.",
+        )
+    rows = _array(term["table"], f"{path}.table", shape[0], shape[0])
+    for k, row in enumerate(rows):
+        _array(row, f"{path}.table[{k}]", shape[1], shape[1])
+        for m, v in enumerate(row):
+            if v is not None:
+                _finite(v, f"{path}.table[{k}][{m}]", "a finite number or null")
 
 
 def _check_family(family):
@@ -826,7 +872,22 @@ def _level(values, value, has_missing_level, column):
     raise ValueError(f"column {column!r} has a level not seen at fit: {value!r}.")
 
 
+def _axis_bin(axis, row):
+    """The bin of a pair axis on one row: (e[k-1], e[k]] → k; missing or infinite values
+    are errors (an axis has no missing level)."""
+    x = input_value(axis["input"], row)
+    if math.isnan(x):
+        raise ValueError(f"column {axis['column']!r} is missing but has no level.")
+    if math.isinf(x):
+        raise ValueError(f"column {axis['column']!r} is infinite.")
+    return bisect.bisect_left(axis["edges"], x)
+
+
 def _term_value(term, row):
+    if term["kind"] == "pair":  # the cell (k, l); a cell without training rows adds 0
+        a, b = term["axes"]
+        value = term["table"][_axis_bin(a, row)][_axis_bin(b, row)]
+        return 0.0 if value is None else value
     if term["kind"] == "bin":
         x = input_value(term["input"], row)
         if math.isnan(x):

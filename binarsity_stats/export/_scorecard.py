@@ -13,7 +13,11 @@ score rises as the event becomes less likely, ``base_score`` points mean odds of
 score is split into points per term: a binned or categorical term's level k gets
 −factor · θ_k plus an equal share (offset − factor · β0) / p of the intercept, so the
 points of a row add up to its score exactly; a linear term gets −factor · coef points
-per unit of its value, and an offset −factor points per unit.
+per unit of its value, and an offset −factor points per unit. A pair term
+``bin(a):bin(b)`` is one of the p terms: its cell (k, l) gets −factor · θ_kl plus the
+share, a cell that held no training row (θ = 0, as ``predict``) the share alone, and
+``Scorecard.two_way[term]`` shows them as a two-way table (rows: the bins of a,
+columns: the bins of b).
 """
 
 from __future__ import annotations
@@ -26,6 +30,14 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["Scorecard", "scorecard"]
+
+
+def _intervals(edges: Any) -> list[str]:
+    """The labels of the right-closed intervals of a binned input's cut points."""
+    from ..formula._labels import interval_label
+
+    bounds = [-math.inf, *edges, math.inf]
+    return [interval_label(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def _labels(term: Mapping[str, Any]) -> list[str]:
@@ -71,6 +83,10 @@ class Scorecard:
         One row per level of every binned or categorical term (``term``, ``column``,
         ``bin``, ``theta``, ``points``) and per linear term and offset (``bin`` = "per
         unit", ``points`` per unit of the value).
+    two_way : dict of str to pandas.DataFrame
+        For each pair term ``bin(a):bin(b)`` (by its name), the points of its cells: one
+        row per bin of a, one column per bin of b (the index and columns named by the
+        two columns); a cell without training rows holds the intercept's share alone.
     max_rounding_error : float
         Bound on abs(rounded score − exact score) of any row: half a rounding unit per
         binned or categorical term (0 when not rounded); linear terms and offsets are
@@ -85,7 +101,7 @@ class Scorecard:
         base_odds: float = 50.0,
         rounding: int | None = None,
     ) -> None:
-        from ..design._spec_model import check_spec, from_spec
+        from ..design._spec_model import block_theta, check_spec, from_spec
 
         spec = check_spec(spec)  # validated before anything is read
         if spec["family"]["link"] != "logit":  # only binomial models have it
@@ -113,14 +129,19 @@ class Scorecard:
             raise ValueError("a scorecard needs at least one binned or categorical term.")
         share = (self.offset - self.factor * float(self.spec["intercept"])) / len(blocks)
         self._points = []
+        self.two_way: dict[str, pd.DataFrame] = {}
         rows = []
         for t in blocks:
-            pts = share - self.factor * np.asarray(t["theta"], dtype=np.float64)
+            theta = block_theta(t)
+            pts = share - self.factor * np.asarray(theta, dtype=np.float64)
             if rounding is not None:
                 pts = np.round(pts, rounding)
             self._points.append(pts)
-            for label, theta, p in zip(_labels(t), t["theta"], pts, strict=True):
-                rows.append((t["name"], t["column"], label, theta, float(p)))
+            if t["kind"] == "pair":
+                rows.extend(self._pair_rows(t, pts))
+                continue
+            for label, value, p in zip(_labels(t), theta, pts, strict=True):
+                rows.append((t["name"], t["column"], label, value, float(p)))
         for t in self.spec["terms"]:
             if t["kind"] == "linear":
                 rows.append((t["name"], None, "per unit", t["coef"], -self.factor * t["coef"]))
@@ -129,6 +150,27 @@ class Scorecard:
             rows.append(("offset", off.get("column"), "per unit", 1.0, -self.factor))
         self.table = pd.DataFrame(rows, columns=["term", "column", "bin", "theta", "points"])
         self.max_rounding_error = 0.0 if rounding is None else len(blocks) * 0.5 * 10.0**-rounding
+
+    def _pair_rows(self, term: Mapping[str, Any], pts: np.ndarray) -> list[tuple]:
+        """The long table's rows of a pair term (one per cell of its grid, in row-major
+        order) and its two-way table in ``two_way``."""
+        (ax_a, ax_b), table = term["axes"], term["table"]
+        la, lb = _intervals(ax_a["edges"]), _intervals(ax_b["edges"])
+        grid = np.full((len(la), len(lb)), pts[-1])  # the cells without training rows
+        observed = [(k, m) for k, row in enumerate(table) for m, v in enumerate(row)
+                    if v is not None]  # fmt: skip
+        for i, (k, m) in enumerate(observed):
+            grid[k, m] = pts[i]
+        two_way = pd.DataFrame(grid, index=pd.Index(la, name=str(ax_a["column"])),
+                               columns=pd.Index(lb, name=str(ax_b["column"])))  # fmt: skip
+        self.two_way[term["name"]] = two_way
+        column = f"{ax_a['column']} x {ax_b['column']}"
+        return [
+            (term["name"], column,
+             f"{la[k]} x {lb[m]}" + ("" if table[k][m] is not None else " (empty at training)"),
+             0.0 if table[k][m] is None else table[k][m], float(grid[k, m]))
+            for k in range(len(la)) for m in range(len(lb))
+        ]  # fmt: skip
 
     def points(self, new: Any, offset: Any = None) -> pd.DataFrame:
         """The points of every row, one column per term (and ``offset``), plus ``score``.

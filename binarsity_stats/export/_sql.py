@@ -12,7 +12,9 @@ left out; beyond 32 cuts a binary search of nested CASEs, beyond 1,024 the cuts 
 levels as text constants the database parses at run time, in linear time), a
 categorical term as
 ``CASE WHEN g = 'a' THEN … END`` (a by-group term ``bin(x):C(g)``: one binned CASE
-per level of g inside a CASE on g), and the mean as the inverse link of η. Every
+per level of g inside a CASE on g), a pair term ``bin(a):bin(b)`` as a CASE on the
+bins of a whose branches are CASEs on the bins of b (one per row of its table; a cell
+without training rows is 0, as in ``predict``), and the mean as the inverse link of η. Every
 identifier — columns and the table — is quoted (double quotes, inner ones doubled) and
 every level is a literal (single quotes, inner ones doubled): names are data, never
 SQL. A description is validated before a word is written. Numbers are
@@ -320,6 +322,32 @@ class _Writer:
         parts.append(self._steps(x, cuts, values))
         return " ".join(parts) + " END"
 
+    def axis_value(self, source: Mapping[str, Any]) -> str:
+        """A binned input as SQL, its NaN read as NULL."""
+        x = self.input(source)
+        return x if x.startswith("NULLIF(") else self.no_nan(x)
+
+    def pair_term(self, term: Mapping[str, Any]) -> str:
+        """A pair term ``bin(a):bin(b)``: a CASE on the bins of a (right-closed, as a
+        ``bin`` term) whose every branch is the CASE of that row of the table on the
+        bins of b; equal neighbouring rows (and cells) share a branch, a cell without
+        training rows is 0 (as ``predict``), a NULL axis gives NULL."""
+        (ax_a, ax_b), table = term["axes"], term["table"]
+        xa, xb = self.axis_value(ax_a["input"]), self.axis_value(ax_b["input"])
+        rows = [[0.0 if v is None else v for v in row] for row in table]
+
+        def steps(x: str, edges: list[float], values: list[Any], render: Any) -> str:
+            keep = [k for k in range(len(edges)) if values[k] != values[k + 1]]
+            whens = [f"WHEN {x} <= {self.number(edges[k])} THEN {render(values[k])}"
+                     for k in keep]  # fmt: skip
+            return " ".join(["CASE", *whens, f"WHEN {x} IS NOT NULL THEN {render(values[-1])}",
+                             "END"])  # fmt: skip
+
+        def row_case(values: list[float]) -> str:
+            return f"({steps(xb, ax_b['edges'], values, self.number)})"
+
+        return steps(xa, ax_a["edges"], rows, row_case)
+
     def categorical_term(self, term: Mapping[str, Any]) -> str:
         if isinstance(term["column"], int):
             x = self.column(term["column"])  # the array-fit error
@@ -458,6 +486,8 @@ def to_sql(
             pieces.append(f"({w.bin_term(term)})")
         elif term["kind"] == "categorical":
             pieces.append(f"({w.categorical_term(term)})")
+        elif term["kind"] == "pair":
+            pieces.append(f"({w.pair_term(term)})")
         else:
             pieces.append(f"({w.linear_term(term)})")
     eta = "\n    + ".join(pieces)

@@ -58,6 +58,7 @@ from formulaic import Formula, model_matrix
 from formulaic.errors import FormulaicError
 
 from ..design._column_access import is_datetime_like
+from ..design._spec import pair_arguments
 from ._columns import FORMULAIC_LOCK, as_frame, did_you_mean, strata_labels
 from ._columns import column_or_array as column_or_array
 from ._labels import format_cut, format_value, interval_label
@@ -364,7 +365,8 @@ def _pair_block(st: Any, s: Mapping[str, Any], aliases: Mapping[str, str] | None
     first = text[: text.index(", pair=")] + ")"
     # the term as the user wrote it
     bins = f", {ps['n_bins']}" if ps.get("bins_written") else ""
-    term = f"{unalias(first, aliases)}:bin({unalias(ps['column'], aliases)}{bins})"
+    second = pair_arguments(text)[1]  # the second axis' expression (log(b)), not its column
+    term = f"{unalias(first, aliases)}:bin({unalias(second, aliases)}{bins})"
     return Block(
         term=term,
         kind="pair",

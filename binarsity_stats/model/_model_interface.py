@@ -59,14 +59,11 @@ METHOD_NEEDS: dict[str, tuple[frozenset[str], str]] = {
     "refit(split=)": (frozenset({ROWS}), ""),  # the split is drawn on the client
     "refit(cov_type=)": (frozenset({ROWS}), ""),  # the sandwich needs the rows' scores
     "bootstrap()": (frozenset({ROWS}), ""),
-    "to_spec()": (frozenset({CHAINS}), ""),
-    "to_sql()": (frozenset({CHAINS}), ""),
-    "scorecard()": (frozenset({CHAINS}), ""),
     "alo()": (frozenset({CHAINS}), ""),
-    "plot_shapes()": (_BOTH, ""),
+    "plot_shapes()": (frozenset({ROWS}), ""),
     "plot_effects()": (frozenset({CHAINS}), ""),
     "plot_calibration()": (frozenset({ROWS}), ""),
-    "report()": (_BOTH, "summary() is computed from per-partition statistics."),
+    "report()": (frozenset({ROWS}), "summary() is computed from per-partition statistics."),
 }
 
 
@@ -124,8 +121,10 @@ class ModelInterface:
             pairs = [b.term for b in self.spec.blocks if getattr(b, "is_pair", False)]
             raise ValueError(
                 f"{what} does not handle the pair term {pairs[0]!r} yet (a step surface "
-                "over two features); fit, predict, fit_path, fit_cv, summary() and "
-                "term_table() do. Fit the model without the pair term for this."
+                "over two features); fit, predict, fit_path, fit_cv, summary(), "
+                "term_table(), cut_points(), shape_functions(), tidy(), refit(), "
+                "bootstrap(), to_spec(), to_sql(), scorecard(), plot_shapes() and report() "
+                "do. Fit the model without the pair term for this."
             )
         if ROWS in missing:
             raise rows_error(what, instead)

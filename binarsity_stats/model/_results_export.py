@@ -8,9 +8,28 @@ the scorecard made from that description.
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 __all__ = ["ExportMixin"]
+
+
+def _block_factors(model_spec: Any, n_blocks: int) -> list[str] | None:
+    """The formula factor of every code block, in block order (``bin(a, 8)``,
+    ``bin(a, 8, pair=b)``, ``C(g)``: aliased names, as formulaic holds them), so that an
+    input is read from the factor and never from a label that shows a name; None when
+    they do not pair up with the blocks."""
+    from ..design._spec import parse_expression
+
+    out = []
+    for st in model_spec.structure:
+        factors = list(st.term.factors)
+        parsed = parse_expression(factors[0].expr) if len(factors) == 1 else None
+        node = None if parsed is None else parsed[0]
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("bin", "C", "ordered")):  # fmt: skip
+            out.append(factors[0].expr)
+    return out if len(out) == n_blocks else None
 
 
 class ExportMixin:
@@ -46,10 +65,10 @@ class ExportMixin:
             A term that the description cannot replay: a formulaic stateful transform
             (``center(x)``, ``scale(x)``, ``poly(x)``...) or ``C()`` of an expression.
         """
-        self.model.require("to_spec()")
         from ..formula._formula import unalias, dense_column_factors
         from ..design._spec import (
             argument_expr, bin_term, column_input, describe_input, json_value, make_spec,
+            pair_arguments, pair_term,
         )  # fmt: skip
 
         m = self.model
@@ -66,10 +85,29 @@ class ExportMixin:
                 )
         terms: list[dict[str, Any]] = []
         kinds = m.engine_kinds
+        # each block's formula factor (bin(a, n, pair=b, pair_bins=m) for a pair term)
+        block_factors = None if columns else _block_factors(spec.model_spec, len(spec.blocks))
         for j, block in enumerate(spec.blocks):
             s, e = int(m.block_ptr[j]), int(m.block_ptr[j + 1])
+            if getattr(block, "is_pair", False):  # each axis an input, never text
+                if columns:
+                    sources = [column_input(block.column), column_input(block.pair_column)]
+                elif block_factors is None:
+                    raise ValueError(f"term {block.term!r}: its axes cannot be described.")
+                else:
+                    sources = [describe_input(x, block.term, aliases)
+                               for x in pair_arguments(block_factors[j])]  # fmt: skip
+                n_cells = len(block.cells)  # the trailing level: no parameter (θ = 0)
+                axes = [(sources[0], block.column, block.edges),
+                        (sources[1], block.pair_column, block.pair_edges)]  # fmt: skip
+                terms.append(pair_term(block.term, axes, block.cells,
+                                       self.coef[s : s + n_cells], str(kinds[j])))  # fmt: skip
+                continue
             by = getattr(block, "by", None)
-            expr = argument_expr(block.term if by is None else block.term.rsplit(":C(", 1)[0])
+            if block_factors is not None:  # the factor, not the label (a name may hold a backtick)
+                expr = argument_expr(block_factors[j])
+            else:
+                expr = argument_expr(block.term if by is None else block.term.rsplit(":C(", 1)[0])
             if block.kind == "bin":
                 # the input as a column reference (+ one transform), never as text. The
                 # kept cuts: every cut point with θ as fitted — readers treat a cut
@@ -129,7 +167,6 @@ class ExportMixin:
         str
             The query (see :func:`binarsity_stats.to_sql`).
         """
-        self.model.require("to_sql()")
         from ..export._sql import to_sql
 
         return to_sql(self, table=table, dialect=dialect, **kwargs)
@@ -160,7 +197,6 @@ class ExportMixin:
             ``table`` (points per interval per term), ``score(new)``, ``points(new)``;
             see :func:`binarsity_stats.scorecard`.
         """
-        self.model.require("scorecard()")
         from ..export._scorecard import scorecard
 
         return scorecard(self, pdo=pdo, base_score=base_score, base_odds=base_odds,

@@ -157,6 +157,11 @@ def plot_shapes(
     base = 1.0 if response else 0.0
     drawn = []
     for a, (what, j, block) in zip(axes, items, strict=True):
+        if what == "block" and getattr(block, "is_pair", False):
+            # a pair's surface: a heat map, its own colour scale (no y axis of effects)
+            if _draw_pair(a, res, j, block, response, density):
+                _mark_dropped(a)
+            continue
         if what == "linear":
             flat = _draw_linear(a, res, j, block, response, density, sw)
         else:
@@ -347,6 +352,95 @@ def _draw_block(
         for p_, c in zip(pos, counts, strict=True):
             a.annotate(f"{c:.0%}", (p_, bottom), ha="center", va="bottom", fontsize=7, color="0.3")
     return False
+
+
+#: A pair term's grid of at most this many cells has its cells' row counts written in them
+PAIR_COUNTS_MAX_CELLS = 100
+
+
+def _draw_pair(a: Any, res: Any, j: int, block: Any, response: bool, density: bool) -> bool:
+    """A pair term ``bin(a):bin(b)``: a heat map of its surface on the bin grid.
+
+    The cells (a's bins across, b's up; the end bins closed at the training range) take
+    the fitted θ of the cell (``scale="response"``: exp(θ), the ratio to a cell of
+    effect 0) on a diverging scale centred at no effect; a cell without training rows
+    is left blank. The regions' boundaries — the sides between neighbouring cells whose
+    values differ by more than the kept-cut tolerance (``_statistics``), which lie on
+    the surface's cut lines (``cut_points``) — are black segments (a ``LineCollection``,
+    gid ``"pair-regions"``); with ``density`` and a grid of at most
+    ``PAIR_COUNTS_MAX_CELLS`` cells, each cell holds its training row count (texts of
+    gid ``"pair-cell-count"``). Returns whether the surface is flat (dropped).
+    """
+    from matplotlib.collections import LineCollection
+    from matplotlib.colors import LogNorm, Normalize
+
+    from ..core._statistics import jump_tolerance
+
+    m = res.model
+    grid = m.binned.kinds[j].block
+    s = int(m.block_ptr[j])
+    cells = np.asarray(res.coef[s : s + grid.n_cells], dtype=np.float64)
+    ka, kb = block.grid_shape
+    ia, ib = grid.cell_rows()
+    table = np.full((ka, kb), np.nan)
+    table[ia, ib] = cells
+    xa = _finite_edges(block, m, j)
+    xb = _finite_edges(_PairAxis(block.pair_edges, _pair_range(m, j, block)), m, j)
+    a.set_title(_plain(block.term), fontsize=10)
+    a.set_xlabel(_plain(block.column))
+    a.set_ylabel(_plain(block.pair_column))
+    a.set_xlim(xa[0], xa[-1])
+    a.set_ylim(xb[0], xb[-1])
+    if not res._block_selected(j):
+        return True
+    values = np.exp(table) if response else table
+    bound = float(np.nanmax(np.abs(table))) or 1.0
+    norm = (LogNorm(np.exp(-bound), np.exp(bound)) if response
+            else Normalize(-bound, bound))  # fmt: skip
+    mesh = a.pcolormesh(xa, xb, np.ma.masked_invalid(values.T), cmap="RdBu_r", norm=norm)
+    mesh.set_gid("pair-surface")
+    bar = a.figure.colorbar(mesh, ax=a)
+    fam = m.family
+    bar.set_label(f"{fam.ratio_label}" if response else f"effect ({fam.effect_label})",
+                  fontsize=8)  # fmt: skip
+    # the regions' boundaries: cell sides across which the surface jumps
+    kept = np.abs(grid.difference(cells)) > jump_tolerance(cells, res._eta_unit)
+    segments = []
+    for e in np.flatnonzero(kept):
+        c0 = int(grid.edges[e, 0])
+        if e < grid.n_b_edges:  # (k, l) | (k, l + 1): a side at b = edges_b[l]
+            y = xb[ib[c0] + 1]
+            segments.append([(xa[ia[c0]], y), (xa[ia[c0] + 1], y)])
+        else:  # (k, l) | (k + 1, l): a side at a = edges_a[k]
+            x = xa[ia[c0] + 1]
+            segments.append([(x, xb[ib[c0]]), (x, xb[ib[c0] + 1])])
+    a.add_collection(LineCollection(segments, colors="k", linewidths=1.5, gid="pair-regions"))
+    if density and ka * kb <= PAIR_COUNTS_MAX_CELLS:
+        rows = np.bincount(np.asarray(m.design.codes[j], dtype=np.intp), minlength=grid.n_cells + 1)
+        for c in range(grid.n_cells):  # white on the dark cells
+            ink = "w" if abs(cells[c]) > 0.6 * bound else "0.15"
+            a.text((xa[ia[c]] + xa[ia[c] + 1]) / 2, (xb[ib[c]] + xb[ib[c] + 1]) / 2, f"{rows[c]}",
+                   ha="center", va="center", fontsize=7, color=ink, gid="pair-cell-count")  # fmt: skip
+    return False
+
+
+class _PairAxis:
+    """The second axis of a pair term as ``_finite_edges`` reads a block."""
+
+    def __init__(self, edges: np.ndarray, span: tuple[float, float]) -> None:
+        self.edges = edges
+        self.data_min, self.data_max = span
+
+
+def _pair_range(model: Any, j: int, block: Any) -> tuple[float, float]:
+    """The training range of a pair term's second axis (from the formula's state)."""
+    spec = getattr(model.spec, "model_spec", None)
+    for state in ({} if spec is None else spec.transform_state).values():
+        ps = state.get("pair") if isinstance(state, dict) else None
+        if ps is not None and np.array_equal(ps["edges"], block.pair_edges) and tuple(
+            ps["cells"]) == tuple(block.cells):  # fmt: skip
+            return float(ps["data_min"]), float(ps["data_max"])
+    return -np.inf, np.inf
 
 
 def _label_density(twin: Any) -> None:

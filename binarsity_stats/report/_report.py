@@ -230,7 +230,15 @@ def _terms_table(res: Any) -> str:
         missing = 0
         if block.has_missing_level:
             missing = int(np.count_nonzero(np.asarray(codes[j]) == n_lv - 1))
-        if getattr(block, "ordered", False):
+        column = block.column
+        if getattr(block, "is_pair", False):  # bin(a):bin(b): cells of a grid
+            ka, kb = block.grid_shape
+            column = f"{block.column} x {block.pair_column}"
+            kind = "pair (grid TV penalised)"
+            n_lv = f"{len(block.cells)} of {ka} x {kb} cells"
+            lo, hi = block.data_min, block.data_max
+            what = "-" if lo is None else f"{_num(lo)} to {_num(hi)} ({block.column})"
+        elif getattr(block, "ordered", False):
             kind = "ordered factor (TV penalised)"
             what = ", ".join(lv for lv in block.level_labels() if lv != "missing")
         elif block.penalized:
@@ -242,7 +250,7 @@ def _terms_table(res: Any) -> str:
             labels = [lv for lv in block.level_labels() if lv != "missing"]
             what = ", ".join(labels[:8]) + (f", … ({len(labels)} in all)"
                                             if len(labels) > 8 else "")  # fmt: skip
-        rows.append({"term": block.term, "column": block.column, "kind": kind,
+        rows.append({"term": block.term, "column": column, "kind": kind,
                      "levels": n_lv, "training values": what,
                      "missing rows": missing})  # fmt: skip
     dense = getattr(m.design, "dense", None)

@@ -245,3 +245,17 @@ def test_bad_reference_or_missing_entries_are_refused_by_name():
     broken["missing"] = {"drop_columns": "x1"}
     with pytest.raises(ValueError, match="missing.drop_columns: must be a list"):
         from_spec(broken)
+
+
+def test_a_name_with_a_backtick_is_described_from_the_formula_not_its_label():
+    # "y ~ ." names such a column by alias; the label shows it as bin(`t\`x`), which the
+    # description used to parse (and refuse) instead of the formula's own factor
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"t`x": rng.normal(size=200), "it's, `q`": rng.normal(size=200)})
+    df["y"] = (df["t`x"] > 0) + rng.normal(scale=0.5, size=200)
+    res = glm("y ~ .", df, n_bins=4).fit(lam=1e-3)
+    spec = json.loads(json.dumps(res.to_spec()))
+    assert [t["input"] for t in spec["terms"]] == [{"column": "t`x"}, {"column": "it's, `q`"}]
+    assert_array_equal(from_spec(spec).predict(df), res.predict(df))

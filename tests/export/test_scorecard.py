@@ -6,7 +6,9 @@ offsets, formula results and classifiers; ``base_score`` points mean odds of
 ``base_odds`` : 1 against the event and ``pdo`` points double them (the pdo/odds scaling
 of credit scoring, Siddiqi 2006); rounded, the score moves by at most the declared
 bound and the rows keep their order up to it; the table has one row per interval with
-right-closed labels; non-binomial models and bad arguments are refused by name.
+right-closed labels; non-binomial models and bad arguments are refused by name; a pair
+term ``bin(a):bin(b)`` gets a two-way table of points (its unseen cells: the intercept's
+share) and its points add up to the model too.
 """
 
 from __future__ import annotations
@@ -121,3 +123,46 @@ def test_refusals_name_the_problem(res):
         scorecard("model")
     assert isinstance(scorecard(res.to_spec()), Scorecard)
     assert "pdo=20" in repr(res.scorecard())
+
+
+@pytest.fixture(scope="module")
+def pair_res():
+    # tenure follows age: the cells (young, long tenure) and (old, short tenure) are empty
+    rng = np.random.default_rng(5)
+    df = TRAIN[["age", "default"]].copy()
+    df["tenure"] = (df["age"] - 18) / 6.2 + rng.uniform(0, 1, len(df))
+    return glm("default ~ bin(age, 4) + bin(tenure, 3) + bin(age, 4):bin(tenure, 3)", df,
+               family="binomial").fit(lam=1e-3)  # fmt: skip
+
+
+def test_a_pair_term_gets_a_two_way_points_table(pair_res):
+    term = "bin(age, 4):bin(tenure, 3)"
+    card = pair_res.scorecard(pdo=20, base_score=600, base_odds=50)
+    spec = pair_res.to_spec()
+    table = [t for t in spec["terms"] if t["kind"] == "pair"][0]["table"]
+    factor, offset = 20 / math.log(2), 600 - 20 / math.log(2) * math.log(50)
+    share = (offset - factor * spec["intercept"]) / 3
+    two = card.two_way[term]
+    assert two.shape == (4, 3) and (two.index.name, two.columns.name) == ("age", "tenure")
+    assert two.index[0].startswith("(-inf, ") and two.columns[-1].endswith(", inf]")
+    expected = np.array([[share - factor * (0.0 if v is None else v) for v in row]
+                         for row in table])  # fmt: skip
+    np.testing.assert_allclose(two.to_numpy(), expected, rtol=1e-12)
+    empty = [(k, m) for k, row in enumerate(table) for m, v in enumerate(row) if v is None]
+    assert empty  # the unseen cells score the intercept's share alone
+    long = card.table[card.table.term == term]
+    assert len(long) == 12 and long.bin.str.contains(" x ").all()
+    assert long.bin.str.endswith("(empty at training)").sum() == len(empty)
+    np.testing.assert_allclose(long.points.to_numpy(), expected.ravel(), rtol=1e-12)
+
+
+def test_a_pair_term_s_points_add_up_to_the_model(pair_res):
+    card = pair_res.scorecard(pdo=20, base_score=600, base_odds=50)
+    new = NEW[["age"]].copy()
+    new["tenure"] = np.r_[np.linspace(-5, 20, 50), (NEW["age"].to_numpy()[50:] - 18) / 6.2]
+    eta = pair_res.predict(new, type="link")
+    factor = 20 / math.log(2)
+    np.testing.assert_allclose(card.score(new), 600 - factor * (eta + math.log(50)), rtol=1e-12)
+    rounded = pair_res.scorecard(rounding=0)
+    assert np.abs(rounded.score(new) - card.score(new)).max() <= rounded.max_rounding_error
+    assert rounded.max_rounding_error == 1.5  # three terms, the pair one of them

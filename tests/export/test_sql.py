@@ -5,7 +5,8 @@ session's throwaway server of ``conftest.postgres``: skipped where PostgreSQL is
 installed, required in CI) on the training rows and on new rows with out-of-range
 values, values on the cut points and missing values, for every kind of term (bins with
 and without a missing level, a bin of an expression, ``C()`` with a quote in a level,
-linear and interaction terms, an integer division of an integer column, offset terms
+linear and interaction terms, pair terms ``bin(a):bin(b)`` (also their unseen cells, where
+the columns are correlated, and names that look like code), an integer division of an integer column, offset terms
 and an offset column, by-group chains, ordered factors, monotone bins), every family
 (gaussian, binomial, poisson, gamma, Tweedie, Cox's relative risk) and the estimators:
 agreement to 1e-12. Rows that ``predict`` refuses (a missing value without a missing
@@ -56,6 +57,11 @@ CASES = {
     "cox relative risk": ("Surv(time, event) ~ bin(x1, 5) + C(g) + z", "cox", {}),
     "by-group chains": ("yb ~ bin(x1, 5):C(g) + bin(`x 2`, 4) + offset(off)", "binomial", {}),
     "by-group with main effects": ("yg ~ bin(x1, 5) * C(g)", "gaussian", {}),
+    # a pair term (issue 25): a CASE on the bins of x1 of CASEs on the bins of x 2
+    "pair term": ("yb ~ bin(x1, 4) + bin(`x 2`, 4) + bin(x1, 4):bin(np.log(`x 2`), 3)",
+                  "binomial", {}),  # fmt: skip
+    "pair term, missing='drop'": ("yg ~ bin(x3, 4):bin(x1, 3) + z", "gaussian",
+                                  {"missing": "drop"}),  # fmt: skip
     "ordered and monotone": (
         "y ~ ordered(g) + bin(x1, 6, monotone='increasing') "
         "+ bin(`x 2`, 5, monotone='decreasing') + offset(np.log(exposure))", "poisson", {},
@@ -387,3 +393,29 @@ def test_a_refused_term_with_quoted_levels_is_named_as_written():
     train = TRAIN.assign(q=TRAIN["g"])
     with pytest.raises(ValueError, match=r"""x1:C\(q, levels=\['a', 'b', "it's"\]\)"""):
         glm("""yg ~ x1:C(q, levels=['a', 'b', "it's"])""", train)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_pair_term_with_unseen_cells_and_hostile_names(engine, run):
+    from binarsity_stats.formula._names import AliasedFormula
+
+    first, second = "a, `b`) + __import__('os')", 'q"uote\'s'
+    rng = np.random.default_rng(7)
+    n = 400
+    a = rng.normal(size=n)
+    b = a + rng.normal(scale=0.3, size=n)  # the off-diagonal corners stay empty
+    train = pd.DataFrame({first: a, second: b})
+    train["y"] = a + ((a > 0) & (b > 0.5)) + rng.normal(scale=0.3, size=n)
+    # names with backticks reach a formula by alias only (as the package writes them)
+    formula = AliasedFormula("y ~ bin(_bsc0_, 3) + bin(_bsc0_, 4):bin(_bsc1_, 4)",
+                             {"_bsc0_": first, "_bsc1_": second})  # fmt: skip
+    res = glm(formula, train).fit(lam=2e-3)
+    table = [t for t in res.to_spec()["terms"] if t["kind"] == "pair"][0]["table"]
+    assert any(v is None for row in table for v in row)
+    new = pd.DataFrame({first: [3.0, -3.0, 0.0, 1e6, -1e6, np.nan],
+                        second: [-3.0, 3.0, 0.0, -1e6, 1e6, 0.0]})  # fmt: skip
+    new = pd.concat([train.drop(columns="y").head(40), new], ignore_index=True)
+    expected = res.predict(new.iloc[:-1])
+    got = run(res.to_sql(table="t", dialect=engine), new, engine)
+    _close(got[:-1], expected)
+    assert np.isnan(got[-1])  # predict refuses a missing axis value: NULL

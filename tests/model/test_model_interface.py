@@ -194,6 +194,6 @@ def test_require_refuses_what_the_model_lacks_and_nothing_else():
     on_workers = type("OnWorkers", (type(plain),), {"rows_on_workers": True})
     plain.__class__ = on_workers
     assert plain.lacks() == frozenset({ROWS})
-    with pytest.raises(RowsOnWorkersError, match=r"^refit\(\) is not available"):
-        plain.require("refit()")
-    plain.require("to_sql()")  # reads no rows
+    with pytest.raises(RowsOnWorkersError, match=r"^bootstrap\(\) is not available"):
+        plain.require("bootstrap()")
+    plain.require("alo()")  # needs chains, not rows

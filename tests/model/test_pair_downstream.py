@@ -3,8 +3,8 @@
 summary() and term_table() list the pair with the fused regions of its surface and its
 degrees of freedom count the surface's face (regions less the margins' constraints);
 everything that reads a term as a chain and does not handle a grid yet refuses the pair
-by name (to_spec, to_sql, scorecard, relax, adaptive, plot_shapes, plot_effects, report,
-the relaxed CV, ALO), and FISTA, the Gram backend and the Dask solver refuse its kind through ``engine/_backend``.
+by name (relax, adaptive, plot_effects, the relaxed CV, ALO), and FISTA, the Gram
+backend and the Dask solver refuse its kind through ``engine/_backend``.
 """
 
 from __future__ import annotations
@@ -67,13 +67,9 @@ def test_degrees_of_freedom_count_the_surface_face(fitted):
 
 @pytest.mark.parametrize(
     "call, what",
-    [(lambda r: r.to_spec(), "to_spec()"), (lambda r: r.to_sql(), "to_sql()"),
-     (lambda r: r.scorecard(), "scorecard()"),
-     (lambda r: r.relax(), "relax()"),
+    [(lambda r: r.relax(), "relax()"),
      (lambda r: r.adaptive(), "adaptive()"),
-     (lambda r: r.plot_shapes(), "plot_shapes()"),
      (lambda r: r.plot_effects(), "plot_effects()"),
-     (lambda r: r.report(), "report()"),
      (lambda r: r.model.adaptive(r), "adaptive()"),
      (lambda r: r.model.fit_cv(folds=3, n_lambdas=4, relax=True), "fit_cv(relax=True)"),
      (lambda r: r.model.fit(lam="alo"), "fit(lam='alo')"),
