@@ -146,7 +146,7 @@ def screen_columns(
     binning_weight: ArrayLike | None = None,
     pairs: Sequence[tuple[int, int]] | None = None,
     weights: str = "balanced",
-) -> tuple[PairScreen, NDArray[np.intp]]:
+) -> tuple[PairScreen, BinarizerCore]:
     """Bin raw columns as a pair term's axes, then :func:`pair_screening`.
 
     Parameters
@@ -171,8 +171,9 @@ def screen_columns(
     Returns
     -------
     screen : PairScreen
-    n_bins : ndarray of shape (p,)
-        The bins of each axis (fewer than ``n_bins`` for a column with few values).
+    binarizer : BinarizerCore
+        The axes' binning, fitted (``edges_``, ``n_bins_``: fewer than ``n_bins`` for a
+        column with few values).
     """
     X = np.asarray(columns, dtype=np.float64)
     if X.ndim != 2:
@@ -180,4 +181,4 @@ def screen_columns(
     binner = BinarizerCore(n_bins=int(n_bins), method="quantile", missing="error")
     codes = binner.fit(X, sample_weight=binning_weight).transform_codes(X)
     K = np.asarray(binner.n_bins_, dtype=np.intp)
-    return pair_screening(codes, K, grad, sample_weight, pairs=pairs, weights=weights), K
+    return pair_screening(codes, K, grad, sample_weight, pairs=pairs, weights=weights), binner
