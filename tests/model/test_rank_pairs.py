@@ -174,3 +174,10 @@ def test_bad_input_is_refused_by_name():
     cox = bs.glm("Surv(t, e) ~ bin(x1) + bin(x2)", df, family="cox").fit(lam=0.01)
     with pytest.raises(ValueError, match="'cox'.*working gradient"):
         bs.rank_pairs(cox)
+
+
+def test_the_true_pair_is_ranked_first_at_1e5_rows():
+    res = bs.glm(MAINS, _frame(12, interaction=0.2, n=100_000)).fit()
+    table = bs.rank_pairs(res)
+    assert tuple(table.loc[0, ["feature_a", "feature_b"]]) == ("x1", "x3")
+    assert table.loc[0, "score"] > 2 * table.loc[1, "score"]
