@@ -30,6 +30,7 @@ SUITES = (
     "results",
     "interactive",
     "nbtheta",
+    "pairs",
 )
 
 

@@ -45,6 +45,8 @@ _LAZY: dict[str, str] = {
     "anova": ".model._compare",
     "compare": ".model._compare",
     "heldout": ".model._heldout",
+    # Pair terms: which bin(a):bin(b) a fit is missing
+    "rank_pairs": ".model._rank_pairs",
     # The neutral model description (to_spec / from_spec)
     "from_spec": ".design._spec",
     "SpecModel": ".design._spec",
@@ -75,6 +77,7 @@ __all__ = [
     "anova",
     "compare",
     "heldout",
+    "rank_pairs",
     "from_spec",
     "SpecModel",
     "to_sql",
@@ -87,6 +90,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .model._bootstrap import BootstrapResults
     from .model._compare import anova, compare
     from .model._heldout import heldout
+    from .model._rank_pairs import rank_pairs
     from ._datasets import load_fair, load_wine_quality
     from .sklearn._estimator import BinarsityClassifier, BinarsityGLM
     from .sklearn._estimator_cv import BinarsityClassifierCV, BinarsityGLMCV

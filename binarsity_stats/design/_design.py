@@ -8,7 +8,8 @@ is validated once, its weighted bin counts n_jk are computed once, and it is the
 caller of the gather/histogram kernels of ``_histogram.pyx``:
 
 * ``X^B θ`` is a gather (``linear_predictor``, ``gather_add``),
-* ``(X^B)ᵀ r`` is a histogram (``histograms``, ``histograms2`` for two vectors at once).
+* ``(X^B)ᵀ r`` is a histogram (``histograms``, ``histograms2`` for two vectors at once),
+* the cell tables of a pair of features (``PairTables``, design.md §10: pair screening).
 
 The formula model and the estimators build one; the solvers' in-memory problem
 (``_problem.InMemoryProblem``) wraps one with a response and a family; a CV fold's
@@ -35,7 +36,7 @@ from ..core._validation import (
     normalized_weights,
 )
 
-__all__ = ["BinnedDesign"]
+__all__ = ["BinnedDesign", "PairTables"]
 
 
 class BinnedDesign:
@@ -568,6 +569,73 @@ class BinnedDesign:
             _check_length(b, self.n_rows, "values")
             _histogram.bin_sums2_all(self.codes, self.block_ptr, a, b, out_a, out_b)
         return out_a, out_b
+
+
+class PairTables:
+    """The K_a × K_b cell tables of pairs of binned features, two row vectors at once.
+
+    The codes, the bins per feature and the two row vectors are validated once; every
+    :meth:`table` is then one pass over the two features' codes in a kernel
+    (``_histogram.pair_sums2``), never a model matrix (design.md §10, pair screening).
+
+    Parameters
+    ----------
+    codes : ndarray of uint8 or uint16, shape (p, n)
+        Bin codes of the p features, one row per feature.
+    n_bins : array_like of int, shape (p,)
+        K_j: every code of feature j is in [0, K_j).
+    values, weights : array_like of shape (n,)
+        The two row vectors summed per cell (e.g. the working gradient and the weights).
+
+    Raises
+    ------
+    ValueError
+        If a shape disagrees, a code is outside its feature's bins or a value is not
+        finite.
+    """
+
+    def __init__(self, codes: np.ndarray, n_bins: Sequence[int], values: np.ndarray,
+                 weights: np.ndarray) -> None:  # fmt: skip
+        c = np.asarray(codes)
+        if c.ndim != 2 or c.dtype not in (np.uint8, np.uint16):
+            raise ValueError(f"codes must be a (p, n) array of uint8 or uint16; got {c.dtype} {c.shape}.")
+        p, n = c.shape
+        K = np.asarray(n_bins, dtype=np.int64)
+        if K.shape != (p,) or np.any(K < 1):
+            raise ValueError(f"n_bins must be {p} positive integers (one per row of codes).")
+        if n and np.any(c.max(axis=1) >= K):
+            bad = int(np.flatnonzero(c.max(axis=1) >= K)[0])
+            raise ValueError(f"codes of feature {bad} are outside [0, n_bins[{bad}]).")
+        self.codes = np.ascontiguousarray(c)
+        self.n_bins = K
+        self.values = np.ascontiguousarray(values, dtype=np.float64)
+        self.weights = np.ascontiguousarray(weights, dtype=np.float64)
+        for arr, name in ((self.values, "values"), (self.weights, "weights")):
+            _check_length(arr, n, name)
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"{name} must be finite.")
+
+    def table(self, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """The cell sums of ``values`` and ``weights`` over the grid of features a and b.
+
+        Parameters
+        ----------
+        a, b : int
+            Two features (rows of ``codes``); cell (k, l) is k·K_b + l.
+
+        Returns
+        -------
+        values_table, weights_table : ndarray of shape (K_a · K_b,)
+        """
+        p = self.codes.shape[0]
+        a, b = int(a), int(b)
+        if not (0 <= a < p and 0 <= b < p):
+            raise ValueError(f"features ({a}, {b}) are not two of the {p} features.")
+        Ka, Kb = int(self.n_bins[a]), int(self.n_bins[b])
+        out_v, out_w = np.zeros(Ka * Kb), np.zeros(Ka * Kb)
+        _histogram.pair_sums2(self.codes[a], self.codes[b], Kb, self.values, self.weights,
+                              out_v, out_w)  # fmt: skip
+        return out_v, out_w
 
 
 def _check_length(arr: np.ndarray, n: int, name: str) -> None:

@@ -6,9 +6,11 @@ the pair block's λ_max (``penalty/_grid.grid_lambda_max``) at the fit's gradien
 the KKT violation of adding the pair, in λ's own units: a principled analogue of EBM's
 FAST, and the score by which pairs are chosen (``interactions=k``, ``rank_pairs``).
 
-Per pair the cost is one pass over two rows of codes (a ``bincount`` of the cell ids
-k·K_b + l weighted by the working gradient and by the sample weights) and a small LP
-on the K_a × K_b grid.
+Per pair the cost is one pass over two rows of codes (``design/_design.PairTables``:
+the kernel ``_histogram.pair_sums2`` sums the working gradient and the sample weights
+per cell k·K_b + l) and a small LP on the K_a × K_b grid. :func:`screen_columns` bins
+raw columns first, each axis as ``bin(a, n_bins)`` of a pair term bins it (the
+Binarizer's weighted quantiles, the same cut points as ``bin(a, n):bin(b, m)``).
 """
 
 from __future__ import annotations
@@ -19,9 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..core._index_checks import code_dtype
+from ..design._binarizer import BinarizerCore
+from ..design._design import PairTables
 from ..penalty._grid import grid_block, grid_lambda_max, grid_weights
 
-__all__ = ["PairScreen", "pair_screening"]
+__all__ = ["PairScreen", "pair_screening", "screen_columns"]
 
 
 @dataclass
@@ -115,15 +120,13 @@ def pair_screening(
             todo.append((min(a, b), max(a, b)))
     scores = np.empty(len(todo))
     cells = np.empty(len(todo), np.intp)
+    tables = PairTables(c.astype(code_dtype(int(K.max())), copy=False), K, g, s)
     for i, (a, b) in enumerate(todo):
         Ka, Kb = int(K[a]), int(K[b])
-        cell = c[a].astype(np.int64) * Kb + c[b]
-        G = np.bincount(cell, g, Ka * Kb)
-        N = np.bincount(cell, s, Ka * Kb)
+        G, N = tables.table(a, b)
         grid = N.reshape(Ka, Kb)
-        observed = grid > 0
         wa, wb = grid_weights(grid, weights)
-        block = grid_block(observed, (Ka, Kb), wa, wb)
+        block = grid_block(grid > 0, (Ka, Kb), wa, wb)
         scores[i] = grid_lambda_max(block, G[block.cells], N[block.cells])
         cells[i] = block.n_cells
     order = np.argsort(-scores, kind="stable")
@@ -132,3 +135,50 @@ def pair_screening(
         scores=scores[order],
         n_cells=cells[order],
     )
+
+
+def screen_columns(
+    columns: NDArray[np.float64],
+    grad: ArrayLike,
+    sample_weight: ArrayLike | None = None,
+    *,
+    n_bins: int = 16,
+    binning_weight: ArrayLike | None = None,
+    pairs: Sequence[tuple[int, int]] | None = None,
+    weights: str = "balanced",
+) -> tuple[PairScreen, BinarizerCore]:
+    """Bin raw columns as a pair term's axes, then :func:`pair_screening`.
+
+    Parameters
+    ----------
+    columns : ndarray of shape (n, p)
+        The raw values of the p candidate features (finite: a pair has no missing level).
+    grad : array_like of shape (n,)
+        Per-row gradient of the average loss with respect to η at the fit.
+    sample_weight : array_like of shape (n,), optional
+        The fit's row weights s_i (cell counts of the margins and the grid weights).
+    n_bins : int, default=16
+        Bins per axis, learned as ``bin(a, n_bins)`` of a pair term learns them
+        (weighted quantiles, ``missing="error"``).
+    binning_weight : array_like of shape (n,), optional
+        The weights the cut points are learned with (a formula's pair term: the user's
+        ``sample_weight``, None without one).
+    pairs : sequence of (int, int), optional
+        Column indices of the pairs to score. Default: every pair.
+    weights : {"theory", "balanced", "uniform"}, default="balanced"
+        Edge weights of each grid (the fit's ``penalty_weights`` rule).
+
+    Returns
+    -------
+    screen : PairScreen
+    binarizer : BinarizerCore
+        The axes' binning, fitted (``edges_``, ``n_bins_``: fewer than ``n_bins`` for a
+        column with few values).
+    """
+    X = np.asarray(columns, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"columns must be a 2-D array (n, p); got shape {X.shape}.")
+    binner = BinarizerCore(n_bins=int(n_bins), method="quantile", missing="error")
+    codes = binner.fit(X, sample_weight=binning_weight).transform_codes(X)
+    K = np.asarray(binner.n_bins_, dtype=np.intp)
+    return pair_screening(codes, K, grad, sample_weight, pairs=pairs, weights=weights), binner

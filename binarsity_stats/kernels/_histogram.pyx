@@ -48,6 +48,25 @@ def bin_sums2(const code_t[::1] codes, const double[::1] values_a,
             out_b[c] += values_b[i]
 
 
+def pair_sums2(const code_t[::1] codes_a, const code_t[::1] codes_b, Py_ssize_t n_b,
+               const double[::1] values_a, const double[::1] values_b,
+               double[::1] out_a, double[::1] out_b):
+    """Two histograms of the cells of a pair of features in one pass over their codes.
+
+    ``out_a[c_a·n_b + c_b] += values_a``, ``out_b[c_a·n_b + c_b] += values_b``: the
+    K_a × K_b tables (flat, row-major) of a pair term's grid (design.md §10), e.g. the
+    working gradient and the weights for pair screening. NumPy equivalent: two
+    ``np.bincount(codes_a * n_b + codes_b, weights=...)`` calls. The driver checks that
+    every code is below its axis' size and the outputs hold K_a · n_b cells.
+    """
+    cdef Py_ssize_t i, c, n = codes_a.shape[0]
+    with nogil:
+        for i in range(n):
+            c = <Py_ssize_t>codes_a[i] * n_b + <Py_ssize_t>codes_b[i]
+            out_a[c] += values_a[i]
+            out_b[c] += values_b[i]
+
+
 def bin_counts(const code_t[::1] codes, double[::1] out):
     """Count rows per bin: ``out[codes[i]] += 1``.
 

@@ -32,6 +32,7 @@ from ..penalty._penalty import lambda_theory, theory_lambda_fit, theory_nobs
 from ._estimator_input import _check_params, class_labels, response_y
 from ._estimator_inspect import _InspectMixin
 from ._estimator_predict import _map_dask, _PredictMixin
+from ._estimator_pairs import check_interactions, fit_pairs
 from ._estimator_problem import _EstimatorProblem, _ProblemMixin
 
 __all__ = ["BinarsityGLM", "BinarsityClassifier", "expected_failed_checks"]
@@ -174,6 +175,14 @@ class BinarsityGLM(_InspectMixin, _PredictMixin, _ProblemMixin, BaseEstimator):
         label the strata, what ``strata(g)`` is in a formula — risk sets never cross
         strata and each stratum has its own Breslow baseline (``baseline_hazard_`` is
         then a dict). The strata columns are no features.
+    interactions : int or list of (feature, feature), default=0
+        Pair terms ``bin(a, 16):bin(b, 16)`` (design.md §10): after the main-effects fit
+        at the chosen λ, every pair of binned features is ranked by its pair term's
+        λ_max at that fit (``binarsity_stats.rank_pairs``), the top ``interactions``
+        pairs (or the pairs given, by name or position) are added and the model is
+        refitted jointly at the same λ. 0 (the default): main effects only. The pair
+        terms are not described by ``to_spec``, ``cut_points`` or ``results`` yet
+        (refused by name).
 
     Attributes
     ----------
@@ -231,6 +240,17 @@ class BinarsityGLM(_InspectMixin, _PredictMixin, _ProblemMixin, BaseEstimator):
     dispersion_ : float
         The dispersion φ estimated for ``lam="theory"`` (gaussian σ², gamma and
         Tweedie φ); absent for other families and a numeric ``lam``.
+    interactions_ : list of tuple
+        With ``interactions``: the pairs added (feature names, or positions for an
+        array X), best first.
+    pair_ranking_ : DataFrame
+        With ``interactions``: every pair ranked at the main-effects fit
+        (``feature_a``, ``feature_b``, ``score``, ``score_to_lam``, ``n_cells``,
+        ``rank``, as ``binarsity_stats.rank_pairs``).
+    pair_terms_ : list of dict
+        With ``interactions``: per pair, its ``features`` (input positions), the two
+        axes' ``edges``, the observed ``cells`` (flat ids k·K_b + l) and their ``coef``
+        (one per cell, then 0 for a cell without training rows).
     """
 
     #: estimators pickled before these parameters existed read as the defaults
@@ -241,6 +261,7 @@ class BinarsityGLM(_InspectMixin, _PredictMixin, _ProblemMixin, BaseEstimator):
     monotone: Any = None
     by: Any = None
     strata: Any = None
+    interactions: Any = 0
 
     def __init__(
         self,
@@ -260,6 +281,7 @@ class BinarsityGLM(_InspectMixin, _PredictMixin, _ProblemMixin, BaseEstimator):
         monotone: Any = None,
         by: Any = None,
         strata: Any = None,
+        interactions: Any = 0,
     ):
         self.family = family
         self.lam = lam
@@ -277,6 +299,7 @@ class BinarsityGLM(_InspectMixin, _PredictMixin, _ProblemMixin, BaseEstimator):
         self.monotone = monotone
         self.by = by
         self.strata = strata
+        self.interactions = interactions
 
     # -- fitting ----------------------------------------------------------------------
     def _prepare_y(self, y, n):
@@ -316,10 +339,23 @@ class BinarsityGLM(_InspectMixin, _PredictMixin, _ProblemMixin, BaseEstimator):
         """
         _check_params(self)
         self._check_lam_params()
+        pairs = self._check_interactions(X)
         problem = self._problem(X, y, sample_weight, offset)
         sol, lam, state = self._choose(problem)
+        if pairs:  # interactions=: rank the pairs at this fit, add them, refit jointly
+            sol, lam, state = fit_pairs(self, problem, sol, lam, state, refit_cv=False)
         self._publish(problem, sol, lam, state)
         return self
+
+    def _check_interactions(self, X) -> bool:
+        """Check ``interactions`` before any work; whether pairs are asked for."""
+        wanted = check_interactions(getattr(self, "interactions", 0))
+        if wanted and is_dask_collection(X):
+            raise ValueError(
+                "interactions= is not supported on a Dask X (pair ranking reads the raw "
+                "columns); compute X into memory first, or interactions=0."
+            )
+        return bool(wanted)
 
     # The three steps of fit, shared by the *CV estimators (_estimator_cv): the problem
     # (binning, design, ω), the choice of λ and its solution, the publication.
@@ -467,6 +503,9 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
     by : None or dict, default=None
         ``{feature: group column}``: one chain of the feature per level of the group
         column, ``bin(x):C(g)`` (see :class:`BinarsityGLM`).
+    interactions : int or list of (feature, feature), default=0
+        Pair terms added after the main-effects fit (see :class:`BinarsityGLM`;
+        ``interactions_``, ``pair_ranking_``, ``pair_terms_``).
 
     Attributes
     ----------
@@ -493,6 +532,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         min_bin_count: int = 1,
         monotone: Any = None,
         by: Any = None,
+        interactions: Any = 0,
     ):
         self.lam = lam
         self.n_bins = n_bins
@@ -508,6 +548,7 @@ class BinarsityClassifier(ClassifierMixin, BinarsityGLM):
         self.min_bin_count = min_bin_count
         self.monotone = monotone
         self.by = by
+        self.interactions = interactions
 
     #: the family is fixed (a class attribute, not a constructor parameter)
     family = "binomial"

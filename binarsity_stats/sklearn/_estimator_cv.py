@@ -29,6 +29,7 @@ from ..engine._scoring import SCORINGS, check_scoring
 from ..engine._solvers import Solution
 from ._estimator import BinarsityClassifier, BinarsityGLM
 from ._estimator_input import _check_params
+from ._estimator_pairs import fit_pairs
 from ._estimator_problem import _EstimatorProblem
 
 __all__ = ["BinarsityGLMCV", "BinarsityClassifierCV"]
@@ -89,8 +90,11 @@ class _CVMixin:
         """
         _check_params(self)
         self._check_lam_params()
+        pairs = self._check_interactions(X)
         problem = self._problem(X, y, sample_weight, offset, groups=groups)
         sol, lam, state = self._choose(problem)
+        if pairs:  # interactions=: rank at the CV's fit, add the pairs, cross-validate again
+            sol, lam, state = fit_pairs(self, problem, sol, lam, state, refit_cv=True)
         self._publish(problem, sol, lam, state)
         return self
 
@@ -173,9 +177,17 @@ _CV_PARAMS_DOC = """
         Linux, threads elsewhere. Results do not depend on it.
     random_state : int, numpy Generator or None, default=None
         Seed of the folds of an int ``cv``.
+    interactions : int or list of (feature, feature), default=0
+        Pair terms ``bin(a, 16):bin(b, 16)``: ranked at the fit at the λ cross-validated
+        on the main effects (``binarsity_stats.rank_pairs``), the top ``interactions``
+        (or the pairs given) added, and the cross-validation run again with them (its
+        λ and fit are kept). See :class:`BinarsityGLM`.
 """
 
 _CV_ATTRS_DOC = """
+    interactions_, pair_ranking_, pair_terms_
+        With ``interactions``: as in :class:`BinarsityGLM` (the CV attributes are then
+        those of the model with the pairs).
     lam_ : float
         The λ chosen (``lam_min_`` or ``lam_1se_``, by ``select``).
     lam_min_, lam_1se_ : float
@@ -300,6 +312,7 @@ class BinarsityGLMCV(_CVMixin, BinarsityGLM):
         extend_grid: bool = True,
         n_jobs: int | None = None,
         random_state: Any = None,
+        interactions: Any = 0,
     ):
         self.family = family
         self.n_bins = n_bins
@@ -328,6 +341,7 @@ class BinarsityGLMCV(_CVMixin, BinarsityGLM):
         self.extend_grid = extend_grid
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.interactions = interactions
 
 
 _CLASSIFIER_CV_DOC = (
@@ -414,6 +428,7 @@ class BinarsityClassifierCV(_CVMixin, BinarsityClassifier):
         extend_grid: bool = True,
         n_jobs: int | None = None,
         random_state: Any = None,
+        interactions: Any = 0,
     ):
         self.n_bins = n_bins
         self.penalty_weights = penalty_weights
@@ -440,3 +455,4 @@ class BinarsityClassifierCV(_CVMixin, BinarsityClassifier):
         self.extend_grid = extend_grid
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.interactions = interactions

@@ -17,6 +17,7 @@ from ..core._statistics import jump_tolerance
 from ..design._features import BLOCK_KINDS, fitted_column
 from ..families._families import get_family
 from ._estimator_input import _validate_X
+from ._estimator_pairs import refuse_pairs
 
 
 class _InspectMixin:
@@ -39,6 +40,7 @@ class _InspectMixin:
         """
         import pandas as pd
 
+        refuse_pairs(self, "cut_points()")
         st = self._fitted()
         names = st.get("feature_names_in_")
         ptr, coef, bins = st["block_ptr_"], st["coef_"], st["_bins"]
@@ -111,6 +113,7 @@ class _InspectMixin:
         """
         from ._estimator_results import estimator_results
 
+        refuse_pairs(self, "results()")
         st = self._fitted()
         X, n = _validate_X(X)
         return estimator_results(self, st, X, n, y, sample_weight, offset)
@@ -243,6 +246,7 @@ class _InspectMixin:
         dict
             Plain JSON values.
         """
+        refuse_pairs(self, "to_spec()")
         st = self._fitted()  # one consistent snapshot, as predict reads
         from ..design._spec import bin_term, column_input, json_value, make_spec
 

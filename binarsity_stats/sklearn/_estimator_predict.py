@@ -31,6 +31,7 @@ from ..distributed._dask import is_dask_collection
 from ..families import _cox
 from ..families._families import get_family
 from ._estimator_input import _feature_codes, _strata_labels, _validate_X, response_y
+from ._estimator_pairs import pair_eta
 
 
 class _PartitionMethod:
@@ -207,7 +208,9 @@ class _PredictMixin:
             raise inconsistent(str(exc)) from None
         off = check_offset(offset, n)
         design = BinnedDesign.checked(codes, st["block_ptr_"], dense=dense, offset=off)
-        return design.linear_predictor(st["coef_"], st["linear_coef_"], st["intercept_"])
+        eta = design.linear_predictor(st["coef_"], st["linear_coef_"], st["intercept_"])
+        pairs = pair_eta(st, X, n)  # the pair terms of interactions= (None without)
+        return eta if pairs is None else eta + pairs
 
     def predict(self, X, offset=None) -> np.ndarray:
         """Mean response b'(η) (for binomial: the probability of the event).

@@ -78,6 +78,10 @@ class _EstimatorProblem:
     chains: list = field(default_factory=list)
     #: per block: the group column of a by-group feature (None for the others)
     by_groups: list = field(default_factory=list)
+    #: per block: what the assembler read of it (pair terms are added to it, ``_estimator_pairs``)
+    layout: list = field(default_factory=list)
+    #: the checked row weights (None without), as the bins and ω were learned with them
+    sample_weight: np.ndarray | None = None
 
     @property
     def by_donors(self) -> dict[int, int]:
@@ -314,5 +318,6 @@ class _ProblemMixin:
             family=family, penalty_weights=weights,
             fit_intercept=bool(self.fit_intercept) or absorbed, absorbed=absorbed,
             extra=extra, kinds=kinds, categories=categories, categorical_missing=cat_missing,
-            groups=cv_groups, chains=chains, by_groups=by_groups,
+            groups=cv_groups, chains=chains, by_groups=by_groups, layout=layout,
+            sample_weight=sw,
         )  # fmt: skip

@@ -106,3 +106,32 @@ def test_out_of_range_codes_never_reach_the_kernels():
         BinnedDesign(codes, np.array([0, 4, 8]))
     with pytest.raises(ValueError, match="codes of block 0 reach 3 but the block has 3 levels"):
         BinnedDesign(codes, np.array([0, 3, 8]))
+
+
+@pytest.mark.parametrize("dtype,Ka,Kb", [(np.uint8, 5, 7), (np.uint8, 16, 16), (np.uint16, 300, 3)])
+def test_pair_sums2_matches_two_bincounts_of_the_cells(dtype, Ka, Kb):
+    n = 4000
+    ca = RNG.integers(0, Ka, n).astype(dtype)
+    cb = RNG.integers(0, Kb, n).astype(dtype)
+    v, w = RNG.normal(size=n), RNG.exponential(size=n)
+    out_v, out_w = np.zeros(Ka * Kb), np.zeros(Ka * Kb)
+    hk.pair_sums2(ca, cb, Kb, v, w, out_v, out_w)
+    cell = ca.astype(np.int64) * Kb + cb
+    assert_allclose(out_v, np.bincount(cell, weights=v, minlength=Ka * Kb), atol=1e-12)
+    assert_allclose(out_w, np.bincount(cell, weights=w, minlength=Ka * Kb), atol=1e-12)
+
+
+def test_pair_tables_driver_refuses_bad_codes_by_feature():
+    from binarsity_stats.design._design import PairTables
+
+    codes = np.array([[0, 1, 2], [0, 3, 1]], np.uint8)
+    with pytest.raises(ValueError, match="feature 1"):
+        PairTables(codes, [3, 3], np.zeros(3), np.ones(3))
+    with pytest.raises(ValueError, match="weights"):
+        PairTables(codes, [3, 4], np.zeros(3), np.ones(2))
+    with pytest.raises(ValueError, match="uint8 or uint16"):
+        PairTables(codes.astype(np.int64), [3, 4], np.zeros(3), np.ones(3))
+    tables = PairTables(codes, [3, 4], np.array([1.0, 2.0, 3.0]), np.ones(3))
+    v, w = tables.table(1, 0)  # the grid of (b, a): cell l·K_a + k
+    assert v.tolist() == [1.0, 0, 0, 0, 0, 3.0, 0, 0, 0, 0, 2.0, 0]
+    assert w.sum() == 3.0
