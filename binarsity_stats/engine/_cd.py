@@ -39,7 +39,9 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
     grids = prob.penalty.grids
     in_kernel = np.ones(n_blocks, bool)
     in_kernel[list(grids)] = False
-    grid_u: dict[int, np.ndarray] = {}
+    # the grid steps' edge multipliers, shared with the grid's KKT rule (its gradient map
+    # solves the same block step at the same point): each step warm-starts from the last
+    grid_u: dict[int, np.ndarray] = prob.penalty._grid_u
     z = prob.row_vector()
     delta_eta = prob.row_vector()
     n_sweeps = 0

@@ -539,10 +539,11 @@ def grid_block_step(
         if it < 8:
             continue
         # the LP certificate — tried once the guess of the fused edges has stopped
-        # changing (LPs cost)
+        # changing, or from the 32nd sweep on (LPs cost; so do slow sweeps near a
+        # degenerate optimum, where the ascent converges sublinearly)
         stable = last_guess is not None and np.array_equal(guesses[0], last_guess)
         last_guess = guesses[0]
-        if not stable and check <= 1024:
+        if not stable and it < 32:
             continue
         for fused in guesses:
             cert = _active_set(block, np.sign(block.difference(theta)), fused, z, h, lam_w, M)
