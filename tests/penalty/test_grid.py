@@ -193,3 +193,108 @@ def test_bad_input_names_the_argument():
         grid_block(np.ones((2, 2), bool), (2, 2), omega_a=np.ones((2, 2)))
     with pytest.raises(ValueError, match="cells"):
         grid_block([0, 4], (2, 2))
+
+
+# -- speed without giving up the certificate (issue 25, "the block step") -------------
+
+
+def _ref_margin_pinv(M, h):
+    """The margin step's A⁺ by an SVD of A = M H⁻¹ Mᵀ (the reference)."""
+    return np.linalg.pinv((M / h) @ M.T, rcond=1e-12, hermitian=True)
+
+
+@pytest.mark.parametrize("shape", ["connected", "two_components", "one_margin"])
+def test_margin_solve_is_the_pseudo_inverse(shape):
+    from binarsity_stats.penalty._grid import _margin_solver
+
+    rng = np.random.default_rng({"connected": 0, "two_components": 1, "one_margin": 2}[shape])
+    Ka, Kb = 6, 5
+    mask = rng.random((Ka, Kb)) > 0.2
+    if shape == "two_components":  # rows 0-2 meet columns 0-1 only: two bipartite pieces
+        mask[:3, 2:] = False
+        mask[3:, :2] = False
+    block = grid_block(mask, (Ka, Kb), margins=(True, shape != "one_margin"))
+    n = rng.integers(1, 30, block.n_cells).astype(float)
+    h = 10.0 ** rng.uniform(-3, 0, block.n_cells)
+    M = block.margin_matrix(n)
+    b = M @ rng.normal(size=block.n_cells)  # the step's right-hand sides lie in range(M)
+    nu = _margin_solver(block, M, h, n)(b)
+    ref = _ref_margin_pinv(M, h) @ b
+    # what the step uses is Mᵀν (ν is free along the null space of Mᵀ)
+    np.testing.assert_allclose(M.T @ nu, M.T @ ref, rtol=0, atol=1e-9 * np.abs(M.T @ ref).max())
+    # the projected targets meet the margins
+    x = rng.normal(size=block.n_cells)
+    nu = _margin_solver(block, M, h, n)(M @ x)
+    assert np.abs(M @ (x - (M.T @ nu) / h)).max() <= 1e-10 * np.abs(M).max() * np.abs(x).max()
+
+
+def _null_space_region_solve(block, fused, sign, z, h, lam_w, M):
+    """The regions' quadratic minimised through a null-space basis (the reference)."""
+    from scipy.linalg import null_space
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    d = block.n_cells
+    e = block.edges[fused]
+    R, region = connected_components(coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(d, d)),
+                                     directed=False)  # fmt: skip
+    B = np.zeros((d, R))
+    B[np.arange(d), region] = 1.0
+    rhs = B.T @ (h * z - block.difference_t(lam_w * np.where(fused, 0.0, sign)))
+    N = null_space(M @ B, rcond=1e-12)
+    if N.shape[1] == 0:
+        return np.zeros(d)
+    return B @ (N @ np.linalg.solve(N.T @ ((B.T @ h)[:, None] * N), N.T @ rhs))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_region_solve_equals_the_null_space_solve(seed):
+    from binarsity_stats.penalty._grid import _polish_regions
+
+    rng = np.random.default_rng(400 + seed)
+    block, z, h, lam, n = _random_case(rng, h_spread=2.0)
+    lam_w = lam * block.edge_weights
+    M = block.margin_matrix(n)
+    ref = grid_block_step(block, z, h, lam, n)  # certified: its regions and signs
+    Dt = block.difference(ref.theta)
+    fused = (Dt == 0) & (lam_w > 0)
+    ours, fused_out, _ = _polish_regions(block, np.sign(Dt), z, h, lam_w, M, fused)
+    expected = _null_space_region_solve(block, fused_out, np.sign(Dt), z, h, lam_w, M)
+    np.testing.assert_allclose(ours, expected, rtol=0, atol=1e-10 * (1 + np.abs(expected).max()))
+
+
+@pytest.mark.parametrize("lam_share", [0.2, 0.6, 1.5])
+def test_warm_step_certifies_its_regions_without_an_lp(monkeypatch, lam_share):
+    """The CD's steps: warm-started from the last step's multipliers at targets that moved
+    a little, a step asked for an accuracy proves its region solve without an LP (by the
+    region's own gap or the ascent's dual moved to stationarity), equal to cvxpy's."""
+    from binarsity_stats.penalty import _grid
+
+    rng = np.random.default_rng(7)
+    K = 8
+    counts = rng.integers(5, 60, (K, K)).astype(float)
+    wa, wb = grid_weights(counts, "theory")
+    block = grid_block(counts > 0, (K, K), wa, wb)
+    k, l = block.cell_rows()
+    n = counts.ravel()
+    h = n / n.sum()
+    z = 0.5 * ((k >= 4) & (l >= 3)) - 0.3 * (l >= 6) + rng.normal(size=K * K) / np.sqrt(n)
+    lam = lam_share * grid_lambda_max(block, -h * z, n)
+    first = grid_block_step(block, z, h, lam, n)  # cold: the LP may prove it
+
+    def no_lp(*args, **kwargs):
+        raise AssertionError("an LP was solved")
+
+    monkeypatch.setattr(_grid, "_edge_lp", no_lp)
+    acc = 1e-9 * np.abs(h * z).max()
+    for eps in (1e-3, 1e-5):
+        z2 = z + eps * np.random.default_rng(1).normal(size=z.size)
+        res = grid_block_step(block, z2, h, lam, n, accuracy=acc, warm_u=first.u)
+        assert res.converged and res.polished
+        ref, ref_val = _cvxpy_grid(block, z2, h, lam, n)
+        _check_certificate(block, res, z2, h, lam, n)
+        np.testing.assert_allclose(res.theta, ref, rtol=0, atol=1e-7 * (1 + np.abs(ref).max()))
+        P = grid_objective(block, res.theta, z2, h, lam)
+        assert P - ref_val <= res.gap + 1e-9 * (abs(ref_val) + 1e-12)
+        if lam_share > 1:
+            assert np.all(res.theta == 0.0)  # exactly: the empty surface
