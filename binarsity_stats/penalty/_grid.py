@@ -590,7 +590,10 @@ def grid_block_step(
             theta, gap, polished = cand, gap_c, True
             break
         # or by the ascent's dual point moved to stationarity at the region solution
-        fixed = _repair_dual(block, cand, z, h, lam_w, M, u, nu) if gap_c <= 1e-6 * scale else None
+        # (a d × d solve: tried when the regions look right — a warm start's first sweeps —
+        # or from the 8th sweep on)
+        near = gap_c <= 1e-6 * scale or (it >= 8 and gap_c <= 1e-2 * scale)
+        fixed = _repair_dual(block, cand, z, h, lam_w, M, u, nu) if near else None
         if fixed is not None:
             u_r, nu_r, excess = fixed
             theta_r = z - (block.difference_t(u_r) + (M.T @ nu_r if len(M) else 0.0)) / h
