@@ -42,6 +42,8 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
     # the grid steps' edge multipliers, shared with the grid's KKT rule (its gradient map
     # solves the same block step at the same point): each step warm-starts from the last
     grid_u: dict[int, np.ndarray] = prob.penalty._grid_u
+    if grids:
+        prob.penalty.grid_tol = tol  # the grids' KKT rule resolves what decides kkt <= tol
     z = prob.row_vector()
     delta_eta = prob.row_vector()
     n_sweeps = 0

@@ -31,10 +31,16 @@ meets the margins, and the duality gap is a sum of non-negative terms,
 
 computed without cancellation: that is the certificate (h(θ − z) + Dᵀu + Mᵀν = 0 holds
 by construction, |u_e| ≤ λω_e by clipping). Since (P) is strongly convex in the metric
-H, ½‖θ − θ*‖²_H ≤ gap. A final exact solve on the fused regions the iterate reveals (one
-parameter per region, the jump signs fixed, the margins as constraints) is kept when it
-lowers the primal objective: it makes the answer exactly piecewise constant and θ = 0
-exact for λ ≥ λ_max.
+H, ½‖θ − θ*‖²_H ≤ gap. An exact solve on the fused regions the iterate reveals (one
+parameter per region, the jump signs fixed, the margins as constraints; ``_polish_regions``)
+makes the answer exactly piecewise constant and θ = 0 exact for λ ≥ λ_max. It is proven
+optimal, in this order of cost, by (1) its own gap against the ascent's dual point, a sum
+of non-negative terms (``_region_gap``); (2) that dual point moved to stationarity at the
+region solution by the least slack-weighted correction of the fused edges' multipliers
+(``_repair_dual``: a d × d solve; it fits in the slack when the regions are right and the
+ascent is near its optimum, as in a warm-started CD step); (3) an LP (``_active_set``,
+HiGHS), needed only when the ascent is far from its optimum (cold starts near a
+degenerate optimum, where it converges sublinearly).
 
 λ_max (:func:`grid_lambda_max`) is the smallest λ for which θ = 0 has a certificate:
 the linear programme min λ s.t. Dᵀu + Mᵀν = −g, |u_e| ≤ λω_e (HiGHS), g the block's
@@ -154,9 +160,10 @@ class GridBlock:
         """:func:`grid_lambda_max` of this block (for ``BinarsityPenalty``)."""
         return grid_lambda_max(self, grad, counts)
 
-    def gradient_map(self, grad, theta, lam, counts, metric=None, warm_u=None):
+    def gradient_map(self, grad, theta, lam, counts, metric=None, warm_u=None, decide=None):
         """:func:`grid_gradient_map` of this block (its KKT rule, for ``BinarsityPenalty``)."""
-        return grid_gradient_map(self, grad, theta, lam, counts, metric=metric, warm_u=warm_u)
+        return grid_gradient_map(self, grad, theta, lam, counts, metric=metric, warm_u=warm_u,
+                                 decide=decide)  # fmt: skip
 
 
 def _chain(order: NDArray[np.intp], pos_of: NDArray[np.intp], step: int, line: NDArray[np.intp]):
@@ -475,6 +482,7 @@ def grid_block_step(
     warm_u: ArrayLike | None = None,
     polish: bool = True,
     accuracy: float | None = None,
+    lp: bool = True,
 ) -> GridStep:
     """Solve the grid block step (P) of the module docstring, certified by its duality gap.
 
@@ -483,7 +491,7 @@ def grid_block_step(
     non-negative terms (``_region_gap``), is checked against ``tol``: a certificate
     without a linear programme. Only when the gap cannot reach ``tol`` (it is below the
     rounding of the ascent) are the regions proven optimal by the LP (HiGHS), from the
-    8th sweep on, once the guess of the fused edges has stopped changing.
+    16th sweep on, once the guess of the fused edges has stopped changing.
 
     Parameters
     ----------
@@ -510,6 +518,9 @@ def grid_block_step(
         When ``tol`` is not given: stop once ‖H(θ − θ*)‖_∞ ≤ accuracy is certified
         (θ* the exact step; ‖H(θ − θ*)‖_∞² ≤ 2 · gap · max h, so tol = accuracy² /
         (2 max h)). The CD solver passes a small share of its KKT tolerance.
+    lp : bool, default=True
+        Whether an LP may prove the regions (False: the step returns after ``max_iter``
+        sweeps with its gap, a bound that is still valid).
 
     Returns
     -------
@@ -591,8 +602,9 @@ def grid_block_step(
             break
         # or by the ascent's dual point moved to stationarity at the region solution
         # (a d × d solve: tried when the regions look right — a warm start's first sweeps —
-        # or from the 8th sweep on)
-        near = gap_c <= 1e-6 * scale or (it >= 8 and gap_c <= 1e-2 * scale)
+        # at sweeps 8 and 16, then when the guess of the fused edges stayed the same)
+        same = last_guess is not None and np.array_equal(guesses[0], last_guess)
+        near = gap_c <= 1e-6 * scale or (it >= 8 and gap_c <= 1e-2 * scale and (same or it <= 16))
         fixed = _repair_dual(block, cand, z, h, lam_w, M, u, nu) if near else None
         if fixed is not None:
             u_r, nu_r, excess = fixed
@@ -607,14 +619,12 @@ def grid_block_step(
                 theta, u, nu, gap, polished = cand, u_r, nu_r, gap_r, True
                 certified = proven
                 break
-        if it < 8:
+        last_guess = guesses[0]
+        if it < 16 or not lp:
             continue
         # the LP certificate — tried once the guess of the fused edges has stopped
-        # changing, or from the 32nd sweep on (LPs cost; so do slow sweeps near a
-        # degenerate optimum, where the ascent converges sublinearly)
-        stable = last_guess is not None and np.array_equal(guesses[0], last_guess)
-        last_guess = guesses[0]
-        if not stable and it < 32:
+        # changing (LPs cost)
+        if not same and check <= 1024:
             continue
         for fused in guesses:
             cert = _active_set(block, np.sign(block.difference(theta)), fused, z, h, lam_w, M)
@@ -871,7 +881,7 @@ class GridKind(str):
 def grid_gradient_map(
     block: GridBlock, grad: ArrayLike, theta: ArrayLike, lam: float, counts: ArrayLike,
     metric: ArrayLike | None = None, warm_u: ArrayLike | None = None,
-    accuracy: float | None = None,
+    accuracy: float | None = None, decide: float | None = None,
 ) -> tuple[float, GridStep]:
     """The grid block's optimality measure at θ: its gradient mapping (the KKT rule).
 
@@ -898,8 +908,14 @@ def grid_gradient_map(
         Edge multipliers to start the step from.
     accuracy : float, optional
         The step stops once the measure is certified to this (``grid_block_step``'s
-        ``accuracy``). Default: 1e-9 × (‖g‖_∞ + ‖H θ‖_∞), far below the solvers' KKT
-        tolerance (1e-7 of the gradient's units) and within the ascent's rounding.
+        ``accuracy``). Default: 1e-9 × (‖g‖_∞ + ‖H θ‖_∞) — far below the solvers' KKT
+        tolerance (1e-7 of the gradient's units) — or 1 % of the measure when that is
+        larger (a large violation is not met by any tolerance: its digits do not matter).
+    decide : float, optional
+        The tolerance the violation is compared with (a solver's KKT tolerance). A
+        first step, at most 16 sweeps and no LP, stops here when its bounds already
+        decide (the measure minus its error above ``decide``, or plus its error at most
+        ``decide``); the violation returned is still an upper bound.
 
     Returns
     -------
@@ -916,10 +932,32 @@ def grid_gradient_map(
     H = np.asarray(metric, dtype=np.float64)
     hmax = float(H.max()) if len(H) else 0.0
     H = np.maximum(H, H_FLOOR * hmax) if hmax > 0 else np.ones(len(H))
-    if accuracy is None:
-        unit = float(np.max(np.abs(g), initial=0.0)) + float(np.max(np.abs(H * t), initial=0.0))
-        accuracy = 1e-9 * unit if unit > 0 else None
-    step = grid_block_step(block, t - g / H, H, lam, n, warm_u=warm_u, accuracy=accuracy)
-    viol = float(np.max(np.abs(H * (t - step.theta)), initial=0.0))
-    viol += float(np.sqrt(2.0 * step.gap * float(H.max(initial=0.0))))
-    return viol, step
+    hmax = float(H.max(initial=0.0))
+    if accuracy is not None:
+        step = grid_block_step(block, t - g / H, H, lam, n, warm_u=warm_u, accuracy=accuracy)
+        viol = float(np.max(np.abs(H * (t - step.theta)), initial=0.0))
+        return viol + float(np.sqrt(2.0 * step.gap * hmax)), step
+    unit = float(np.max(np.abs(g), initial=0.0)) + float(np.max(np.abs(H * t), initial=0.0))
+    if unit == 0.0:
+        step = grid_block_step(block, t - g / H, H, lam, n, warm_u=warm_u)
+        return float(np.max(np.abs(H * (t - step.theta)), initial=0.0)), step
+    # a large violation needs only a few digits (whatever the solver's tolerance, it is
+    # not met): first to 1e-3 of the gradient, then, unless the measure is ≥ 100× its
+    # error, to 1e-9 of the gradient or 1 % of the measure, warm-started
+    decided = False
+    if decide is not None:
+        step = grid_block_step(block, t - g / H, H, lam, n, warm_u=warm_u,
+                               accuracy=1e-3 * unit, max_iter=16, lp=False)  # fmt: skip
+        viol = float(np.max(np.abs(H * (t - step.theta)), initial=0.0))
+        err = float(np.sqrt(2.0 * step.gap * hmax))
+        decided = viol - err > decide or viol + err <= decide
+    else:
+        step = grid_block_step(block, t - g / H, H, lam, n, warm_u=warm_u, accuracy=1e-3 * unit)
+        viol = float(np.max(np.abs(H * (t - step.theta)), initial=0.0))
+        err = float(np.sqrt(2.0 * step.gap * hmax))
+    if not decided and err > 1e-9 * unit and err > 0.01 * viol:
+        acc = max(1e-9 * unit, 0.01 * viol)
+        step = grid_block_step(block, t - g / H, H, lam, n, warm_u=step.u, accuracy=acc)
+        viol = float(np.max(np.abs(H * (t - step.theta)), initial=0.0))
+        err = float(np.sqrt(2.0 * step.gap * hmax))
+    return viol + err, step
