@@ -573,7 +573,7 @@ class BinarsityPenalty:
         per_block = np.maximum.reduceat(viol, self.block_ptr[:-1])
         # the grids' violations decide ``kkt <= grid_tol`` only when every other block
         # meets it; otherwise a bound from a few sweeps is enough (``decide=inf``)
-        decide = self.grid_tol
+        decide = getattr(self, "grid_tol", None)  # (a penalty pickled before it had one)
         if decide is not None and self.grids:
             others = np.delete(per_block, list(self.grids))
             if others.size and float(others.max()) > decide:
