@@ -382,15 +382,16 @@ def _repair_dual(block, theta, z, h, lam_w, M, u0, nu0):
     θ's jumps fix their multipliers (λω_e sign D_e θ); the fused edges keep u0 plus the
     least correction δ, weighted by their slack s_e = λω_e − |u0_e| (an edge at its
     bound does not move), with δν, that restores h(θ − z) + Dᵀu + Mᵀν = 0: δ = S² D φ,
-    δν = c M φ, (Dᵀ S² D + c MᵀM) φ = ρ (ρ the stationarity residual; a d × d
-    Cholesky with a tiny ridge and iterative refinement; ρ ⊥ its null space, the region
+    δν = c M φ, (Dᵀ S² D + c MᵀM) φ = ρ (ρ the stationarity residual; a sparse d × d
+    LU with a tiny ridge and iterative refinement; ρ ⊥ its null space, the region
     solutions meeting the margins). Clipped to the bounds, the point is dual feasible
     whatever happened, so ``_region_gap`` at it is a valid certificate: when the
     correction fits in the slack it is ~0 and θ is proven optimal without an LP.
     Returns (u, ν, excess) — excess the largest |u_e| / λω_e − 1 before the clip — or
     None when the factorisation fails.
     """
-    import scipy.linalg
+    from scipy import sparse
+    from scipy.sparse.linalg import splu
 
     d = block.n_cells
     Dt = block.difference(theta)
@@ -400,26 +401,26 @@ def _repair_dual(block, theta, z, h, lam_w, M, u0, nu0):
     rho = h * (z - theta) - block.difference_t(u) - (M.T @ nu0 if len(M) else 0.0)
     w = np.where(fused, np.maximum(lam_w - np.abs(u), 0.0), 0.0) ** 2
     e0, e1 = block.edges[:, 0], block.edges[:, 1]
-    G = np.zeros((d, d))
-    np.add.at(G, (e0, e0), w)
-    np.add.at(G, (e1, e1), w)
-    np.add.at(G, (e0, e1), -w)
-    np.add.at(G, (e1, e0), -w)
+    # the weighted Laplacian Dᵀ S² D plus c MᵀM, sparse (SuperLU: no threaded BLAS)
+    G = sparse.coo_matrix((np.concatenate([w, w, -w, -w]),
+                           (np.concatenate([e0, e1, e0, e1]), np.concatenate([e0, e1, e1, e0]))),
+                          shape=(d, d)).tocsc()  # fmt: skip
     c = 0.0
     if len(M):
         mmax = float(np.abs(M).max())
         c = float(w.max(initial=0.0)) / (mmax * mmax) if mmax > 0 else 0.0
         c = c if c > 0 else 1.0
-        G += c * (M.T @ M)
-    ridge = 1e-13 * float(np.trace(G)) / max(d, 1) + 1e-300
+        Ms = sparse.csr_matrix(M)
+        G = (G + c * (Ms.T @ Ms)).tocsc()
+    ridge = 1e-13 * float(G.diagonal().sum()) / max(d, 1) + 1e-300
     try:
-        factor = scipy.linalg.cho_factor(G + ridge * np.eye(d), check_finite=False)
-    except np.linalg.LinAlgError:
+        factor = splu((G + ridge * sparse.identity(d, format="csc")).tocsc())
+    except RuntimeError:  # exactly singular
         return None
     phi = np.zeros(d)
     r = rho
     for _ in range(4):  # refinement: the ridge's error shrinks geometrically on range(G)
-        phi += scipy.linalg.cho_solve(factor, r, check_finite=False)
+        phi += factor.solve(r)
         r = rho - G @ phi
     u = u + w * block.difference(phi)
     pen = lam_w > 0
