@@ -205,7 +205,7 @@ def _ref_margin_pinv(M, h):
 
 @pytest.mark.parametrize("shape", ["connected", "two_components", "one_margin"])
 def test_margin_solve_is_the_pseudo_inverse(shape):
-    from binarsity_stats.penalty._grid import _margin_solver
+    from binarsity_stats.penalty._grid_regions import _margin_solver
 
     rng = np.random.default_rng({"connected": 0, "two_components": 1, "one_margin": 2}[shape])
     Ka, Kb = 6, 5
@@ -249,7 +249,7 @@ def _null_space_region_solve(block, fused, sign, z, h, lam_w, M):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_region_solve_equals_the_null_space_solve(seed):
-    from binarsity_stats.penalty._grid import _polish_regions
+    from binarsity_stats.penalty._grid_regions import _polish_regions
 
     rng = np.random.default_rng(400 + seed)
     block, z, h, lam, n = _random_case(rng, h_spread=2.0)
