@@ -31,7 +31,11 @@ SUITES = (
     "interactive",
     "nbtheta",
     "pairs",
+    "grid",
 )
+
+#: Suites whose module is not named after them.
+MODULES = {"grid": "grid_step"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     # SUITES[:-1] when mapping came last, which skipped the suites added after it
     every = tuple(s for s in SUITES if s != "mapping")
     for suite in every if args.suite == "all" else (args.suite,):
-        module = importlib.import_module(f"benchmarks.{suite}")
+        module = importlib.import_module(f"benchmarks.{MODULES.get(suite, suite)}")
         out = SuiteOutput(suite, args.out, args.quick, command)
         try:
             module.run(

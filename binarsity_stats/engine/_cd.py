@@ -39,7 +39,11 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
     grids = prob.penalty.grids
     in_kernel = np.ones(n_blocks, bool)
     in_kernel[list(grids)] = False
-    grid_u: dict[int, np.ndarray] = {}
+    # the grid steps' edge multipliers, shared with the grid's KKT rule (its gradient map
+    # solves the same block step at the same point): each step warm-starts from the last
+    grid_u: dict[int, np.ndarray] = prob.penalty._grid_u
+    if grids:
+        prob.penalty.grid_tol = tol  # the grids' KKT rule resolves what decides kkt <= tol
     z = prob.row_vector()
     delta_eta = prob.row_vector()
     n_sweeps = 0
@@ -100,7 +104,8 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
         while True:
             viol, shift, _ = prob.cd_sweep(active, lam_w, H, theta, z, delta_eta, h, work)
             if grids:
-                viol = max(viol, _grid_steps(prob, grids, grid_u, lam, H, theta, z, delta_eta, h))
+                viol = max(viol, _grid_steps(prob, grids, grid_u, lam, H, theta, z, delta_eta, h,
+                                             0.01 * inner_tol))  # fmt: skip
             n_sweeps += 1
             b0 += shift
             if n_free:
@@ -209,13 +214,15 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
 _ANDERSON_DEPTH = 5
 
 
-def _grid_steps(prob, grids, grid_u, lam, H, theta, z, delta_eta, h) -> float:
+def _grid_steps(prob, grids, grid_u, lam, H, theta, z, delta_eta, h, accuracy) -> float:
     """One exact step of every grid block (Gauss–Seidel, after the kernel's sweep).
 
     For grid block j with cells c, the block's quadratic model (gradient g = (X^B)ᵀz on
     its cells, curvature H) is minimised under its TV and its weighted zero margins by
     ``grid_block_step`` at targets θ_c − g/H (warm-started from the last step's edge
-    multipliers); the margins replace the chains' re-centring (they imply n_jᵀθ_j = 0).
+    multipliers), certified to ``accuracy`` in the gradient's units (a share of the
+    inner loop's tolerance: the step's region solve, proven by its duality gap, mostly
+    without an LP); the margins replace the chains' re-centring (they imply n_jᵀθ_j = 0).
     z and Δη take the change. Returns the largest gradient map ‖H(θ_c − θ⁺_c)‖_∞ seen
     before each update (the kind's KKT rule of the model, as the kernel's violation).
     """
@@ -226,7 +233,7 @@ def _grid_steps(prob, grids, grid_u, lam, H, theta, z, delta_eta, h) -> float:
         Hj = H[cells]
         old = theta[cells].copy()
         step = grid_block_step(grid, old - g / Hj, Hj, lam, prob.counts[cells],
-                               warm_u=grid_u.get(j))  # fmt: skip
+                               warm_u=grid_u.get(j), accuracy=accuracy)  # fmt: skip
         grid_u[j] = step.u
         worst = max(worst, float(np.max(np.abs(Hj * (old - step.theta)), initial=0.0)))
         delta = np.zeros(prob.n_levels)

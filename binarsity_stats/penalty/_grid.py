@@ -31,10 +31,16 @@ meets the margins, and the duality gap is a sum of non-negative terms,
 
 computed without cancellation: that is the certificate (h(θ − z) + Dᵀu + Mᵀν = 0 holds
 by construction, |u_e| ≤ λω_e by clipping). Since (P) is strongly convex in the metric
-H, ½‖θ − θ*‖²_H ≤ gap. A final exact solve on the fused regions the iterate reveals (one
-parameter per region, the jump signs fixed, the margins as constraints) is kept when it
-lowers the primal objective: it makes the answer exactly piecewise constant and θ = 0
-exact for λ ≥ λ_max.
+H, ½‖θ − θ*‖²_H ≤ gap. An exact solve on the fused regions the iterate reveals (one
+parameter per region, the jump signs fixed, the margins as constraints; ``_polish_regions``)
+makes the answer exactly piecewise constant and θ = 0 exact for λ ≥ λ_max. It is proven
+optimal, in this order of cost, by (1) its own gap against the ascent's dual point, a sum
+of non-negative terms (``_region_gap``); (2) that dual point moved to stationarity at the
+region solution by the least slack-weighted correction of the fused edges' multipliers
+(``_repair_dual``: a d × d solve; it fits in the slack when the regions are right and the
+ascent is near its optimum, as in a warm-started CD step); (3) an LP (``_active_set``,
+HiGHS), needed only when the ascent is far from its optimum (cold starts near a
+degenerate optimum, where it converges sublinearly).
 
 λ_max (:func:`grid_lambda_max`) is the smallest λ for which θ = 0 has a certificate:
 the linear programme min λ s.t. Dᵀu + Mᵀν = −g, |u_e| ≤ λω_e (HiGHS), g the block's
@@ -49,6 +55,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..kernels import _fused_lasso
+from ._grid_regions import (
+    _dual_gap,
+    _fused_candidates,
+    _margin_solver,
+    _polish_regions,
+    _region_gap,
+    _repair_dual,
+)
 
 __all__ = [
     "GridBlock",
@@ -154,9 +168,10 @@ class GridBlock:
         """:func:`grid_lambda_max` of this block (for ``BinarsityPenalty``)."""
         return grid_lambda_max(self, grad, counts)
 
-    def gradient_map(self, grad, theta, lam, counts, metric=None, warm_u=None):
+    def gradient_map(self, grad, theta, lam, counts, metric=None, warm_u=None, decide=None):
         """:func:`grid_gradient_map` of this block (its KKT rule, for ``BinarsityPenalty``)."""
-        return grid_gradient_map(self, grad, theta, lam, counts, metric=metric, warm_u=warm_u)
+        return grid_gradient_map(self, grad, theta, lam, counts, metric=metric, warm_u=warm_u,
+                                 decide=decide)  # fmt: skip
 
 
 def _chain(order: NDArray[np.intp], pos_of: NDArray[np.intp], step: int, line: NDArray[np.intp]):
@@ -319,15 +334,6 @@ class GridStep:
     polished: bool
 
 
-def _pinv_psd(A: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Pseudo-inverse of a symmetric positive semidefinite matrix (eigenvalue cut)."""
-    if A.size == 0:
-        return A
-    w, V = np.linalg.eigh(A)
-    keep = w > w.max() * 1e-12 * len(w)
-    return (V[:, keep] / w[keep]) @ V[:, keep].T
-
-
 def _chain_dual(order, edge_pos, t, h, lam_w):
     """Exact weighted TV prox of every chain of one axis at targets t; the edge
     multipliers of its optimality conditions (prefix sums of h(θ − t) within runs)."""
@@ -359,8 +365,17 @@ def grid_block_step(
     max_iter: int = 20000,
     warm_u: ArrayLike | None = None,
     polish: bool = True,
+    accuracy: float | None = None,
+    lp: bool = True,
 ) -> GridStep:
     """Solve the grid block step (P) of the module docstring, certified by its duality gap.
+
+    The dual block ascent runs; at sweeps 1, 2, 4, 8, … the fused regions its iterate
+    reveals are solved exactly (one parameter per region) and that point's gap, a sum of
+    non-negative terms (``_region_gap``), is checked against ``tol``: a certificate
+    without a linear programme. Only when the gap cannot reach ``tol`` (it is below the
+    rounding of the ascent) are the regions proven optimal by the LP (HiGHS), from the
+    16th sweep on, once the guess of the fused edges has stopped changing.
 
     Parameters
     ----------
@@ -375,14 +390,21 @@ def grid_block_step(
     counts : array_like of shape (d,)
         The n_kl of the margins (≥ 0).
     tol : float, optional
-        Stop when the duality gap is ≤ tol. Default: 1e-20 × (½ Σ h z² + tiny), i.e.
-        a relative error of about 1e-10 on θ.
+        Stop when the duality gap is ≤ tol. Default: from ``accuracy`` when given, else
+        1e-20 × (½ Σ h z² + tiny), i.e. a relative error of about 1e-10 on θ.
     max_iter : int, default=20000
         Sweeps of the dual block ascent.
     warm_u : array_like of shape (E,), optional
         Edge multipliers to start from (a previous step's ``u``).
     polish : bool, default=True
-        Try the exact solve on the fused regions at the end.
+        Solve on the fused regions (at the check points and at the end).
+    accuracy : float, optional
+        When ``tol`` is not given: stop once ‖H(θ − θ*)‖_∞ ≤ accuracy is certified
+        (θ* the exact step; ‖H(θ − θ*)‖_∞² ≤ 2 · gap · max h, so tol = accuracy² /
+        (2 max h)). The CD solver passes a small share of its KKT tolerance.
+    lp : bool, default=True
+        Whether an LP may prove the regions (False: the step returns after ``max_iter``
+        sweeps with its gap, a bound that is still valid).
 
     Returns
     -------
@@ -402,21 +424,28 @@ def grid_block_step(
     lam = float(lam)
     if not np.isfinite(lam) or lam < 0:
         raise ValueError(f"lam must be finite and >= 0; got {lam}.")
+    if accuracy is not None:
+        accuracy = float(accuracy)
+        if not np.isfinite(accuracy) or accuracy <= 0:
+            raise ValueError(f"accuracy must be finite and > 0; got {accuracy}.")
     hmax = float(h.max()) if d else 0.0
     h = np.maximum(h, H_FLOOR * hmax) if hmax > 0 else np.ones(d)
     lam_w = lam * block.edge_weights
     E = len(lam_w)
     M = block.margin_matrix(n)
-    Mh = M / h
-    A_pinv = _pinv_psd(Mh @ M.T)
+    solve_margins = _margin_solver(block, M, h, n)
     scale = 0.5 * float(np.sum(h * z * z))
     if tol is None:
-        tol = 1e-20 * scale + 1e-300
+        if accuracy is not None:
+            tol = accuracy * accuracy / (2.0 * float(h.max(initial=1.0)))
+        else:
+            tol = 1e-20 * scale + 1e-300
     u = np.zeros(E) if warm_u is None else np.clip(np.asarray(warm_u, np.float64), -lam_w, lam_w)
     nb = block.n_b_edges
+    is_a = np.arange(E) >= nb
 
     def margin_step(s_edges):
-        nu = A_pinv @ (M @ (z - s_edges / h)) if len(M) else np.zeros(0)
+        nu = solve_margins(M @ (z - s_edges / h)) if len(M) else np.zeros(0)
         s_m = M.T @ nu
         return nu, s_m
 
@@ -425,16 +454,16 @@ def grid_block_step(
     theta = z - (s_u + s_m) / h
     gap = np.inf
     it = 0
-    check = 8
+    check = 1
     last_guess = None
     polished = certified = False
     while True:
         it += 1
         # the b-chains (rows k) given the a-edges and the margins
-        s_a = block.difference_t(np.where(np.arange(E) >= nb, u, 0.0))
+        s_a = block.difference_t(np.where(is_a, u, 0.0))
         idx, val = _chain_dual(block._row_order, block._row_edge, z - (s_a + s_m) / h, h, lam_w)
         u[idx] = val
-        s_b = block.difference_t(np.where(np.arange(E) < nb, u, 0.0))
+        s_b = block.difference_t(np.where(is_a, 0.0, u))
         nu, s_m = margin_step(s_a + s_b)
         idx, val = _chain_dual(block._col_order, block._col_edge, z - (s_b + s_m) / h, h, lam_w)
         u[idx] = val
@@ -442,19 +471,44 @@ def grid_block_step(
         s_u = block.difference_t(u)
         nu, s_m = margin_step(s_u)
         theta = z - (s_u + s_m) / h
-        Dt = block.difference(theta)
-        gap = float(np.sum(lam_w * np.abs(Dt) - u * Dt) - nu @ (M @ theta))
-        if gap <= tol or it >= max_iter or not (polish and E and it == check):
-            if gap <= tol or it >= max_iter:
-                break
+        gap = _region_gap(block, theta, theta, h, lam_w, u, M, nu)
+        if gap <= tol or it >= max_iter:
+            break
+        if not (polish and E and it == check):
             continue
         check *= 2
-        # the fused regions of the iterate, solved exactly, and certified by an LP —
-        # tried once the guess of the fused edges has stopped changing (LPs cost)
         guesses = _fused_candidates(block, theta, u, h, lam_w, gap)[:2]
-        stable = last_guess is not None and np.array_equal(guesses[0], last_guess)
+        # the regions of the likeliest guess solved exactly: certified by their own gap
+        cand = _polish_regions(block, np.sign(block.difference(theta)), z, h, lam_w, M, guesses[0])[0]
+        gap_c = _region_gap(block, cand, theta, h, lam_w, u, M, nu)
+        if gap_c <= tol:
+            theta, gap, polished = cand, gap_c, True
+            break
+        # or by the ascent's dual point moved to stationarity at the region solution
+        # (a d × d solve: tried when the regions look right — a warm start's first sweeps —
+        # at sweeps 8 and 16, then when the guess of the fused edges stayed the same)
+        same = last_guess is not None and np.array_equal(guesses[0], last_guess)
+        near = gap_c <= 1e-6 * scale or (it >= 8 and gap_c <= 1e-2 * scale and (same or it <= 16))
+        fixed = _repair_dual(block, cand, z, h, lam_w, M, u, nu) if near else None
+        if fixed is not None:
+            u_r, nu_r, excess = fixed
+            theta_r = z - (block.difference_t(u_r) + (M.T @ nu_r if len(M) else 0.0)) / h
+            gap_r = _region_gap(block, cand, theta_r, h, lam_w, u_r, M, nu_r)
+            # the LP's own acceptance (stationarity to 1e-10 of the right-hand side, the
+            # bounds to 1e-9): below that the gap is the margins' rounding, νᵀMθ
+            resid = float(np.max(np.abs(h * (theta_r - cand)), initial=0.0))
+            rhs = float(np.max(np.abs(h * (z - cand)), initial=0.0))
+            proven = excess <= 1e-9 and resid <= 1e-10 * rhs
+            if gap_r <= tol or proven:
+                theta, u, nu, gap, polished = cand, u_r, nu_r, gap_r, True
+                certified = proven
+                break
         last_guess = guesses[0]
-        if not stable and check <= 1024:
+        if it < 16 or not lp:
+            continue
+        # the LP certificate — tried once the guess of the fused edges has stopped
+        # changing (LPs cost)
+        if not same and check <= 1024:
             continue
         for fused in guesses:
             cert = _active_set(block, np.sign(block.difference(theta)), fused, z, h, lam_w, M)
@@ -469,27 +523,14 @@ def grid_block_step(
         fused = _fused_candidates(block, theta, u, h, lam_w, gap)[-1]
         cand = _polish_regions(block, np.sign(block.difference(theta)), z, h, lam_w, M, fused)[0]
         if cand is not None:
-            P = grid_objective(block, theta, z, h, lam)
-            Pc = grid_objective(block, cand, z, h, lam)
-            if Pc <= P:
-                # a better primal point for the same dual one
-                g = _dual_value(block, z, h, u, M, nu)
-                theta, polished, gap = cand, True, min(gap, max(Pc - g, 0.0))
+            # kept when it is a better primal point for the same dual one (a smaller gap
+            # is a lower P: both are P − g(u, ν))
+            gap_c = _region_gap(block, cand, theta, h, lam_w, u, M, nu)
+            if gap_c <= gap:
+                theta, polished, gap = cand, True, gap_c
     gap = max(gap, 0.0)
     # a certified region solve is optimal to rounding whatever tol says
     return GridStep(theta, u, nu, gap, it, gap <= tol or certified, polished)
-
-
-def _dual_value(block, z, h, u, M, nu) -> float:
-    """g(u, ν) = sᵀz − ½ sᵀH⁻¹s with s = Dᵀu + Mᵀν."""
-    s = block.difference_t(u) + M.T @ nu
-    return float(s @ z - 0.5 * np.sum(s * s / h))
-
-
-def _dual_gap(block, theta, z, h, lam_w, u, M, nu) -> float:
-    """P(θ) − g(u, ν) for a margin-feasible θ and a dual-feasible (u, ν)."""
-    P = 0.5 * float(np.sum(h * (theta - z) ** 2)) + float(np.sum(lam_w * np.abs(block.difference(theta))))
-    return max(P - _dual_value(block, z, h, u, M, nu), 0.0)
 
 
 def _active_set(block, sign, fused, z, h, lam_w, M, max_rounds: int = 4):
@@ -573,76 +614,6 @@ def _edge_lp(block, rhs, M, cap, free, fixed, strict=False):
     return float(res.x[-1]), x[:E], x[E : E + m] / mrow
 
 
-def _fused_candidates(block, theta, u, h, lam_w, gap) -> list[NDArray[np.bool_]]:
-    """Guesses of the edges fused at the optimum, most likely first.
-
-    An edge fused at the optimum has |D_e θ| ≤ 2√(2 gap / min h) at the iterate (the
-    certified distance), and an edge whose multiplier is strictly inside its bound is
-    fused at the optimum of the dual iterate. The guesses: the edges with |u_e| inside
-    the bound; thresholds on |D_e θ| at the three widest gaps of their sorted values on
-    a log scale below the bound; the bound itself.
-    """
-    Dt = np.abs(block.difference(theta))
-    pen = lam_w > 0
-    eps = 1e-13 * (np.abs(theta).max(initial=0.0) + 1e-300)
-    bound = 2.0 * np.sqrt(2.0 * max(gap, 0.0) / h.min()) + eps
-    v = np.sort(np.log(np.maximum(Dt[pen & (Dt <= bound)], eps)))
-    v = np.concatenate([[np.log(eps)], v, [np.log(bound)]])
-    widest = np.argsort(np.diff(v))[::-1][:3]
-    interior = pen & (np.abs(u) < lam_w * (1.0 - 1e-6)) & (Dt <= bound)
-    out = [interior]
-    for t in [float(np.exp(0.5 * (v[i] + v[i + 1]))) for i in widest] + [bound]:
-        mask = pen & (Dt <= t)
-        if not any(np.array_equal(mask, m) for m in out):
-            out.append(mask)
-    return out
-
-
-def _polish_regions(block, sign, z, h, lam_w, M, fused):
-    """Exact minimiser on the regions of the ``fused`` edges with the jumps' ``sign``.
-
-    On the regions (connected components of the fused edges) the objective is a
-    quadratic with a linear term λ Σ ω_e sign_e D_e θ, minimised under the margins
-    through a null-space basis of M B (no basis: θ = 0 exactly). A jump whose sign the
-    solution reverses (or zeroes) is fused and the regions solved again. Returns the
-    solution, the final fused edges and signs.
-    """
-    from scipy.linalg import null_space
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    d = block.n_cells
-    fused = fused.copy()
-    sign0 = np.where(fused, 0.0, sign)
-    for _ in range(len(fused) + 1):
-        e = block.edges[fused]
-        graph = coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(d, d))
-        R, region = connected_components(graph, directed=False)
-        B = np.zeros((d, R))
-        B[np.arange(d), region] = 1.0
-        c = B.T @ block.difference_t(lam_w * sign0)
-        Q = B.T @ h
-        rhs = B.T @ (h * z) - c
-        A = M @ B
-        if A.shape[0]:
-            N = null_space(A, rcond=1e-12)
-            if N.shape[1] == 0:
-                return np.zeros(d), fused, sign0
-            psi = np.linalg.solve(N.T @ (Q[:, None] * N), N.T @ rhs)
-            phi = N @ psi
-        else:
-            phi = rhs / Q
-        cand = B @ phi
-        Dc = block.difference(cand)
-        # edges inside one region have D_e θ = 0 exactly; a jump must keep its sign
-        wrong = (lam_w > 0) & (region[block.edges[:, 0]] != region[block.edges[:, 1]]) & (np.sign(Dc) != sign0)
-        if not wrong.any():
-            return cand, fused, sign0
-        fused |= wrong
-        sign0 = np.where(fused, 0.0, sign0)
-    return cand, fused, sign0
-
-
 def grid_lambda_max(block: GridBlock, grad: ArrayLike, counts: ArrayLike) -> float:
     """The smallest λ for which θ = 0 solves the block (λ_max of a pair block).
 
@@ -707,14 +678,15 @@ class GridKind(str):
 def grid_gradient_map(
     block: GridBlock, grad: ArrayLike, theta: ArrayLike, lam: float, counts: ArrayLike,
     metric: ArrayLike | None = None, warm_u: ArrayLike | None = None,
+    accuracy: float | None = None, decide: float | None = None,
 ) -> tuple[float, GridStep]:
     """The grid block's optimality measure at θ: its gradient mapping (the KKT rule).
 
     With the block's gradient g at θ and a diagonal metric H > 0, θ⁺ is the block step
     (P) at targets θ − g / H; θ is optimal for the block iff θ⁺ = θ, and
     ‖H (θ − θ⁺)‖_∞ is a violation in the gradient's units, as the chains' KKT rule is.
-    θ⁺ is certified by its duality gap: the measure is exact to
-    √(2 gap · max H) (the step's default tolerance makes that ~1e-10 of the gradient).
+    θ⁺ is certified by its duality gap: the measure is exact to √(2 gap · max H), and
+    that bound is added, so the violation returned is never below the exact one.
 
     Parameters
     ----------
@@ -731,6 +703,16 @@ def grid_gradient_map(
         H (default: the cells' share of the rows, the gaussian curvature).
     warm_u : array_like of shape (E,), optional
         Edge multipliers to start the step from.
+    accuracy : float, optional
+        The step stops once the measure is certified to this (``grid_block_step``'s
+        ``accuracy``). Default: 1e-9 × (‖g‖_∞ + ‖H θ‖_∞) — far below the solvers' KKT
+        tolerance (1e-7 of the gradient's units) — or 1 % of the measure when that is
+        larger (a large violation is not met by any tolerance: its digits do not matter).
+    decide : float, optional
+        The tolerance the violation is compared with (a solver's KKT tolerance). A
+        first step, at most 16 sweeps and no LP, stops here when its bounds already
+        decide (the measure minus its error above ``decide``, or plus its error at most
+        ``decide``); the violation returned is still an upper bound.
 
     Returns
     -------
@@ -747,6 +729,32 @@ def grid_gradient_map(
     H = np.asarray(metric, dtype=np.float64)
     hmax = float(H.max()) if len(H) else 0.0
     H = np.maximum(H, H_FLOOR * hmax) if hmax > 0 else np.ones(len(H))
-    step = grid_block_step(block, t - g / H, H, lam, n, warm_u=warm_u)
-    viol = float(np.max(np.abs(H * (t - step.theta)), initial=0.0))
-    return viol, step
+    hmax = float(H.max(initial=0.0))
+    if accuracy is not None:
+        step = grid_block_step(block, t - g / H, H, lam, n, warm_u=warm_u, accuracy=accuracy)
+        viol = float(np.max(np.abs(H * (t - step.theta)), initial=0.0))
+        return viol + float(np.sqrt(2.0 * step.gap * hmax)), step
+    unit = float(np.max(np.abs(g), initial=0.0)) + float(np.max(np.abs(H * t), initial=0.0))
+    if unit == 0.0:
+        step = grid_block_step(block, t - g / H, H, lam, n, warm_u=warm_u)
+        return float(np.max(np.abs(H * (t - step.theta)), initial=0.0)), step
+    # a large violation needs only a few digits (whatever the solver's tolerance, it is
+    # not met): first to 1e-3 of the gradient, then, unless the measure is ≥ 100× its
+    # error, to 1e-9 of the gradient or 1 % of the measure, warm-started
+    decided = False
+    if decide is not None:
+        step = grid_block_step(block, t - g / H, H, lam, n, warm_u=warm_u,
+                               accuracy=1e-3 * unit, max_iter=16, lp=False)  # fmt: skip
+        viol = float(np.max(np.abs(H * (t - step.theta)), initial=0.0))
+        err = float(np.sqrt(2.0 * step.gap * hmax))
+        decided = viol - err > decide or viol + err <= decide
+    else:
+        step = grid_block_step(block, t - g / H, H, lam, n, warm_u=warm_u, accuracy=1e-3 * unit)
+        viol = float(np.max(np.abs(H * (t - step.theta)), initial=0.0))
+        err = float(np.sqrt(2.0 * step.gap * hmax))
+    if not decided and err > 1e-9 * unit and err > 0.01 * viol:
+        acc = max(1e-9 * unit, 0.01 * viol)
+        step = grid_block_step(block, t - g / H, H, lam, n, warm_u=step.u, accuracy=acc)
+        viol = float(np.max(np.abs(H * (t - step.theta)), initial=0.0))
+        err = float(np.sqrt(2.0 * step.gap * hmax))
+    return viol + err, step

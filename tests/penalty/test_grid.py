@@ -193,3 +193,44 @@ def test_bad_input_names_the_argument():
         grid_block(np.ones((2, 2), bool), (2, 2), omega_a=np.ones((2, 2)))
     with pytest.raises(ValueError, match="cells"):
         grid_block([0, 4], (2, 2))
+
+
+# -- speed without giving up the certificate (issue 25, "the block step") -------------
+
+
+@pytest.mark.parametrize("lam_share", [0.2, 0.6, 1.5])
+def test_warm_step_certifies_its_regions_without_an_lp(monkeypatch, lam_share):
+    """The CD's steps: warm-started from the last step's multipliers at targets that moved
+    a little, a step asked for an accuracy proves its region solve without an LP (by the
+    region's own gap or the ascent's dual moved to stationarity), equal to cvxpy's. (The
+    code before proved every step by LPs.)"""
+    from binarsity_stats.penalty import _grid
+
+    rng = np.random.default_rng(7)
+    K = 8
+    counts = rng.integers(5, 60, (K, K)).astype(float)
+    wa, wb = grid_weights(counts, "theory")
+    block = grid_block(counts > 0, (K, K), wa, wb)
+    k, l = block.cell_rows()
+    n = counts.ravel()
+    h = n / n.sum()
+    z = 0.5 * ((k >= 4) & (l >= 3)) - 0.3 * (l >= 6) + rng.normal(size=K * K) / np.sqrt(n)
+    lam = lam_share * grid_lambda_max(block, -h * z, n)
+    first = grid_block_step(block, z, h, lam, n)  # cold: the LP may prove it
+
+    def no_lp(*args, **kwargs):
+        raise AssertionError("an LP was solved")
+
+    monkeypatch.setattr(_grid, "_edge_lp", no_lp)
+    acc = 1e-9 * np.abs(h * z).max()
+    for eps in (1e-5, 1e-6):  # a CD sweep's next step near the fit's optimum
+        z2 = z + eps * np.random.default_rng(1).normal(size=z.size)
+        res = grid_block_step(block, z2, h, lam, n, accuracy=acc, warm_u=first.u)
+        assert res.converged and res.polished
+        ref, ref_val = _cvxpy_grid(block, z2, h, lam, n)
+        _check_certificate(block, res, z2, h, lam, n)
+        np.testing.assert_allclose(res.theta, ref, rtol=0, atol=1e-7 * (1 + np.abs(ref).max()))
+        P = grid_objective(block, res.theta, z2, h, lam)
+        assert P - ref_val <= res.gap + 1e-9 * (abs(ref_val) + 1e-12)
+        if lam_share > 1:
+            assert np.all(res.theta == 0.0)  # exactly: the empty surface
