@@ -481,6 +481,7 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
         state.pop("_data", None)  # the training frame is not part of a saved model
         state.pop("dask_client", None)  # a connection
         state.pop("dask_design", None)  # training partitions (in a cluster's memory)
+        state.pop("dask_frame", None)  # the Dask DataFrame (its graph may hold the rows)
         return state
 
     def __getattr__(self, name: str) -> Any:
