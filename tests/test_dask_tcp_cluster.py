@@ -7,8 +7,10 @@ after: ``fit`` (the distributed solver and the default one), ``fit_cv``, ``summa
 ``refit``, ``report`` and ``predict``. The numbers are checked against the same model
 fitted in memory (the distributed binning and solver are exact: objective to 1e-9
 relative), and the distributed solver's passes are shown to run on the workers (their
-task counters grow). The results' statistics still gather the binned codes to the
-client (issue 26's first item); this test is the yardstick for that change.
+task counters grow). The first test gathers the rows to the client (``collect=True``,
+the default below ``COLLECT_MAX_ROWS``); the second keeps them on the workers
+(``collect=False``): fit, ``fit_cv`` with its fold ids mapped on the workers (its curve
+equal to the in-memory CV's with the same folds) and ``summary`` from reductions.
 """
 
 from __future__ import annotations
@@ -67,10 +69,13 @@ def tcp_cluster(tmp_path_factory):
         start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                "--scheduler-file", str(scheduler_file)], "scheduler")  # fmt: skip
         deadline = time.monotonic() + START_SECONDS
-        while not scheduler_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert scheduler_file.exists(), (where / "scheduler.log").read_text()
-        address = json.loads(scheduler_file.read_text())["address"]
+        address = None
+        while address is None and time.monotonic() < deadline:
+            try:  # the scheduler writes the file in pieces: read once it parses
+                address = json.loads(scheduler_file.read_text())["address"]
+            except (OSError, ValueError, KeyError):
+                time.sleep(0.2)
+        assert address is not None, (where / "scheduler.log").read_text()
         assert address.startswith("tcp://127.0.0.1:")
         for i in range(2):
             start(["worker", address, "--nthreads", "1", "--nworkers", "1", "--no-dashboard",
@@ -138,5 +143,39 @@ def test_fit_cv_summary_refit_and_report_through_a_tcp_scheduler(tcp_cluster, tm
         pred = res.predict(ddf)
         pred = pred.compute() if hasattr(pred, "compute") else pred
         np.testing.assert_allclose(np.asarray(pred), mem.predict(df), rtol=1e-6, atol=1e-9)
+    finally:
+        client.close()
+
+
+def test_fit_cv_and_summary_with_the_rows_on_the_workers_through_tcp(tcp_cluster):
+    """``collect=False`` (the default above ``COLLECT_MAX_ROWS``): the rows, the codes and
+    the CV's fold ids (a column of the data, mapped on the workers) stay on the two worker
+    processes; the client gets reductions. The CV curve is the in-memory one."""
+    df = _frame(4000, seed=1)
+    df["fold"] = np.random.default_rng(2).integers(1, 4, len(df))
+    ddf = dd.from_pandas(df, npartitions=4)
+    model = glm(FORMULA, ddf, family="binomial", client=tcp_cluster, collect=False)
+    client = model.dask_client
+    assert client.scheduler.address == tcp_cluster
+    try:
+        assert model.rows_on_workers
+        mem = glm(FORMULA, df, family="binomial")
+        before = _tasks_done(client)
+        res = model.fit(lam=2e-3)  # the Dask solver, the default here
+        assert _tasks_done(client) > before  # ran as tasks on the workers
+        ref = mem.fit(lam=2e-3, tol=1e-9)
+        assert np.isclose(res.objective, ref.objective, rtol=1e-7, atol=0)
+
+        cv = model.fit_cv(folds="fold", n_lambdas=4, tol=1e-9, cv_tol=None)
+        ref_cv = mem.fit_cv(folds=df["fold"].to_numpy(), n_lambdas=4, tol=1e-9, cv_tol=None)
+        assert cv.fold_ids is None and cv.fold_scores.shape == (3, cv.lams.size)
+        np.testing.assert_allclose(cv.lams, ref_cv.lams, rtol=1e-8)
+        np.testing.assert_allclose(cv.mean, ref_cv.mean, rtol=1e-8)
+        assert cv.idx_min == ref_cv.idx_min and cv.idx_1se == ref_cv.idx_1se
+
+        text = cv.best_.summary().as_text()
+        assert "Binarsity GLM Results" in text and "No. Observations:" in text
+        for term in ("bin(x, 8)", "bin(z, 8)", "C(g)"):
+            assert term in text
     finally:
         client.close()

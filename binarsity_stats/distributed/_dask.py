@@ -267,6 +267,20 @@ def _scheduler_state(client: Any, futures: list) -> str:
             f"{pending} of {len(futures)} result(s) not ready")  # fmt: skip
 
 
+def _wait_done(future: Any, seconds: float) -> bool:
+    """Whether ``future`` is done, waiting up to ``seconds`` (short sleeps, no sync)."""
+    import time
+
+    end = time.monotonic() + seconds
+    pause = 0.001
+    while not future.done():
+        if time.monotonic() >= end:
+            return False
+        time.sleep(pause)
+        pause = min(2 * pause, 0.01)
+    return True
+
+
 def compute(*objs: Any, client: Any = None, what: str = "a pass over the partitions") -> tuple:
     """``dask.compute(*objs)``, with a timeout on a distributed cluster.
 
@@ -311,18 +325,13 @@ def compute(*objs: Any, client: Any = None, what: str = "a pass over the partiti
     alone_since = None
     pending = list(futures)
     while pending:
-        try:  # returns as soon as the result is ready (a task's error is raised here)
-            pending[0].result(timeout=0.5)
+        # polled with done() (the future's local state): distributed's
+        # result(timeout=...) races with its own timeout and raised UnboundLocalError
+        # (distributed 2026.8, sync(); seen twice in a few thousand passes under load)
+        if _wait_done(pending[0], 0.5):
+            pending[0].result()  # a task's error is raised here
             pending.pop(0)
             continue
-        except TimeoutError:
-            # The wait timed out — or the task itself raised a TimeoutError, or it
-            # finished just after the wait gave up (a loaded machine): once done, its
-            # own outcome decides (result() re-raises the task's error, or returns).
-            if pending[0].done():
-                pending[0].result()
-                pending.pop(0)
-                continue
         now = time.monotonic()
         reason = None
         if timeout is not None and now - start >= timeout:

@@ -62,19 +62,28 @@ class DaskPathData:
     fold_ids : ndarray of shape (n,), optional
         Fold of every row, in the order of the partitions' rows (see
         :meth:`with_folds`).
+    worker_folds : WorkerFolds, optional
+        Folds whose ids each partition computed itself (a model whose rows stay on the
+        workers; ``_dask_folds``): the CV walk names their rows by ``FoldRows``.
     """
 
     capabilities = CAPABILITIES
 
     def __init__(self, design: Any, family: Any, penalty_weights: Any, fit_intercept: bool,
-                 client: Any = None, fold_ids: np.ndarray | None = None) -> None:  # fmt: skip
+                 client: Any = None, fold_ids: np.ndarray | None = None,
+                 worker_folds: Any = None) -> None:  # fmt: skip
         self.design = design
         self.family = family
         self.penalty_weights = penalty_weights
         self.fit_intercept = bool(fit_intercept)
         self.client = client
         self.fold_ids = fold_ids
-        self.K = 0 if fold_ids is None else int(fold_ids.max()) + 1
+        #: folds whose ids were computed on the workers (``_dask_folds.WorkerFolds``)
+        self.worker_folds = worker_folds
+        if worker_folds is not None:
+            self.K = int(worker_folds.n_folds)
+        else:
+            self.K = 0 if fold_ids is None else int(fold_ids.max()) + 1
         self._problem: Any = None
         self._fold_stats: Any = None
         self._saturated: np.ndarray | None = None
@@ -96,8 +105,10 @@ class DaskPathData:
 
         Parameters
         ----------
-        fold_ids : ndarray of shape (n,)
-            Values 0..K−1, in the order of the partitions' rows.
+        fold_ids : ndarray of shape (n,) or WorkerFolds
+            Values 0..K−1, in the order of the partitions' rows (shipped from the
+            client); or the folds of a model whose rows stay on the workers
+            (``_dask_folds.WorkerFolds``), whose ids each partition computes itself.
 
         Returns
         -------
@@ -108,6 +119,8 @@ class DaskPathData:
 
         from ._dask import compute
 
+        if getattr(fold_ids, "on_workers", False):
+            return self._with_worker_folds(fold_ids)
         fold_ids = np.asarray(fold_ids, dtype=np.int64)
         parts = list(self.design.partitions)
         sizes = getattr(self.design, "partition_rows", None)
@@ -132,6 +145,28 @@ class DaskPathData:
         design = _DesignView(self.design, parts)
         return type(self)(design, self.family, self.penalty_weights, self.fit_intercept,
                           self.client, fold_ids)  # fmt: skip
+
+    def _with_worker_folds(self, folds: Any) -> DaskPathData:
+        """:meth:`with_folds` of folds computed on the workers (nothing of size n sent)."""
+        import dask
+
+        from ._dask_folds import with_worker_fold
+
+        if folds.plans is None or len(folds.plans) != len(self.design.partitions):
+            raise ValueError(
+                "these folds were computed for other partitions (or saved without them); "
+                "compute them again on this model (fit_cv(folds=...))."
+            )
+        task = dask.delayed(with_worker_fold, pure=True)
+        parts = [task(p, i, plan) for i, (p, plan)
+                 in enumerate(zip(self.design.partitions, folds.plans, strict=True))]  # fmt: skip
+        if self.client is not None:
+            parts = self.client.persist(parts)
+        else:
+            parts = list(dask.persist(*parts))
+        design = _DesignView(self.design, parts)
+        return type(self)(design, self.family, self.penalty_weights, self.fit_intercept,
+                          self.client, worker_folds=folds)  # fmt: skip
 
     @property
     def n_passes(self) -> int:
@@ -263,6 +298,15 @@ class DaskPathData:
 
     def _fold(self, rows: Any, held_out: bool) -> int:
         """The fold k whose held-out rows (or training rows) are ``rows``."""
+        if self.worker_folds is not None:  # the CV walk's tokens for the folds' rows
+            from ._dask_folds import FoldRows
+
+            if not isinstance(rows, FoldRows) or rows.train == held_out:
+                raise ValueError(
+                    "folds on the workers are named by their FoldRows (Folds.splits), "
+                    "one fold held out and every other row trained on."
+                )
+            return rows.fold
         if self.fold_ids is None:
             raise ValueError("these Dask data have no folds (DaskPathData.with_folds).")
         rows = np.asarray(rows, dtype=np.intp)

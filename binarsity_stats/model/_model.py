@@ -482,6 +482,7 @@ class BinarsityModel(ModelInterface, ModelPathCV, ModelDask):
         state.pop("dask_client", None)  # a connection
         state.pop("dask_design", None)  # training partitions (in a cluster's memory)
         state.pop("_jump_unit", None)  # a cache (``_results.jump_unit``)
+        state.pop("dask_frame", None)  # the Dask DataFrame (its graph may hold the rows)
         return state
 
     def __getattr__(self, name: str) -> Any:

@@ -271,6 +271,7 @@ class ModelDask:
         self.weight_column, self.offset_column = built.weight_column, built.offset_column
         self.dask_design = built.design
         self.dask_binning = built.exact
+        self.dask_frame = data  # fit_cv(folds="column"); not saved (__getstate__)
         self._data = None
         self.trials = self.survival = self.strata = None
         self.formula = formula
@@ -294,6 +295,64 @@ class ModelDask:
             penalty_weights, stats.level_w / scale, self.block_ptr, self._layout()
         )
         self.dask_design.kinds = tuple(self._block_kinds())
+
+    def solve_on_cluster(self, lam: float, warm_start: Any, tol: float, max_iter: int) -> Any:
+        """The fit at ``lam`` by the Dask solver on all rows, warm-started (the CV's
+        ``results(λ)`` between grid values of a model whose rows stay on the workers).
+
+        Part of the fitted-model interface.
+
+        Parameters
+        ----------
+        lam : float
+            λ.
+        warm_start : Solution or None
+            Starting point (a fit of the path).
+        tol : float
+            KKT tolerance.
+        max_iter : int
+            Newton steps at most.
+
+        Returns
+        -------
+        DaskSolution
+            The fit (its statistics reduced on the workers).
+        """
+        data, opts = self._solver_data("dask", tol, max_iter, "auto")
+        return data.prepare(None).solve(float(lam), warm_start=warm_start, tol=opts["tol"],
+                                        max_iter=opts["max_iter"])  # fmt: skip
+
+    def worker_folds(self, folds: Any, groups: Any, random_state: Any) -> Any:
+        """``fit_cv``'s folds on a model whose rows stay on the workers: their ids
+        computed per partition, never gathered (``distributed/_dask_folds``).
+
+        Parameters
+        ----------
+        folds : int, str or dask Series
+            K, or fold ids: a column name of the Dask DataFrame or a Dask Series with its
+            partitions.
+        groups : None
+            Refused otherwise (whole groups per fold need the rows).
+        random_state : int, numpy Generator or None
+            Seed of an int K's shuffles.
+
+        Returns
+        -------
+        WorkerFolds
+            K, the rows per fold and what each partition needs to compute its fold ids.
+        """
+        from ..distributed._dask_folds import worker_folds
+
+        if groups is not None:
+            raise rows_error(
+                "fit_cv(groups=...)", "Give the folds instead: a column of fold ids of the "
+                "Dask DataFrame (fit_cv(folds='column')) that keeps each group in one fold."
+            )
+        design = self.worker_design("fit_cv()")
+        return worker_folds(
+            design, folds, stratify=bool(self.family.binary), random_state=random_state,
+            frame=self.__dict__.get("dask_frame"), client=self.__dict__.get("dask_client"),
+        )  # fmt: skip
 
     def _check_dask_design(self) -> None:
         """``solver="dask"`` needs the design of a Dask DataFrame."""

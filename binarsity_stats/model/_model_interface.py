@@ -42,9 +42,6 @@ _BOTH = frozenset({CHAINS, ROWS})
 #: handle a pair term or rows on the workers drops that need here.
 METHOD_NEEDS: dict[str, tuple[frozenset[str], str]] = {
     "fit(lam='alo')": (frozenset({CHAINS}), ""),
-    "fit_cv()": (
-        frozenset({ROWS}), "Choose lam on a path (fit_path()) or give it as a number."
-    ),  # its folds are assigned on the client (stratified on y)
     "fit_cv(relax=)": (frozenset({CHAINS}), ""),
     "adaptive()": (_BOTH, ""),
     "relax()": (_BOTH, ""),
@@ -60,6 +57,7 @@ METHOD_NEEDS: dict[str, tuple[frozenset[str], str]] = {
     "refit(cov_type=)": (frozenset({ROWS}), ""),  # the sandwich needs the rows' scores
     "bootstrap()": (frozenset({ROWS}), ""),
     "alo()": (frozenset({CHAINS}), ""),
+    "rank_pairs()": (frozenset({ROWS}), ""),  # one histogram pass per pair, in memory
     "plot_shapes()": (frozenset({ROWS}), ""),
     "plot_effects()": (frozenset({CHAINS}), ""),
     "plot_calibration()": (frozenset({ROWS}), ""),

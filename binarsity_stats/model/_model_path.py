@@ -251,8 +251,8 @@ class ModelPathCV:
         default grid starts at λ_max, where every binned term is already flat, so a
         ``lam_min`` there (nothing beats the intercept-only fit) needs no warning.
         """
-        self.require("fit_cv()")
-        check_scoring(scoring, self.family, self.y)
+        # rows on the workers: the fold ids are computed there (``_dask_folds``)
+        check_scoring(scoring, self.family, np.zeros(0) if self.rows_on_workers else self.y)
         request = [(f"scoring:{scoring}", f"scoring={scoring!r}")]
         if relax is not None and relax is not False:
             request.append(("relax", f"relax={relax!r}"))
@@ -283,10 +283,12 @@ class ModelPathCV:
         patience = check_patience(patience)
         grid = self._grid(lams, n_lambdas, lam_min_ratio, data)
         fold_spec, groups = self._cv_folds(folds, groups, random_state)
-        if fold_spec.fold_ids is None:  # splits that are not one held-out fold per row
+        on_workers = getattr(fold_spec, "on_workers", False)  # ids computed there
+        if fold_spec.fold_ids is None and not on_workers:  # not one held-out fold per row
             what = f"folds ({fold_spec.n_folds} splits)"
             check_supported(data.capabilities, [("overlapping_folds", what)])
-        data = data.with_folds(fold_spec.fold_ids)  # the backend's view of the folds
+        # the backend's view of the folds
+        data = data.with_folds(fold_spec if on_workers else fold_spec.fold_ids)
         fold_opts = dict(opts, tol=tol if cv_tol is None else float(cv_tol))
         # a default grid continues below its end (one more span of lam_min_ratio at
         # most) while its last λ scores best; an explicit grid is the user's: a warning
@@ -308,10 +310,11 @@ class ModelPathCV:
             # an int K draws new folds
             "splits": None if isinstance(folds, (int, np.integer)) else fold_spec,
         }  # fmt: skip
-        if solver == "dask":
+        if solver == "dask" or self.rows_on_workers:
             rule["solver"] = "dask"
-            # results(λ) between the grid's values re-solve in memory (issue 26: on Dask)
-            opts = check_solver_options("cd", tol, max_iter, backend)
+            if not self.rows_on_workers:
+                # results(λ) between the grid's values re-solve in memory (issue 26: on Dask)
+                opts = check_solver_options("cd", tol, max_iter, backend)
         return self._cv_results(cv, data, fold_spec, scoring, gammas, rule, opts,
                                 fold_opts, workers)  # fmt: skip
 
@@ -320,6 +323,8 @@ class ModelPathCV:
 
         ``groups`` and fold ids may name a column of the data given to :func:`glm`.
         """
+        if self.rows_on_workers:  # fold ids computed on the workers, never gathered
+            return self.worker_folds(folds, groups, random_state), None
         groups = self.per_row(groups, "groups")  # a column name of the data, or labels
         if groups is not None:
             groups = check_groups(groups, self.nobs)

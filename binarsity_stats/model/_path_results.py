@@ -325,7 +325,10 @@ class CVResults:
         larger = np.flatnonzero(self.lams > lam)
         start = self.path._solutions[int(larger.max())] if larger.size else None
         opts = getattr(self, "opts", None) or {}
-        sol = self.model.prepare().solve(lam, warm_start=start, **opts)
+        if opts.get("solver") == "dask":  # rows on the workers: solved on the cluster
+            sol = self.model.solve_on_cluster(lam, start, opts["tol"], opts["max_iter"])
+        else:
+            sol = self.model.prepare().solve(lam, warm_start=start, **opts)
         res = BinarsityResults(
             self.model, sol, f"λ between grid values of the {self.folds}-fold CV (exact fit)"
         )

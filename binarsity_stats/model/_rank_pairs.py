@@ -185,7 +185,7 @@ def rank_pairs(results: Any, candidates: Sequence[tuple[str, str]] | None = None
             f"got {type(results).__name__}."
         )
     n_bins = check_n_bins_pairs(n_bins)
-    model.needs_rows("rank_pairs", "")
+    model.require("rank_pairs()")
     kind = getattr(model, "penalty_kind", "balanced")
     if kind not in GRID_WEIGHT_RULES:
         raise ValueError(

@@ -161,7 +161,7 @@ def test_fit_path_and_prediction_on_the_workers():
 @pytest.mark.parametrize(
     ("call", "named"),
     [
-        (lambda m, r: m.fit_cv(), r"fit_cv\(\)"),
+        (lambda m, r: m.fit_cv(groups="region"), r"fit_cv\(groups=...\)"),
         (lambda m, r: m.fit(0.01, solver="fista"), "solver='fista'"),
         (lambda m, r: r.bootstrap(n_boot=2), r"bootstrap\(\)"),
         (lambda m, r: r.relax(), r"relax\(\)"),
