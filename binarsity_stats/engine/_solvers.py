@@ -370,8 +370,15 @@ class Prepared:
         known = getattr(self, "_null", None)
         if known is not None and lam < known[0]:
             return sol  # below λ_max (known from an earlier solve): nothing to check
-        edges = prob.weights > 0
-        if not np.any(edges):
+        masks = self.__dict__.get("_edge_masks")
+        if masks is None or masks[0] is not prob.weights or masks[1] is not prob.block_ptr:
+            # the penalised edges and those inside a block: fixed for the problem
+            edges = prob.weights > 0
+            inside = _inside_edges(prob.block_ptr, edges)
+            masks = (prob.weights, prob.block_ptr, edges, bool(np.any(edges)), inside)
+            self._edge_masks = masks
+        _, _, edges, any_edge, inside = masks
+        if not any_edge:
             return sol
         theta = sol.coef
         step = np.zeros_like(theta)
@@ -379,7 +386,7 @@ class Prepared:
         if not np.any(step[edges] != 0):
             return sol
         unit = self.tol_scale if getattr(prob.family, "quadratic", False) else 1.0
-        if _any_kept_cut(theta, step, prob.block_ptr, edges, unit):
+        if _any_kept_cut(theta, step, prob.block_ptr, edges, unit, inside):
             return sol
         if getattr(self, "_null", None) is None:
             null = _null_fit(prob, _NULL_TOL * self.tol_scale)
@@ -516,17 +523,26 @@ def design_lambda_max(
     return _lambda_max(make_problem(design, y, family, penalty_weights, fit_intercept), tol)
 
 
-def _any_kept_cut(theta, step, block_ptr, edges, unit) -> bool:
+def _inside_edges(block_ptr, edges) -> np.ndarray:
+    """The penalised edges inside a block (a block's first level has no edge)."""
+    sizes = np.diff(block_ptr)
+    inside = edges.copy()
+    inside[block_ptr[:-1][sizes > 0]] = False
+    return inside
+
+
+def _any_kept_cut(theta, step, block_ptr, edges, unit, inside=None) -> bool:
     """``np.any(kept_cuts(theta, block_ptr, edges, unit))``, in a few NumPy calls.
 
     The same comparisons as ``_statistics.kept_cuts`` (``|θ_k − θ_{k−1}| > τ_j`` with
     ``τ_j = JUMP_RTOL · max(unit, max |θ_j|)`` on the edges inside a block), vectorised
-    over the blocks instead of a Python loop: the same answer, bit for bit.
+    over the blocks instead of a Python loop: the same answer, bit for bit. ``inside``
+    (:func:`_inside_edges` of ``block_ptr`` and ``edges``) may be given when known.
     """
     sizes = np.diff(block_ptr)
     nonempty = sizes > 0
-    inside = edges.copy()
-    inside[block_ptr[:-1][nonempty]] = False  # a block's first level has no edge
+    if inside is None:
+        inside = _inside_edges(block_ptr, edges)
     if not np.any(inside):
         return False
     jumps = np.abs(step[inside])

@@ -18,7 +18,7 @@ import pytest
 from binarsity_stats.core._statistics import kept_cuts
 from binarsity_stats.engine import _problem
 from binarsity_stats.engine._problem import block_kkt
-from binarsity_stats.engine._solvers import Prepared, _any_kept_cut
+from binarsity_stats.engine._solvers import Prepared, _any_kept_cut, _inside_edges
 from binarsity_stats.kernels import _cd_fast
 from binarsity_stats.penalty._penalty import BinarsityPenalty
 
@@ -106,6 +106,9 @@ def test_any_kept_cut_answers_as_kept_cuts():
         with np.errstate(invalid="ignore"):
             want = bool(np.any(kept_cuts(theta, bp, edges, unit)))
             assert _any_kept_cut(theta, step, bp, edges, unit) is want, t
+            # the inside-edge mask a prepared problem keeps: the same answer
+            inside = _inside_edges(bp, edges)
+            assert _any_kept_cut(theta, step, bp, edges, unit, inside) is want, t
 
 
 def _design(seed, n=1500):
