@@ -277,7 +277,8 @@ def pair_gram_into(codes, bp, w, out, n_threads=None) -> None:
         return
     tj, tl = tj.astype(np.intp), tl.astype(np.intp)
     k = _n_threads(n_threads, tj.size, cells=codes.shape[1] * tj.size)
-    parts = _split(np.ones(tj.size), k)
+    # one thread: every pair in order (what _split gives for k = 1, without its loop)
+    parts = [np.arange(tj.size, dtype=np.intp)] if k == 1 else _split(np.ones(tj.size), k)
     jobs = [
         (
             lambda idx=idx: _gram_fast.pair_tables(

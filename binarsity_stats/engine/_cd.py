@@ -23,6 +23,8 @@ from ._solution import Solution, _finish, _initial_point
 
 __all__: list[str] = []
 
+_EPS = float(np.finfo(float).eps)
+
 
 def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> Solution:
     theta, beta, b0 = _initial_point(prob, warm_start)
@@ -51,7 +53,10 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
     converged = False
     kkt = np.inf
     loss = prob.grad_hess(eta)
-    F = loss + lam * prob.penalty.value(theta)
+    # pen(θ) of the current θ when known (None after a polish): the line search's
+    # pen(θ_old) without a second pass over the levels (the same number)
+    pen = prob.penalty.value(theta)
+    F = loss + lam * pen
     # the unpenalised columns (intercept first) are updated jointly by a Newton step
     n_free = prob.n_free
     polisher = Polisher(prob)
@@ -71,6 +76,7 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
             res = polisher.run(theta, beta, b0, lam, tol, F)
             if res is not None:
                 theta, beta, b0, eta, F = res.theta, res.beta, res.b0, res.eta, res.objective
+                pen = None
                 loss = prob.grad_hess(eta)
                 continue
         n_outer += 1
@@ -156,10 +162,11 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
         if quadratic:
             eta = eta + delta_eta
             loss = prob.grad_hess(eta)
-            F = loss + lam * prob.penalty.value(theta)
+            pen = prob.penalty.value(theta)
+            F = loss + lam * pen
             continue
         # backtracking line search on F along the Newton direction
-        pen_old = prob.penalty.value(theta_old)
+        pen_old = prob.penalty.value(theta_old) if pen is None else pen
         pen_new = prob.penalty.value(theta)
         decrease = prob.row_dot(r, delta_eta) + lam * (pen_new - pen_old)
         dtheta, dbeta, db0 = theta - theta_old, beta - beta_old, b0 - b0_old
@@ -179,12 +186,14 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
                 # into the working r and h (dead from here: a rejected step recomputes
                 # them at the point taken; two row vectors fewer at the fit's peak)
                 loss_try = prob.grad_hess_into(eta_try, r, h)
-                F_try = loss_try + lam * prob.penalty.value(th_try)
+                pen_try = prob.penalty.value(th_try)
+                F_try = loss_try + lam * pen_try
             else:
-                F_try = prob.loss(eta_try) + lam * prob.penalty.value(th_try)
+                pen_try = prob.penalty.value(th_try)
+                F_try = prob.loss(eta_try) + lam * pen_try
             # Armijo, with slack for the rounding of F itself: near the optimum the
             # predicted decrease is below the resolution of F and a full step is right
-            slack = 64 * np.finfo(float).eps * abs(F)
+            slack = 64 * _EPS * abs(F)
             if np.isfinite(F_try) and F_try <= F + 1e-4 * alpha * min(decrease, 0.0) + slack:
                 accepted = True
                 break
@@ -197,7 +206,7 @@ def _cd(prob: SolverData, lam: float, tol: float, max_iter: int, warm_start) -> 
             converged = kkt <= tol
             break
         else:
-            theta = th_try
+            theta, pen = th_try, pen_try
             beta = beta_old + alpha * dbeta
             b0 = b0_old + alpha * db0
             z, eta = eta, eta_try  # the old η's buffer is z's from now on

@@ -491,8 +491,53 @@ def _most_violated(face, prob, g_bin, lam, tol, tried):
     S_k = Σ_{k' ≥ k} g_k' within the block (less the constraint's multiplier without an
     intercept); an edge between two positive-count levels of one segment is flat, its
     weight the least ω over the zero-count levels between them.
+
+    The violations of all blocks' flat edges in a few NumPy calls; the block that wins
+    (the largest untried violation, the first block on ties) then picks its edge as
+    :func:`_most_violated_loop` does (its twin, one block at a time; the same answer,
+    which it gives where a violation is NaN).
     """
     S = prob.penalty.edge_gradients(g_bin, prob.fit_intercept)
+    seg, w = face.seg, prob.weights
+    pos = np.flatnonzero(seg >= 0)
+    if pos.size < 2:
+        return None
+    prev, cur = pos[:-1], pos[1:]
+    same = seg[prev] == seg[cur]  # a block starts a new segment: pairs within a block
+    if not np.any(same):
+        return None
+    prev, cur = prev[same], cur[same]
+    wk = w[cur]  # adjacent levels: the edge's own ω
+    for i in np.flatnonzero(cur - prev > 1):
+        wk[i] = w[prev[i] + 1 : cur[i] + 1].min()  # the least ω over the zero-count gap
+    blk = prob.penalty.block_of[cur]
+    sgn = prob.penalty.directions[blk]
+    Sc = S[cur]
+    v = np.where(sgn == 0, np.abs(Sc), -sgn * Sc) - lam * wk
+    v[wk <= 0] = -np.inf
+    if np.isnan(v).any():
+        return _most_violated_loop(face, prob, g_bin, lam, tol, tried, S)
+    cand = v > tol
+    if tried:
+        cand &= ~np.isin(cur, np.fromiter(tried, dtype=np.intp, count=len(tried)))
+    if not np.any(cand):
+        return None
+    top = v[cand].max()
+    j = blk[np.flatnonzero(cand & (v == top))[0]]
+    inj = blk == j
+    vj, cj = v[inj], cur[inj]
+    for i in np.argsort(-vj):
+        if vj[i] <= tol:
+            break
+        if int(cj[i]) not in tried:
+            return int(cj[i]), -float(np.sign(S[cj[i]]))
+    return None  # not reached: block j holds an untried edge above tol
+
+
+def _most_violated_loop(face, prob, g_bin, lam, tol, tried, S=None):
+    """:func:`_most_violated` one block at a time (its twin; the tests compare them)."""
+    if S is None:
+        S = prob.penalty.edge_gradients(g_bin, prob.fit_intercept)
     seg, w, bp = face.seg, prob.weights, prob.block_ptr
     directions = prob.penalty.directions
     best, best_v = None, tol

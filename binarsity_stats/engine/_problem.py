@@ -553,7 +553,8 @@ class InMemoryProblem:
         _, den, populated, sizes = cached
         num = np.add.reduceat(self.counts * theta, bp[:-1])
         shift = np.divide(num, den, out=np.zeros_like(num), where=populated)
-        shift[list(self.penalty.grids)] = 0.0  # a grid's margins imply n_jᵀθ_j = 0
+        if self.penalty.grids:
+            shift[list(self.penalty.grids)] = 0.0  # a grid's margins imply n_jᵀθ_j = 0
         theta -= np.repeat(shift, sizes)
         return float(shift.sum())
 

@@ -370,8 +370,14 @@ class Prepared:
         known = getattr(self, "_null", None)
         if known is not None and lam < known[0]:
             return sol  # below λ_max (known from an earlier solve): nothing to check
-        edges = prob.weights > 0
-        if not np.any(edges):
+        masks = self.__dict__.get("_edge_masks")
+        if masks is None or masks[0] is not prob.weights or masks[1] is not prob.block_ptr:
+            # the penalised edges: fixed for the problem
+            edges = prob.weights > 0
+            masks = (prob.weights, prob.block_ptr, edges, bool(np.any(edges)))
+            self._edge_masks = masks
+        _, _, edges, any_edge = masks
+        if not any_edge:
             return sol
         theta = sol.coef
         step = np.zeros_like(theta)

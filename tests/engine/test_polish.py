@@ -133,3 +133,52 @@ def test_polisher_rate_is_per_sweep_across_newton_steps():
     assert not pol.ready()  # 1e-2 → 1e-4 in 3 sweeps: 1e-7 in about 5 more
     pol.new_model()  # only the quadratic loop clears the history
     assert pol.ready()
+
+
+def test_most_violated_answers_as_its_loop_twin():
+    """The flat edge to open, found over all blocks at once, is the one the per-block
+    loop finds (ties included: integer gradients make equal violations common)."""
+    from types import SimpleNamespace
+
+    from binarsity_stats.penalty._penalty import BinarsityPenalty
+
+    rng = np.random.default_rng(7)
+    kinds_pool = ("tv", "increasing", "decreasing")
+    checked = 0
+    for t in range(1500):
+        p = int(rng.integers(1, 5))
+        sizes = rng.integers(1, 7, size=p)
+        bp = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+        d = int(bp[-1])
+        counts = rng.integers(0, 3, size=d).astype(float)
+        counts[bp[:-1]] = 1.0 + counts[bp[:-1]]  # every block has rows
+        weights = rng.choice([0.0, 0.5, 1.0, 1.0 + rng.random()], size=d)
+        weights[bp[:-1]] = 0.0
+        kinds = [kinds_pool[int(rng.integers(3))] for _ in range(p)]
+        pen = BinarsityPenalty(bp, weights, counts, kinds)
+        # segments: a new one at each block start and at random positive levels
+        seg = np.full(d, -1, dtype=np.intp)
+        k = -1
+        for j in range(p):
+            for m in range(bp[j], bp[j + 1]):
+                if counts[m] == 0:
+                    continue
+                if m == bp[j] or k < 0 or rng.random() < 0.3 or seg[bp[j]:m].max() < 0:
+                    k += 1
+                seg[m] = k
+        g = rng.integers(-3, 4, size=d).astype(float) * (0.5 if t % 2 else 1.0)
+        if t % 50 == 0:
+            g[rng.integers(d)] = np.nan
+        prob = SimpleNamespace(penalty=pen, fit_intercept=bool(t % 3), weights=weights,
+                               block_ptr=bp, n_blocks=p)  # fmt: skip
+        face = SimpleNamespace(seg=seg)
+        lam = float(rng.choice([0.0, 0.5, 1.0, 2.0]))
+        levels = np.arange(d)
+        tried = set(int(x) for x in levels[rng.random(d) < 0.2])
+        tol = float(rng.choice([0.0, 1e-3, 0.5]))
+        with np.errstate(invalid="ignore"):
+            want = _polish._most_violated_loop(face, prob, g, lam, tol, tried)
+            got = _polish._most_violated(face, prob, g, lam, tol, tried)
+        np.testing.assert_equal(got, want, err_msg=str(t))
+        checked += want is not None
+    assert checked > 300  # most cases open an edge
