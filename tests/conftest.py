@@ -142,3 +142,54 @@ def _fold_workers_on_small_data(monkeypatch):
 
     monkeypatch.setattr(_cv, "PARALLEL_MIN_SECONDS", 0.0)
     monkeypatch.setattr(_cv, "idle_cores", lambda: 2.0)
+
+
+class GatherRecord:
+    """What reached the Dask client: the pickled size of every object gathered once
+    :meth:`arm` has guarded the client.
+
+    ``sizes`` lists them; :meth:`size_of` is the same measure for any object (a model or
+    results held by the client).
+    """
+
+    def __init__(self, monkeypatch) -> None:
+        self.sizes: list[int] = []
+        self._monkeypatch = monkeypatch
+
+    @staticmethod
+    def size_of(obj) -> int:
+        import pickle
+
+        return len(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def arm(self) -> list[int]:
+        """From now on the functions that gather partitions raise, and every
+        ``Client.gather`` is recorded; returns ``sizes``."""
+        import distributed
+
+        from binarsity_stats.distributed import _dask, _dask_model
+
+        def gathering(*args, **kwargs):
+            raise AssertionError("the partitions were gathered to the client")
+
+        patch = self._monkeypatch.setattr
+        patch(_dask_model, "collect_design", gathering)
+        patch(_dask_model, "concat_partitions", gathering)
+        patch(_dask, "concat_partitions", gathering)
+        gather = distributed.Client.gather
+
+        def recording(client, futures, *args, **kwargs):
+            out = gather(client, futures, *args, **kwargs)
+            self.sizes.extend(self.size_of(x) for x in (out if isinstance(out, list) else [out]))
+            return out
+
+        patch(distributed.Client, "gather", recording)
+        return self.sizes
+
+
+@pytest.fixture
+def client_gathers(monkeypatch):
+    """A guard against rows reaching the Dask client (issue 26): :class:`GatherRecord`,
+    armed by the test where its computation starts."""
+    pytest.importorskip("distributed")
+    return GatherRecord(monkeypatch)

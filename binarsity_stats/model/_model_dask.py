@@ -120,6 +120,26 @@ class ModelDask:
         """Whether the training rows stay on the Dask workers (``collect=False``)."""
         return self.__dict__.get("dask_stats") is not None
 
+    def rows_refusal(self, what: str, instead: str = "") -> RowsOnWorkersError:
+        """The error of ``what`` on this model, whose rows stay on the workers.
+
+        Part of the fitted-model interface (a refit on the workers words its refusals by
+        it; methods refuse through ``require``).
+
+        Parameters
+        ----------
+        what : str
+            What needs the rows, as the user would call it.
+        instead : str, optional
+            What the user can do instead (a sentence).
+
+        Returns
+        -------
+        RowsOnWorkersError
+            The error, to raise when the rows are asked for.
+        """
+        return rows_error(what, instead)
+
     def worker_null_fit(self, intercept: bool | None = None) -> tuple[float, float]:
         """The intercept and deviance of the null model of a model whose rows stay on the
         workers (``_dask_stats.null_fit``; computed once, kept with the model).

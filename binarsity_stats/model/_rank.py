@@ -3,14 +3,17 @@
 ``truncated_inverse`` inverts XᵀWX after scaling its columns to unit diagonal and
 cutting eigenvalues below a relative threshold (``rank_cut``): a column the selected
 design does not identify gets no variance, and the cut does not depend on the BLAS
-kernels' last bits. Used by both refit paths (``_refit_glm``, ``_refit_checks``).
+kernels' last bits. Used by both refit paths (``_refit_glm``, ``_refit_checks``), as is
+``check_irls_outcome``, the verdict on an IRLS (in memory or on the Dask workers).
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-__all__ = ["rank_cut", "truncated_inverse"]
+__all__ = ["rank_cut", "truncated_inverse", "check_irls_outcome"]
 
 _EPS = np.finfo(np.float64).eps
 
@@ -85,3 +88,30 @@ def _null_columns(null: np.ndarray) -> list[int]:
     if not len(null):
         return []
     return [int(k) for k in np.flatnonzero(np.abs(null).max(axis=0) > 1e-8)]
+
+
+def check_irls_outcome(beta: np.ndarray | None, converged: bool, max_iter: int) -> None:
+    """The refit's verdict on its IRLS (in memory or on the Dask workers): an error when
+    the first step was not finite (``beta`` None), a warning when it did not converge.
+
+    Parameters
+    ----------
+    beta : ndarray or None
+        The last estimate (None: the first step was not finite).
+    converged : bool
+        Whether the stopping rule was met.
+    max_iter : int
+        The iteration cap, for the message.
+    """
+    if beta is None:
+        raise ValueError(
+            "refit(): the first IRLS step is not finite (an overflow of the family's "
+            "weights or working response)."
+        )
+    if not converged:
+        warnings.warn(
+            f"refit(): IRLS did not converge in {max_iter} iterations (a coefficient may be "
+            "infinite: a segment whose rows are all 0 or all 1, or perfect separation).",
+            UserWarning,
+            stacklevel=5,
+        )

@@ -24,14 +24,13 @@ refit's ``predict``/``get_prediction`` over the partitions of a Dask DataFrame.
 from __future__ import annotations
 
 import copy
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ._rank import _cut_inverse, _null_columns
+from ._rank import _cut_inverse, _null_columns, check_irls_outcome
 from ._refit_glm import GLMRefit, SegmentDesign
 
 __all__ = ["WorkerGLMRefit", "LazyPrediction", "fit_glm_workers", "predict_lazy", "MAX_ITER"]
@@ -192,11 +191,8 @@ _REFUSED = {
 
 
 def _refusals(model: Any) -> dict:
-    """The errors of :data:`_REFUSED` (``_model_dask.rows_error``: the rows stay on the
-    workers)."""
-    from ._model_dask import rows_error
-
-    return {key: rows_error(what, instead) for key, (what, instead) in _REFUSED.items()}
+    """The errors of :data:`_REFUSED`, worded by the model (``rows_refusal``)."""
+    return {key: model.rows_refusal(what, instead) for key, (what, instead) in _REFUSED.items()}
 
 
 def _raise(exc: BaseException) -> Any:
@@ -335,18 +331,7 @@ def fit_glm_workers(res: Any, max_iter: int = MAX_ITER) -> WorkerGLMRefit:
         if cur["max_step"] <= 1e-10 * (1.0 + cur["max_eta"]):
             converged = True
             break
-    if beta is None:
-        raise ValueError(
-            "refit(): the first IRLS step is not finite (an overflow of the family's "
-            "weights or working response)."
-        )
-    if not converged:
-        warnings.warn(
-            f"refit(): IRLS did not converge in {max_iter} iterations (a coefficient may be "
-            "infinite: a segment whose rows are all 0 or all 1, or perfect separation).",
-            UserWarning,
-            stacklevel=4,
-        )
+    check_irls_outcome(beta, converged, max_iter)
     wnobs = float(cur["wnobs"])
     fixed = not m.family.estimate_dispersion
     scale = 1.0 if fixed else float(cur["pearson"]) / (wnobs - rank)

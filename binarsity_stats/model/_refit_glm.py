@@ -32,7 +32,7 @@ import pandas as pd
 
 from ..design._design import BinnedDesign
 from ..design._gram_stats import gram_statistics
-from ._rank import _cut_inverse, _null_columns, rank_cut, truncated_inverse
+from ._rank import check_irls_outcome, _cut_inverse, _null_columns, rank_cut, truncated_inverse
 
 __all__ = [
     "GRAM_MIN_CELLS",
@@ -771,18 +771,7 @@ def fit_glm_gram(
                    fixed_scale, concentrated_llf)  # fmt: skip
     fit = irls(design, y, family, model.iweights, model._offset_exposure, max_iter, start_eta)
     beta, mu, eta, hinv, rank, null, it, converged = fit
-    if beta is None:
-        raise ValueError(
-            "refit(): the first IRLS step is not finite (an overflow of the family's "
-            "weights or working response)."
-        )
-    if not converged:
-        warnings.warn(
-            f"refit(): IRLS did not converge in {max_iter} iterations (a coefficient may be "
-            "infinite: a segment whose rows are all 0 or all 1, or perfect separation).",
-            UserWarning,
-            stacklevel=4,
-        )
+    check_irls_outcome(beta, converged, max_iter)
     # the covariance from the last step's XᵀWX (statsmodels' convention), its rank
     # (statsmodels' df_model + 1) and null space by the same rank cut
     cov = hinv

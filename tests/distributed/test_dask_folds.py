@@ -61,7 +61,7 @@ def _worker_fold_ids(model, folds, random_state=None):
     spec = model.worker_folds(folds, None, random_state)
     parts = model.dask_design.partitions
     done = dask.compute(*[dask.delayed(with_worker_fold)(p, i, plan)
-                          for i, (p, plan) in enumerate(zip(parts, spec.plans))])  # fmt: skip
+                          for i, (p, plan) in enumerate(zip(parts, spec.plans, strict=True))])  # fmt: skip
     return spec, np.concatenate([d["fold"] for d in done])
 
 
@@ -195,33 +195,15 @@ def test_fold_series_of_other_partitions_and_groups_are_refused():
         lazy.fit_cv(folds=3, groups="region")
 
 
-def _deep_size(obj) -> int:
-    return len(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
 
-
-def test_no_array_of_the_rows_reaches_the_client(monkeypatch):
+def test_no_array_of_the_rows_reaches_the_client(client_gathers):
     distributed = pytest.importorskip("distributed")
-    from binarsity_stats.distributed import _dask, _dask_model
 
     n = 20_000  # an array of the rows: ≥ n bytes (one code block, or int8 fold ids)
     df = _frame(n)
     ddf = dd.from_pandas(df, npartitions=8)
 
-    def gathering(*args, **kwargs):
-        raise AssertionError("the partitions were gathered to the client")
-
-    monkeypatch.setattr(_dask_model, "collect_design", gathering)
-    monkeypatch.setattr(_dask_model, "concat_partitions", gathering)
-    monkeypatch.setattr(_dask, "concat_partitions", gathering)
-    sizes = []
-    gather = distributed.Client.gather
-
-    def recording(self, futures, *args, **kwargs):
-        out = gather(self, futures, *args, **kwargs)
-        sizes.extend(_deep_size(x) for x in (out if isinstance(out, list) else [out]))
-        return out
-
-    monkeypatch.setattr(distributed.Client, "gather", recording)
+    sizes = client_gathers.arm()
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster, set_as_default=False) as client:  # fmt: skip
@@ -235,4 +217,4 @@ def test_no_array_of_the_rows_reaches_the_client(monkeypatch):
     assert cv_given.folds == 5 and "Binarsity GLM Results" in text
     assert max(sizes) < n, f"an object of {max(sizes)} bytes reached the client"
     cv.model.__dict__.pop("dask_client", None)
-    assert _deep_size(cv) < n  # the results hold no array of the rows either
+    assert client_gathers.size_of(cv) < n  # the results hold no array of the rows either

@@ -198,33 +198,15 @@ def test_collect_argument_and_the_automatic_threshold(monkeypatch):
         glm(FORMULA, ddf.assign(y=ddf.y + 1), family="gamma", collect=False)
 
 
-def _deep_size(obj) -> int:
-    return len(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
 
-
-def test_no_array_of_the_rows_reaches_the_client(monkeypatch):
+def test_no_array_of_the_rows_reaches_the_client(client_gathers):
     distributed = pytest.importorskip("distributed")
-    from binarsity_stats.distributed import _dask, _dask_model
 
     n = 40_000  # an array of the rows: ≥ n bytes (one code block) or 8 n (floats)
     df = _frame(n, family="binomial")
     ddf = dd.from_pandas(df, npartitions=8)
 
-    def gathering(*args, **kwargs):
-        raise AssertionError("the partitions were gathered to the client")
-
-    monkeypatch.setattr(_dask_model, "collect_design", gathering)
-    monkeypatch.setattr(_dask_model, "concat_partitions", gathering)
-    monkeypatch.setattr(_dask, "concat_partitions", gathering)
-    sizes = []
-    gather = distributed.Client.gather
-
-    def recording(self, futures, *args, **kwargs):
-        out = gather(self, futures, *args, **kwargs)
-        sizes.extend(_deep_size(x) for x in (out if isinstance(out, list) else [out]))
-        return out
-
-    monkeypatch.setattr(distributed.Client, "gather", recording)
+    sizes = client_gathers.arm()
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster, set_as_default=False) as client:  # fmt: skip
@@ -237,7 +219,7 @@ def test_no_array_of_the_rows_reaches_the_client(monkeypatch):
     assert max(sizes) < n, f"an object of {max(sizes)} bytes reached the client"
     # the model and its results hold no array of the rows either
     res.model.__dict__.pop("dask_client", None)
-    assert _deep_size(res) < n
+    assert client_gathers.size_of(res) < n
 
 
 def test_statistics_with_worker_processes():

@@ -14,7 +14,6 @@ object of O(n) bytes reaches the client. What still needs the rows is refused by
 
 from __future__ import annotations
 
-import pickle
 
 import numpy as np
 import pandas as pd
@@ -167,13 +166,9 @@ def test_the_non_identified_columns_are_the_in_memory_ones():
     np.testing.assert_allclose(out.deviance, ref.deviance, rtol=RTOL)
 
 
-def _deep_size(obj) -> int:
-    return len(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
 
-
-def test_no_row_reaches_the_client_on_a_cluster(monkeypatch):
+def test_no_row_reaches_the_client_on_a_cluster(client_gathers):
     distributed = pytest.importorskip("distributed")
-    from binarsity_stats.distributed import _dask, _dask_model
 
     n = 40_000  # an array of the rows: ≥ n bytes (one code block) or 8 n (floats)
     df = _frame(n, family="binomial")
@@ -182,21 +177,7 @@ def test_no_row_reaches_the_client_on_a_cluster(monkeypatch):
         _, ref_res, _ = _pair(df, "binomial", "w", None, "freq", parts=8)
         ref = ref_res.refit()
 
-    def gathering(*args, **kwargs):
-        raise AssertionError("the partitions were gathered to the client")
-
-    monkeypatch.setattr(_dask_model, "collect_design", gathering)
-    monkeypatch.setattr(_dask_model, "concat_partitions", gathering)
-    monkeypatch.setattr(_dask, "concat_partitions", gathering)
-    sizes = []
-    gather = distributed.Client.gather
-
-    def recording(self, futures, *args, **kwargs):
-        out = gather(self, futures, *args, **kwargs)
-        sizes.extend(_deep_size(x) for x in (out if isinstance(out, list) else [out]))
-        return out
-
-    monkeypatch.setattr(distributed.Client, "gather", recording)
+    sizes = client_gathers.arm()
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster, set_as_default=False) as client:  # fmt: skip
