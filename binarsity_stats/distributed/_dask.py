@@ -325,13 +325,20 @@ def compute(*objs: Any, client: Any = None, what: str = "a pass over the partiti
     alone_since = None
     pending = list(futures)
     while pending:
-        # polled with done() (the future's local state): distributed's
-        # result(timeout=...) races with its own timeout and raised UnboundLocalError
-        # (distributed 2026.8, sync(); seen twice in a few thousand passes under load)
+        # polled with done() (the future's local state), then fetched with a timeout:
+        # distributed's timed wait on a future still running races with its own timeout
+        # (UnboundLocalError from its sync(), 2026.8, under load), and a finished
+        # future's data can be lost with its worker (the scheduler recomputes it; an
+        # untimed fetch would wait for ever with no worker left)
         if _wait_done(pending[0], 0.5):
-            pending[0].result()  # a task's error is raised here
-            pending.pop(0)
-            continue
+            if getattr(pending[0], "status", None) == "error":
+                pending[0].result()  # the task's own error (known: no wait), raised here
+            try:
+                pending[0].result(timeout=0.5)
+                pending.pop(0)
+                continue
+            except (TimeoutError, UnboundLocalError):
+                pass  # not fetched in time: watched below like a running task
         now = time.monotonic()
         reason = None
         if timeout is not None and now - start >= timeout:
