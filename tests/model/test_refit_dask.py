@@ -26,6 +26,7 @@ from binarsity_stats import glm  # noqa: E402
 from binarsity_stats.model import _refit_glm  # noqa: E402
 from binarsity_stats.model._model_dask import RowsOnWorkersError  # noqa: E402
 from binarsity_stats.model._results import BinarsityResults  # noqa: E402
+from _dask_data import dask_test_frame  # noqa: E402
 
 FORMULA = "y ~ bin(age, 8) + C(region) + z"
 RTOL = 1e-9
@@ -40,23 +41,7 @@ def _sync_scheduler():
 
 
 def _frame(n=2000, seed=0, family="poisson"):
-    rng = np.random.default_rng(seed)
-    df = pd.DataFrame({
-        "age": rng.integers(18, 80, n).astype(float),
-        "region": rng.choice(["north", "south", "east"], n),
-        "z": np.round(rng.normal(size=n), 2),
-        "w": rng.uniform(0.5, 2.0, n),
-        "logt": np.log(rng.uniform(0.5, 2.0, n)),
-    })  # fmt: skip
-    df.loc[::7, "w"] = 0.0  # rows an analytic weight leaves out of the refit
-    eta = 0.02 * (df.age - 50) + 0.3 * (df.region == "south") + 0.4 * df.z
-    if family == "poisson":
-        df["y"] = rng.poisson(np.exp(eta + df.logt)).astype(float)
-    elif family == "binomial":
-        df["y"] = (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float)
-    else:
-        df["y"] = 3.0 + eta + rng.normal(size=n)
-    return df
+    return dask_test_frame(n, seed, family, zero_weights=True)
 
 
 def _pair(df, family, weights=None, offset=None, kind="analytic", formula=FORMULA,
