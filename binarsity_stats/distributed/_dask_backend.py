@@ -137,14 +137,7 @@ class DaskPathData:
             dask.delayed(_with_fold, pure=True)(p, fold_ids[a:b])
             for p, a, b in zip(parts, ends[:-1], ends[1:], strict=True)
         ]
-        # shipped once: the passes read the persisted partitions, not the fold ids again
-        if self.client is not None:
-            parts = self.client.persist(parts)
-        else:
-            parts = list(dask.persist(*parts))
-        design = _DesignView(self.design, parts)
-        return type(self)(design, self.family, self.penalty_weights, self.fit_intercept,
-                          self.client, fold_ids)  # fmt: skip
+        return self._on_fold_partitions(parts, fold_ids)
 
     def _with_worker_folds(self, folds: Any) -> DaskPathData:
         """:meth:`with_folds` of folds computed on the workers (nothing of size n sent)."""
@@ -160,13 +153,20 @@ class DaskPathData:
         task = dask.delayed(with_worker_fold, pure=True)
         parts = [task(p, i, plan) for i, (p, plan)
                  in enumerate(zip(self.design.partitions, folds.plans, strict=True))]  # fmt: skip
+        return self._on_fold_partitions(parts, worker_folds=folds)
+
+    def _on_fold_partitions(self, parts: list, *fold_args: Any, **fold_kwargs: Any) -> DaskPathData:
+        """This problem on partitions that carry their fold ids (``with_folds``): persisted,
+        so that the passes read them and the fold ids are shipped once."""
+        import dask
+
         if self.client is not None:
             parts = self.client.persist(parts)
         else:
             parts = list(dask.persist(*parts))
         design = _DesignView(self.design, parts)
         return type(self)(design, self.family, self.penalty_weights, self.fit_intercept,
-                          self.client, worker_folds=folds)  # fmt: skip
+                          self.client, *fold_args, **fold_kwargs)  # fmt: skip
 
     @property
     def n_passes(self) -> int:
